@@ -1,0 +1,50 @@
+# Thin wrapper over CMake for the README's two commands and CI.
+#   make demo   install deps, build, run vforge on the bundled example corpus
+#   make check  install deps, build (-Werror), run every test, then the ASan+UBSan pass and fuzz smoke
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 15
+
+.PHONY: all deps build demo check test test-asan fuzz-smoke bench clean format
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVFORGE_WERROR=ON >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: deps build
+	bash scripts/demo.sh $(BUILD)/vforge
+
+test: build
+	bash tests/run.sh $(BUILD)
+
+test-asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVFORGE_SANITIZE=ON -DVFORGE_WERROR=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  bash tests/run.sh $(ASAN_BUILD) "asan"
+
+fuzz-smoke:
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVFORGE_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+check: deps
+	$(MAKE) test
+	$(MAKE) test-asan
+	$(MAKE) fuzz-smoke
+
+bench: build
+	bash bench/scan/run.sh $(BUILD)/vforge
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

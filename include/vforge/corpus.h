@@ -1,0 +1,169 @@
+/*
+ * vforge corpus — URIs, bare keys, discovery, point ids and id expressions.
+ *
+ * Point ids must match the existing tools bit for bit (DESIGN.md "Point ids"):
+ *   make_point_id(bare_key, row) = lowercase hex md5(bare_key ":" decimal(row)), 8-4-4-4-12.
+ * `row` is always the physical row inside the file, never a scan-order counter.
+ */
+#ifndef VFORGE_CORPUS_H
+#define VFORGE_CORPUS_H
+
+#include "vforge/io.h"
+#include "vforge/util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum corpus_scheme {
+  CORPUS_LOCAL = 0,      /* plain path (relative paths made absolute, symlinks kept) */
+  CORPUS_FILE,           /* file:///abs/path */
+  CORPUS_S3,             /* s3://bucket/key */
+  CORPUS_HF_DATASET,     /* hf://datasets/<ns>/<repo>/<path> (optional @rev after repo) */
+  CORPUS_HF_BUCKET,      /* hf://buckets/<ns>/<name>/<path> */
+  CORPUS_HTTP,           /* http://host/path */
+  CORPUS_HTTPS           /* https://host/path */
+} corpus_scheme;
+
+typedef struct corpus_uri {
+  corpus_scheme scheme;
+  char *uri;       /* as given (local: the absolute path) */
+  char *container; /* bucket, "ns/repo", "ns/name", host[:port]; NULL for local */
+  char *revision;  /* hf datasets "@rev", else NULL */
+  char *path;      /* key inside the container (no leading '/'); local: absolute path */
+} corpus_uri;
+
+/*! corpus_uri_parse() : split a corpus URI.  @return : VF_EUSAGE naming the URI when malformed
+ *  (empty bucket, hf:// without datasets/ or buckets/, unknown scheme). */
+vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err);
+void corpus_uri_free(corpus_uri *u);
+
+/*! corpus_bare_key() : the id key of a file URI (DESIGN.md): scheme and container removed;
+ *  local files keep their absolute path unless `id_root` (a directory) prefixes it, in which
+ *  case that prefix and the following '/' are removed.  Caller frees. */
+vf_status corpus_bare_key(const char *uri, const char *id_root, char **out, vf_error *err);
+
+/*! corpus_point_id() : make_point_id(key, row) into out (36 chars + NUL). */
+void corpus_point_id(const char *key, size_t key_len, uint64_t row, char out[37]);
+
+typedef struct corpus_file {
+  char *uri;  /* what to open (local: absolute path) */
+  char *key;  /* bare key (with id_root applied) */
+  uint64_t size;
+} corpus_file;
+
+typedef struct corpus_files {
+  corpus_file *files;
+  size_t n;
+  char *prefix; /* the corpus prefix: the URI as given, or the directory of a single file */
+} corpus_files;
+
+/*! corpus_discover() : the files of a corpus URI.  A file URI is itself; a directory/prefix is
+ *  every `*.parquet` below it, excluding any path with an `eval` component below the prefix,
+ *  sorted byte-wise by key.  Remote schemes are VF_EUNSUPPORTED in this build.
+ *  @return : VF_ENOTFOUND when the path is missing or holds no parquet files. */
+vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err);
+void corpus_files_free(corpus_files *f);
+
+/*! corpus_open() : an io_source for a discovered file. */
+vf_status corpus_open(const corpus_file *file, io_source **out, vf_error *err);
+
+/* ------------------------------------------------------------ id expressions */
+
+/*   vf_point_id(filename, file_row_number)      the default
+ *   make_point_id(<str>, <int>)   <str>: filename | 'literal' | column;  <int>: file_row_number |
+ *                                 row | column | integer literal
+ *   <column>                      uint64/int64 >= 0, or a UUID string column
+ *   row                           global row number across the corpus's files in order
+ *   hash(<column>)                uint64: first 8 bytes (big-endian) of md5 of the value's text
+ *   uuid()                        random v4 (refused where reruns must give the same ids) */
+typedef struct corpus_idexpr corpus_idexpr;
+
+typedef enum corpus_value_kind {
+  CORPUS_V_NULL = 0,
+  CORPUS_V_INT,  /* i */
+  CORPUS_V_UINT, /* u */
+  CORPUS_V_STR   /* s, len (not NUL-terminated) */
+} corpus_value_kind;
+
+typedef struct corpus_value {
+  corpus_value_kind kind;
+  int64_t i;
+  uint64_t u;
+  const char *s;
+  size_t len;
+} corpus_value;
+
+/* Row context for evaluation.  `get_column` returns the value of a column in the current row. */
+typedef struct corpus_row_ctx {
+  const char *file_key;
+  size_t file_key_len;
+  uint64_t file_row;   /* physical row in the file */
+  uint64_t global_row; /* row across the corpus */
+  vf_status (*get_column)(void *user, const char *column, corpus_value *out, vf_error *err);
+  void *user;
+} corpus_row_ctx;
+
+typedef struct corpus_id {
+  bool is_uuid;
+  uint64_t num;     /* when !is_uuid */
+  char uuid[37];    /* when is_uuid: canonical lowercase 8-4-4-4-12 */
+} corpus_id;
+
+/*! corpus_idexpr_parse() : @return : VF_ECONFIG naming the expression and the offending token. */
+vf_status corpus_idexpr_parse(const char *text, corpus_idexpr **out, vf_error *err);
+void corpus_idexpr_free(corpus_idexpr *e);
+/*! corpus_idexpr_columns() : the column names the expression reads (borrowed; count in *n). */
+const char *const *corpus_idexpr_columns(const corpus_idexpr *e, int *n);
+/*! corpus_idexpr_deterministic() : false for uuid(). */
+bool corpus_idexpr_deterministic(const corpus_idexpr *e);
+/*! corpus_idexpr_eval() : @return : VF_ECORRUPT naming the row and column when a column value
+ *  cannot be an id (null, negative, not a UUID). */
+vf_status corpus_idexpr_eval(const corpus_idexpr *e, const corpus_row_ctx *ctx, corpus_id *out,
+                             vf_error *err);
+
+
+/* ------------------------------------------------------ reading a parquet corpus */
+
+/* Work over every file of a corpus (corpus_read.c).  Both drivers read only the requested
+ * top-level columns (NULL/0 = all), one row group at a time per worker, so memory is bounded
+ * by (threads x one row group of those columns). */
+
+typedef struct corpus_scan_result {
+  uint64_t rows;
+  uint64_t files;
+  uint64_t row_groups;
+  uint64_t bytes;            /* decoded (uncompressed) column bytes */
+  uint64_t bytes_read;       /* bytes fetched from the sources */
+  double checksum;           /* sum of every decoded float/double/float16 value, fixed order */
+  double seconds;
+  uint64_t vectors;          /* rows of dense vector columns validated */
+} corpus_scan_result;
+
+/*! corpus_scan() : decode every selected column of every row group of every file (threads
+ *  workers, 0 = vf_threads()); dense vector columns (lists of floats, FLBA vectors) are
+ *  assembled and their dimension checked on every row.  The checksum adds per-row-group
+ *  partial sums in (file, row group, column) order, so it does not depend on the thread count.
+ *  @return : the first error (naming file, row group, column) stops the scan. */
+vf_status corpus_scan(const corpus_files *files, const char *const *columns, int ncolumns,
+                      int threads, corpus_scan_result *out, vf_error *err);
+
+typedef vf_status (*corpus_write_fn)(void *user, const void *data, size_t len, vf_error *err);
+
+typedef struct corpus_cat_opts {
+  const char *const *columns; /* NULL = all */
+  int ncolumns;
+  uint64_t offset;            /* rows to skip (global, across files) */
+  uint64_t limit;             /* 0 = no limit */
+  const corpus_idexpr *with_id; /* NULL = no "__id__" key */
+} corpus_cat_opts;
+
+/*! corpus_cat() : rows as JSON lines (DESIGN.md `cat` rules) written through `write`;
+ *  the point id (if requested) is the first key, "__id__". */
+vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, corpus_write_fn write,
+                     void *user, vf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,239 @@
+/*
+ * vforge util — the error model, bounds-checked byte cursor, growable buffers with a ceiling,
+ * log/progress events, md5, JSON writing, atomic files, CPU/memory settings.
+ *
+ * Why one error type: every layer (io, format, corpus, cli) returns vf_status and fills a
+ * vf_error whose message names the file, offset or row and what was expected.  The CLI maps the
+ * status to an exit code (see vf_status_exit_code); the library never prints and never aborts.
+ */
+#ifndef VFORGE_UTIL_H
+#define VFORGE_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define VF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define VF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define VF_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define VF_PRINTF(a, b)
+#define VF_UNLIKELY(x) (x)
+#define VF_LIKELY(x) (x)
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum vf_status {
+  VF_OK = 0,
+  VF_EUSAGE,       /* bad command line or API misuse                      -> exit 2 */
+  VF_ECONFIG,      /* bad config key/value                                -> exit 2 */
+  VF_ECORRUPT,     /* invalid input data: corrupt/truncated file, bad dim  -> exit 2 */
+  VF_EUNSUPPORTED, /* valid input using a feature vforge does not read    -> exit 2 */
+  VF_ENOTFOUND,    /* file/object/column not found                        -> exit 2 */
+  VF_EIO,          /* local I/O failure                                   -> exit 1 */
+  VF_ENET,         /* network/remote failure                              -> exit 1 */
+  VF_ENOMEM,       /* allocation failed or memory budget exceeded         -> exit 1 */
+  VF_EINTERNAL     /* a bug                                               -> exit 1 */
+} vf_status;
+
+#define VF_ERROR_MSG_MAX 1024
+
+typedef struct vf_error {
+  vf_status code;
+  char msg[VF_ERROR_MSG_MAX];
+} vf_error;
+
+/*! vf_error_set() : record an error (printf-style message) in `err` (may be NULL).
+ *  @return : `code`, so callers can `return vf_error_set(err, VF_ECORRUPT, "...")`. */
+vf_status vf_error_set(vf_error *err, vf_status code, const char *fmt, ...) VF_PRINTF(3, 4);
+
+/*! vf_error_prefix() : prepend context ("file.parquet: ") to an error already set.
+ *  @return : err->code (VF_OK when err is NULL). */
+vf_status vf_error_prefix(vf_error *err, const char *fmt, ...) VF_PRINTF(2, 3);
+
+/*! vf_error_clear() : reset to VF_OK with an empty message. */
+void vf_error_clear(vf_error *err);
+
+/*! vf_status_name() : short stable name ("corrupt", "io", ...). */
+const char *vf_status_name(vf_status st);
+
+/*! vf_status_exit_code() : the CLI exit code for a status: 0 ok, 2 usage/config/data, 1 other. */
+int vf_status_exit_code(vf_status st);
+
+/* ------------------------------------------------------------ allocation */
+
+/* Checked allocation helpers: return NULL on overflow/failure (never abort). */
+void *vf_malloc(size_t n);
+void *vf_calloc(size_t count, size_t size);
+void *vf_realloc(void *p, size_t n);
+void *vf_mallocarray(size_t count, size_t size); /* NULL on count*size overflow */
+char *vf_strdup(const char *s);
+char *vf_strndup(const char *s, size_t n);
+
+/* ---------------------------------------------------------------- buffer */
+
+/* A growable byte buffer with a ceiling (`max`, 0 = VF_BUF_DEFAULT_MAX): growing past it is
+ * VF_ENOMEM with a message, so input-driven growth can never exhaust memory. */
+#define VF_BUF_DEFAULT_MAX ((size_t)1 << 40)
+
+typedef struct vf_buf {
+  uint8_t *data;
+  size_t len;
+  size_t cap;
+  size_t max;
+} vf_buf;
+
+void vf_buf_init(vf_buf *b, size_t max);
+void vf_buf_free(vf_buf *b);
+static inline void vf_buf_reset(vf_buf *b) { b->len = 0; }
+/*! vf_buf_reserve() : ensure room for `extra` more bytes after len. */
+vf_status vf_buf_reserve(vf_buf *b, size_t extra, vf_error *err);
+vf_status vf_buf_append(vf_buf *b, const void *p, size_t n, vf_error *err);
+vf_status vf_buf_printf(vf_buf *b, vf_error *err, const char *fmt, ...) VF_PRINTF(3, 4);
+/*! vf_buf_take() : hand over the data (caller frees) and reset the buffer to empty. */
+uint8_t *vf_buf_take(vf_buf *b, size_t *len);
+/* Unchecked appends: only after a successful vf_buf_reserve() covering them. */
+static inline void vf_buf_put(vf_buf *b, const void *p, size_t n) {
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
+static inline void vf_buf_putc(vf_buf *b, char c) { b->data[b->len++] = (uint8_t)c; }
+
+/* ---------------------------------------------------------------- cursor */
+
+/* Bounds-checked reader over untrusted bytes.  Every accessor checks the remaining length
+ * first; on failure it returns false and leaves the cursor unchanged.  `base` is the start of
+ * the whole buffer, so vf_cur_offset() can name the failing offset in an error. */
+typedef struct vf_cursor {
+  const uint8_t *base;
+  const uint8_t *p;
+  const uint8_t *end;
+  uint64_t base_offset; /* file offset of `base`, for messages */
+} vf_cursor;
+
+static inline void vf_cur_init(vf_cursor *c, const void *data, size_t len, uint64_t base_offset) {
+  c->base = (const uint8_t *)data;
+  c->p = c->base;
+  c->end = c->base + len;
+  c->base_offset = base_offset;
+}
+static inline size_t vf_cur_remaining(const vf_cursor *c) { return (size_t)(c->end - c->p); }
+static inline uint64_t vf_cur_offset(const vf_cursor *c) {
+  return c->base_offset + (uint64_t)(c->p - c->base);
+}
+static inline bool vf_cur_take(vf_cursor *c, uint64_t n, const uint8_t **out) {
+  if (n > (uint64_t)(c->end - c->p)) return false;
+  *out = c->p;
+  c->p += n;
+  return true;
+}
+static inline bool vf_cur_skip(vf_cursor *c, uint64_t n) {
+  if (n > (uint64_t)(c->end - c->p)) return false;
+  c->p += n;
+  return true;
+}
+static inline bool vf_cur_u8(vf_cursor *c, uint8_t *v) {
+  if (c->p >= c->end) return false;
+  *v = *c->p++;
+  return true;
+}
+static inline bool vf_cur_u32le(vf_cursor *c, uint32_t *v) {
+  if ((size_t)(c->end - c->p) < 4) return false;
+  *v = (uint32_t)c->p[0] | ((uint32_t)c->p[1] << 8) | ((uint32_t)c->p[2] << 16) |
+       ((uint32_t)c->p[3] << 24);
+  c->p += 4;
+  return true;
+}
+/* ULEB128 varint, at most 10 bytes; false on truncation or overlong encoding. */
+bool vf_cur_uvarint(vf_cursor *c, uint64_t *v);
+/* zigzag-decoded signed varint */
+bool vf_cur_zvarint(vf_cursor *c, int64_t *v);
+
+static inline uint32_t vf_load_u32le(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v; /* little-endian hosts only (checked at build time in util.c) */
+}
+
+/* ------------------------------------------------------- log and progress */
+
+typedef enum vf_log_level { VF_LOG_DEBUG = 0, VF_LOG_INFO, VF_LOG_WARN, VF_LOG_ERROR } vf_log_level;
+
+typedef struct vf_progress {
+  const char *phase;   /* "scan", "load", ... */
+  uint64_t rows_done;
+  uint64_t rows_total; /* 0 if unknown */
+  uint64_t bytes_done;
+  uint64_t files_done;
+  uint64_t files_total;
+  double elapsed_s;
+} vf_progress;
+
+typedef void (*vf_log_fn)(void *user, vf_log_level level, const char *msg);
+typedef void (*vf_progress_fn)(void *user, const vf_progress *p);
+
+/*! vf_set_log_handler() : where library log events go (default: dropped).  Process-wide. */
+void vf_set_log_handler(vf_log_fn fn, void *user);
+void vf_set_progress_handler(vf_progress_fn fn, void *user);
+void vf_log(vf_log_level level, const char *fmt, ...) VF_PRINTF(2, 3);
+void vf_progress_emit(const vf_progress *p);
+
+/* ------------------------------------------------------------------ time */
+
+double vf_now(void); /* monotonic seconds */
+
+/* ------------------------------------------------------------------- md5 */
+
+void vf_md5(const void *data, size_t len, uint8_t out[16]);
+
+/* ------------------------------------------------------------------ JSON */
+
+/* Appends JSON tokens to a vf_buf.  Floats: float32 with 9 significant digits, doubles with 17;
+ * NaN/±inf as the strings "NaN", "Infinity", "-Infinity".  Strings are escaped per RFC 8259;
+ * invalid UTF-8 bytes are replaced by U+FFFD. */
+vf_status vf_json_string(vf_buf *b, const char *s, size_t len, vf_error *err);
+vf_status vf_json_f32(vf_buf *b, float v, vf_error *err);
+vf_status vf_json_f64(vf_buf *b, double v, vf_error *err);
+vf_status vf_json_i64(vf_buf *b, int64_t v, vf_error *err);
+vf_status vf_json_u64(vf_buf *b, uint64_t v, vf_error *err);
+vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err); /* literal text: "null", "{", ... */
+
+/* --------------------------------------------------------- atomic files */
+
+/* Writes go to "<path>.tmp.<pid>.<n>" in the same directory; commit fsyncs, renames over
+ * `path` and fsyncs the directory; abort (or free without commit) removes the temp file. */
+typedef struct vf_atomic_file vf_atomic_file;
+vf_status vf_atomic_open(const char *path, vf_atomic_file **out, vf_error *err);
+vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *err);
+int64_t vf_atomic_tell(const vf_atomic_file *f);
+vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err); /* frees f */
+void vf_atomic_abort(vf_atomic_file *f);                      /* frees f; NULL ok */
+
+/* --------------------------------------------------- threads and memory */
+
+/*! vf_cpu_available() : CPUs this process may use: min of sched affinity, the cgroup v2/v1 CPU
+ *  quota (rounded up), and SLURM_CPUS_PER_TASK when set.  Always >= 1. */
+int vf_cpu_available(void);
+/*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also caps OpenBLAS. */
+void vf_set_threads(int n);
+int vf_threads(void);
+
+/*! vf_parse_size() : "512M", "2G", "1.5GiB", "1000000" -> bytes.  false on bad syntax. */
+bool vf_parse_size(const char *s, uint64_t *out);
+void vf_set_memory_budget(uint64_t bytes); /* 0 = unlimited */
+uint64_t vf_memory_budget(void);
+/*! vf_peak_rss_bytes() : the process's peak resident set size (VmHWM). */
+uint64_t vf_peak_rss_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

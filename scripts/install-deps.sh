@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything vforge builds and tests with: Debian -dev packages (found via pkg-config)
+# and the npm oracles (DuckDB, arrow-rs via parquet-wasm) from the committed lock file.
+# Idempotent: skips apt-get when every package is already present.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+pkgs=(build-essential cmake pkg-config
+      libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev
+      libcurl4-openssl-dev libyaml-dev libopenblas-dev
+      clang llvm libclang-rt-14-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ "${VFORGE_SKIP_NPM:-0}" != 1 ] && [ -f "$here/tests/oracle/package.json" ]; then
+  if ! command -v npm >/dev/null; then
+    apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  (cd "$here/tests/oracle" && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; })
+fi

@@ -1,0 +1,67 @@
+/*
+ * vforge CLI — argument parsing, subcommands and rendering.  The CLI holds no logic the
+ * library lacks: each command parses its options, calls the library, and renders the result
+ * (data on stdout, progress/logs/summaries on stderr).
+ */
+#ifndef VFORGE_CLI_H
+#define VFORGE_CLI_H
+
+#include <stdio.h>
+
+#include "vforge/util.h"
+
+#define CLI_MAX_OPTS 32
+#define CLI_MAX_POS 16
+
+typedef struct cli_opt {
+  const char *name;    /* long name without dashes */
+  const char *metavar; /* NULL for flags */
+  const char *help;
+} cli_opt;
+
+typedef struct cli_cmd {
+  const char *name;
+  const char *synopsis; /* after "vforge NAME " */
+  const char *summary;
+  const cli_opt *opts;  /* command options, terminated by {NULL} */
+  int min_pos, max_pos; /* positional argument counts */
+} cli_cmd;
+
+typedef struct cli_args {
+  const char *val[CLI_MAX_OPTS]; /* value (or "" for a set flag) per command option, NULL if unset */
+  const char *pos[CLI_MAX_POS];
+  int npos;
+} cli_args;
+
+/* Parse argv (after the command name).  Handles global options itself (--threads,
+ * --memory-budget, --quiet), --help (prints and exits 0).  Returns VF_EUSAGE with a message. */
+vf_status cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out, vf_error *err);
+void cli_print_help(const cli_cmd *cmd, FILE *to);
+/* index of an option of cmd by name (for reading cli_args.val) */
+int cli_opt_index(const cli_cmd *cmd, const char *name);
+const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name);
+/* "--limit N": unsigned integer option; VF_EUSAGE naming the option when malformed */
+vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
+                      uint64_t *out, vf_error *err);
+/* "a,b,c" split on commas (blanks around items dropped) */
+typedef struct cli_list {
+  char *buf;
+  char **items;
+  int n;
+} cli_list;
+bool cli_list_split(const char *s, cli_list *out);
+void cli_list_free(cli_list *l);
+
+/* stdout writer used by commands that stream data */
+vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *err);
+
+int cmd_inspect(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+
+extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN;
+
+/* report an error on stderr and return the exit code for its status */
+int cli_fail(vf_status st, const vf_error *err);
+
+#endif

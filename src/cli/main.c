@@ -1,0 +1,325 @@
+/*
+ * vforge entry point: global options, the subcommand table, and stderr rendering of library
+ * log and progress events (a bar on a terminal, a line every 10 s otherwise).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef VFORGE_VERSION
+#define VFORGE_VERSION "0.1.0"
+#endif
+
+static int g_quiet;
+static int g_tty;
+static double g_last_line;
+static int g_bar_shown;
+
+static void render_log(void *user, vf_log_level level, const char *msg) {
+  (void)user;
+  static const char *names[] = {"debug", "info", "warning", "error"};
+  if (g_quiet && level < VF_LOG_WARN) return;
+  if (level == VF_LOG_DEBUG && !getenv("VFORGE_DEBUG")) return;
+  if (g_bar_shown) {
+    fputs("\r\033[K", stderr);
+    g_bar_shown = 0;
+  }
+  fprintf(stderr, "vforge: %s: %s\n", names[level], msg);
+}
+
+static void render_progress(void *user, const vf_progress *p) {
+  (void)user;
+  if (g_quiet) return;
+  double rate = p->elapsed_s > 0 ? (double)p->rows_done / p->elapsed_s : 0;
+  if (g_tty) {
+    fprintf(stderr, "\r\033[K%s: %" PRIu64 " rows, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.1fs",
+            p->phase, p->rows_done, rate, p->files_done, p->files_total, p->elapsed_s);
+    g_bar_shown = 1;
+  } else if (p->elapsed_s - g_last_line >= 10.0) {
+    g_last_line = p->elapsed_s;
+    fprintf(stderr, "vforge: %s: %" PRIu64 " rows, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.0fs\n",
+            p->phase, p->rows_done, rate, p->files_done, p->files_total, p->elapsed_s);
+  }
+}
+
+static void end_progress(void) {
+  if (g_bar_shown) {
+    fputs("\r\033[K", stderr);
+    g_bar_shown = 0;
+  }
+}
+
+int cli_fail(vf_status st, const vf_error *err) {
+  end_progress();
+  fprintf(stderr, "vforge: error: %s\n", err && err->msg[0] ? err->msg : vf_status_name(st));
+  return vf_status_exit_code(st);
+}
+
+vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *err) {
+  (void)user;
+  if (fwrite(data, 1, len, stdout) != len)
+    return vf_error_set(err, VF_EIO, "writing to stdout: %s", strerror(errno));
+  return VF_OK;
+}
+
+/* ------------------------------------------------------------ option parsing */
+
+static const cli_opt GLOBAL_OPTS[] = {
+    {"threads", "N", "worker threads (default: the CPUs this process may use)"},
+    {"memory-budget", "SIZE", "memory budget, e.g. 2G (default: unlimited)"},
+    {"quiet", NULL, "only warnings and errors on stderr"},
+    {"help", NULL, "show this help"},
+    {NULL, NULL, NULL}};
+
+int cli_opt_index(const cli_cmd *cmd, const char *name) {
+  for (int i = 0; cmd->opts && cmd->opts[i].name; i++)
+    if (strcmp(cmd->opts[i].name, name) == 0) return i;
+  return -1;
+}
+
+const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name) {
+  int i = cli_opt_index(cmd, name);
+  return i < 0 ? NULL : a->val[i];
+}
+
+vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
+                      uint64_t *out, vf_error *err) {
+  const char *v = cli_get(cmd, a, name);
+  *out = dflt;
+  if (!v) return VF_OK;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (!*v || *end || errno || v[0] == '-')
+    return vf_error_set(err, VF_EUSAGE, "--%s expects a non-negative integer, got '%s'", name, v);
+  *out = x;
+  return VF_OK;
+}
+
+static void print_opts(const cli_opt *o, FILE *to) {
+  for (int i = 0; o && o[i].name; i++) {
+    char left[64];
+    snprintf(left, sizeof left, "--%s%s%s", o[i].name, o[i].metavar ? " " : "",
+             o[i].metavar ? o[i].metavar : "");
+    fprintf(to, "  %-24s %s\n", left, o[i].help);
+  }
+}
+
+void cli_print_help(const cli_cmd *cmd, FILE *to) {
+  fprintf(to, "usage: vforge %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->synopsis, cmd->summary);
+  print_opts(cmd->opts, to);
+  fprintf(to, "\nglobal options:\n");
+  print_opts(GLOBAL_OPTS, to);
+}
+
+static vf_status apply_global(const char *name, const char *val, vf_error *err) {
+  if (strcmp(name, "threads") == 0) {
+    char *end = NULL;
+    long n = strtol(val, &end, 10);
+    if (!*val || *end || n < 1 || n > 4096)
+      return vf_error_set(err, VF_EUSAGE, "--threads expects an integer in 1..4096, got '%s'", val);
+    vf_set_threads((int)n);
+  } else if (strcmp(name, "memory-budget") == 0) {
+    uint64_t b;
+    if (!vf_parse_size(val, &b))
+      return vf_error_set(err, VF_EUSAGE, "--memory-budget expects a size like 512M or 2G, got '%s'", val);
+    vf_set_memory_budget(b);
+  } else if (strcmp(name, "quiet") == 0) {
+    g_quiet = 1;
+  }
+  return VF_OK;
+}
+
+vf_status cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  bool only_pos = false;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (only_pos || a[0] != '-' || a[1] == 0) {
+      if (out->npos >= CLI_MAX_POS || out->npos >= cmd->max_pos)
+        return vf_error_set(err, VF_EUSAGE, "vforge %s: unexpected argument '%s' (see vforge %s --help)",
+                            cmd->name, a, cmd->name);
+      out->pos[out->npos++] = a;
+      continue;
+    }
+    if (strcmp(a, "--") == 0) {
+      only_pos = true;
+      continue;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      cli_print_help(cmd, stdout);
+      exit(0);
+    }
+    const char *name = a + (a[1] == '-' ? 2 : 1);
+    char namebuf[64];
+    const char *inline_val = strchr(name, '=');
+    if (inline_val) {
+      size_t l = (size_t)(inline_val - name);
+      if (l >= sizeof namebuf) l = sizeof namebuf - 1;
+      memcpy(namebuf, name, l);
+      namebuf[l] = 0;
+      name = namebuf;
+      inline_val++;
+    }
+    /* short aliases */
+    if (strcmp(name, "n") == 0 && cli_opt_index(cmd, "n") < 0 && cli_opt_index(cmd, "limit") >= 0)
+      name = "limit";
+    int idx = cli_opt_index(cmd, name);
+    const cli_opt *o = idx >= 0 ? &cmd->opts[idx] : NULL;
+    int gidx = -1;
+    if (!o) {
+      for (int g = 0; GLOBAL_OPTS[g].name; g++)
+        if (strcmp(GLOBAL_OPTS[g].name, name) == 0) gidx = g;
+      if (gidx < 0)
+        return vf_error_set(err, VF_EUSAGE, "vforge %s: unknown option '%s' (see vforge %s --help)",
+                            cmd->name, a, cmd->name);
+      o = &GLOBAL_OPTS[gidx];
+    }
+    const char *val = "";
+    if (o->metavar) {
+      if (inline_val) val = inline_val;
+      else if (i + 1 < argc) val = argv[++i];
+      else
+        return vf_error_set(err, VF_EUSAGE, "vforge %s: option --%s needs a value (%s)", cmd->name,
+                            o->name, o->metavar);
+    } else if (inline_val) {
+      return vf_error_set(err, VF_EUSAGE, "vforge %s: option --%s takes no value", cmd->name, o->name);
+    }
+    if (gidx >= 0) {
+      vf_status st = apply_global(o->name, val, err);
+      if (st != VF_OK) return st;
+    } else {
+      out->val[idx] = val;
+    }
+  }
+  if (out->npos < cmd->min_pos)
+    return vf_error_set(err, VF_EUSAGE, "vforge %s: missing argument (usage: vforge %s %s)", cmd->name,
+                        cmd->name, cmd->synopsis);
+  return VF_OK;
+}
+
+bool cli_list_split(const char *s, cli_list *out) {
+  memset(out, 0, sizeof *out);
+  out->buf = vf_strdup(s);
+  if (!out->buf) return false;
+  size_t cnt = 1;
+  for (const char *p = s; *p; p++) cnt += *p == ',';
+  out->items = vf_calloc(cnt + 1, sizeof *out->items);
+  if (!out->items) {
+    cli_list_free(out);
+    return false;
+  }
+  char *save = NULL;
+  for (char *tok = strtok_r(out->buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ') tok++;
+    size_t l = strlen(tok);
+    while (l && tok[l - 1] == ' ') tok[--l] = 0;
+    if (*tok) out->items[out->n++] = tok;
+  }
+  return true;
+}
+
+void cli_list_free(cli_list *l) {
+  free(l->buf);
+  free(l->items);
+  memset(l, 0, sizeof *l);
+}
+
+/* ------------------------------------------------------------------- commands */
+
+static int cmd_version(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  printf("vforge %s\n", VFORGE_VERSION);
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} COMMANDS[] = {
+    {"inspect", cmd_inspect, "files, rows, schema, row groups, codecs, page index"},
+    {"cat", cmd_cat, "rows as JSON lines"},
+    {"scan", cmd_scan, "decode everything; rows, bytes, MB/s and a checksum"},
+    {"version", cmd_version, "print the version"},
+};
+
+static void usage(FILE *to) {
+  fprintf(to, "usage: vforge COMMAND [options]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    fprintf(to, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(to, "\nglobal options:\n");
+  print_opts(GLOBAL_OPTS, to);
+  fprintf(to, "\n'vforge COMMAND --help' shows a command's options.\n"
+              "exit codes: 0 success, 2 bad usage or invalid input data, 1 other failures.\n");
+}
+
+int main(int argc, char **argv) {
+  g_tty = isatty(2);
+  vf_set_log_handler(render_log, NULL);
+  vf_set_progress_handler(render_progress, NULL);
+  vf_set_threads(0);
+  /* global options may come before the command */
+  int i = 1;
+  vf_error err;
+  vf_error_clear(&err);
+  while (i < argc && argv[i][0] == '-') {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--version") == 0) return cmd_version(0, NULL);
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    char nb[64];
+    const char *val = NULL;
+    if (eq) {
+      size_t l = (size_t)(eq - name);
+      if (l >= sizeof nb) l = sizeof nb - 1;
+      memcpy(nb, name, l);
+      nb[l] = 0;
+      name = nb;
+      val = eq + 1;
+    }
+    int g = -1;
+    for (int k = 0; GLOBAL_OPTS[k].name; k++)
+      if (a[1] == '-' && strcmp(GLOBAL_OPTS[k].name, name) == 0) g = k;
+    if (g < 0) {
+      fprintf(stderr, "vforge: error: unknown option '%s' (see vforge --help)\n", a);
+      return 2;
+    }
+    if (GLOBAL_OPTS[g].metavar && !val) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "vforge: error: option --%s needs a value\n", name);
+        return 2;
+      }
+      val = argv[++i];
+    }
+    vf_status st = apply_global(GLOBAL_OPTS[g].name, val ? val : "", &err);
+    if (st != VF_OK) return cli_fail(st, &err);
+    i++;
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  for (size_t c = 0; c < sizeof COMMANDS / sizeof COMMANDS[0]; c++) {
+    if (strcmp(argv[i], COMMANDS[c].name) == 0) {
+      int rc = COMMANDS[c].fn(argc - i - 1, argv + i + 1);
+      end_progress();
+      if (fflush(stdout) != 0) {
+        fprintf(stderr, "vforge: error: writing to stdout: %s\n", strerror(errno));
+        return rc ? rc : 1;
+      }
+      return rc;
+    }
+  }
+  fprintf(stderr, "vforge: error: unknown command '%s' (see vforge --help)\n", argv[i]);
+  return 2;
+}

@@ -1,0 +1,678 @@
+/*
+ * Corpus drivers: `scan` (decode everything, bounded memory, parallel over row groups) and
+ * `cat` (rows as JSON lines, optionally with the point id).
+ *
+ * Why row groups are the unit of work: a row group is the smallest piece of a parquet file whose
+ * column chunks can be fetched and decoded independently, and its size is fixed by the writer, so
+ * holding one row group of the selected columns per worker bounds memory whatever the corpus
+ * size.  Determinism: scan's checksum is summed per (file, row group) into its own slot and the
+ * slots are added in order at the end, so the figure is the same for any thread count.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vforge/corpus.h"
+#include "vforge/format.h"
+
+/* ------------------------------------------------------------- column selection */
+
+typedef struct col_sel {
+  int *tops;    /* node indices */
+  int ntops;
+  int *leaves;  /* every leaf under the tops, in schema order */
+  int nleaves;
+} col_sel;
+
+static void col_sel_free(col_sel *s) {
+  free(s->tops);
+  free(s->leaves);
+  memset(s, 0, sizeof *s);
+}
+
+/* Append a top (and its leaves) unless already selected. */
+static vf_status col_sel_add(col_sel *s, const pqt_schema *sc, int top, vf_error *err) {
+  for (int i = 0; i < s->ntops; i++)
+    if (s->tops[i] == top) return VF_OK;
+  const pqt_node *n = &sc->nodes[top];
+  int *t = vf_realloc(s->tops, sizeof(int) * (size_t)(s->ntops + 1));
+  if (!t) return vf_error_set(err, VF_ENOMEM, "out of memory selecting columns");
+  s->tops = t;
+  s->tops[s->ntops++] = top;
+  int *l = vf_realloc(s->leaves, sizeof(int) * (size_t)(s->nleaves + n->nleaves + 1));
+  if (!l) return vf_error_set(err, VF_ENOMEM, "out of memory selecting columns");
+  s->leaves = l;
+  for (int i = 0; i < n->nleaves; i++) s->leaves[s->nleaves++] = n->first_leaf + i;
+  return VF_OK;
+}
+
+static vf_status missing_column(const pqt_file *f, const char *name, vf_error *err) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  char have[512];
+  size_t used = 0;
+  have[0] = 0;
+  for (int i = 0; i < sc->ntop && used + 4 < sizeof have; i++) {
+    int w = snprintf(have + used, sizeof have - used, "%s%s", i ? ", " : "",
+                     sc->nodes[sc->top[i]].name);
+    if (w < 0) break;
+    used += (size_t)w;
+    if (used >= sizeof have) used = sizeof have - 1;
+  }
+  return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s' (columns: %s)", pqt_name(f), name,
+                      have);
+}
+
+/* Resolve column names (NULL = all top-level fields) for one file. */
+static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, int nnames,
+                                 col_sel *out, vf_error *err) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  memset(out, 0, sizeof *out);
+  vf_status st = VF_OK;
+  if (!names || nnames == 0) {
+    for (int i = 0; i < sc->ntop && st == VF_OK; i++) st = col_sel_add(out, sc, sc->top[i], err);
+  } else {
+    for (int i = 0; i < nnames && st == VF_OK; i++) {
+      int top = pqt_find_top(f, names[i]);
+      if (top < 0) st = missing_column(f, names[i], err);
+      else st = col_sel_add(out, sc, top, err);
+    }
+  }
+  if (st != VF_OK) col_sel_free(out);
+  return st;
+}
+
+/* A top-level field that holds dense vectors: a LIST of FLOAT/DOUBLE/FLOAT16, or an
+ * unannotated FIXED_LEN_BYTE_ARRAY whose width is a multiple of 4. */
+static bool is_dense_vector(const pqt_file *f, int top) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  const pqt_file_meta *m = pqt_meta(f);
+  const pqt_node *n = &sc->nodes[top];
+  if (n->nleaves != 1) return false;
+  const pqt_leaf *leaf = &sc->leaves[n->first_leaf];
+  const pqt_schema_elem *e = &m->schema[sc->nodes[leaf->node].elem];
+  if (n->kind == PQT_NODE_PRIMITIVE) {
+    return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length > 0 &&
+           leaf->type_length % 4 == 0 && e->logical == PQT_LT_NONE && e->converted_type < 0 &&
+           leaf->max_rep == 0;
+  }
+  if (n->kind != PQT_NODE_LIST || leaf->max_rep != 1 || n->element != leaf->node) return false;
+  if (leaf->type == PQT_FLOAT || leaf->type == PQT_DOUBLE) return true;
+  return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length == 2 &&
+         e->logical == PQT_LT_FLOAT16;
+}
+
+/* Sum of the floating-point values of one decoded leaf (4 accumulators: fixed order). */
+static double leaf_float_sum(const pqt_file *f, const pqt_leaf_data *d) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  const pqt_leaf *leaf = &sc->leaves[d->leaf];
+  const pqt_schema_elem *e = &pqt_meta(f)->schema[sc->nodes[leaf->node].elem];
+  size_t n = (size_t)d->nvalues;
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  size_t i = 0;
+  if (d->type == PQT_FLOAT) {
+    const float *v = (const float *)(const void *)d->values.data;
+    for (; i + 4 <= n; i += 4) {
+      a0 += v[i];
+      a1 += v[i + 1];
+      a2 += v[i + 2];
+      a3 += v[i + 3];
+    }
+    for (; i < n; i++) a0 += v[i];
+  } else if (d->type == PQT_DOUBLE) {
+    const double *v = (const double *)(const void *)d->values.data;
+    for (; i + 4 <= n; i += 4) {
+      a0 += v[i];
+      a1 += v[i + 1];
+      a2 += v[i + 2];
+      a3 += v[i + 3];
+    }
+    for (; i < n; i++) a0 += v[i];
+  } else if (d->type == PQT_FIXED_LEN_BYTE_ARRAY && d->width == 2 && e->logical == PQT_LT_FLOAT16) {
+    const uint8_t *v = d->values.data;
+    for (; i < n; i++) a0 += pqt_half_to_float((uint16_t)(v[2 * i] | (v[2 * i + 1] << 8)));
+  }
+  return (a0 + a1) + (a2 + a3);
+}
+
+/* ------------------------------------------------------------------------ scan */
+
+typedef struct scan_unit {
+  uint32_t file;
+  int32_t rg;
+} scan_unit;
+
+typedef struct scan_col_dim {
+  char *name;
+  _Atomic int32_t dim;
+} scan_col_dim;
+
+typedef struct scan_shared {
+  const corpus_files *files;
+  const char *const *columns;
+  int ncolumns;
+  scan_unit *units;
+  size_t nunits;
+  double *sums;      /* per unit */
+  uint64_t *bytes;   /* per unit */
+  uint64_t *vectors; /* per unit */
+  _Atomic size_t next;
+  _Atomic int failed;
+  pthread_mutex_t lock;
+  vf_error err; /* first error, under lock */
+  vf_status st;
+  uint64_t bytes_read;
+  double t0;
+  uint64_t rows_done, units_done;
+  double last_progress;
+} scan_shared;
+
+static void scan_fail(scan_shared *s, vf_status st, const vf_error *e) {
+  pthread_mutex_lock(&s->lock);
+  if (s->st == VF_OK) {
+    s->st = st;
+    s->err = *e;
+  }
+  atomic_store(&s->failed, 1);
+  pthread_mutex_unlock(&s->lock);
+}
+
+static void *scan_worker(void *arg) {
+  scan_shared *s = arg;
+  vf_error err;
+  vf_error_clear(&err);
+  pqt_file *f = NULL;
+  uint32_t fidx = UINT32_MAX;
+  col_sel sel = {0};
+  pqt_leaf_data *data = NULL;
+  int ndata = 0;
+  pqt_dense dense = {0};
+  int32_t *dims = NULL; /* per selected top: dimension seen in this file */
+  vf_status st = VF_OK;
+
+  for (;;) {
+    if (atomic_load(&s->failed)) break;
+    size_t u = atomic_fetch_add(&s->next, 1);
+    if (u >= s->nunits) break;
+    const scan_unit *unit = &s->units[u];
+    if (unit->file != fidx) {
+      if (f) {
+        pthread_mutex_lock(&s->lock);
+        s->bytes_read += pqt_source(f)->bytes_read;
+        pthread_mutex_unlock(&s->lock);
+      }
+      pqt_close(f);
+      f = NULL;
+      col_sel_free(&sel);
+      io_source *src = NULL;
+      st = corpus_open(&s->files->files[unit->file], &src, &err);
+      if (st == VF_OK) st = pqt_open(src, NULL, &f, &err);
+      if (st == VF_OK) st = col_sel_resolve(f, s->columns, s->ncolumns, &sel, &err);
+      if (st != VF_OK) break;
+      fidx = unit->file;
+      if (sel.nleaves > ndata) {
+        pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)sel.nleaves);
+        if (!nd) {
+          st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+          break;
+        }
+        data = nd;
+        for (int i = ndata; i < sel.nleaves; i++) pqt_leaf_data_init(&data[i]);
+        ndata = sel.nleaves;
+      }
+      free(dims);
+      dims = vf_calloc((size_t)sel.ntops + 1, sizeof *dims);
+      if (!dims) {
+        st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+        break;
+      }
+    }
+    st = pqt_read_leaves(f, unit->rg, sel.leaves, sel.nleaves, data, &err);
+    if (st != VF_OK) break;
+    double sum = 0;
+    uint64_t bytes = 0, vecs = 0;
+    for (int i = 0; i < sel.nleaves; i++) {
+      sum += leaf_float_sum(f, &data[i]);
+      bytes += data[i].uncompressed_bytes;
+    }
+    int64_t first_row = 0;
+    for (int g = 0; g < unit->rg; g++) first_row += pqt_meta(f)->row_groups[g].num_rows;
+    for (int t = 0, li = 0; t < sel.ntops; t++) {
+      const pqt_node *n = &pqt_schema_of(f)->nodes[sel.tops[t]];
+      if (is_dense_vector(f, sel.tops[t])) {
+        st = pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err);
+        if (st != VF_OK) break;
+        vecs += (uint64_t)dense.rows;
+      }
+      li += n->nleaves;
+    }
+    if (st != VF_OK) break;
+    s->sums[u] = sum;
+    s->bytes[u] = bytes;
+    s->vectors[u] = vecs;
+    pthread_mutex_lock(&s->lock);
+    s->rows_done += (uint64_t)pqt_meta(f)->row_groups[unit->rg].num_rows;
+    s->units_done++;
+    double now = vf_now();
+    if (now - s->last_progress >= 0.2) {
+      s->last_progress = now;
+      vf_progress p = {.phase = "scan",
+                       .rows_done = s->rows_done,
+                       .files_done = unit->file,
+                       .files_total = s->files->n,
+                       .elapsed_s = now - s->t0};
+      vf_progress_emit(&p);
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  if (st != VF_OK) scan_fail(s, st, &err);
+  if (f) {
+    pthread_mutex_lock(&s->lock);
+    s->bytes_read += pqt_source(f)->bytes_read;
+    pthread_mutex_unlock(&s->lock);
+  }
+  pqt_close(f);
+  col_sel_free(&sel);
+  for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);
+  free(data);
+  free(dims);
+  pqt_dense_free(&dense);
+  return NULL;
+}
+
+vf_status corpus_scan(const corpus_files *files, const char *const *columns, int ncolumns,
+                      int threads, corpus_scan_result *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  scan_shared s;
+  memset(&s, 0, sizeof s);
+  s.files = files;
+  s.columns = columns;
+  s.ncolumns = ncolumns;
+  s.t0 = vf_now();
+  pthread_mutex_init(&s.lock, NULL);
+  vf_error_clear(&s.err);
+  vf_status st = VF_OK;
+  pthread_t *tids = NULL;
+
+  /* Plan: open each footer once to count row groups (the footers are small; the workers
+   * re-open to read, which a local page cache or a remote footer cache makes cheap). */
+  size_t cap = 0;
+  uint64_t max_unit_mem = 0;
+  for (size_t i = 0; i < files->n; i++) {
+    io_source *src = NULL;
+    pqt_file *f = NULL;
+    st = corpus_open(&files->files[i], &src, err);
+    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    if (st != VF_OK) goto out;
+    const pqt_file_meta *m = pqt_meta(f);
+    col_sel sel;
+    st = col_sel_resolve(f, columns, ncolumns, &sel, err); /* fail early on a missing column */
+    /* memory one worker needs for the largest row group: fetched chunks + decoded values */
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      uint64_t need = 0;
+      for (int l = 0; l < sel.nleaves; l++) {
+        const pqt_column_meta *cm = &m->row_groups[g].columns[sel.leaves[l]].meta;
+        need += (uint64_t)cm->total_compressed_size + 2 * (uint64_t)cm->total_uncompressed_size;
+      }
+      if (need > max_unit_mem) max_unit_mem = need;
+    }
+    col_sel_free(&sel);
+    out->bytes_read += pqt_source(f)->bytes_read;
+    out->rows += (uint64_t)m->num_rows;
+    out->row_groups += (uint64_t)m->nrow_groups;
+    if (st == VF_OK && s.nunits + (size_t)m->nrow_groups > cap) {
+      cap = (s.nunits + (size_t)m->nrow_groups) * 2 + 16;
+      scan_unit *nu = vf_realloc(s.units, cap * sizeof *nu);
+      if (!nu) st = vf_error_set(err, VF_ENOMEM, "out of memory planning the scan");
+      else s.units = nu;
+    }
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      if (m->row_groups[g].num_rows == 0) continue;
+      s.units[s.nunits].file = (uint32_t)i;
+      s.units[s.nunits].rg = g;
+      s.nunits++;
+    }
+    pqt_close(f);
+    if (st != VF_OK) goto out;
+  }
+  out->files = files->n;
+  s.sums = vf_calloc(s.nunits + 1, sizeof *s.sums);
+  s.bytes = vf_calloc(s.nunits + 1, sizeof *s.bytes);
+  s.vectors = vf_calloc(s.nunits + 1, sizeof *s.vectors);
+  if (!s.sums || !s.bytes || !s.vectors) {
+    st = vf_error_set(err, VF_ENOMEM, "out of memory planning the scan");
+    goto out;
+  }
+  if (threads <= 0) threads = vf_threads();
+  if ((size_t)threads > s.nunits) threads = (int)(s.nunits ? s.nunits : 1);
+  /* --memory-budget: fewer workers when one row group each would not fit */
+  uint64_t budget = vf_memory_budget();
+  if (budget && max_unit_mem > budget) {
+    st = vf_error_set(err, VF_ENOMEM,
+                      "one row group of the selected columns needs about %llu bytes to decode, more "
+                      "than the memory budget of %llu bytes (select fewer columns or raise "
+                      "--memory-budget)",
+                      (unsigned long long)max_unit_mem, (unsigned long long)budget);
+    goto out;
+  }
+  if (budget && max_unit_mem && (uint64_t)threads * max_unit_mem > budget) {
+    int fit = (int)(budget / max_unit_mem);
+    vf_log(VF_LOG_INFO, "memory budget %llu bytes: %d worker(s) instead of %d",
+           (unsigned long long)budget, fit, threads);
+    threads = fit;
+  }
+  tids = vf_calloc((size_t)threads, sizeof *tids);
+  if (!tids) {
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    goto out;
+  }
+  int started = 0;
+  if (threads == 1) {
+    scan_worker(&s);
+  } else {
+    for (; started < threads; started++) {
+      if (pthread_create(&tids[started], NULL, scan_worker, &s) != 0) break;
+    }
+    if (started == 0) scan_worker(&s);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+  }
+  if (s.st != VF_OK) {
+    if (err) *err = s.err;
+    st = s.st;
+    goto out;
+  }
+  for (size_t u = 0; u < s.nunits; u++) {
+    out->checksum += s.sums[u];
+    out->bytes += s.bytes[u];
+    out->vectors += s.vectors[u];
+  }
+  out->bytes_read += s.bytes_read;
+out:
+  out->seconds = vf_now() - s.t0;
+  free(tids);
+  free(s.units);
+  free(s.sums);
+  free(s.bytes);
+  free(s.vectors);
+  pthread_mutex_destroy(&s.lock);
+  return st;
+}
+
+/* ------------------------------------------------------------------------- cat */
+
+/* Accessor for flat columns used by id expressions: value of row `row` of a decoded leaf. */
+typedef struct id_col {
+  const char *name;
+  int leaf;                  /* leaf index, -1 if not resolved */
+  const pqt_leaf_data *data; /* bound per row group */
+  int64_t *vidx;             /* per row: value index or -1 (null) */
+  int64_t vidx_cap;
+} id_col;
+
+typedef struct id_ctx {
+  const pqt_file *f;
+  id_col *cols;
+  int ncols;
+  int64_t row; /* row within the bound row group */
+  char uuid_buf[37];
+} id_ctx;
+
+static vf_status id_get_column(void *user, const char *column, corpus_value *out, vf_error *err) {
+  id_ctx *c = user;
+  memset(out, 0, sizeof *out);
+  for (int i = 0; i < c->ncols; i++) {
+    id_col *ic = &c->cols[i];
+    if (strcmp(ic->name, column) != 0) continue;
+    int64_t vi = ic->vidx ? ic->vidx[c->row] : c->row;
+    if (vi < 0) return VF_OK; /* null */
+    const pqt_leaf_data *d = ic->data;
+    const pqt_schema *sc = pqt_schema_of(c->f);
+    const pqt_schema_elem *e = &pqt_meta(c->f)->schema[sc->nodes[sc->leaves[ic->leaf].node].elem];
+    bool is_unsigned = (e->logical == PQT_LT_INTEGER && !e->lt_signed) ||
+                       (e->converted_type >= PQT_CT_UINT_8 && e->converted_type <= PQT_CT_UINT_64);
+    switch (d->type) {
+    case PQT_INT32: {
+      int32_t v;
+      memcpy(&v, d->values.data + 4 * vi, 4);
+      if (is_unsigned) {
+        out->kind = CORPUS_V_UINT;
+        out->u = (uint32_t)v;
+      } else {
+        out->kind = CORPUS_V_INT;
+        out->i = v;
+      }
+      return VF_OK;
+    }
+    case PQT_INT64: {
+      int64_t v;
+      memcpy(&v, d->values.data + 8 * vi, 8);
+      if (is_unsigned) {
+        out->kind = CORPUS_V_UINT;
+        out->u = (uint64_t)v;
+      } else {
+        out->kind = CORPUS_V_INT;
+        out->i = v;
+      }
+      return VF_OK;
+    }
+    case PQT_BYTE_ARRAY:
+      out->kind = CORPUS_V_STR;
+      out->s = (const char *)d->values.data + d->offsets[vi];
+      out->len = (size_t)(d->offsets[vi + 1] - d->offsets[vi]);
+      return VF_OK;
+    case PQT_FIXED_LEN_BYTE_ARRAY:
+      if (d->width == 16 && e->logical == PQT_LT_UUID) {
+        static const char hx[] = "0123456789abcdef";
+        const uint8_t *b = d->values.data + 16 * vi;
+        int o = 0;
+        for (int k = 0; k < 16; k++) {
+          if (k == 4 || k == 6 || k == 8 || k == 10) c->uuid_buf[o++] = '-';
+          c->uuid_buf[o++] = hx[b[k] >> 4];
+          c->uuid_buf[o++] = hx[b[k] & 15];
+        }
+        c->uuid_buf[o] = 0;
+        out->kind = CORPUS_V_STR;
+        out->s = c->uuid_buf;
+        out->len = 36;
+        return VF_OK;
+      }
+      out->kind = CORPUS_V_STR;
+      out->s = (const char *)d->values.data + (int64_t)d->width * vi;
+      out->len = (size_t)d->width;
+      return VF_OK;
+    default:
+      return vf_error_set(err, VF_ECONFIG,
+                          "%s: column '%s' has type %s, which cannot be used in an id expression",
+                          pqt_name(c->f), column, pqt_physical_name(d->type));
+    }
+  }
+  return vf_error_set(err, VF_ENOTFOUND, "%s: id expression column '%s' not found", pqt_name(c->f),
+                      column);
+}
+
+/* Resolve id expression columns to flat top-level leaves of this file. */
+static vf_status id_cols_resolve(const pqt_file *f, const corpus_idexpr *e, id_col **out, int *n,
+                                 vf_error *err) {
+  int nc = 0;
+  const char *const *names = corpus_idexpr_columns(e, &nc);
+  *out = NULL;
+  *n = 0;
+  if (nc == 0) return VF_OK;
+  id_col *cols = vf_calloc((size_t)nc, sizeof *cols);
+  if (!cols) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  const pqt_schema *sc = pqt_schema_of(f);
+  for (int i = 0; i < nc; i++) {
+    cols[i].name = names[i];
+    int top = pqt_find_top(f, names[i]);
+    if (top < 0) {
+      free(cols);
+      return missing_column(f, names[i], err);
+    }
+    const pqt_node *nd = &sc->nodes[top];
+    if (nd->kind != PQT_NODE_PRIMITIVE || nd->leaf < 0) {
+      free(cols);
+      return vf_error_set(err, VF_ECONFIG,
+                          "%s: id expression column '%s' is not a flat (primitive) column",
+                          pqt_name(f), names[i]);
+    }
+    cols[i].leaf = nd->leaf;
+  }
+  *out = cols;
+  *n = nc;
+  return VF_OK;
+}
+
+static void id_cols_free(id_col *cols, int n) {
+  for (int i = 0; cols && i < n; i++) free(cols[i].vidx);
+  free(cols);
+}
+
+static vf_status id_cols_bind(const pqt_file *f, id_col *cols, int n, const pqt_leaf_data *data,
+                              const int *leaf_ids, int nleaves, vf_error *err) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  for (int i = 0; i < n; i++) {
+    cols[i].data = NULL;
+    for (int k = 0; k < nleaves; k++)
+      if (leaf_ids[k] == cols[i].leaf) cols[i].data = &data[k];
+    if (!cols[i].data) return vf_error_set(err, VF_EINTERNAL, "id column not decoded");
+    const pqt_leaf_data *d = cols[i].data;
+    free(cols[i].vidx);
+    cols[i].vidx = NULL;
+    if (d->def) {
+      int16_t maxd = sc->leaves[cols[i].leaf].max_def;
+      cols[i].vidx = vf_mallocarray((size_t)d->nlevels + 1, sizeof(int64_t));
+      if (!cols[i].vidx) return vf_error_set(err, VF_ENOMEM, "out of memory");
+      int64_t v = 0;
+      for (int64_t r = 0; r < d->nlevels; r++) cols[i].vidx[r] = d->def[r] == maxd ? v++ : -1;
+    }
+  }
+  return VF_OK;
+}
+
+vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, corpus_write_fn write,
+                     void *user, vf_error *err) {
+  vf_status st = VF_OK;
+  vf_buf line;
+  vf_buf_init(&line, 0);
+  uint64_t to_skip = opts->offset;
+  uint64_t remaining = opts->limit ? opts->limit : UINT64_MAX;
+  uint64_t global_row = 0;
+  pqt_file *f = NULL;
+  pqt_rows *rows = NULL;
+  col_sel sel = {0};
+  pqt_leaf_data *data = NULL;
+  int *leaf_ids = NULL;
+  int ndata = 0, nids = 0;
+  id_col *idc = NULL;
+  int nidc = 0;
+
+  for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
+    io_source *src = NULL;
+    st = corpus_open(&files->files[fi], &src, err);
+    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    if (st != VF_OK) break;
+    const pqt_file_meta *m = pqt_meta(f);
+    if (to_skip >= (uint64_t)m->num_rows) {
+      to_skip -= (uint64_t)m->num_rows;
+      global_row += (uint64_t)m->num_rows;
+      pqt_close(f);
+      f = NULL;
+      continue;
+    }
+    st = col_sel_resolve(f, opts->columns, opts->ncolumns, &sel, err);
+    if (st == VF_OK && opts->with_id) st = id_cols_resolve(f, opts->with_id, &idc, &nidc, err);
+    if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
+    if (st != VF_OK) break;
+    /* leaves to decode: the selection plus id columns not already in it */
+    nids = sel.nleaves;
+    leaf_ids = vf_mallocarray((size_t)(sel.nleaves + nidc + 1), sizeof(int));
+    if (!leaf_ids) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      break;
+    }
+    memcpy(leaf_ids, sel.leaves, sizeof(int) * (size_t)sel.nleaves);
+    for (int i = 0; i < nidc; i++) {
+      bool have = false;
+      for (int k = 0; k < nids; k++) have |= leaf_ids[k] == idc[i].leaf;
+      if (!have) leaf_ids[nids++] = idc[i].leaf;
+    }
+    if (nids > ndata) {
+      pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)nids);
+      if (!nd) {
+        st = vf_error_set(err, VF_ENOMEM, "out of memory");
+        break;
+      }
+      data = nd;
+      for (int i = ndata; i < nids; i++) pqt_leaf_data_init(&data[i]);
+      ndata = nids;
+    }
+    const char *key = files->files[fi].key;
+    uint64_t file_row = 0;
+    for (int g = 0; g < m->nrow_groups && remaining > 0 && st == VF_OK; g++) {
+      uint64_t rg_rows = (uint64_t)m->row_groups[g].num_rows;
+      if (to_skip >= rg_rows) {
+        to_skip -= rg_rows;
+        file_row += rg_rows;
+        continue;
+      }
+      st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
+      if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
+      if (st == VF_OK && nidc) st = id_cols_bind(f, idc, nidc, data, leaf_ids, nids, err);
+      if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
+      uint64_t r = to_skip;
+      to_skip = 0;
+      id_ctx ictx = {.f = f, .cols = idc, .ncols = nidc};
+      for (; st == VF_OK && r < rg_rows && remaining > 0; r++, remaining--) {
+        st = vf_buf_append(&line, "{", 1, err);
+        if (st == VF_OK && opts->with_id) {
+          corpus_id id;
+          ictx.row = (int64_t)r;
+          corpus_row_ctx rc = {.file_key = key,
+                               .file_key_len = strlen(key),
+                               .file_row = file_row + r,
+                               .global_row = global_row + file_row + r,
+                               .get_column = id_get_column,
+                               .user = &ictx};
+          st = corpus_idexpr_eval(opts->with_id, &rc, &id, err);
+          if (st != VF_OK) {
+            vf_error_prefix(err, "%s: row %llu: ", pqt_name(f), (unsigned long long)(file_row + r));
+            break;
+          }
+          st = vf_json_raw(&line, "\"__id__\":", err);
+          if (st == VF_OK)
+            st = id.is_uuid ? vf_json_string(&line, id.uuid, 36, err) : vf_json_u64(&line, id.num, err);
+          if (st == VF_OK && sel.ntops) st = vf_json_raw(&line, ",", err);
+        }
+        if (st == VF_OK) st = pqt_rows_next(rows, &line, err);
+        if (st == VF_OK) st = vf_json_raw(&line, "}\n", err);
+        if (st == VF_OK && line.len >= (1u << 20)) {
+          st = write(user, line.data, line.len, err);
+          vf_buf_reset(&line);
+        }
+      }
+      file_row += rg_rows;
+    }
+    global_row += (uint64_t)m->num_rows;
+    pqt_rows_free(rows);
+    rows = NULL;
+    col_sel_free(&sel);
+    id_cols_free(idc, nidc);
+    idc = NULL;
+    nidc = 0;
+    free(leaf_ids);
+    leaf_ids = NULL;
+    pqt_close(f);
+    f = NULL;
+  }
+  if (st == VF_OK && line.len) st = write(user, line.data, line.len, err);
+  pqt_rows_free(rows);
+  col_sel_free(&sel);
+  id_cols_free(idc, nidc);
+  free(leaf_ids);
+  pqt_close(f);
+  for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);
+  free(data);
+  vf_buf_free(&line);
+  return st;
+}

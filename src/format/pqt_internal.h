@@ -1,0 +1,152 @@
+/*
+ * Private pieces of the parquet reader/writer shared between src/format/ files:
+ * the thrift compact protocol, page headers, value/level decoders and codecs.
+ */
+#ifndef VFORGE_PQT_INTERNAL_H
+#define VFORGE_PQT_INTERNAL_H
+
+#include "vforge/format.h"
+
+/* ------------------------------------------------- thrift compact protocol (pqt_thrift.c) */
+
+/* Compact-protocol type ids (thrift/doc/specs/thrift-compact-protocol.md). */
+enum {
+  TC_STOP = 0, TC_TRUE = 1, TC_FALSE = 2, TC_BYTE = 3, TC_I16 = 4, TC_I32 = 5, TC_I64 = 6,
+  TC_DOUBLE = 7, TC_BINARY = 8, TC_LIST = 9, TC_SET = 10, TC_MAP = 11, TC_STRUCT = 12,
+  TC_UUID = 13
+};
+
+#define TC_MAX_DEPTH 64
+
+typedef struct tc_reader {
+  vf_cursor cur;
+  int depth;
+  int16_t last_fid[TC_MAX_DEPTH];
+  bool bool_pending; /* compact protocol stores a struct field's bool in its header */
+  bool bool_value;
+  vf_error *err;
+} tc_reader;
+
+void tc_init(tc_reader *r, const uint8_t *buf, size_t len, uint64_t base_offset, vf_error *err);
+/* Each returns VF_OK or VF_ECORRUPT (message names the offset).  Field iteration:
+ *   tc_struct_begin(r); while (tc_field(r, &type, &fid) == VF_OK && type != TC_STOP) {...}
+ *   tc_struct_end(r);  Unknown fields are skipped with tc_skip(r, type). */
+vf_status tc_struct_begin(tc_reader *r);
+vf_status tc_struct_end(tc_reader *r);
+vf_status tc_field(tc_reader *r, int *type, int16_t *fid);
+vf_status tc_bool(tc_reader *r, bool *v);
+vf_status tc_i8(tc_reader *r, int8_t *v);
+vf_status tc_i16(tc_reader *r, int16_t *v);
+vf_status tc_i32(tc_reader *r, int32_t *v);
+vf_status tc_i64(tc_reader *r, int64_t *v);
+vf_status tc_double(tc_reader *r, double *v);
+/* binary/string: a view into the buffer (length checked against the remaining bytes) */
+vf_status tc_binary(tc_reader *r, const uint8_t **p, uint32_t *len);
+/* list/set header: element type and count (count checked: count <= remaining bytes) */
+vf_status tc_list_begin(tc_reader *r, int *elem_type, uint32_t *count);
+vf_status tc_skip(tc_reader *r, int type);
+
+/* thrift compact writer (pqt_thrift_write.c), appending to a vf_buf */
+typedef struct tc_writer {
+  vf_buf *out;
+  int depth;
+  int16_t last_fid[TC_MAX_DEPTH];
+  vf_status st; /* first error; later calls are no-ops */
+  vf_error *err;
+} tc_writer;
+
+void tcw_init(tc_writer *w, vf_buf *out, vf_error *err);
+void tcw_struct_begin(tc_writer *w);
+void tcw_struct_end(tc_writer *w); /* writes STOP */
+void tcw_field_i16(tc_writer *w, int16_t fid, int16_t v); /* e.g. RowGroup.ordinal */
+void tcw_field_i32(tc_writer *w, int16_t fid, int32_t v);
+void tcw_field_i64(tc_writer *w, int16_t fid, int64_t v);
+void tcw_field_bool(tc_writer *w, int16_t fid, bool v);
+void tcw_field_binary(tc_writer *w, int16_t fid, const void *p, size_t n);
+void tcw_field_struct_begin(tc_writer *w, int16_t fid); /* then fields, then tcw_struct_end */
+void tcw_field_list_begin(tc_writer *w, int16_t fid, int elem_type, uint32_t count);
+void tcw_list_i32(tc_writer *w, int32_t v);   /* list elements */
+void tcw_list_i64(tc_writer *w, int64_t v);
+void tcw_list_binary(tc_writer *w, const void *p, size_t n);
+void tcw_list_struct_begin(tc_writer *w);     /* then fields, then tcw_struct_end */
+
+/* --------------------------------------------------------- page header (pqt_meta.c) */
+
+typedef struct pqt_page_header {
+  int type; /* pqt_page_type */
+  int32_t uncompressed_size;
+  int32_t compressed_size;
+  bool has_crc;
+  uint32_t crc;
+  /* DATA_PAGE (v1) */
+  int32_t num_values;
+  int encoding, def_encoding, rep_encoding;
+  /* DATA_PAGE_V2 (num_values and encoding above are shared) */
+  int32_t num_nulls, num_rows;
+  int32_t def_levels_byte_length, rep_levels_byte_length;
+  bool is_compressed; /* default true */
+  /* DICTIONARY_PAGE */
+  int32_t dict_num_values;
+  int dict_encoding;
+  bool has_data_header, has_data_header_v2, has_dict_header;
+} pqt_page_header;
+
+/*! pqt_parse_page_header() : decode one PageHeader at the cursor and advance past it.
+ *  Sizes are checked to be >= 0. */
+vf_status pqt_parse_page_header(vf_cursor *c, pqt_page_header *out, vf_error *err);
+
+/* --------------------------------------------------- levels and values (pqt_encoding.c) */
+
+/* RLE/bit-packed hybrid (parquet-format Encodings.md "RLE").  Decodes exactly n values of
+ * `bit_width` (0..32) bits from p[0..len).  For levels: values must be <= max (checked, error
+ * names the value).  *all_equal (may be NULL) is set when the whole output is one RLE run of
+ * `all_equal_value` — lets callers skip materialising trivially uniform levels. */
+vf_status pqt_rle_decode_u8(const uint8_t *p, size_t len, int bit_width, uint8_t max, uint8_t *out,
+                            size_t n, vf_error *err);
+vf_status pqt_rle_decode_u32(const uint8_t *p, size_t len, int bit_width, uint32_t *out, size_t n,
+                             vf_error *err);
+/* levels are checked to be in [0, max]; dictionary indices are checked by the caller */
+
+/* RLE/bit-packed encoder (writer): appends the hybrid encoding of n values (no length prefix). */
+vf_status pqt_rle_encode_u8(const uint8_t *vals, size_t n, int bit_width, vf_buf *out, vf_error *err);
+
+/* PLAIN BOOLEAN: bit-packed LSB first */
+vf_status pqt_plain_bool_decode(const uint8_t *p, size_t len, uint8_t *out, size_t n,
+                                size_t *consumed, vf_error *err);
+/* PLAIN BYTE_ARRAY: 4-byte little-endian length + bytes, n values appended to `data` with
+ * offsets written to offsets[0..n] relative to data->len at entry plus `base`.  */
+vf_status pqt_plain_ba_decode(const uint8_t *p, size_t len, size_t n, vf_buf *data,
+                              int64_t *offsets, size_t *consumed, vf_error *err);
+
+/* DELTA_BINARY_PACKED: n values (int32 if width == 4, int64 if width == 8); *consumed = bytes used */
+vf_status pqt_delta_bp_decode(const uint8_t *p, size_t len, int width, void *out, size_t n,
+                              size_t *consumed, vf_error *err);
+/* DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY: n values appended as for pqt_plain_ba_decode */
+vf_status pqt_delta_length_ba_decode(const uint8_t *p, size_t len, size_t n, vf_buf *data,
+                                     int64_t *offsets, size_t *consumed, vf_error *err);
+vf_status pqt_delta_ba_decode(const uint8_t *p, size_t len, size_t n, vf_buf *data,
+                              int64_t *offsets, size_t *consumed, vf_error *err);
+/* BYTE_STREAM_SPLIT: n values of `width` bytes (any width >= 1: FLOAT, DOUBLE, INT32, INT64,
+ * FLBA); needs len >= n*width */
+vf_status pqt_bss_decode(const uint8_t *p, size_t len, int width, uint8_t *out, size_t n,
+                         vf_error *err);
+
+/* --------------------------------------------------------------- codecs (pqt_codec.c) */
+
+/*! pqt_decompress() : decompress `src` into exactly `dst_len` bytes.  GZIP: multi-member;
+ *  ZSTD: multi-frame; LZ4: Hadoop framing ([u32be total][u32be compressed][block]...) with a
+ *  raw-block fallback; LZ4_RAW: one raw block; SNAPPY raw; BROTLI.  A result of a different
+ *  size is VF_ECORRUPT; LZO is VF_EUNSUPPORTED. */
+vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len,
+                         vf_error *err);
+/*! pqt_compress() : compress into `out` (appended) with ZSTD (level), SNAPPY, GZIP or
+ *  UNCOMPRESSED (copy). */
+vf_status pqt_compress(int codec, int level, const uint8_t *src, size_t src_len, vf_buf *out,
+                       vf_error *err);
+
+/* CRC-32 (IEEE, as zlib's crc32) used for page checksums */
+uint32_t pqt_crc32(const uint8_t *p, size_t n);
+
+/* pqt_half_to_float() is declared in vforge/format.h (implemented in pqt_encoding.c) */
+
+#endif
