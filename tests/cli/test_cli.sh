@@ -37,15 +37,15 @@ json_ok "$tmp/out" || bad "inspect --json is not one JSON object"
 python3 - "$tmp/out" <<'PY' || bad "inspect --json content"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["total_files"] == 2 and d["total_rows"] == 2000, d
+assert d["total_files"] == 2 and d["total_rows"] == 6000, d
 f = d["files"][0]
-assert f["rows"] == 1000 and f["row_groups"] == 4 and f["key"].endswith("rank00/batch_00000000.parquet"), f
+assert f["rows"] == 3000 and f["row_groups"] == 2 and f["row_group_rows"] == [2048, 952] and f["key"].endswith("rank00/batch_00000000.parquet"), f
 cols = {c["path"]: c for c in f["columns"]}
 assert cols["emb.list.element"]["physical"] == "FLOAT" and cols["emb.list.element"]["max_rep"] == 1, cols
 assert "ZSTD" in cols["id"]["codecs"], cols["id"]
 assert f["fields"] == ["id", "emb", "text", "meta"], f["fields"]
 PY
-expect_rc 0 "$VFORGE" inspect "$corpus" && grep -q 'total: 2 files, 2000 rows' "$tmp/out" || bad "inspect text total"
+expect_rc 0 "$VFORGE" inspect "$corpus" && grep -q 'total: 2 files, 6000 rows' "$tmp/out" || bad "inspect text total"
 
 # --- discovery: eval/ excluded at any depth, sorted by key, non-parquet ignored
 mkdir -p "$tmp/c/b" "$tmp/c/a/eval" "$tmp/c/eval" "$tmp/c/x/eval/y"
@@ -67,13 +67,17 @@ expect_rc 0 "$VFORGE" cat "$corpus" --limit 3
 python3 -c '
 import json,sys
 for l in open(sys.argv[1]): json.loads(l)' "$tmp/out" || bad "cat lines are JSON"
-expect_rc 0 "$VFORGE" cat "$corpus" --offset 1498 --limit 4 --columns id --with-id 'vf_point_id(filename, file_row_number)'
 f0="$corpus/rank00/batch_00000000.parquet"; f1="$corpus/rank00/batch_00000001.parquet"
-want=$(printf '{"__id__":"%s","id":%d}\n' "$(md5id "$f0:998")" 998 "$(md5id "$f0:999")" 999 "$(md5id "$f1:0")" 1000 "$(md5id "$f1:1")" 1001)
-[ "$(cat "$tmp/out")" = "$want" ] || { bad "ids = md5(bare key:physical row)"; diff <(echo "$want") "$tmp/out" >&2; }
+# across a row-group boundary (row groups of 2048) and across files
+expect_rc 0 "$VFORGE" cat "$corpus" --offset 2046 --limit 4 --columns id --with-id 'vf_point_id(filename, file_row_number)'
+want=$(printf '{"__id__":"%s","id":%d}\n' "$(md5id "$f0:2046")" 2046 "$(md5id "$f0:2047")" 2047 "$(md5id "$f0:2048")" 2048 "$(md5id "$f0:2049")" 2049)
+[ "$(cat "$tmp/out")" = "$want" ] || { bad "ids across row groups = md5(bare key:physical row)"; diff <(echo "$want") "$tmp/out" >&2; }
+expect_rc 0 "$VFORGE" cat "$corpus" --offset 2998 --limit 4 --columns id --with-id 'vf_point_id(filename, file_row_number)'
+want=$(printf '{"__id__":"%s","id":%d}\n' "$(md5id "$f0:2998")" 2998 "$(md5id "$f0:2999")" 2999 "$(md5id "$f1:0")" 3000 "$(md5id "$f1:1")" 3001)
+[ "$(cat "$tmp/out")" = "$want" ] || { bad "ids across files = md5(bare key:physical row)"; diff <(echo "$want") "$tmp/out" >&2; }
 # the same rows reached through a different scan order (a later offset inside a later row group)
-expect_rc 0 "$VFORGE" cat "$f1" --offset 777 --limit 1 --columns id --with-id 'make_point_id(filename, file_row_number)'
-[ "$(cat "$tmp/out")" = "$(printf '{"__id__":"%s","id":1777}' "$(md5id "$f1:777")")" ] || bad "make_point_id on a single file"
+expect_rc 0 "$VFORGE" cat "$f1" --offset 2777 --limit 1 --columns id --with-id 'make_point_id(filename, file_row_number)'
+[ "$(cat "$tmp/out")" = "$(printf '{"__id__":"%s","id":5777}' "$(md5id "$f1:2777")")" ] || bad "make_point_id on a single file"
 # id_root strips a directory so a local mirror gets bucket-style keys
 expect_rc 0 "$VFORGE" cat "$corpus" --id-root "$corpus" --offset 5 --limit 1 --columns id --with-id 'vf_point_id(filename, file_row_number)'
 [ "$(cat "$tmp/out")" = "$(printf '{"__id__":"%s","id":5}' "$(md5id "rank00/batch_00000000.parquet:5")")" ] || bad "--id-root"
@@ -81,7 +85,7 @@ expect_rc 0 "$VFORGE" cat "$corpus" --offset 3 --limit 1 --columns id --with-id 
 [ "$(cat "$tmp/out")" = '{"__id__":3,"id":3}' ] || bad "integer column id"
 expect_rc 2 "$VFORGE" cat "$corpus" --with-id 'vf_point_id(filename' && grep -qi 'vf_point_id(filename' "$tmp/err" || bad "bad id expression named"
 expect_rc 2 "$VFORGE" cat "$corpus" --columns nope && grep -q "nope" "$tmp/err" || bad "missing column named"
-expect_rc 0 "$VFORGE" cat "$corpus" --offset 5000
+expect_rc 0 "$VFORGE" cat "$corpus" --offset 6000
 [ ! -s "$tmp/out" ] || bad "offset past the end prints nothing"
 
 # --- scan
@@ -91,14 +95,14 @@ python3 - "$tmp/out" <<'PY' || bad "scan --json keys"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for k in ("rows", "bytes", "seconds", "mb_per_s", "checksum"): assert k in d, k
-assert d["rows"] == 2000 and d["bytes"] > 2000 * 32 * 4, d
+assert d["rows"] == 6000 and d["bytes"] > 6000 * 32 * 4, d
 PY
 c2=$(python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["checksum"]))' "$tmp/out")
 expect_rc 0 "$VFORGE" --threads 1 scan "$corpus" --json
 c1=$(python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["checksum"]))' "$tmp/out")
 [ "$c1" = "$c2" ] || bad "checksum independent of --threads ($c1 vs $c2)"
 expect_rc 0 "$VFORGE" scan "$corpus" --columns emb --json
-grep -q '"vectors":2000' "$tmp/out" || bad "scan validates 2000 vectors"
+grep -q '"vectors":6000' "$tmp/out" || bad "scan validates 6000 vectors"
 
 # --- --memory-budget: a row group that cannot fit is a clear error, not an overrun
 expect_rc 1 "$VFORGE" --memory-budget 1K scan "$corpus" && grep -q 'memory budget' "$tmp/err" || bad "--memory-budget too small"
