@@ -193,6 +193,15 @@ double vf_now(void); /* monotonic seconds */
 /* ------------------------------------------------------------------- md5 */
 
 void vf_md5(const void *data, size_t len, uint8_t out[16]);
+/* incremental form: init, update any number of times, final (same digest as one vf_md5 call) */
+typedef struct vf_md5_ctx {
+  uint32_t h[4];
+  uint64_t len;
+  uint8_t buf[64];
+} vf_md5_ctx;
+void vf_md5_init(vf_md5_ctx *c);
+void vf_md5_update(vf_md5_ctx *c, const void *data, size_t len);
+void vf_md5_final(vf_md5_ctx *c, uint8_t out[16]);
 
 /* ------------------------------------------------------------------ JSON */
 
