@@ -1,0 +1,1161 @@
+/*
+ * Streaming parquet writer (parquet-format: README "File format", "Data Pages", "Nested
+ * encoding"; LogicalTypes.md "Lists"; parquet.thrift for every struct written here).
+ *
+ * Why this shape: vforge writes query sets, ground truth and whole converted corpora, so the
+ * writer must stream.  Rows arrive column-batch-wise; each column appends them to its *current
+ * page* (levels as one byte each, values already PLAIN-encoded).  When a page reaches
+ * `page_bytes` at a row boundary it is sealed: levels RLE-encoded with their 4-byte length
+ * prefix (repetition first, then definition, then values: the v1 data page layout), the whole
+ * page compressed, CRC-32 of the compressed bytes put in the PageHeader, header + page appended
+ * to the column's *chunk buffer*.  Column chunks must be contiguous in the file, so chunks are
+ * buffered until the row group is complete (`row_group_rows`), then written column after
+ * column.  Peak memory is therefore one row group of encoded data plus one open page per
+ * column; every buffer is reused across row groups.  The footer keeps only a few integers per
+ * column chunk.
+ *
+ * Schema produced (one leaf per column):
+ *   INT32/INT64/FLOAT/DOUBLE/BOOLEAN  `required|optional <type> name`
+ *   STRING        `required|optional binary name (STRING)` (+ converted type UTF8)
+ *   LIST_FLOAT / LIST_STRING / VECTOR, the standard 3-level list:
+ *       `required|optional group name (LIST) { repeated group list { optional <t> element } }`
+ *   A VECTOR is written exactly like a LIST<float> (what arrow does for FixedSizeList); the
+ *   batch layout (nrows * dim floats) fixes the length of every row, and an ARROW:schema
+ *   footer entry (see below) tells arrow readers to restore FixedSizeList<float>[dim]; other
+ *   readers infer the dimension.
+ * Levels: flat optional columns have max_def 1 (0 = null).  Lists have max_rep 1 and
+ * max_def 2 (required list) or 3 (optional list): a null list is def 0, an empty list def
+ * max_def - 2, each element def max_def; the first element of a row has rep 0, the rest rep 1.
+ * Values are never null inside a list (the batch API has no element validity), yet the
+ * element is declared optional as arrow and DuckDB do, so readers take the common path.
+ *
+ * Output goes through vf_atomic_file: the path only appears when pqt_writer_close() succeeds;
+ * pqt_writer_abort() (or any failure in close) removes the temporary file.
+ */
+#include <stdlib.h>
+
+#include "format/pqt_internal.h"
+
+#ifndef VF_VERSION_STRING
+#define VF_VERSION_STRING "0.1.0"
+#endif
+#ifndef VF_BUILD_ID
+#define VF_BUILD_ID "dev"
+#endif
+
+#define PW_DEFAULT_RG_ROWS 65536
+#define PW_DEFAULT_PAGE_BYTES ((int64_t)1 << 20)
+#define PW_MAX_PAGE_LEVELS ((int64_t)1 << 24) /* keeps num_values far below INT32_MAX */
+#define PW_MAX_COLUMNS 32767
+
+/* What the footer needs about one column chunk. */
+typedef struct pw_chunk_meta {
+  int64_t offset;       /* data_page_offset = start of the chunk */
+  int64_t comp, uncomp; /* sizes including page headers */
+  int64_t num_values;   /* level entries */
+  int64_t null_count;   /* level entries without a value */
+} pw_chunk_meta;
+
+typedef struct pw_rg_meta {
+  int64_t num_rows;
+  int64_t offset;
+  int64_t comp, uncomp;
+  pw_chunk_meta *cols;
+} pw_rg_meta;
+
+typedef struct pw_col {
+  char *name;
+  pqt_wtype wtype;
+  bool nullable;
+  int32_t dim;
+  pqt_physical phys; /* leaf physical type */
+  bool is_list;
+  uint8_t max_def, max_rep;
+  int def_bits, rep_bits;
+  /* the open page */
+  vf_buf def, rep, vals;
+  int64_t page_levels, page_values;
+  /* the column chunk of the open row group: sealed pages with headers */
+  vf_buf chunk;
+  int64_t chunk_levels, chunk_nulls, chunk_uncomp;
+} pw_col;
+
+struct pqt_writer {
+  vf_atomic_file *af;
+  char *path;
+  pw_col *cols;
+  int ncols;
+  int codec;
+  int level;
+  int64_t rg_rows, page_bytes;
+  int64_t buffered_rows, total_rows;
+  pw_rg_meta *rgs;
+  int nrgs, rgs_cap;
+  pqt_kv *kv;
+  int nkv, kv_cap;
+  vf_buf raw, comp, hdr; /* scratch, reused for every page */
+  vf_status failed;      /* sticky: set when a write failed half-way */
+};
+
+static int pw_bits_for(unsigned max) {
+  int b = 0;
+  while ((1u << b) <= max)
+    b++;
+  return b;
+}
+
+static const char *pw_type_name(pqt_wtype t) {
+  switch (t) {
+  case PQT_W_INT32: return "INT32";
+  case PQT_W_INT64: return "INT64";
+  case PQT_W_FLOAT: return "FLOAT";
+  case PQT_W_DOUBLE: return "DOUBLE";
+  case PQT_W_BOOL: return "BOOL";
+  case PQT_W_STRING: return "STRING";
+  case PQT_W_LIST_FLOAT: return "LIST_FLOAT";
+  case PQT_W_LIST_STRING: return "LIST_STRING";
+  case PQT_W_VECTOR: return "VECTOR";
+  }
+  return "?";
+}
+
+static void pw_col_free(pw_col *c) {
+  free(c->name);
+  vf_buf_free(&c->def);
+  vf_buf_free(&c->rep);
+  vf_buf_free(&c->vals);
+  vf_buf_free(&c->chunk);
+}
+
+static void pw_free(pqt_writer *w) {
+  if (!w) return;
+  vf_atomic_abort(w->af);
+  for (int i = 0; i < w->ncols; i++)
+    pw_col_free(&w->cols[i]);
+  free(w->cols);
+  for (int i = 0; i < w->nrgs; i++)
+    free(w->rgs[i].cols);
+  free(w->rgs);
+  for (int i = 0; i < w->nkv; i++) {
+    free(w->kv[i].key);
+    free(w->kv[i].value);
+  }
+  free(w->kv);
+  vf_buf_free(&w->raw);
+  vf_buf_free(&w->comp);
+  vf_buf_free(&w->hdr);
+  free(w->path);
+  free(w);
+}
+
+/*! pqt_writer_open() : validate the column list, create the temporary file and write the
+ *  leading magic.  @return : VF_EUSAGE for a bad column list or options (message names the
+ *  column), VF_EIO when the file cannot be created. */
+vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
+                          const pqt_writer_opts *opts, pqt_writer **out, vf_error *err) {
+  *out = NULL;
+  if (!path || !*path) return vf_error_set(err, VF_EUSAGE, "parquet writer: empty path");
+  if (!cols || ncols <= 0 || ncols > PW_MAX_COLUMNS)
+    return vf_error_set(err, VF_EUSAGE, "%s: a parquet file needs 1..%d columns, got %d", path,
+                        PW_MAX_COLUMNS, ncols);
+  pqt_writer_opts o = {0};
+  if (opts) o = *opts;
+  if (o.codec != PQT_UNCOMPRESSED && o.codec != PQT_ZSTD && o.codec != PQT_SNAPPY &&
+      o.codec != PQT_GZIP)
+    return vf_error_set(err, VF_EUSAGE,
+                        "%s: the writer supports UNCOMPRESSED, ZSTD, SNAPPY and "
+                        "GZIP, not codec %d",
+                        path, (int)o.codec);
+  if (o.row_group_rows < 0 || o.page_bytes < 0)
+    return vf_error_set(err, VF_EUSAGE, "%s: negative row_group_rows or page_bytes", path);
+  for (int i = 0; i < ncols; i++) {
+    const pqt_wcolumn *c = &cols[i];
+    if (!c->name || !*c->name)
+      return vf_error_set(err, VF_EUSAGE, "%s: column %d has no name", path, i);
+    if ((unsigned)c->type > (unsigned)PQT_W_VECTOR)
+      return vf_error_set(err, VF_EUSAGE, "%s: column '%s' has unknown type %d", path, c->name,
+                          (int)c->type);
+    if (c->type == PQT_W_VECTOR && c->dim <= 0)
+      return vf_error_set(err, VF_EUSAGE, "%s: vector column '%s' needs dim > 0, got %d", path,
+                          c->name, (int)c->dim);
+    for (int j = 0; j < i; j++)
+      if (strcmp(cols[j].name, c->name) == 0)
+        return vf_error_set(err, VF_EUSAGE, "%s: duplicate column name '%s'", path, c->name);
+  }
+
+  vf_status st = VF_OK;
+  pqt_writer *w = vf_calloc(1, sizeof *w);
+  if (!w) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+  w->codec = (int)o.codec;
+  w->level = o.zstd_level ? o.zstd_level : 3;
+  w->rg_rows = o.row_group_rows ? o.row_group_rows : PW_DEFAULT_RG_ROWS;
+  w->page_bytes = o.page_bytes ? o.page_bytes : PW_DEFAULT_PAGE_BYTES;
+  vf_buf_init(&w->raw, 0);
+  vf_buf_init(&w->comp, 0);
+  vf_buf_init(&w->hdr, 0);
+  w->path = vf_strdup(path);
+  w->cols = vf_calloc((size_t)ncols, sizeof *w->cols);
+  if (!w->path || !w->cols) {
+    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+    goto out;
+  }
+  for (int i = 0; i < ncols; i++) {
+    pw_col *c = &w->cols[i];
+    vf_buf_init(&c->def, 0);
+    vf_buf_init(&c->rep, 0);
+    vf_buf_init(&c->vals, 0);
+    vf_buf_init(&c->chunk, 0);
+    w->ncols = i + 1;
+    c->name = vf_strdup(cols[i].name);
+    if (!c->name) {
+      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+      goto out;
+    }
+    c->wtype = cols[i].type;
+    c->nullable = cols[i].nullable;
+    c->dim = cols[i].dim;
+    switch (c->wtype) {
+    case PQT_W_INT32: c->phys = PQT_INT32; break;
+    case PQT_W_INT64: c->phys = PQT_INT64; break;
+    case PQT_W_FLOAT: c->phys = PQT_FLOAT; break;
+    case PQT_W_DOUBLE: c->phys = PQT_DOUBLE; break;
+    case PQT_W_BOOL: c->phys = PQT_BOOLEAN; break;
+    case PQT_W_STRING: c->phys = PQT_BYTE_ARRAY; break;
+    case PQT_W_LIST_FLOAT:
+    case PQT_W_VECTOR:
+      c->phys = PQT_FLOAT;
+      c->is_list = true;
+      break;
+    case PQT_W_LIST_STRING:
+      c->phys = PQT_BYTE_ARRAY;
+      c->is_list = true;
+      break;
+    }
+    if (c->is_list) {
+      c->max_rep = 1;
+      c->max_def = c->nullable ? 3 : 2;
+    } else {
+      c->max_def = c->nullable ? 1 : 0;
+    }
+    c->def_bits = pw_bits_for(c->max_def);
+    c->rep_bits = pw_bits_for(c->max_rep);
+  }
+  st = vf_atomic_open(path, &w->af, err);
+  if (st != VF_OK) goto out;
+  st = vf_atomic_write(w->af, "PAR1", 4, err);
+  if (st != VF_OK) goto out;
+  *out = w;
+  return VF_OK;
+out:
+  pw_free(w);
+  return st;
+}
+
+/* ------------------------------------------------------------------ pages */
+
+static int64_t pw_page_estimate(const pw_col *c) {
+  int64_t v = (int64_t)c->vals.len;
+  if (c->phys == PQT_BOOLEAN) v /= 8;
+  return v + c->page_levels / 4;
+}
+
+/* Appends the 4-byte length prefix and the RLE encoding of `levels` to w->raw. */
+static vf_status pw_put_levels(pqt_writer *w, const vf_buf *levels, int bits, vf_error *err) {
+  vf_status st = vf_buf_reserve(&w->raw, 4, err);
+  if (st != VF_OK) return st;
+  size_t at = w->raw.len;
+  w->raw.len += 4;
+  st = pqt_rle_encode_u8(levels->data, levels->len, bits, &w->raw, err);
+  if (st != VF_OK) return st;
+  size_t n = w->raw.len - at - 4;
+  if (n > (size_t)INT32_MAX) return vf_error_set(err, VF_EUSAGE, "levels exceed 2 GiB");
+  uint32_t n32 = (uint32_t)n;
+  uint8_t le[4] = {(uint8_t)n32, (uint8_t)(n32 >> 8), (uint8_t)(n32 >> 16), (uint8_t)(n32 >> 24)};
+  memcpy(w->raw.data + at, le, 4);
+  return VF_OK;
+}
+
+/* Seals the open page of `c` into its chunk buffer (no-op when the page is empty). */
+static vf_status pw_flush_page(pqt_writer *w, pw_col *c, vf_error *err) {
+  if (c->page_levels == 0) return VF_OK;
+  vf_status st;
+  vf_buf_reset(&w->raw);
+  if (c->max_rep > 0 && (st = pw_put_levels(w, &c->rep, c->rep_bits, err)) != VF_OK) return st;
+  if (c->max_def > 0 && (st = pw_put_levels(w, &c->def, c->def_bits, err)) != VF_OK) return st;
+  if (c->phys == PQT_BOOLEAN) { /* PLAIN BOOLEAN: bit-packed, LSB first */
+    size_t nbytes = (c->vals.len + 7) / 8;
+    if ((st = vf_buf_reserve(&w->raw, nbytes, err)) != VF_OK) return st;
+    uint8_t *dst = w->raw.data + w->raw.len;
+    memset(dst, 0, nbytes);
+    for (size_t i = 0; i < c->vals.len; i++)
+      dst[i >> 3] = (uint8_t)(dst[i >> 3] | (c->vals.data[i] << (i & 7)));
+    w->raw.len += nbytes;
+  } else if (c->vals.len) {
+    if ((st = vf_buf_append(&w->raw, c->vals.data, c->vals.len, err)) != VF_OK) return st;
+  }
+  const vf_buf *payload = &w->raw;
+  if (w->codec != PQT_UNCOMPRESSED) {
+    vf_buf_reset(&w->comp);
+    /* zstd_level is for ZSTD only; GZIP gets zlib's default level */
+    st = pqt_compress(w->codec, w->codec == PQT_ZSTD ? w->level : 0, w->raw.data, w->raw.len,
+                      &w->comp, err);
+    if (st != VF_OK) return st;
+    payload = &w->comp;
+  }
+  if (w->raw.len > (size_t)INT32_MAX || payload->len > (size_t)INT32_MAX)
+    return vf_error_set(err, VF_EUSAGE,
+                        "a data page of column '%s' exceeds 2 GiB (one row too "
+                        "large?)",
+                        c->name);
+  uint32_t crc = pqt_crc32(payload->data, payload->len);
+
+  vf_buf_reset(&w->hdr);
+  tc_writer tw;
+  tcw_init(&tw, &w->hdr, err);
+  tcw_struct_begin(&tw); /* PageHeader */
+  tcw_field_i32(&tw, 1, PQT_DATA_PAGE);
+  tcw_field_i32(&tw, 2, (int32_t)w->raw.len);
+  tcw_field_i32(&tw, 3, (int32_t)payload->len);
+  tcw_field_i32(&tw, 4, (int32_t)crc);
+  tcw_field_struct_begin(&tw, 5); /* DataPageHeader */
+  tcw_field_i32(&tw, 1, (int32_t)c->page_levels);
+  tcw_field_i32(&tw, 2, PQT_ENC_PLAIN);
+  tcw_field_i32(&tw, 3, PQT_ENC_RLE);
+  tcw_field_i32(&tw, 4, PQT_ENC_RLE);
+  tcw_struct_end(&tw);
+  tcw_struct_end(&tw);
+  if (tw.st != VF_OK) return tw.st;
+
+  if ((st = vf_buf_reserve(&c->chunk, w->hdr.len + payload->len, err)) != VF_OK) return st;
+  vf_buf_put(&c->chunk, w->hdr.data, w->hdr.len);
+  vf_buf_put(&c->chunk, payload->data, payload->len);
+  c->chunk_uncomp += (int64_t)(w->hdr.len + w->raw.len);
+  c->chunk_levels += c->page_levels;
+  c->chunk_nulls += c->page_levels - c->page_values;
+  vf_buf_reset(&c->def);
+  vf_buf_reset(&c->rep);
+  vf_buf_reset(&c->vals);
+  c->page_levels = 0;
+  c->page_values = 0;
+  return VF_OK;
+}
+
+static vf_status pw_maybe_flush(pqt_writer *w, pw_col *c, vf_error *err) {
+  if (pw_page_estimate(c) >= w->page_bytes || c->page_levels >= PW_MAX_PAGE_LEVELS)
+    return pw_flush_page(w, c, err);
+  return VF_OK;
+}
+
+/* ------------------------------------------------------------ appending rows */
+
+static size_t pw_fixed_width(pqt_physical t) {
+  switch (t) {
+  case PQT_INT32:
+  case PQT_FLOAT: return 4;
+  case PQT_INT64:
+  case PQT_DOUBLE: return 8;
+  default: return 1; /* BOOLEAN, one byte per value until the page is sealed */
+  }
+}
+
+/* Flat fixed-width columns: as many rows per step as fit in the open page. */
+static vf_status pw_append_fixed(pqt_writer *w, pw_col *c, const pqt_wbatch *b, int64_t r0,
+                                 int64_t r1, vf_error *err) {
+  size_t width = pw_fixed_width(c->phys);
+  int64_t vbytes_per_row = c->phys == PQT_BOOLEAN ? 1 : (int64_t)width;
+  const uint8_t *src = b->values;
+  int64_t r = r0;
+  while (r < r1) {
+    int64_t room = w->page_bytes - pw_page_estimate(c);
+    int64_t n = room > 0 ? room / vbytes_per_row : 1;
+    if (n < 1) n = 1;
+    if (n > r1 - r) n = r1 - r;
+    if (n > PW_MAX_PAGE_LEVELS - c->page_levels) n = PW_MAX_PAGE_LEVELS - c->page_levels;
+    vf_status st = vf_buf_reserve(&c->vals, (size_t)n * width, err);
+    if (st == VF_OK && c->max_def) st = vf_buf_reserve(&c->def, (size_t)n, err);
+    if (st != VF_OK) return st;
+    const uint8_t *s = src + (size_t)r * width;
+    if (!b->valid) {
+      if (c->phys == PQT_BOOLEAN) {
+        uint8_t *d = c->vals.data + c->vals.len;
+        for (int64_t i = 0; i < n; i++)
+          d[i] = s[i] ? 1 : 0;
+        c->vals.len += (size_t)n;
+      } else {
+        vf_buf_put(&c->vals, s, (size_t)n * width);
+      }
+      if (c->max_def) {
+        memset(c->def.data + c->def.len, 1, (size_t)n);
+        c->def.len += (size_t)n;
+      }
+      c->page_values += n;
+    } else {
+      const uint8_t *valid = b->valid + r;
+      for (int64_t i = 0; i < n; i++) {
+        if (valid[i]) {
+          if (c->phys == PQT_BOOLEAN)
+            vf_buf_putc(&c->vals, s[i] ? 1 : 0);
+          else
+            vf_buf_put(&c->vals, s + (size_t)i * width, width);
+          c->page_values++;
+        }
+        if (c->max_def) vf_buf_putc(&c->def, valid[i] ? 1 : 0);
+      }
+    }
+    c->page_levels += n;
+    r += n;
+    if ((st = pw_maybe_flush(w, c, err)) != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+/* Value j of a STRING (row j) or LIST_STRING (element j) batch. */
+static void pw_string_at(const pqt_wbatch *b, int64_t j, const uint8_t **p, size_t *n) {
+  if (b->strs) {
+    *p = (const uint8_t *)b->strs[j];
+    *n = strlen(b->strs[j]);
+  } else {
+    *p = b->bytes + b->offsets[j];
+    *n = (size_t)(b->offsets[j + 1] - b->offsets[j]);
+  }
+}
+
+static vf_status pw_put_string(pw_col *c, const uint8_t *p, size_t n, int64_t row, vf_error *err) {
+  if (n > (size_t)INT32_MAX)
+    return vf_error_set(err, VF_EUSAGE, "column '%s' row %lld: string of %zu bytes exceeds 2 GiB",
+                        c->name, (long long)row, n);
+  vf_status st = vf_buf_reserve(&c->vals, 4 + n, err);
+  if (st != VF_OK) return st;
+  uint32_t n32 = (uint32_t)n;
+  uint8_t le[4] = {(uint8_t)n32, (uint8_t)(n32 >> 8), (uint8_t)(n32 >> 16), (uint8_t)(n32 >> 24)};
+  vf_buf_put(&c->vals, le, 4);
+  if (n) vf_buf_put(&c->vals, p, n);
+  return VF_OK;
+}
+
+static vf_status pw_append_string(pqt_writer *w, pw_col *c, const pqt_wbatch *b, int64_t r0,
+                                  int64_t r1, int64_t row_base, vf_error *err) {
+  for (int64_t r = r0; r < r1; r++) {
+    bool valid = !b->valid || b->valid[r];
+    vf_status st = VF_OK;
+    if (c->max_def && (st = vf_buf_reserve(&c->def, 1, err)) != VF_OK) return st;
+    if (valid) {
+      const uint8_t *p;
+      size_t n;
+      pw_string_at(b, r, &p, &n);
+      if ((st = pw_put_string(c, p, n, row_base + r, err)) != VF_OK) return st;
+      c->page_values++;
+    }
+    if (c->max_def) vf_buf_putc(&c->def, valid ? 1 : 0);
+    c->page_levels++;
+    if ((st = pw_maybe_flush(w, c, err)) != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+/* LIST_FLOAT, LIST_STRING, VECTOR: one row at a time so pages end on row boundaries. */
+static vf_status pw_append_list(pqt_writer *w, pw_col *c, const pqt_wbatch *b, int64_t r0,
+                                int64_t r1, int64_t row_base, vf_error *err) {
+  uint8_t empty_def = (uint8_t)(c->max_def - 2);
+  for (int64_t r = r0; r < r1; r++) {
+    bool valid = !b->valid || b->valid[r];
+    int64_t first, count;
+    if (c->wtype == PQT_W_VECTOR) {
+      first = r * c->dim;
+      count = c->dim;
+    } else {
+      first = b->offsets[r];
+      count = b->offsets[r + 1] - first;
+    }
+    if (!valid) count = 0;
+    if (count > PW_MAX_PAGE_LEVELS)
+      return vf_error_set(err, VF_EUSAGE,
+                          "column '%s' row %lld: %lld list elements exceed the "
+                          "writer's limit of %lld per row",
+                          c->name, (long long)(row_base + r), (long long)count,
+                          (long long)PW_MAX_PAGE_LEVELS);
+    size_t nlev = count ? (size_t)count : 1;
+    vf_status st = vf_buf_reserve(&c->def, nlev, err);
+    if (st == VF_OK) st = vf_buf_reserve(&c->rep, nlev, err);
+    if (st != VF_OK) return st;
+    uint8_t *d = c->def.data + c->def.len, *rp = c->rep.data + c->rep.len;
+    if (count == 0) {
+      d[0] = valid ? empty_def : 0;
+      rp[0] = 0;
+    } else {
+      memset(d, c->max_def, nlev);
+      rp[0] = 0;
+      if (nlev > 1) memset(rp + 1, 1, nlev - 1);
+      if (c->phys == PQT_FLOAT) {
+        const float *v = (const float *)b->values + first;
+        if ((st = vf_buf_append(&c->vals, v, (size_t)count * 4, err)) != VF_OK) return st;
+      } else {
+        for (int64_t j = first; j < first + count; j++) {
+          const uint8_t *p;
+          size_t n;
+          pw_string_at(b, j, &p, &n);
+          if ((st = pw_put_string(c, p, n, row_base + r, err)) != VF_OK) return st;
+        }
+      }
+      c->page_values += count;
+    }
+    c->def.len += nlev;
+    c->rep.len += nlev;
+    c->page_levels += (int64_t)nlev;
+    if ((st = pw_maybe_flush(w, c, err)) != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+/* ---------------------------------------------------------------- row groups */
+
+static vf_status pw_flush_row_group(pqt_writer *w, vf_error *err) {
+  if (w->buffered_rows == 0) return VF_OK;
+  vf_status st;
+  for (int i = 0; i < w->ncols; i++)
+    if ((st = pw_flush_page(w, &w->cols[i], err)) != VF_OK) return st;
+  if (w->nrgs == w->rgs_cap) {
+    int cap = w->rgs_cap ? w->rgs_cap * 2 : 8;
+    pw_rg_meta *n = vf_realloc(w->rgs, (size_t)cap * sizeof *n);
+    if (!n) return vf_error_set(err, VF_ENOMEM, "out of memory (row group list)");
+    w->rgs = n;
+    w->rgs_cap = cap;
+  }
+  pw_rg_meta *rg = &w->rgs[w->nrgs];
+  memset(rg, 0, sizeof *rg);
+  rg->cols = vf_calloc((size_t)w->ncols, sizeof *rg->cols);
+  if (!rg->cols) return vf_error_set(err, VF_ENOMEM, "out of memory (row group metadata)");
+  w->nrgs++;
+  rg->num_rows = w->buffered_rows;
+  rg->offset = vf_atomic_tell(w->af);
+  for (int i = 0; i < w->ncols; i++) {
+    pw_col *c = &w->cols[i];
+    pw_chunk_meta *m = &rg->cols[i];
+    m->offset = vf_atomic_tell(w->af);
+    m->comp = (int64_t)c->chunk.len;
+    m->uncomp = c->chunk_uncomp;
+    m->num_values = c->chunk_levels;
+    m->null_count = c->chunk_nulls;
+    if ((st = vf_atomic_write(w->af, c->chunk.data, c->chunk.len, err)) != VF_OK) return st;
+    rg->comp += m->comp;
+    rg->uncomp += m->uncomp;
+    vf_buf_reset(&c->chunk);
+    c->chunk_uncomp = c->chunk_levels = c->chunk_nulls = 0;
+  }
+  w->buffered_rows = 0;
+  return VF_OK;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+/* Checks one column batch completely before anything is appended, so a rejected batch leaves
+ * the writer usable. */
+static vf_status pw_validate(const pqt_writer *w, const pw_col *c, const pqt_wbatch *b,
+                             int64_t nrows, vf_error *err) {
+  const char *what = NULL;
+  int64_t row0 = w->total_rows;
+  if (b->valid && !c->nullable) {
+    for (int64_t i = 0; i < nrows; i++)
+      if (!b->valid[i])
+        return vf_error_set(err, VF_EUSAGE,
+                            "%s: column '%s' row %lld is null but the column is "
+                            "not nullable",
+                            w->path, c->name, (long long)(row0 + i));
+  }
+  switch (c->wtype) {
+  case PQT_W_INT32:
+  case PQT_W_INT64:
+  case PQT_W_FLOAT:
+  case PQT_W_DOUBLE:
+  case PQT_W_BOOL:
+    if (!b->values) what = "values";
+    break;
+  case PQT_W_VECTOR:
+    if (!b->values)
+      what = "values";
+    else if (nrows > INT64_MAX / c->dim)
+      what = "a row count that fits";
+    break;
+  case PQT_W_STRING:
+    if (b->strs) {
+      for (int64_t i = 0; i < nrows; i++)
+        if ((!b->valid || b->valid[i]) && !b->strs[i])
+          return vf_error_set(err, VF_EUSAGE,
+                              "%s: column '%s' row %lld: NULL string in a "
+                              "valid row (mark it null in `valid`)",
+                              w->path, c->name, (long long)(row0 + i));
+    } else if (!b->offsets) {
+      what = "strs or bytes+offsets";
+    } else {
+      for (int64_t i = 0; i < nrows; i++)
+        if (b->offsets[i] < 0 || b->offsets[i + 1] < b->offsets[i])
+          return vf_error_set(err, VF_EUSAGE,
+                              "%s: column '%s' row %lld: string offsets %lld..%lld "
+                              "are not non-negative and ascending",
+                              w->path, c->name, (long long)(row0 + i), (long long)b->offsets[i],
+                              (long long)b->offsets[i + 1]);
+      if (!b->bytes && b->offsets[nrows] != b->offsets[0]) what = "bytes";
+    }
+    break;
+  case PQT_W_LIST_FLOAT:
+  case PQT_W_LIST_STRING: {
+    if (!b->offsets) {
+      what = "offsets";
+      break;
+    }
+    for (int64_t i = 0; i < nrows; i++)
+      if (b->offsets[i] < 0 || b->offsets[i + 1] < b->offsets[i])
+        return vf_error_set(err, VF_EUSAGE,
+                            "%s: column '%s' row %lld: list offsets %lld..%lld are "
+                            "not non-negative and ascending",
+                            w->path, c->name, (long long)(row0 + i), (long long)b->offsets[i],
+                            (long long)b->offsets[i + 1]);
+    bool any = false;
+    for (int64_t i = 0; i < nrows && !any; i++)
+      any = (!b->valid || b->valid[i]) && b->offsets[i + 1] > b->offsets[i];
+    if (!any) break;
+    if (c->wtype == PQT_W_LIST_FLOAT) {
+      if (!b->values) what = "values";
+      break;
+    }
+    if (!b->strs) {
+      what = "strs";
+      break;
+    }
+    for (int64_t i = 0; i < nrows; i++) {
+      if (b->valid && !b->valid[i]) continue;
+      for (int64_t j = b->offsets[i]; j < b->offsets[i + 1]; j++)
+        if (!b->strs[j])
+          return vf_error_set(err, VF_EUSAGE,
+                              "%s: column '%s' row %lld: list element %lld is a "
+                              "NULL string (list elements cannot be null)",
+                              w->path, c->name, (long long)(row0 + i),
+                              (long long)(j - b->offsets[i]));
+    }
+    break;
+  }
+  }
+  if (what)
+    return vf_error_set(err, VF_EUSAGE, "%s: column '%s' (%s): the batch needs %s", w->path,
+                        c->name, pw_type_name(c->wtype), what);
+  return VF_OK;
+}
+
+/*! pqt_writer_write() : append `nrows` rows given as one batch per column (see pqt_wbatch).
+ *  Row groups are flushed to the file as they fill up.
+ *  @return : VF_EUSAGE for an invalid batch (nothing is appended; the writer stays usable);
+ *            after an I/O or memory failure the writer only accepts pqt_writer_abort(). */
+vf_status pqt_writer_write(pqt_writer *w, const pqt_wbatch *cols, int64_t nrows, vf_error *err) {
+  if (!w) return vf_error_set(err, VF_EUSAGE, "parquet writer: NULL writer");
+  if (w->failed != VF_OK)
+    return vf_error_set(err, VF_EUSAGE, "%s: the writer failed earlier and cannot continue",
+                        w->path);
+  if (nrows < 0)
+    return vf_error_set(err, VF_EUSAGE, "%s: negative row count %lld", w->path, (long long)nrows);
+  if (nrows == 0) return VF_OK;
+  if (!cols) return vf_error_set(err, VF_EUSAGE, "%s: no column batches", w->path);
+  vf_status st;
+  for (int i = 0; i < w->ncols; i++)
+    if ((st = pw_validate(w, &w->cols[i], &cols[i], nrows, err)) != VF_OK) return st;
+
+  int64_t done = 0;
+  while (done < nrows) {
+    int64_t take = w->rg_rows - w->buffered_rows;
+    if (take > nrows - done) take = nrows - done;
+    for (int i = 0; i < w->ncols; i++) {
+      pw_col *c = &w->cols[i];
+      const pqt_wbatch *b = &cols[i];
+      int64_t row_base = w->total_rows - done; /* file row of batch row 0 */
+      switch (c->wtype) {
+      case PQT_W_STRING: st = pw_append_string(w, c, b, done, done + take, row_base, err); break;
+      case PQT_W_LIST_FLOAT:
+      case PQT_W_LIST_STRING:
+      case PQT_W_VECTOR: st = pw_append_list(w, c, b, done, done + take, row_base, err); break;
+      default: st = pw_append_fixed(w, c, b, done, done + take, err); break;
+      }
+      if (st != VF_OK) goto fail;
+    }
+    w->buffered_rows += take;
+    w->total_rows += take;
+    done += take;
+    if (w->buffered_rows >= w->rg_rows && (st = pw_flush_row_group(w, err)) != VF_OK) goto fail;
+  }
+  return VF_OK;
+fail:
+  vf_error_prefix(err, "%s: ", w->path);
+  w->failed = st;
+  return st;
+}
+
+/*! pqt_writer_add_kv() : set a footer key-value entry (a repeated key replaces the value;
+ *  `value` may be NULL for a key without value). */
+vf_status pqt_writer_add_kv(pqt_writer *w, const char *key, const char *value, vf_error *err) {
+  if (!w || !key) return vf_error_set(err, VF_EUSAGE, "parquet writer: NULL writer or key");
+  char *v = NULL;
+  if (value && !(v = vf_strdup(value))) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < w->nkv; i++) {
+    if (strcmp(w->kv[i].key, key) == 0) {
+      free(w->kv[i].value);
+      w->kv[i].value = v;
+      return VF_OK;
+    }
+  }
+  if (w->nkv == w->kv_cap) {
+    int cap = w->kv_cap ? w->kv_cap * 2 : 4;
+    pqt_kv *n = vf_realloc(w->kv, (size_t)cap * sizeof *n);
+    if (!n) {
+      free(v);
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    w->kv = n;
+    w->kv_cap = cap;
+  }
+  char *k = vf_strdup(key);
+  if (!k) {
+    free(v);
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  w->kv[w->nkv].key = k;
+  w->kv[w->nkv].value = v;
+  w->nkv++;
+  return VF_OK;
+}
+
+/* ------------------------------------------------------ ARROW:schema (arrow hint) */
+
+/* Arrow readers (arrow-rs, pyarrow) restore arrow types from the footer key "ARROW:schema": the
+ * base64 of an encapsulated Arrow IPC message (0xFFFFFFFF, int32 length, flatbuffer Message
+ * whose header is a Schema; arrow/format/Message.fbs, Schema.fbs; docs "IPC Streaming Format").
+ * It is written when a VECTOR column exists so a FixedSizeList<float>[dim] comes back fixed-size
+ * instead of as a List.  Debian has no flatbuffers C builder, so this is a minimal one: the
+ * classic back-to-front layout (children first, then parents point forward at them), every
+ * scalar aligned to its size relative to the end of the buffer, whose final size is a multiple
+ * of 8.  Every Field gets a children vector (empty for primitives): arrow C++ rejects a Field
+ * without one. */
+
+typedef struct pw_fb {
+  uint8_t *buf;
+  size_t cap, used; /* bytes are filled from buf + cap downwards */
+  bool overflow;
+  uint32_t field_ref[8]; /* open table: ref of each slot's value, 0 = absent */
+  int nslots;
+  uint32_t table_start;
+} pw_fb;
+
+static void fb_prepend(pw_fb *b, const void *p, size_t n) {
+  if (b->overflow || n > b->cap - b->used) {
+    b->overflow = true;
+    return;
+  }
+  b->used += n;
+  if (p)
+    memcpy(b->buf + b->cap - b->used, p, n);
+  else
+    memset(b->buf + b->cap - b->used, 0, n);
+}
+
+/* pad so that `size` more bytes end `align`-aligned from the buffer's end */
+static void fb_align(pw_fb *b, size_t size, size_t align) {
+  size_t pad = (align - (b->used + size) % align) % align;
+  if (pad) fb_prepend(b, NULL, pad);
+}
+
+static uint32_t fb_ref(const pw_fb *b) {
+  return (uint32_t)b->used;
+}
+
+static uint32_t fb_string(pw_fb *b, const char *s) {
+  size_t n = strlen(s);
+  fb_align(b, n + 1, 4);
+  fb_prepend(b, NULL, 1);
+  fb_prepend(b, s, n);
+  uint32_t len = (uint32_t)n;
+  fb_prepend(b, &len, 4);
+  return fb_ref(b);
+}
+
+static uint32_t fb_offset_vector(pw_fb *b, const uint32_t *refs, size_t n) {
+  fb_align(b, n * 4, 4);
+  for (size_t i = n; i-- > 0;) {
+    uint32_t rel = (uint32_t)(b->used + 4 - refs[i]);
+    fb_prepend(b, &rel, 4);
+  }
+  uint32_t len = (uint32_t)n;
+  fb_prepend(b, &len, 4);
+  return fb_ref(b);
+}
+
+static void fb_table_start(pw_fb *b) {
+  memset(b->field_ref, 0, sizeof b->field_ref);
+  b->nslots = 0;
+  b->table_start = fb_ref(b);
+}
+
+static void fb_slot(pw_fb *b, int slot) {
+  b->field_ref[slot] = fb_ref(b);
+  if (slot + 1 > b->nslots) b->nslots = slot + 1;
+}
+
+static void fb_add_scalar(pw_fb *b, int slot, const void *p, size_t size) {
+  fb_align(b, size, size);
+  fb_prepend(b, p, size);
+  fb_slot(b, slot);
+}
+
+static void fb_add_offset(pw_fb *b, int slot, uint32_t ref) {
+  fb_align(b, 4, 4);
+  uint32_t rel = (uint32_t)(b->used + 4 - ref);
+  fb_prepend(b, &rel, 4);
+  fb_slot(b, slot);
+}
+
+static uint32_t fb_table_end(pw_fb *b) {
+  fb_align(b, 4, 4);
+  fb_prepend(b, NULL, 4); /* soffset to the vtable, patched below */
+  uint32_t tref = fb_ref(b);
+  uint16_t vt[2 + 8];
+  vt[0] = (uint16_t)(4 + 2 * b->nslots);
+  vt[1] = (uint16_t)(tref - b->table_start);
+  for (int i = 0; i < b->nslots; i++)
+    vt[2 + i] = (uint16_t)(b->field_ref[i] ? tref - b->field_ref[i] : 0);
+  fb_prepend(b, vt, vt[0]); /* used is 4-aligned here, so the vtable is 2-aligned */
+  if (b->overflow) return 0;
+  int32_t soff = (int32_t)(fb_ref(b) - tref); /* vtable = table - soffset */
+  memcpy(b->buf + b->cap - tref, &soff, 4);
+  return tref;
+}
+
+enum {
+  FB_TYPE_INT = 2,
+  FB_TYPE_FLOAT = 3,
+  FB_TYPE_UTF8 = 5,
+  FB_TYPE_BOOL = 6,
+  FB_TYPE_LIST = 12,
+  FB_TYPE_FIXED_SIZE_LIST = 16
+};
+
+/* An arrow Field with no children or a single child `child` (0 = none). */
+static uint32_t fb_field(pw_fb *b, const char *name, bool nullable, uint8_t type_type,
+                         uint32_t type_ref, uint32_t child) {
+  uint32_t children = fb_offset_vector(b, &child, child ? 1 : 0);
+  uint32_t nm = fb_string(b, name);
+  fb_table_start(b);
+  fb_add_offset(b, 0, nm);
+  fb_add_offset(b, 3, type_ref);
+  fb_add_offset(b, 5, children);
+  uint8_t nb = nullable ? 1 : 0;
+  fb_add_scalar(b, 1, &nb, 1);
+  fb_add_scalar(b, 2, &type_type, 1);
+  return fb_table_end(b);
+}
+
+static uint32_t fb_float_type(pw_fb *b, int16_t precision) { /* HALF 0, SINGLE 1, DOUBLE 2 */
+  fb_table_start(b);
+  fb_add_scalar(b, 0, &precision, 2);
+  return fb_table_end(b);
+}
+
+static uint32_t fb_empty_table(pw_fb *b) {
+  fb_table_start(b);
+  return fb_table_end(b);
+}
+
+static uint32_t fb_column_field(pw_fb *b, const pw_col *c) {
+  uint8_t tt;
+  uint32_t type, child = 0;
+  switch (c->wtype) {
+  case PQT_W_INT32:
+  case PQT_W_INT64: {
+    int32_t bits = c->wtype == PQT_W_INT32 ? 32 : 64;
+    uint8_t is_signed = 1;
+    fb_table_start(b);
+    fb_add_scalar(b, 0, &bits, 4);
+    fb_add_scalar(b, 1, &is_signed, 1);
+    type = fb_table_end(b);
+    tt = FB_TYPE_INT;
+    break;
+  }
+  case PQT_W_FLOAT:
+    type = fb_float_type(b, 1);
+    tt = FB_TYPE_FLOAT;
+    break;
+  case PQT_W_DOUBLE:
+    type = fb_float_type(b, 2);
+    tt = FB_TYPE_FLOAT;
+    break;
+  case PQT_W_BOOL:
+    type = fb_empty_table(b);
+    tt = FB_TYPE_BOOL;
+    break;
+  case PQT_W_STRING:
+    type = fb_empty_table(b);
+    tt = FB_TYPE_UTF8;
+    break;
+  case PQT_W_LIST_STRING:
+    child = fb_field(b, "element", true, FB_TYPE_UTF8, fb_empty_table(b), 0);
+    type = fb_empty_table(b);
+    tt = FB_TYPE_LIST;
+    break;
+  case PQT_W_LIST_FLOAT:
+    child = fb_field(b, "element", true, FB_TYPE_FLOAT, fb_float_type(b, 1), 0);
+    type = fb_empty_table(b);
+    tt = FB_TYPE_LIST;
+    break;
+  case PQT_W_VECTOR:
+  default: {
+    child = fb_field(b, "element", true, FB_TYPE_FLOAT, fb_float_type(b, 1), 0);
+    int32_t dim = c->dim;
+    fb_table_start(b);
+    fb_add_scalar(b, 0, &dim, 4);
+    type = fb_table_end(b);
+    tt = FB_TYPE_FIXED_SIZE_LIST;
+    break;
+  }
+  }
+  return fb_field(b, c->name, c->nullable, tt, type, child);
+}
+
+static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Builds the base64 ARROW:schema value describing every column (caller frees). */
+static vf_status pw_arrow_schema(const pqt_writer *w, char **out, vf_error *err) {
+  *out = NULL;
+  size_t cap = 1024;
+  for (int i = 0; i < w->ncols; i++)
+    cap += 512 + 2 * strlen(w->cols[i].name);
+  pw_fb b = {0};
+  b.cap = cap;
+  b.buf = vf_malloc(cap);
+  uint32_t *fields = vf_mallocarray((size_t)w->ncols, sizeof *fields);
+  vf_status st = VF_OK;
+  if (!b.buf || !fields) {
+    st = vf_error_set(err, VF_ENOMEM, "out of memory (ARROW:schema)");
+    goto out;
+  }
+  for (int i = 0; i < w->ncols; i++)
+    fields[i] = fb_column_field(&b, &w->cols[i]);
+  uint32_t fvec = fb_offset_vector(&b, fields, (size_t)w->ncols);
+  fb_table_start(&b); /* Schema */
+  fb_add_offset(&b, 1, fvec);
+  uint32_t schema = fb_table_end(&b);
+  fb_table_start(&b); /* Message */
+  int64_t body_len = 0;
+  fb_add_scalar(&b, 3, &body_len, 8);
+  fb_add_offset(&b, 2, schema);
+  int16_t version = 4; /* MetadataVersion V5 */
+  fb_add_scalar(&b, 0, &version, 2);
+  uint8_t header_type = 1; /* MessageHeader.Schema */
+  fb_add_scalar(&b, 1, &header_type, 1);
+  uint32_t msg = fb_table_end(&b);
+  fb_align(&b, 4, 8);
+  uint32_t root = (uint32_t)(b.used + 4 - msg);
+  fb_prepend(&b, &root, 4); /* the buffer now starts with the root offset, size % 8 == 0 */
+  if (b.overflow) {
+    st = vf_error_set(err, VF_EINTERNAL, "ARROW:schema larger than its %zu-byte estimate", cap);
+    goto out;
+  }
+  /* encapsulated message: continuation marker, metadata length, flatbuffer (8-aligned) */
+  size_t raw_len = 8 + b.used;
+  uint8_t *raw = vf_malloc(raw_len);
+  char *txt = vf_malloc((raw_len + 2) / 3 * 4 + 1);
+  if (!raw || !txt) {
+    free(raw);
+    free(txt);
+    st = vf_error_set(err, VF_ENOMEM, "out of memory (ARROW:schema)");
+    goto out;
+  }
+  uint32_t cont = 0xFFFFFFFFu, mlen = (uint32_t)b.used;
+  memcpy(raw, &cont, 4);
+  memcpy(raw + 4, &mlen, 4);
+  memcpy(raw + 8, b.buf + b.cap - b.used, b.used);
+  size_t o = 0;
+  for (size_t i = 0; i < raw_len; i += 3) {
+    uint32_t v = (uint32_t)raw[i] << 16;
+    if (i + 1 < raw_len) v |= (uint32_t)raw[i + 1] << 8;
+    if (i + 2 < raw_len) v |= raw[i + 2];
+    txt[o++] = k_b64[(v >> 18) & 63];
+    txt[o++] = k_b64[(v >> 12) & 63];
+    txt[o++] = i + 1 < raw_len ? k_b64[(v >> 6) & 63] : '=';
+    txt[o++] = i + 2 < raw_len ? k_b64[v & 63] : '=';
+  }
+  txt[o] = 0;
+  free(raw);
+  *out = txt;
+out:
+  free(b.buf);
+  free(fields);
+  return st;
+}
+
+/* ---------------------------------------------------------------- footer */
+
+static void pw_schema_string_annotation(tc_writer *tw) {
+  tcw_field_i32(tw, 6, PQT_CT_UTF8);
+  tcw_field_struct_begin(tw, 10); /* LogicalType */
+  tcw_field_struct_begin(tw, 1);  /* STRING: StringType {} */
+  tcw_struct_end(tw);
+  tcw_struct_end(tw);
+}
+
+static void pw_schema_column(tc_writer *tw, const pw_col *c) {
+  int rep = c->nullable ? PQT_OPTIONAL : PQT_REQUIRED;
+  if (!c->is_list) {
+    tcw_list_struct_begin(tw);
+    tcw_field_i32(tw, 1, (int32_t)c->phys);
+    tcw_field_i32(tw, 3, rep);
+    tcw_field_binary(tw, 4, c->name, strlen(c->name));
+    if (c->wtype == PQT_W_STRING) pw_schema_string_annotation(tw);
+    tcw_struct_end(tw);
+    return;
+  }
+  tcw_list_struct_begin(tw); /* the LIST-annotated group */
+  tcw_field_i32(tw, 3, rep);
+  tcw_field_binary(tw, 4, c->name, strlen(c->name));
+  tcw_field_i32(tw, 5, 1);
+  tcw_field_i32(tw, 6, PQT_CT_LIST);
+  tcw_field_struct_begin(tw, 10); /* LogicalType */
+  tcw_field_struct_begin(tw, 3);  /* LIST: ListType {} */
+  tcw_struct_end(tw);
+  tcw_struct_end(tw);
+  tcw_struct_end(tw);
+  tcw_list_struct_begin(tw); /* repeated group list */
+  tcw_field_i32(tw, 3, PQT_REPEATED);
+  tcw_field_binary(tw, 4, "list", 4);
+  tcw_field_i32(tw, 5, 1);
+  tcw_struct_end(tw);
+  tcw_list_struct_begin(tw); /* optional <t> element */
+  tcw_field_i32(tw, 1, (int32_t)c->phys);
+  tcw_field_i32(tw, 3, PQT_OPTIONAL);
+  tcw_field_binary(tw, 4, "element", 7);
+  if (c->phys == PQT_BYTE_ARRAY) pw_schema_string_annotation(tw);
+  tcw_struct_end(tw);
+}
+
+static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
+  vf_buf *b = &w->hdr;
+  vf_buf_reset(b);
+  int nschema = 1;
+  for (int i = 0; i < w->ncols; i++)
+    nschema += w->cols[i].is_list ? 3 : 1;
+  tc_writer tw;
+  tcw_init(&tw, b, err);
+  tcw_struct_begin(&tw); /* FileMetaData */
+  tcw_field_i32(&tw, 1, 1);
+  tcw_field_list_begin(&tw, 2, TC_STRUCT, (uint32_t)nschema);
+  tcw_list_struct_begin(&tw); /* root */
+  tcw_field_binary(&tw, 4, "schema", 6);
+  tcw_field_i32(&tw, 5, w->ncols);
+  tcw_struct_end(&tw);
+  for (int i = 0; i < w->ncols; i++)
+    pw_schema_column(&tw, &w->cols[i]);
+  tcw_field_i64(&tw, 3, w->total_rows);
+  tcw_field_list_begin(&tw, 4, TC_STRUCT, (uint32_t)w->nrgs);
+  for (int g = 0; g < w->nrgs; g++) {
+    const pw_rg_meta *rg = &w->rgs[g];
+    tcw_list_struct_begin(&tw); /* RowGroup */
+    tcw_field_list_begin(&tw, 1, TC_STRUCT, (uint32_t)w->ncols);
+    for (int i = 0; i < w->ncols; i++) {
+      const pw_col *c = &w->cols[i];
+      const pw_chunk_meta *m = &rg->cols[i];
+      tcw_list_struct_begin(&tw); /* ColumnChunk */
+      tcw_field_i64(&tw, 2, m->offset);
+      tcw_field_struct_begin(&tw, 3); /* ColumnMetaData */
+      tcw_field_i32(&tw, 1, (int32_t)c->phys);
+      tcw_field_list_begin(&tw, 2, TC_I32, 2);
+      tcw_list_i32(&tw, PQT_ENC_PLAIN);
+      tcw_list_i32(&tw, PQT_ENC_RLE);
+      tcw_field_list_begin(&tw, 3, TC_BINARY, c->is_list ? 3 : 1);
+      tcw_list_binary(&tw, c->name, strlen(c->name));
+      if (c->is_list) {
+        tcw_list_binary(&tw, "list", 4);
+        tcw_list_binary(&tw, "element", 7);
+      }
+      tcw_field_i32(&tw, 4, w->codec);
+      tcw_field_i64(&tw, 5, m->num_values);
+      tcw_field_i64(&tw, 6, m->uncomp);
+      tcw_field_i64(&tw, 7, m->comp);
+      tcw_field_i64(&tw, 9, m->offset);
+      tcw_field_struct_begin(&tw, 12); /* Statistics */
+      tcw_field_i64(&tw, 3, m->null_count);
+      tcw_struct_end(&tw);
+      tcw_struct_end(&tw); /* ColumnMetaData */
+      tcw_struct_end(&tw); /* ColumnChunk */
+    }
+    tcw_field_i64(&tw, 2, rg->uncomp);
+    tcw_field_i64(&tw, 3, rg->num_rows);
+    tcw_field_i64(&tw, 5, rg->offset);
+    tcw_field_i64(&tw, 6, rg->comp);
+    if (g <= INT16_MAX) tcw_field_i16(&tw, 7, (int16_t)g);
+    tcw_struct_end(&tw);
+  }
+  if (w->nkv > 0) {
+    tcw_field_list_begin(&tw, 5, TC_STRUCT, (uint32_t)w->nkv);
+    for (int i = 0; i < w->nkv; i++) {
+      tcw_list_struct_begin(&tw);
+      tcw_field_binary(&tw, 1, w->kv[i].key, strlen(w->kv[i].key));
+      if (w->kv[i].value) tcw_field_binary(&tw, 2, w->kv[i].value, strlen(w->kv[i].value));
+      tcw_struct_end(&tw);
+    }
+  }
+  const char *created_by = "vforge version " VF_VERSION_STRING " (build " VF_BUILD_ID ")";
+  tcw_field_binary(&tw, 6, created_by, strlen(created_by));
+  tcw_field_list_begin(&tw, 7, TC_STRUCT, (uint32_t)w->ncols); /* column_orders */
+  for (int i = 0; i < w->ncols; i++) {
+    tcw_list_struct_begin(&tw);     /* ColumnOrder union */
+    tcw_field_struct_begin(&tw, 1); /* TYPE_ORDER: TypeDefinedOrder {} */
+    tcw_struct_end(&tw);
+    tcw_struct_end(&tw);
+  }
+  tcw_struct_end(&tw);
+  if (tw.st != VF_OK) return tw.st;
+  if (b->len > (size_t)UINT32_MAX)
+    return vf_error_set(err, VF_EUSAGE, "footer of %zu bytes exceeds 4 GiB", b->len);
+  uint32_t n = (uint32_t)b->len;
+  uint8_t trailer[8] = {
+      (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24), 'P', 'A', 'R', '1'};
+  vf_status st = vf_atomic_write(w->af, b->data, b->len, err);
+  if (st == VF_OK) st = vf_atomic_write(w->af, trailer, 8, err);
+  return st;
+}
+
+/* Adds ARROW:schema when a VECTOR column exists, unless the caller already set that key. */
+static vf_status pw_add_arrow_schema(pqt_writer *w, vf_error *err) {
+  bool has_vector = false;
+  for (int i = 0; i < w->ncols; i++)
+    has_vector |= w->cols[i].wtype == PQT_W_VECTOR;
+  for (int i = 0; i < w->nkv; i++)
+    if (strcmp(w->kv[i].key, "ARROW:schema") == 0) return VF_OK;
+  if (!has_vector) return VF_OK;
+  char *b64;
+  vf_status st = pw_arrow_schema(w, &b64, err);
+  if (st != VF_OK) return st;
+  st = pqt_writer_add_kv(w, "ARROW:schema", b64, err);
+  free(b64);
+  return st;
+}
+
+/*! pqt_writer_close() : flush the last row group, write the footer and commit the file
+ *  (rename into place).  Frees `w` in every case; on failure no file is left behind. */
+vf_status pqt_writer_close(pqt_writer *w, vf_error *err) {
+  if (!w) return vf_error_set(err, VF_EUSAGE, "parquet writer: NULL writer");
+  vf_status st = w->failed;
+  if (st != VF_OK) {
+    vf_error_set(err, st, "%s: the writer failed earlier; file discarded", w->path);
+    goto out;
+  }
+  if ((st = pw_flush_row_group(w, err)) != VF_OK) goto out;
+  if ((st = pw_add_arrow_schema(w, err)) != VF_OK) goto out;
+  if ((st = pw_write_footer(w, err)) != VF_OK) goto out;
+  st = vf_atomic_commit(w->af, err);
+  w->af = NULL; /* commit frees it, also on failure */
+out:
+  if (st != VF_OK && err && strncmp(err->msg, w->path, strlen(w->path)) != 0)
+    vf_error_prefix(err, "%s: ", w->path);
+  pw_free(w);
+  return st;
+}
+
+/*! pqt_writer_abort() : discard everything written so far (the temp file is removed). */
+void pqt_writer_abort(pqt_writer *w) {
+  pw_free(w);
+}
