@@ -163,6 +163,47 @@ typedef struct corpus_cat_opts {
 vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, corpus_write_fn write,
                      void *user, vf_error *err);
 
+/* ------------------------------------------------------------- record batches */
+
+/* What the load runner hands to a store: ids, named vectors and payload of n points, with
+ * provenance.  Produced from column batches by the corpus reader; stores only read it. */
+typedef enum corpus_vec_kind {
+  CORPUS_VEC_DENSE = 0,
+  CORPUS_VEC_SPARSE, /* struct{indices, values} */
+  CORPUS_VEC_MULTI   /* list<list<float>>, compared with max_sim */
+} corpus_vec_kind;
+
+typedef enum corpus_distance {
+  CORPUS_COSINE = 0,
+  CORPUS_DOT,
+  CORPUS_EUCLID,
+  CORPUS_MANHATTAN
+} corpus_distance;
+
+typedef struct corpus_vec_batch {
+  const char *name;          /* the vector's name in the config (`vectors:` key) */
+  corpus_vec_kind kind;
+  corpus_distance distance;
+  int32_t dim;               /* DENSE and MULTI: floats per vector */
+  float *dense;              /* DENSE: n*dim, row-major */
+  int64_t *offsets;          /* SPARSE: n+1 into indices/values; MULTI: n+1 into `multi` (in vectors) */
+  uint32_t *indices;         /* SPARSE */
+  float *values;             /* SPARSE */
+  float *multi;              /* MULTI: offsets[n]*dim floats */
+  uint8_t *null_rows;        /* n entries (1 = no vector for this point) or NULL */
+} corpus_vec_batch;
+
+typedef struct corpus_batch {
+  size_t n;
+  corpus_id *ids;
+  int nvectors;
+  corpus_vec_batch *vectors;
+  vf_buf payload;            /* row i's payload JSON object: payload.data[payload_offsets[i] .. [i+1]) */
+  int64_t *payload_offsets;  /* n+1 */
+  const char *file_key;      /* provenance: the bare key of the file these rows come from */
+  uint64_t *file_rows;       /* n physical rows in that file */
+} corpus_batch;
+
 #ifdef __cplusplus
 }
 #endif
