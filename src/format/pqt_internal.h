@@ -98,9 +98,8 @@ vf_status pqt_parse_page_header(vf_cursor *c, pqt_page_header *out, vf_error *er
 /* --------------------------------------------------- levels and values (pqt_encoding.c) */
 
 /* RLE/bit-packed hybrid (parquet-format Encodings.md "RLE").  Decodes exactly n values of
- * `bit_width` (0..32) bits from p[0..len).  For levels: values must be <= max (checked, error
- * names the value).  *all_equal (may be NULL) is set when the whole output is one RLE run of
- * `all_equal_value` — lets callers skip materialising trivially uniform levels. */
+ * `bit_width` bits (u8: 0..8, u32: 0..32) from p[0..len).  Levels are checked to be <= max
+ * (the error names the value); dictionary indices are checked by the caller. */
 vf_status pqt_rle_decode_u8(const uint8_t *p, size_t len, int bit_width, uint8_t max, uint8_t *out,
                             size_t n, vf_error *err);
 vf_status pqt_rle_decode_u32(const uint8_t *p, size_t len, int bit_width, uint32_t *out, size_t n,
@@ -113,8 +112,8 @@ vf_status pqt_rle_encode_u8(const uint8_t *vals, size_t n, int bit_width, vf_buf
 /* PLAIN BOOLEAN: bit-packed LSB first */
 vf_status pqt_plain_bool_decode(const uint8_t *p, size_t len, uint8_t *out, size_t n,
                                 size_t *consumed, vf_error *err);
-/* PLAIN BYTE_ARRAY: 4-byte little-endian length + bytes, n values appended to `data` with
- * offsets written to offsets[0..n] relative to data->len at entry plus `base`.  */
+/* PLAIN BYTE_ARRAY: 4-byte little-endian length + bytes, n values appended to `data`;
+ * offsets[0..n] are absolute positions in `data` (offsets[0] == data->len at entry). */
 vf_status pqt_plain_ba_decode(const uint8_t *p, size_t len, size_t n, vf_buf *data,
                               int64_t *offsets, size_t *consumed, vf_error *err);
 
