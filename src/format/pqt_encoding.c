@@ -18,7 +18,7 @@
  *    requested values is present.  Bit width 0 carries no information, so an exhausted
  *    width-0 stream decodes as zeros (ARROW-GH-43605: a dictionary page with one entry).
  *  - DELTA_BINARY_PACKED ("Delta Encoding"): block size a multiple of 128, miniblock size a
- *    multiple of 32, miniblock bit widths <= the physical width; arithmetic is done in uint64 so
+ *    multiple of 32, miniblock bit widths <= 64 (also for INT32, see delta_decode); arithmetic is done in uint64 so
  *    that the wrap-around the spec requires is defined behaviour.  The stream must hold at
  *    least n values; values past n are walked (not stored) so *consumed is exact and
  *    DELTA_BYTE_ARRAY can find the stream that follows.  The last miniblock may be shorter
@@ -506,8 +506,10 @@ vf_status pqt_plain_ba_decode(const uint8_t *p, size_t len, size_t n, vf_buf *da
 #define DELTA_MAX_BLOCK ((uint64_t)1 << 31)
 #define DELTA_CHUNK 256 /* miniblock values unpacked per step (a multiple of 8) */
 
-/* Decodes a DELTA_BINARY_PACKED stream.  `narrow`: INT32 semantics (bit widths <= 32, values
- * wrap at 32 bits).  The first min(n, total) values go to out32 or out64 (both NULL: walk only);
+/* Decodes a DELTA_BINARY_PACKED stream.  `narrow`: INT32 semantics (values wrap at 32 bits).
+ * Bit widths up to 64 are accepted for INT32 too: DuckDB computes INT32 deltas in 64 bits and
+ * writes 33-bit miniblocks and min deltas outside the int32 range; decoding in uint64 and
+ * truncating each value to 32 bits gives exactly the values it wrote (the spec's wrap rule).  The first min(n, total) values go to out32 or out64 (both NULL: walk only);
  * the stream must hold >= n values.  *consumed = bytes of the whole stream. */
 static vf_status delta_decode(const uint8_t *p, size_t len, bool narrow, int32_t *out32,
                               int64_t *out64, size_t n, size_t *consumed, const char *what,
@@ -540,7 +542,7 @@ static vf_status delta_decode(const uint8_t *p, size_t len, bool narrow, int32_t
     return vf_error_set(err, VF_ECORRUPT, "%s: stream holds %llu values, expected at least %zu",
                         what, (unsigned long long)total, n);
   const uint64_t mb_values = block_size / mb_count;
-  const unsigned max_width = narrow ? 32 : 64;
+  const unsigned max_width = 64;
   uint64_t last = zigzag_decode(first_zz);
   const bool store = out32 || out64;
 #define DELTA_STORE(idx, v)                                                                        \

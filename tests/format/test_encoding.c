@@ -510,13 +510,25 @@ VF_TEST(delta_spec_example1_and_headers) {
   CHECK_STATUS(pqt_delta_bp_decode(s, 3, 8, o, 5, &used, &err), VF_ECORRUPT);
   CHECK_STATUS(pqt_delta_bp_decode(s, 5, 8, o, 5, &used, &err), VF_ECORRUPT);
   CHECK(contains(err.msg, "truncated"));
-  /* width above 32 is invalid for INT32, fine for INT64 */
-  const uint8_t w33[] = {0x80, 0x01, 0x04, 0x02, 0x00, 0x00, 33, 0, 0, 0, 1, 0, 0, 0, 0};
+  /* a 33-bit miniblock (DuckDB writes these for INT32 columns): INT32 values wrap at 32 bits,
+   * INT64 keeps the full value */
+  const uint8_t w33[] = {0x80, 0x01, 0x04, 0x02, 0x00, 0x00, 33, 0, 0, 0, 5, 0, 0, 0, 1};
   int32_t o32[2];
-  CHECK_STATUS(pqt_delta_bp_decode(w33, sizeof w33, 4, o32, 2, &used, &err), VF_ECORRUPT);
-  CHECK(contains(err.msg, "bit width 33"));
+  CHECK_OK(pqt_delta_bp_decode(w33, sizeof w33, 4, o32, 2, &used, &err));
+  CHECK_EQ_INT(o32[0], 0);
+  CHECK_EQ_INT(o32[1], 5);
   CHECK_OK(pqt_delta_bp_decode(w33, sizeof w33, 8, o, 2, &used, &err));
-  CHECK_EQ_INT(o[1], 1);
+  CHECK_EQ_INT(o[1], 4294967301LL);
+  /* INT32_MIN then INT32_MAX-1: the min delta 4294967294 lies outside int32 (DuckDB v2 files) */
+  const uint8_t wide[] = {0x80, 0x01, 0x04, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f,
+                          0xfc, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0, 0};
+  CHECK_OK(pqt_delta_bp_decode(wide, sizeof wide, 4, o32, 2, &used, &err));
+  CHECK_EQ_INT(o32[0], INT32_MIN);
+  CHECK_EQ_INT(o32[1], INT32_MAX - 1);
+  /* widths above 64 are invalid for any type */
+  const uint8_t w65[] = {0x80, 0x01, 0x04, 0x02, 0x00, 0x00, 65, 0, 0, 0, 1, 0, 0, 0, 0};
+  CHECK_STATUS(pqt_delta_bp_decode(w65, sizeof w65, 4, o32, 2, &used, &err), VF_ECORRUPT);
+  CHECK(contains(err.msg, "bit width 65"));
   CHECK_STATUS(pqt_delta_bp_decode(w33, sizeof w33, 2, o, 2, &used, &err), VF_EINTERNAL);
 }
 
