@@ -204,6 +204,56 @@ typedef struct corpus_batch {
   uint64_t *file_rows;       /* n physical rows in that file */
 } corpus_batch;
 
+/* ------------------------------------------------ record batches from parquet files */
+
+/* How to turn a file's columns into points (from the config's `vectors`, `payload_fields`
+ * and `id_expression`). */
+typedef struct corpus_vec_source {
+  const char *name;      /* vector name in the store */
+  corpus_vec_kind kind;
+  corpus_distance distance;
+  const char *column;    /* top-level column holding it */
+} corpus_vec_source;
+
+typedef struct corpus_payload_source {
+  const char *key;       /* payload key in the store */
+  const char *column;    /* top-level column (a string column holding a JSON object is unpacked:
+                            the key's value is the object itself, not a string) */
+} corpus_payload_source;
+
+typedef struct corpus_record_spec {
+  const corpus_vec_source *vectors;
+  int nvectors;
+  const corpus_payload_source *payload;
+  int npayload;
+  const corpus_idexpr *id;  /* NULL = vf_point_id(filename, file_row_number) */
+  bool skip_bad_rows;       /* false: a bad row (wrong dimension, NaN/inf, null vector) is an
+                               error naming the file and row; true: dropped and counted */
+} corpus_record_spec;
+
+typedef struct corpus_records corpus_records;
+
+/*! corpus_records_open() : open one corpus file for record reading.  `global_row_base` is the
+ *  corpus-wide row number of the file's first row (for the `row` id expression).
+ *  @return : VF_ENOTFOUND naming a missing column, VF_ECONFIG for a column whose type cannot
+ *            hold the configured vector kind. */
+vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec *spec,
+                              uint64_t global_row_base, corpus_records **out, vf_error *err);
+int corpus_records_row_groups(const corpus_records *r);
+uint64_t corpus_records_rows(const corpus_records *r);            /* rows in the file */
+uint64_t corpus_records_row_group_first(const corpus_records *r, int rg); /* its first row */
+uint64_t corpus_records_bytes_read(const corpus_records *r);
+/*! corpus_records_read() : the points of row group `rg` from physical row `from_row` (a row of
+ *  that group; rows before it are not returned) into `out` (buffers reused across calls).
+ *  `*skipped` (may be NULL) receives the rows dropped as bad (skip_bad_rows). */
+vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
+                              uint64_t *skipped, vf_error *err);
+void corpus_records_close(corpus_records *r);
+
+/*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free). */
+void corpus_batch_slice(const corpus_batch *b, size_t off, size_t n, corpus_batch *view);
+void corpus_batch_free(corpus_batch *b);
+
 #ifdef __cplusplus
 }
 #endif
