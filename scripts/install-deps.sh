@@ -8,6 +8,7 @@ pkgs=(build-essential cmake pkg-config
       libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev
       libcurl4-openssl-dev libyaml-dev libopenblas-dev
       clang llvm libclang-rt-14-dev)
+pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (vforge convert)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -58,8 +58,9 @@ vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *e
 int cmd_inspect(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
-extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN;
+extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN, CLI_CONVERT;
 
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);

@@ -246,6 +246,7 @@ static const struct {
     {"inspect", cmd_inspect, "files, rows, schema, row groups, codecs, page index"},
     {"cat", cmd_cat, "rows as JSON lines"},
     {"scan", cmd_scan, "decode everything; rows, bytes, MB/s and a checksum"},
+    {"convert", cmd_convert, "vector files (.npy, IDX) -> parquet corpus"},
     {"version", cmd_version, "print the version"},
 };
 
