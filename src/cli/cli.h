@@ -11,7 +11,7 @@
 #include "vforge/util.h"
 
 #define CLI_MAX_OPTS 32
-#define CLI_MAX_POS 16
+#define CLI_MAX_POS 4096
 
 typedef struct cli_opt {
   const char *name;    /* long name without dashes */
