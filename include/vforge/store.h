@@ -1,0 +1,163 @@
+/*
+ * vforge store — one interface for vector stores: the embedded `local` store (the default),
+ * `discard` (drops batches; measures the pipeline) and, in the next issue, `qdrant`.
+ *
+ * The lifecycle is Qdrant's, because it is the strictest (issue 4):
+ *
+ *   store_open(config)          connect / open; nothing is created yet
+ *   store_ensure_collection()   create the collection from the vectors spec, or verify that an
+ *                               existing one has the same vector schema (a mismatch is an error
+ *                               unless `recreate`, which drops it first)
+ *   store_defer_indexing()      before a bulk load (Qdrant: indexing_threshold = 0)
+ *   store_upsert(batch) ...     points by id: a re-sent id replaces the point, never duplicates
+ *   store_flush()               make everything upserted so far durable and visible
+ *   store_enable_indexing()     at finalize (Qdrant: restore the threshold; local: compact the
+ *                               segments so each id is stored once, then build the index)
+ *   store_wait_indexed()        until the store is ready to answer searches (Qdrant: green)
+ *   store_count(exact)          distinct points stored
+ *   store_search(...)           top-k ids and scores per query (larger score = nearer)
+ *   store_close()
+ *
+ * A store handle is used by one thread at a time; concurrency comes from several handles (one
+ * per in-flight upsert, or one per process for several writer processes): every backend
+ * accepts several handles writing the same collection at once.
+ */
+#ifndef VFORGE_STORE_H
+#define VFORGE_STORE_H
+
+#include "vforge/corpus.h"
+#include "vforge/util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One named vector of the collection (config `vectors:` entry). */
+typedef struct store_vector_spec {
+  const char *name;
+  corpus_vec_kind kind;
+  corpus_distance distance;
+  int32_t dim; /* DENSE and MULTI: floats per vector (required, > 0); SPARSE: 0 */
+} store_vector_spec;
+
+typedef struct store_config {
+  const char *type;            /* "local" (default when NULL), "discard" */
+  const char *path;            /* local: root directory (default "./vforge-data") */
+  const char *url;             /* remote stores */
+  const char *api_key;         /* remote stores; never logged */
+  const char *collection_name; /* required */
+  const store_vector_spec *vectors;
+  int nvectors;
+  bool recreate;           /* ensure_collection drops an existing collection first */
+  const char *params_json; /* backend-specific parameters as a JSON object text, or NULL */
+  /* local store tuning (0 = default) */
+  int64_t segment_rows;    /* a writer rolls to a new segment after this many rows (1M) */
+  int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
+} store_config;
+
+/* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
+ * with fewer than k points returns fewer).  Best first; equal scores ordered by point id
+ * (integer ids before UUIDs, integers ascending, UUIDs by their text). */
+typedef struct store_hit {
+  corpus_id id;
+  float score;
+} store_hit;
+
+typedef struct store_results {
+  size_t nq, k;
+  store_hit *hits; /* nq * k */
+  size_t *counts;  /* nq */
+} store_results;
+
+void store_results_free(store_results *r);
+
+typedef struct store store;
+
+typedef struct store_vtable {
+  const char *type;
+  vf_status (*ensure_collection)(store *s, vf_error *err);
+  vf_status (*defer_indexing)(store *s, vf_error *err);
+  vf_status (*enable_indexing)(store *s, vf_error *err);
+  vf_status (*wait_indexed)(store *s, double timeout_s, vf_error *err);
+  vf_status (*upsert)(store *s, const corpus_batch *batch, vf_error *err);
+  vf_status (*flush)(store *s, vf_error *err);
+  vf_status (*count)(store *s, bool exact, uint64_t *out, vf_error *err);
+  vf_status (*search)(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
+                      size_t k, store_results *out, vf_error *err);
+  void (*close)(store *s);
+} store_vtable;
+
+/* The common head of every backend's handle. */
+struct store {
+  const store_vtable *vt;
+  char *collection;
+  store_vector_spec *vectors; /* owned deep copy of the config's spec */
+  int nvectors;
+  uint64_t points_upserted; /* points accepted by upsert through this handle */
+};
+
+/*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
+ *  collection is not touched until store_ensure_collection().
+ *  @return : VF_ECONFIG for an unknown type, a missing collection name, a duplicate or unnamed
+ *            vector, a dense/multi vector without a dimension; VF_EIO/VF_ENET from the backend. */
+vf_status store_open(const store_config *cfg, store **out, vf_error *err);
+
+/*! store_ensure_collection() : create the collection, or verify an existing one has the same
+ *  vectors (names, kinds, dimensions, distances).
+ *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate). */
+vf_status store_ensure_collection(store *s, vf_error *err);
+/*! store_defer_indexing() : prepare for a bulk load (no index maintenance while loading). */
+vf_status store_defer_indexing(store *s, vf_error *err);
+/*! store_enable_indexing() : the finalize step: build or resume indexing.  The local store
+ *  first compacts its segments (each id kept once, newest wins); other writers of the
+ *  collection must be done (VF_EUSAGE otherwise). */
+vf_status store_enable_indexing(store *s, vf_error *err);
+/*! store_wait_indexed() : wait until searches use the index (timeout_s <= 0: no limit). */
+vf_status store_wait_indexed(store *s, double timeout_s, vf_error *err);
+/*! store_upsert() : insert or replace the batch's points by id.  Vectors are matched to the
+ *  collection's by name; a collection vector missing from the batch (or null for a row) is
+ *  stored as absent.  @return : VF_EUSAGE for a vector the collection lacks, a kind or
+ *  dimension that differs from the collection's (naming the vector and the first row). */
+vf_status store_upsert(store *s, const corpus_batch *batch, vf_error *err);
+/*! store_flush() : make every point upserted through this handle durable and visible to other
+ *  handles and processes.  Call it at checkpoints, not after every batch (the local store
+ *  commits a segment file per flush). */
+vf_status store_flush(store *s, vf_error *err);
+/*! store_count() : points stored (distinct ids).  `exact` false may be an estimate (Qdrant's
+ *  points_count); the local store is always exact. */
+vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err);
+/*! store_search() : the k nearest points of each of nq queries (row-major, nq x dim floats) by
+ *  the distance of the dense vector `vector` (NULL: the only dense vector).  Only committed
+ *  (flushed) points are searched.  `out` is filled (caller frees with store_results_free).
+ *  @return : VF_EUSAGE for an unknown vector, a wrong dimension, k == 0;
+ *            VF_EUNSUPPORTED for a store that cannot search (discard) or a non-dense vector. */
+vf_status store_search(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
+                       size_t k, store_results *out, vf_error *err);
+/*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
+void store_close(store *s);
+
+/*! store_id_cmp() : the point id order used for ties (integers before UUIDs). */
+int store_id_cmp(const corpus_id *a, const corpus_id *b);
+
+/*! store_id_format() : the canonical text of an id (decimal integer or UUID) into out. */
+void store_id_format(const corpus_id *id, char out[37]);
+
+/*! store_id_parse() : the inverse of store_id_format() (decimal uint64 or a lowercase or
+ *  uppercase 8-4-4-4-12 UUID, stored lowercase).  @return : false when `s` is neither. */
+bool store_id_parse(const char *s, size_t len, corpus_id *out);
+
+/* Backend constructors (used by store_open; exposed for tests). */
+vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
+vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
+
+/* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
+vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);
+void store_head_free(store *s);
+/*! store_check_batch() : the batch-vs-collection checks of store_upsert(); `map[j]` receives
+ *  the batch vector index of collection vector j, or -1 when the batch lacks it. */
+vf_status store_check_batch(const store *s, const corpus_batch *b, int *map, vf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

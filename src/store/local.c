@@ -1,0 +1,1402 @@
+/*
+ * local.c — the embedded `local` store: a directory of parquet segments per collection, no
+ * server (issue 3 "Stores"; DESIGN.md module `store`).
+ *
+ * Layout of <path>/<collection>/:
+ *   collection.json                        the vectors spec (written atomically), one vector per
+ *                                          line so a mismatch can be reported line by line
+ *   seg-<seq:20 digits>-<writer>.parquet   segments, written by pqt_writer (temp + rename: a
+ *                                          segment is visible only once committed)
+ *   .seq                                   the sequence counter (flock'ed while incremented)
+ *   .lock                                  writers hold LOCK_SH while a segment is open;
+ *                                          compaction takes LOCK_EX (non-blocking)
+ * Segment columns (readable by DuckDB, arrow, any parquet tool):
+ *   id STRING        the canonical id text (decimal integer, or lowercase UUID 8-4-4-4-12)
+ *   id_num INT64     the integer id when it fits in int64, else null (for SQL convenience;
+ *                    `id` is authoritative)
+ *   <vector> ...     dense: LIST<float> with a FixedSizeList ARROW:schema (PQT_W_VECTOR);
+ *                    multivector: LIST<float> of count*dim floats; sparse: STRING holding
+ *                    {"indices":[...],"values":[...]} (the writer has no integer lists)
+ *   payload STRING   the point's payload JSON object (null when empty)
+ *
+ * Several writers at once: every handle writes its own segments, named with a global sequence
+ * number (allocated under flock from .seq) and a writer id (hostname-pid-random), so processes
+ * never collide.  Upsert semantics by id are resolved at read time: segments in sequence order,
+ * rows in file order, the last occurrence of an id wins.  Reads build an id table (id -> the
+ * winning segment row) — all ids of a collection must fit in memory (about 100 bytes per point:
+ * a 32-byte hash entry at load <= 1/2 plus an 8-byte slot per stored row);
+ * that is the stated limit of this store until the IVF issue.  Finalize (enable_indexing)
+ * compacts: every segment holding superseded rows is rewritten in place without them (each
+ * rewrite is atomic; a crash half-way leaves a consistent store, since only losers are dropped),
+ * after which each id is stored in exactly one segment row.
+ *
+ * Memory while writing: pqt_writer buffers one row group (row_group_rows is derived from
+ * `row_group_bytes`, 32 MiB by default) and flushes it; a segment rolls over after
+ * `segment_rows`.  Search reads one row group of one vector column at a time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vforge/format.h"
+#include "vforge/index.h"
+#include "vforge/io.h"
+#include "vforge/store.h"
+
+#define LS_DEFAULT_PATH "./vforge-data"
+#define LS_DEFAULT_SEGMENT_ROWS ((int64_t)1 << 20)
+#define LS_DEFAULT_RG_BYTES ((int64_t)32 << 20)
+#define LS_MAX_JSON ((size_t)1 << 20)
+#define LS_FIXED_COLS 2 /* id, id_num; then vectors; then payload */
+
+/* ------------------------------------------------------------- id table */
+
+typedef struct ls_entry {
+  uint64_t a, b; /* integer: (num, 0); uuid: the 16 bytes big-endian as two words */
+  int64_t row;   /* row inside the winning segment */
+  int32_t seg;   /* winning segment, -1 = empty slot */
+  uint8_t is_uuid;
+} ls_entry;
+
+typedef struct ls_seg {
+  char *name;
+  uint64_t ino, size;
+  int64_t mtime_ns;
+  int64_t nrows;
+  int64_t *slot; /* per row: the entry index when this row is its id's winner, else -1 */
+} ls_seg;
+
+typedef struct ls_view {
+  ls_seg *segs;
+  int nsegs;
+  ls_entry *tab;
+  size_t cap, count;
+  uint64_t total_rows;
+  bool valid;
+} ls_view;
+
+typedef struct local_store {
+  store base;
+  char *dir, *json_path, *lock_path, *seq_path;
+  char writer_id[128];
+  int64_t segment_rows, rg_bytes;
+  bool verified; /* collection.json matched this handle's spec */
+  bool recreate_pending;
+  /* the open segment */
+  pqt_writer *w;
+  int64_t w_rows;
+  int lock_fd;
+  pqt_wcolumn *cols;
+  int ncols;
+  int *map;
+  /* scratch for building column batches, reused */
+  pqt_wbatch *wb;
+  vf_buf idtext, sparse;
+  const char **idstrs;
+  int64_t *idnum, *offs;
+  uint8_t *idvalid, *valid, *pvalid;
+  size_t scratch_rows, offs_cap, valid_cap;
+  ls_view view;
+} local_store;
+
+static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
+  uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + u);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  return h;
+}
+
+static int hexv(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+static void ls_key_of(const corpus_id *id, uint64_t *a, uint64_t *b) {
+  if (!id->is_uuid) {
+    *a = id->num;
+    *b = 0;
+    return;
+  }
+  uint64_t w[2] = {0, 0};
+  int nib = 0;
+  for (int i = 0; i < 36; i++) {
+    int v = hexv(id->uuid[i]);
+    if (v < 0) continue;
+    w[nib / 16] = (w[nib / 16] << 4) | (uint64_t)v;
+    nib++;
+  }
+  *a = w[0];
+  *b = w[1];
+}
+
+static void ls_id_of(const ls_entry *e, corpus_id *id) {
+  memset(id, 0, sizeof *id);
+  if (!e->is_uuid) {
+    id->num = e->a;
+    return;
+  }
+  static const char hx[] = "0123456789abcdef";
+  int nib = 0;
+  for (int i = 0; i < 36; i++) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      id->uuid[i] = '-';
+      continue;
+    }
+    uint64_t w = nib < 16 ? e->a : e->b;
+    id->uuid[i] = hx[(w >> (4 * (15 - nib % 16))) & 15];
+    nib++;
+  }
+  id->uuid[36] = 0;
+  id->is_uuid = true;
+}
+
+static int ls_entry_cmp(const void *user, int64_t x, int64_t y) {
+  const ls_entry *t = user;
+  const ls_entry *a = &t[x], *b = &t[y];
+  if (a->is_uuid != b->is_uuid) return a->is_uuid ? 1 : -1;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  if (a->b != b->b) return a->b < b->b ? -1 : 1;
+  return 0;
+}
+
+static vf_status ls_tab_grow(ls_view *v, vf_error *err) {
+  size_t ncap = v->cap ? v->cap * 2 : 1024;
+  ls_entry *t = vf_mallocarray(ncap, sizeof *t);
+  if (!t)
+    return vf_error_set(err, VF_ENOMEM,
+                        "local store: out of memory for the id table (%zu ids; every id of a "
+                        "collection must fit in memory)",
+                        v->count);
+  for (size_t i = 0; i < ncap; i++)
+    t[i].seg = -1;
+  for (size_t i = 0; i < v->cap; i++) {
+    if (v->tab[i].seg < 0) continue;
+    size_t h = ls_hash(v->tab[i].a, v->tab[i].b, v->tab[i].is_uuid) & (ncap - 1);
+    while (t[h].seg >= 0)
+      h = (h + 1) & (ncap - 1);
+    t[h] = v->tab[i];
+  }
+  free(v->tab);
+  v->tab = t;
+  v->cap = ncap;
+  return VF_OK;
+}
+
+/* record (seg,row) as the newest occurrence of the id */
+static vf_status ls_tab_put(ls_view *v, const corpus_id *id, int32_t seg, int64_t row,
+                            vf_error *err) {
+  if ((v->count + 1) * 2 > v->cap) {
+    vf_status st = ls_tab_grow(v, err);
+    if (st != VF_OK) return st;
+  }
+  uint64_t a, b;
+  ls_key_of(id, &a, &b);
+  uint8_t u = id->is_uuid ? 1 : 0;
+  size_t h = ls_hash(a, b, u) & (v->cap - 1);
+  while (v->tab[h].seg >= 0) {
+    ls_entry *e = &v->tab[h];
+    if (e->a == a && e->b == b && e->is_uuid == u) {
+      e->seg = seg;
+      e->row = row;
+      return VF_OK;
+    }
+    h = (h + 1) & (v->cap - 1);
+  }
+  v->tab[h] = (ls_entry){a, b, row, seg, u};
+  v->count++;
+  return VF_OK;
+}
+
+static void ls_view_free(ls_view *v) {
+  for (int i = 0; i < v->nsegs; i++) {
+    free(v->segs[i].name);
+    free(v->segs[i].slot);
+  }
+  free(v->segs);
+  free(v->tab);
+  memset(v, 0, sizeof *v);
+}
+
+/* ------------------------------------------------------------- paths, files */
+
+static char *path_join(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *p = vf_malloc(la + lb + 2);
+  if (!p) return NULL;
+  memcpy(p, a, la);
+  p[la] = '/';
+  memcpy(p + la + 1, b, lb + 1);
+  return p;
+}
+
+static vf_status mkdir_p(const char *path, vf_error *err) {
+  char *p = vf_strdup(path);
+  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (char *q = p + 1;; q++) {
+    if (*q == '/' || *q == 0) {
+      char c = *q;
+      *q = 0;
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        vf_status st =
+            vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
+        free(p);
+        return st;
+      }
+      *q = c;
+      if (!c) break;
+    }
+  }
+  free(p);
+  return VF_OK;
+}
+
+static bool is_segment_name(const char *n) {
+  size_t l = strlen(n);
+  return l > 12 && strncmp(n, "seg-", 4) == 0 && strcmp(n + l - 8, ".parquet") == 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the committed segments, sorted by name (= sequence order) */
+static vf_status ls_list(local_store *s, char ***out, int *n, vf_error *err) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir(s->dir);
+  if (!d)
+    return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO,
+                        "collection '%s': cannot open %s: %s", s->base.collection, s->dir,
+                        strerror(errno));
+  char **names = NULL;
+  int cnt = 0, cap = 0;
+  vf_status st = VF_OK;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (!is_segment_name(de->d_name)) continue;
+    if (cnt == cap) {
+      int nc = cap ? cap * 2 : 16;
+      char **t = vf_realloc(names, (size_t)nc * sizeof *t);
+      if (!t) {
+        st = vf_error_set(err, VF_ENOMEM, "out of memory");
+        break;
+      }
+      names = t;
+      cap = nc;
+    }
+    if (!(names[cnt] = vf_strdup(de->d_name))) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      break;
+    }
+    cnt++;
+  }
+  closedir(d);
+  if (st != VF_OK) {
+    for (int i = 0; i < cnt; i++)
+      free(names[i]);
+    free(names);
+    return st;
+  }
+  if (cnt) qsort(names, (size_t)cnt, sizeof *names, cmp_str);
+  *out = names;
+  *n = cnt;
+  return VF_OK;
+}
+
+static void free_names(char **names, int n) {
+  for (int i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+static vf_status read_small_file(const char *path, char **out, size_t *len, vf_error *err) {
+  *out = NULL;
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: %s", path,
+                        strerror(errno));
+  vf_buf b;
+  vf_buf_init(&b, LS_MAX_JSON);
+  vf_status st = VF_OK;
+  char tmp[4096];
+  size_t n;
+  while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0)
+    if ((st = vf_buf_append(&b, tmp, n, err)) != VF_OK) break;
+  if (st == VF_OK && ferror(fp)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
+  fclose(fp);
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  if (st != VF_OK) {
+    vf_buf_free(&b);
+    return vf_error_prefix(err, "%s: ", path);
+  }
+  *out = (char *)vf_buf_take(&b, len);
+  *len -= 1;
+  return VF_OK;
+}
+
+/* ---------------------------------------------------------- collection.json */
+
+static const char *kind_text(corpus_vec_kind k) {
+  return k == CORPUS_VEC_SPARSE ? "sparse" : k == CORPUS_VEC_MULTI ? "multivector" : "dense";
+}
+
+/* one line per vector, so a mismatch names the vector */
+static vf_status ls_vector_line(const store_vector_spec *v, vf_buf *b, vf_error *err) {
+  vf_status st = vf_buf_printf(b, err, "    {\"name\": ");
+  if (st == VF_OK) st = vf_json_string(b, v->name, strlen(v->name), err);
+  if (st == VF_OK)
+    st = vf_buf_printf(b, err, ", \"type\": \"%s\", \"dim\": %d, \"distance\": \"%s\"}",
+                       kind_text(v->kind), (int)v->dim, idx_metric_name(v->distance));
+  return st;
+}
+
+static vf_status ls_spec_json(const store *s, vf_buf *b, vf_error *err) {
+  vf_status st = vf_buf_printf(b, err, "{\"format\": \"vforge-local\", \"version\": 1,\n");
+  if (st == VF_OK) st = vf_buf_printf(b, err, " \"collection\": ");
+  if (st == VF_OK) st = vf_json_string(b, s->collection, strlen(s->collection), err);
+  if (st == VF_OK) st = vf_buf_printf(b, err, ",\n \"vectors\": [\n");
+  for (int i = 0; st == VF_OK && i < s->nvectors; i++) {
+    st = ls_vector_line(&s->vectors[i], b, err);
+    if (st == VF_OK) st = vf_buf_printf(b, err, "%s\n", i + 1 < s->nvectors ? "," : "");
+  }
+  if (st == VF_OK) st = vf_buf_printf(b, err, " ]}\n");
+  return st;
+}
+
+/* Compare the stored spec with this handle's; name the first differing vector. */
+static vf_status ls_compare_spec(local_store *s, const char *have, vf_error *err) {
+  vf_buf want;
+  vf_buf_init(&want, LS_MAX_JSON);
+  vf_status st = ls_spec_json(&s->base, &want, err);
+  if (st == VF_OK) st = vf_buf_append(&want, "", 1, err);
+  if (st != VF_OK) goto out;
+  if (strcmp(have, (const char *)want.data) == 0) goto out;
+  /* line by line: the first line that differs */
+  const char *p = have, *q = (const char *)want.data;
+  while (*p && *q) {
+    const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+    size_t pl = pe ? (size_t)(pe - p) : strlen(p), ql = qe ? (size_t)(qe - q) : strlen(q);
+    if (pl != ql || memcmp(p, q, pl) != 0) {
+      st = vf_error_set(err, VF_ECONFIG,
+                        "collection '%s' exists in %s with a different vector schema: stored "
+                        "'%.*s', configured '%.*s' (set recreate to replace it)",
+                        s->base.collection, s->dir, (int)(pl > 300 ? 300 : pl), p,
+                        (int)(ql > 300 ? 300 : ql), q);
+      goto out;
+    }
+    p += pl + (pe ? 1 : 0);
+    q += ql + (qe ? 1 : 0);
+  }
+  st = vf_error_set(err, VF_ECONFIG,
+                    "collection '%s' exists in %s with a different vector schema (%s vectors "
+                    "than configured; set recreate to replace it)",
+                    s->base.collection, s->dir, *p ? "more" : "fewer");
+out:
+  vf_buf_free(&want);
+  return st;
+}
+
+static vf_status ls_verify(local_store *s, vf_error *err) {
+  if (s->verified) return VF_OK;
+  char *have = NULL;
+  size_t len = 0;
+  vf_status st = read_small_file(s->json_path, &have, &len, err);
+  if (st == VF_ENOTFOUND)
+    return vf_error_set(err, VF_ENOTFOUND,
+                        "collection '%s' does not exist in %s (create it first: load prepare / "
+                        "ensure_collection)",
+                        s->base.collection, s->dir);
+  if (st != VF_OK) return st;
+  st = ls_compare_spec(s, have, err);
+  free(have);
+  if (st == VF_OK) s->verified = true;
+  return st;
+}
+
+/* LOCK_EX on .lock without waiting: no other handle may have a segment open.  `what` names
+ * the operation for the error.  *fd receives the lock's descriptor (close it to release). */
+static vf_status ls_lock_exclusive(local_store *s, const char *what, int *fd, vf_error *err) {
+  *fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (*fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return VF_OK;
+  vf_status st = errno == EWOULDBLOCK
+                     ? vf_error_set(err, VF_EUSAGE,
+                                    "collection '%s': another writer is still loading into %s; "
+                                    "%s runs only when every load has finished",
+                                    s->base.collection, s->dir, what)
+                     : vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+  close(*fd);
+  *fd = -1;
+  return st;
+}
+
+static vf_status ls_remove_collection(local_store *s, vf_error *err) {
+  int lock_fd;
+  vf_status st = ls_lock_exclusive(s, "recreate", &lock_fd, err);
+  if (st != VF_OK) return st;
+  DIR *d = opendir(s->dir);
+  if (!d) {
+    int e = errno;
+    close(lock_fd);
+    return e == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", s->dir, strerror(e));
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    const char *n = de->d_name;
+    if (!(is_segment_name(n) || strstr(n, ".parquet.tmp.") || strcmp(n, "collection.json") == 0 ||
+          strncmp(n, "collection.json.tmp.", 20) == 0 || strcmp(n, ".seq") == 0))
+      continue;
+    char *p = path_join(s->dir, n);
+    if (!p) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      break;
+    }
+    if (unlink(p) != 0 && errno != ENOENT)
+      st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+    free(p);
+    if (st != VF_OK) break;
+  }
+  closedir(d);
+  close(lock_fd);
+  return st;
+}
+
+/* ensure_collection: create, verify, or recreate (see store.h) */
+static vf_status ls_ensure_collection(store *base, vf_error *err) {
+  local_store *s = (local_store *)base;
+  if (s->w)
+    return vf_error_set(err, VF_EUSAGE,
+                        "collection '%s': ensure_collection while this handle has unflushed "
+                        "points",
+                        base->collection);
+  vf_status st = mkdir_p(s->dir, err);
+  if (st != VF_OK) return st;
+  s->verified = false;
+  s->view.valid = false;
+  /* recreate is one-shot: a handle drops the old collection at most once */
+  bool recreate = s->recreate_pending;
+  s->recreate_pending = false;
+  if (recreate && (st = ls_remove_collection(s, err)) != VF_OK) return st;
+  struct stat sb;
+  if (stat(s->json_path, &sb) == 0) return ls_verify(s, err);
+  vf_buf b;
+  vf_buf_init(&b, LS_MAX_JSON);
+  vf_atomic_file *af = NULL;
+  st = ls_spec_json(base, &b, err);
+  if (st == VF_OK) st = vf_atomic_open(s->json_path, &af, err);
+  if (st == VF_OK) st = vf_atomic_write(af, b.data, b.len, err);
+  if (st == VF_OK) {
+    st = vf_atomic_commit(af, err);
+    af = NULL;
+  }
+  vf_atomic_abort(af);
+  vf_buf_free(&b);
+  if (st == VF_OK) s->verified = true;
+  return st;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static vf_status ls_next_seq(local_store *s, uint64_t *seq, vf_error *err) {
+  int fd = open(s->seq_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->seq_path, strerror(errno));
+  vf_status st = VF_OK;
+  if (flock(fd, LOCK_EX) != 0) {
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->seq_path, strerror(errno));
+    goto out;
+  }
+  char buf[32];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n < 0) {
+    st = vf_error_set(err, VF_EIO, "%s: read: %s", s->seq_path, strerror(errno));
+    goto out;
+  }
+  uint64_t v = 0;
+  for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+    v = v * 10 + (uint64_t)(buf[i] - '0');
+  v++;
+  int len = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)v);
+  if (pwrite(fd, buf, (size_t)len, 0) != len || fdatasync(fd) != 0) {
+    st = vf_error_set(err, VF_EIO, "%s: write: %s", s->seq_path, strerror(errno));
+    goto out;
+  }
+  *seq = v;
+out:
+  close(fd); /* releases the lock */
+  return st;
+}
+
+static int64_t ls_row_group_rows(const local_store *s) {
+  int64_t row = 64 + 256; /* id, id_num, a typical payload */
+  for (int j = 0; j < s->base.nvectors; j++)
+    row += s->base.vectors[j].kind == CORPUS_VEC_SPARSE ? 512 : (int64_t)s->base.vectors[j].dim * 4;
+  int64_t r = s->rg_bytes / row;
+  if (r < 8) r = 8;
+  if (r > 65536) r = 65536;
+  return r;
+}
+
+static vf_status ls_open_writer_at(local_store *s, const char *path, pqt_writer **w,
+                                   vf_error *err) {
+  pqt_writer_opts o;
+  memset(&o, 0, sizeof o);
+  o.codec = PQT_UNCOMPRESSED;
+  o.row_group_rows = ls_row_group_rows(s);
+  vf_status st = pqt_writer_open(path, s->cols, s->ncols, &o, w, err);
+  if (st == VF_OK) st = pqt_writer_add_kv(*w, "vforge.store", "local", err);
+  if (st == VF_OK) st = pqt_writer_add_kv(*w, "vforge.collection", s->base.collection, err);
+  if (st != VF_OK && *w) {
+    pqt_writer_abort(*w);
+    *w = NULL;
+  }
+  return st;
+}
+
+static vf_status ls_open_segment(local_store *s, vf_error *err) {
+  vf_status st = ls_verify(s, err);
+  if (st != VF_OK) return st;
+  s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (flock(s->lock_fd, LOCK_SH) != 0) {
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+    goto fail;
+  }
+  uint64_t seq = 0;
+  if ((st = ls_next_seq(s, &seq, err)) != VF_OK) goto fail;
+  char name[256];
+  snprintf(name, sizeof name, "seg-%020llu-%s.parquet", (unsigned long long)seq, s->writer_id);
+  char *path = path_join(s->dir, name);
+  if (!path) {
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    goto fail;
+  }
+  st = ls_open_writer_at(s, path, &s->w, err);
+  free(path);
+  if (st != VF_OK) goto fail;
+  s->w_rows = 0;
+  return VF_OK;
+fail:
+  close(s->lock_fd);
+  s->lock_fd = -1;
+  return st;
+}
+
+static vf_status ls_commit_segment(local_store *s, vf_error *err) {
+  if (!s->w) return VF_OK;
+  vf_status st = pqt_writer_close(s->w, err);
+  s->w = NULL;
+  s->w_rows = 0;
+  if (s->lock_fd >= 0) close(s->lock_fd);
+  s->lock_fd = -1;
+  s->view.valid = false;
+  return st;
+}
+
+static vf_status ls_scratch(local_store *s, size_t n, vf_error *err) {
+  if (n <= s->scratch_rows) return VF_OK;
+  size_t c = n < 256 ? 256 : n;
+  const char **a = vf_realloc(s->idstrs, c * sizeof *a);
+  if (a) s->idstrs = a;
+  int64_t *b = vf_realloc(s->idnum, c * sizeof *b);
+  if (b) s->idnum = b;
+  uint8_t *v1 = vf_realloc(s->idvalid, c);
+  if (v1) s->idvalid = v1;
+  uint8_t *v2 = vf_realloc(s->pvalid, c);
+  if (v2) s->pvalid = v2;
+  if (!a || !b || !v1 || !v2) return vf_error_set(err, VF_ENOMEM, "local store: out of memory");
+  s->scratch_rows = c;
+  return VF_OK;
+}
+
+/* room for `n` int64 offsets / validity bytes per vector column, laid out per column */
+static vf_status ls_scratch_cols(local_store *s, size_t n, vf_error *err) {
+  size_t need = (n + 1) * (size_t)(s->base.nvectors + 1);
+  if (need > s->offs_cap) {
+    int64_t *o = vf_realloc(s->offs, need * sizeof *o);
+    if (!o) return vf_error_set(err, VF_ENOMEM, "local store: out of memory");
+    s->offs = o;
+    s->offs_cap = need;
+  }
+  if (need > s->valid_cap) {
+    uint8_t *v = vf_realloc(s->valid, need);
+    if (!v) return vf_error_set(err, VF_ENOMEM, "local store: out of memory");
+    s->valid = v;
+    s->valid_cap = need;
+  }
+  return VF_OK;
+}
+
+static const float ls_zero_float = 0.0f;
+
+/* rows [r0, r1) of the batch into the open segment */
+static vf_status ls_write_rows(local_store *s, const corpus_batch *b, size_t r0, size_t r1,
+                               vf_error *err) {
+  size_t n = r1 - r0;
+  vf_status st = ls_scratch(s, n, err);
+  if (st == VF_OK) st = ls_scratch_cols(s, n, err);
+  if (st == VF_OK) st = vf_buf_reserve(&s->idtext, n * 37, err);
+  if (st != VF_OK) return st;
+  vf_buf_reset(&s->idtext);
+  vf_buf_reset(&s->sparse);
+  pqt_wbatch *wb = s->wb;
+  memset(wb, 0, (size_t)s->ncols * sizeof *wb);
+  char *text = (char *)s->idtext.data;
+  for (size_t i = 0; i < n; i++) {
+    const corpus_id *id = &b->ids[r0 + i];
+    char *t = text + i * 37;
+    if (id->is_uuid) {
+      corpus_id norm;
+      if (!store_id_parse(id->uuid, strnlen(id->uuid, 37), &norm) || !norm.is_uuid)
+        return vf_error_set(err, VF_EUSAGE, "%s: row %zu: point id '%.36s' is not a UUID",
+                            b->file_key ? b->file_key : "batch", r0 + i, id->uuid);
+      memcpy(t, norm.uuid, 37);
+      s->idvalid[i] = 0;
+      s->idnum[i] = 0;
+    } else {
+      store_id_format(id, t);
+      s->idvalid[i] = id->num <= (uint64_t)INT64_MAX;
+      s->idnum[i] = s->idvalid[i] ? (int64_t)id->num : 0;
+    }
+    s->idstrs[i] = t;
+  }
+  wb[0].strs = s->idstrs;
+  wb[1].values = s->idnum;
+  wb[1].valid = s->idvalid;
+  for (int j = 0; j < s->base.nvectors; j++) {
+    const store_vector_spec *sp = &s->base.vectors[j];
+    pqt_wbatch *c = &wb[LS_FIXED_COLS + j];
+    uint8_t *valid = s->valid + (size_t)j * (n + 1);
+    int64_t *offs = s->offs + (size_t)j * (n + 1);
+    int bi = s->map[j];
+    const corpus_vec_batch *v = bi >= 0 ? &b->vectors[bi] : NULL;
+    for (size_t i = 0; i < n; i++)
+      valid[i] = v && !(v->null_rows && v->null_rows[r0 + i]);
+    c->valid = valid;
+    switch (sp->kind) {
+    case CORPUS_VEC_DENSE:
+      c->values = v ? (const void *)(v->dense + r0 * (size_t)sp->dim) : &ls_zero_float;
+      break;
+    case CORPUS_VEC_MULTI:
+      c->values = v && v->multi ? (const void *)v->multi : &ls_zero_float;
+      for (size_t i = 0; i <= n; i++)
+        offs[i] = v ? v->offsets[r0 + i] * sp->dim : 0;
+      c->offsets = offs;
+      break;
+    case CORPUS_VEC_SPARSE: {
+      offs[0] = (int64_t)s->sparse.len;
+      for (size_t i = 0; i < n; i++) {
+        if (valid[i]) {
+          size_t r = r0 + i;
+          st = vf_json_raw(&s->sparse, "{\"indices\":[", err);
+          for (int64_t e = v->offsets[r]; st == VF_OK && e < v->offsets[r + 1]; e++) {
+            if (e > v->offsets[r]) st = vf_json_raw(&s->sparse, ",", err);
+            if (st == VF_OK) st = vf_json_u64(&s->sparse, v->indices[e], err);
+          }
+          if (st == VF_OK) st = vf_json_raw(&s->sparse, "],\"values\":[", err);
+          for (int64_t e = v->offsets[r]; st == VF_OK && e < v->offsets[r + 1]; e++) {
+            if (e > v->offsets[r]) st = vf_json_raw(&s->sparse, ",", err);
+            if (st == VF_OK) st = vf_json_f32(&s->sparse, v->values[e], err);
+          }
+          if (st == VF_OK) st = vf_json_raw(&s->sparse, "]}", err);
+          if (st != VF_OK) return st;
+        }
+        offs[i + 1] = (int64_t)s->sparse.len;
+      }
+      c->offsets = offs;
+      break;
+    }
+    }
+  }
+  /* sparse texts were appended while growing the buffer: point at the final data */
+  for (int j = 0; j < s->base.nvectors; j++)
+    if (s->base.vectors[j].kind == CORPUS_VEC_SPARSE) wb[LS_FIXED_COLS + j].bytes = s->sparse.data;
+  pqt_wbatch *pc = &wb[LS_FIXED_COLS + s->base.nvectors];
+  int64_t *poffs = s->offs + (size_t)s->base.nvectors * (n + 1);
+  for (size_t i = 0; i <= n; i++)
+    poffs[i] = b->payload_offsets ? b->payload_offsets[r0 + i] : 0;
+  for (size_t i = 0; i < n; i++)
+    s->pvalid[i] = poffs[i + 1] > poffs[i];
+  pc->bytes = b->payload.data;
+  pc->offsets = poffs;
+  pc->valid = s->pvalid;
+  st = pqt_writer_write(s->w, wb, (int64_t)n, err);
+  if (st == VF_OK) s->w_rows += (int64_t)n;
+  return st;
+}
+
+static vf_status ls_upsert(store *base, const corpus_batch *b, vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = store_check_batch(base, b, s->map, err);
+  if (st != VF_OK) return st;
+  size_t done = 0;
+  while (done < b->n) {
+    if (!s->w && (st = ls_open_segment(s, err)) != VF_OK) return st;
+    int64_t room = s->segment_rows - s->w_rows;
+    size_t take = b->n - done;
+    if ((uint64_t)room < take) take = (size_t)room;
+    if ((st = ls_write_rows(s, b, done, done + take, err)) != VF_OK) return st;
+    done += take;
+    if (s->w_rows >= s->segment_rows && (st = ls_commit_segment(s, err)) != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+static vf_status ls_flush(store *base, vf_error *err) {
+  return ls_commit_segment((local_store *)base, err);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static vf_status ls_open_segment_file(local_store *s, const char *name, pqt_file **f,
+                                      vf_error *err) {
+  char *p = path_join(s->dir, name);
+  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  io_source *src = NULL;
+  vf_status st = io_open_local(p, &src, err);
+  free(p);
+  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
+  return st;
+}
+
+/* leaf index of a top-level column, checking it is a single leaf */
+static int ls_leaf_of(const pqt_file *f, const char *name) {
+  int top = pqt_find_top(f, name);
+  if (top < 0) return -1;
+  const pqt_node *nd = &pqt_schema_of(f)->nodes[top];
+  return nd->nleaves == 1 ? nd->first_leaf : -1;
+}
+
+static vf_status ls_id_at(const pqt_file *f, const pqt_leaf_data *d, int64_t row, int64_t first,
+                          corpus_id *id, vf_error *err) {
+  if (d->type != PQT_BYTE_ARRAY || d->nvalues != d->nrows || row >= d->nvalues)
+    return vf_error_set(err, VF_ECORRUPT, "%s: column 'id' is not a required string column",
+                        pqt_name(f));
+  const char *p = (const char *)d->values.data + d->offsets[row];
+  size_t len = (size_t)(d->offsets[row + 1] - d->offsets[row]);
+  if (!store_id_parse(p, len, id))
+    return vf_error_set(err, VF_ECORRUPT,
+                        "%s: row %lld: id '%.*s' is neither an integer nor a UUID", pqt_name(f),
+                        (long long)(first + row), (int)(len > 64 ? 64 : len), p);
+  return VF_OK;
+}
+
+static bool ls_view_current(local_store *s, char **names, int n) {
+  ls_view *v = &s->view;
+  if (!v->valid || v->nsegs != n) return false;
+  for (int i = 0; i < n; i++) {
+    if (strcmp(v->segs[i].name, names[i]) != 0) return false;
+    char *p = path_join(s->dir, names[i]);
+    struct stat sb;
+    bool same = p && stat(p, &sb) == 0 && (uint64_t)sb.st_ino == v->segs[i].ino &&
+                (uint64_t)sb.st_size == v->segs[i].size &&
+                (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec == v->segs[i].mtime_ns;
+    free(p);
+    if (!same) return false;
+  }
+  return true;
+}
+
+/* Build (or reuse) the id table over every committed segment. */
+static vf_status ls_view_build_once(local_store *s, vf_error *err) {
+  char **names = NULL;
+  int n = 0;
+  vf_status st = ls_list(s, &names, &n, err);
+  if (st != VF_OK) return st;
+  if (ls_view_current(s, names, n)) {
+    free_names(names, n);
+    return VF_OK;
+  }
+  ls_view_free(&s->view);
+  ls_view *v = &s->view;
+  pqt_leaf_data d;
+  pqt_leaf_data_init(&d);
+  if (n && !(v->segs = vf_calloc((size_t)n, sizeof *v->segs))) {
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < n; i++) {
+    ls_seg *sg = &v->segs[i];
+    sg->name = names[i];
+    names[i] = NULL;
+    v->nsegs = i + 1;
+    char *p = path_join(s->dir, sg->name);
+    struct stat sb;
+    if (p && stat(p, &sb) == 0) {
+      sg->ino = (uint64_t)sb.st_ino;
+      sg->size = (uint64_t)sb.st_size;
+      sg->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    }
+    free(p);
+    pqt_file *f = NULL;
+    if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) goto out;
+    int leaf = ls_leaf_of(f, "id");
+    if (leaf < 0) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column", pqt_name(f));
+      pqt_close(f);
+      goto out;
+    }
+    const pqt_file_meta *m = pqt_meta(f);
+    int64_t row = 0;
+    for (int g = 0; g < m->nrow_groups && st == VF_OK; g++) {
+      if ((st = pqt_read_leaves(f, g, &leaf, 1, &d, err)) != VF_OK) break;
+      for (int64_t r = 0; r < d.nrows && st == VF_OK; r++) {
+        corpus_id id;
+        if ((st = ls_id_at(f, &d, r, row, &id, err)) == VF_OK)
+          st = ls_tab_put(v, &id, i, row + r, err);
+      }
+      row += d.nrows;
+    }
+    pqt_close(f);
+    if (st != VF_OK) goto out;
+    sg->nrows = row;
+    v->total_rows += (uint64_t)row;
+    if (row > 0 && !(sg->slot = vf_mallocarray((size_t)row, sizeof *sg->slot))) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory for %lld rows", (long long)row);
+      goto out;
+    }
+    for (int64_t r = 0; r < row; r++)
+      sg->slot[r] = -1;
+  }
+  for (size_t e = 0; e < v->cap; e++)
+    if (v->tab[e].seg >= 0) v->segs[v->tab[e].seg].slot[v->tab[e].row] = (int64_t)e;
+  v->valid = true;
+out:
+  pqt_leaf_data_free(&d);
+  free_names(names, n);
+  if (st != VF_OK) ls_view_free(v);
+  return st;
+}
+
+/* A segment listed but gone when opened was removed by a concurrent compaction: list again. */
+static vf_status ls_view_build(local_store *s, vf_error *err) {
+  vf_status st = VF_ENOTFOUND;
+  for (int attempt = 0; attempt < 3 && st == VF_ENOTFOUND; attempt++)
+    st = ls_view_build_once(s, err);
+  return st;
+}
+
+static vf_status ls_count(store *base, bool exact, uint64_t *out, vf_error *err) {
+  (void)exact;
+  local_store *s = (local_store *)base;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = ls_view_build(s, err);
+  if (st == VF_OK) *out = s->view.count;
+  return st;
+}
+
+static vf_status ls_search(store *base, const char *vector, const float *queries, size_t nq,
+                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+  local_store *s = (local_store *)base;
+  int j = -1;
+  for (int i = 0; i < base->nvectors; i++)
+    if (vector ? strcmp(base->vectors[i].name, vector) == 0
+               : base->vectors[i].kind == CORPUS_VEC_DENSE) {
+      j = i;
+      break;
+    }
+  if (j < 0)
+    return vf_error_set(err, VF_EUSAGE, "search: collection '%s' has no %s vector%s%s",
+                        base->collection, vector ? "" : "dense", vector ? " named " : "",
+                        vector ? vector : "");
+  const store_vector_spec *sp = &base->vectors[j];
+  if (sp->kind != CORPUS_VEC_DENSE)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "search: vector '%s' is %s; the local store searches dense vectors only",
+                        sp->name, kind_text(sp->kind));
+  if (dim != sp->dim)
+    return vf_error_set(err, VF_EUSAGE, "search: queries have dimension %d, vector '%s' has %d",
+                        (int)dim, sp->name, (int)sp->dim);
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = ls_view_build(s, err);
+  if (st != VF_OK) return st;
+  ls_view *v = &s->view;
+  size_t d = (size_t)dim;
+  float *q = NULL, *scores = NULL;
+  uint8_t *skip = NULL;
+  idx_topk *heaps = NULL;
+  size_t nheaps = 0;
+  pqt_leaf_data ld;
+  pqt_leaf_data_init(&ld);
+  pqt_dense dn;
+  memset(&dn, 0, sizeof dn);
+  idx_hit *sorted = NULL;
+  if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
+      !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
+      !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
+      !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)) ||
+      !(sorted = vf_mallocarray(k, sizeof *sorted))) {
+    st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
+    goto out;
+  }
+  out->nq = nq;
+  out->k = k;
+  memcpy(q, queries, nq * d * sizeof *q);
+  if (sp->distance == CORPUS_COSINE) idx_normalize_rows(q, nq, d);
+  for (; nheaps < nq; nheaps++)
+    if ((st = idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err)) != VF_OK) goto out;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) break;
+    int top = pqt_find_top(f, sp->name);
+    int leaf = ls_leaf_of(f, sp->name);
+    const pqt_file_meta *m = pqt_meta(f);
+    if (top < 0 || leaf < 0) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without the vector column '%s'", pqt_name(f),
+                        sp->name);
+    } else if (m->num_rows != sg->nrows) {
+      st = vf_error_set(err, VF_EIO,
+                        "%s: the segment changed while searching (compacted by another "
+                        "process?); search again",
+                        pqt_name(f));
+      s->view.valid = false;
+    }
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int32_t gd = dim;
+      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
+      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
+      size_t rows = (size_t)dn.rows;
+      if (row + dn.rows > sg->nrows) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
+        break;
+      }
+      float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
+      uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
+      if (sc) scores = sc;
+      if (sk) skip = sk;
+      if (!sc || !sk) {
+        st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
+        break;
+      }
+      const int64_t *slots = sg->slot + row;
+      for (size_t r = 0; r < rows; r++)
+        skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
+      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
+      for (size_t qi = 0; qi < nq; qi++) {
+        idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
+        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, skip);
+      }
+      row += dn.rows;
+    }
+    pqt_close(f);
+  }
+  if (st != VF_OK) goto out;
+  for (size_t qi = 0; qi < nq; qi++) {
+    size_t m = idx_topk_sorted(&heaps[qi], sorted);
+    out->counts[qi] = m;
+    for (size_t i = 0; i < m; i++) {
+      store_hit *h = &out->hits[qi * k + i];
+      h->score = sorted[i].score;
+      ls_id_of(&v->tab[sorted[i].key], &h->id);
+    }
+  }
+out:
+  for (size_t i = 0; i < nheaps; i++)
+    idx_topk_free(&heaps[i]);
+  free(heaps);
+  free(q);
+  free(scores);
+  free(skip);
+  free(sorted);
+  pqt_leaf_data_free(&ld);
+  pqt_dense_free(&dn);
+  if (st != VF_OK) store_results_free(out);
+  return st;
+}
+
+/* ------------------------------------------------------------- compaction */
+
+/* The rows of `keep` from decoded leaves into column batches for the writer. */
+typedef struct ls_col_buf {
+  vf_buf bytes;   /* STRING bytes / float values */
+  int64_t *offs;  /* kept rows + 1 */
+  uint8_t *valid; /* kept rows */
+  int64_t *i64;
+  size_t cap;
+} ls_col_buf;
+
+static vf_status cb_reserve(ls_col_buf *c, size_t n, vf_error *err) {
+  if (n + 1 <= c->cap) return VF_OK;
+  size_t cap = n + 1;
+  int64_t *o = vf_realloc(c->offs, cap * sizeof *o);
+  if (o) c->offs = o;
+  uint8_t *v = vf_realloc(c->valid, cap);
+  if (v) c->valid = v;
+  int64_t *x = vf_realloc(c->i64, cap * sizeof *x);
+  if (x) c->i64 = x;
+  if (!o || !v || !x) return vf_error_set(err, VF_ENOMEM, "compaction: out of memory");
+  c->cap = cap;
+  return VF_OK;
+}
+
+/* flat optional/required column (STRING or INT64) */
+static vf_status cb_flat(const pqt_file *f, const pqt_leaf_data *d, const uint8_t *keep,
+                         int64_t nrows, ls_col_buf *c, pqt_wbatch *wb, vf_error *err) {
+  vf_status st = cb_reserve(c, (size_t)nrows, err);
+  if (st != VF_OK) return st;
+  if (d->rep || d->nlevels != nrows)
+    return vf_error_set(err, VF_ECORRUPT, "%s: a flat column has %lld levels for %lld rows",
+                        pqt_name(f), (long long)d->nlevels, (long long)nrows);
+  vf_buf_reset(&c->bytes);
+  int64_t vi = 0, o = 0;
+  c->offs[0] = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    bool present = !d->def || d->def[r] != 0;
+    if (present && vi >= d->nvalues)
+      return vf_error_set(err, VF_ECORRUPT, "%s: fewer values than levels", pqt_name(f));
+    if (keep[r]) {
+      c->valid[o] = present;
+      if (d->type == PQT_BYTE_ARRAY) {
+        if (present &&
+            (st = vf_buf_append(&c->bytes, d->values.data + d->offsets[vi],
+                                (size_t)(d->offsets[vi + 1] - d->offsets[vi]), err)) != VF_OK)
+          return st;
+        c->offs[o + 1] = (int64_t)c->bytes.len;
+      } else {
+        int64_t x = 0;
+        if (present) memcpy(&x, d->values.data + vi * 8, 8);
+        c->i64[o] = x;
+      }
+      o++;
+    }
+    if (present) vi++;
+  }
+  memset(wb, 0, sizeof *wb);
+  wb->valid = c->valid;
+  if (d->type == PQT_BYTE_ARRAY) {
+    wb->bytes = c->bytes.data;
+    wb->offsets = c->offs;
+  } else {
+    wb->values = c->i64;
+  }
+  return VF_OK;
+}
+
+/* LIST<float> column (dense vector or multivector): levels -> per-row offsets/validity */
+static vf_status cb_list(const pqt_file *f, const pqt_leaf_data *d, int16_t max_def,
+                         const uint8_t *keep, int64_t nrows, int32_t fixed_dim, ls_col_buf *c,
+                         pqt_wbatch *wb, vf_error *err) {
+  vf_status st = cb_reserve(c, (size_t)nrows, err);
+  if (st != VF_OK) return st;
+  if (!d->rep || d->type != PQT_FLOAT)
+    return vf_error_set(err, VF_ECORRUPT, "%s: a vector column is not a list of floats",
+                        pqt_name(f));
+  vf_buf_reset(&c->bytes);
+  c->offs[0] = 0;
+  int64_t vi = 0, r = -1, o = 0, cnt = 0;
+  bool valid = false;
+  for (int64_t i = 0; i <= d->nlevels; i++) {
+    bool start = i == d->nlevels || d->rep[i] == 0;
+    if (start && r >= 0) { /* close row r */
+      if (keep[r]) {
+        if (fixed_dim > 0) {
+          if (valid && cnt != fixed_dim)
+            return vf_error_set(err, VF_ECORRUPT, "%s: row %lld has %lld floats, expected %d",
+                                pqt_name(f), (long long)r, (long long)cnt, (int)fixed_dim);
+          if (!valid) {
+            float z[64] = {0};
+            for (int32_t e = 0; e < fixed_dim; e += 64)
+              if ((st = vf_buf_append(&c->bytes, z,
+                                      (size_t)(fixed_dim - e < 64 ? fixed_dim - e : 64) * 4,
+                                      err)) != VF_OK)
+                return st;
+          }
+        }
+        c->valid[o] = valid;
+        c->offs[o + 1] = (int64_t)(c->bytes.len / 4);
+        o++;
+      }
+    }
+    if (i == d->nlevels) break;
+    uint8_t def = d->def ? d->def[i] : (uint8_t)max_def;
+    if (start) {
+      r++;
+      if (r >= nrows)
+        return vf_error_set(err, VF_ECORRUPT, "%s: more list rows than rows", pqt_name(f));
+      cnt = 0;
+      valid = def >= max_def - 2; /* optional list: def 0 = null; required: never null */
+    }
+    if (def == max_def) {
+      if (vi >= d->nvalues)
+        return vf_error_set(err, VF_ECORRUPT, "%s: fewer values than levels", pqt_name(f));
+      if (keep[r] && (st = vf_buf_append(&c->bytes, d->values.data + vi * 4, 4, err)) != VF_OK)
+        return st;
+      vi++;
+      cnt++;
+    } else if (def == max_def - 1) {
+      return vf_error_set(err, VF_ECORRUPT, "%s: row %lld: null element inside a vector",
+                          pqt_name(f), (long long)r);
+    }
+  }
+  if (r + 1 != nrows)
+    return vf_error_set(err, VF_ECORRUPT, "%s: %lld list rows for %lld rows", pqt_name(f),
+                        (long long)(r + 1), (long long)nrows);
+  memset(wb, 0, sizeof *wb);
+  wb->values = c->bytes.len ? (const void *)c->bytes.data : (const void *)&ls_zero_float;
+  wb->offsets = fixed_dim > 0 ? NULL : c->offs;
+  wb->valid = c->valid;
+  return VF_OK;
+}
+
+/* Rewrite one segment in place without its superseded rows. */
+static vf_status ls_rewrite_segment(local_store *s, ls_seg *sg, vf_error *err) {
+  pqt_file *f = NULL;
+  pqt_writer *w = NULL;
+  char *path = path_join(s->dir, sg->name);
+  int nc = s->ncols;
+  int *leaves = vf_calloc((size_t)nc, sizeof *leaves);
+  pqt_leaf_data *ld = vf_calloc((size_t)nc, sizeof *ld);
+  ls_col_buf *cb = vf_calloc((size_t)nc, sizeof *cb);
+  uint8_t *keep = NULL;
+  vf_status st = VF_OK;
+  if (!path || !leaves || !ld || !cb) {
+    st = vf_error_set(err, VF_ENOMEM, "compaction: out of memory");
+    goto out;
+  }
+  for (int i = 0; i < nc; i++) {
+    pqt_leaf_data_init(&ld[i]);
+    vf_buf_init(&cb[i].bytes, 0);
+  }
+  if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) goto out;
+  for (int i = 0; i < nc; i++)
+    if ((leaves[i] = ls_leaf_of(f, s->cols[i].name)) < 0) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without column '%s'", pqt_name(f),
+                        s->cols[i].name);
+      goto out;
+    }
+  if ((st = ls_open_writer_at(s, path, &w, err)) != VF_OK) goto out;
+  const pqt_file_meta *m = pqt_meta(f);
+  const pqt_schema *sc = pqt_schema_of(f);
+  int64_t row = 0;
+  for (int g = 0; g < m->nrow_groups; g++) {
+    int64_t nrows = m->row_groups[g].num_rows;
+    if (nrows < 0 || row + nrows > sg->nrows) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: row count changed", pqt_name(f), g);
+      goto out;
+    }
+    if ((st = pqt_read_leaves(f, g, leaves, nc, ld, err)) != VF_OK) goto out;
+    uint8_t *k2 = vf_realloc(keep, nrows ? (size_t)nrows : 1);
+    if (!k2) {
+      st = vf_error_set(err, VF_ENOMEM, "compaction: out of memory");
+      goto out;
+    }
+    keep = k2;
+    int64_t kept = 0;
+    for (int64_t r = 0; r < nrows; r++)
+      kept += keep[r] = sg->slot[row + r] >= 0;
+    for (int i = 0; i < nc; i++) {
+      const pqt_wcolumn *col = &s->cols[i];
+      if (col->type == PQT_W_VECTOR || col->type == PQT_W_LIST_FLOAT)
+        st = cb_list(f, &ld[i], sc->leaves[leaves[i]].max_def, keep, nrows,
+                     col->type == PQT_W_VECTOR ? col->dim : 0, &cb[i], &s->wb[i], err);
+      else
+        st = cb_flat(f, &ld[i], keep, nrows, &cb[i], &s->wb[i], err);
+      if (st != VF_OK) goto out;
+    }
+    if (kept && (st = pqt_writer_write(w, s->wb, kept, err)) != VF_OK) goto out;
+    row += nrows;
+  }
+  pqt_close(f);
+  f = NULL;
+  st = pqt_writer_close(w, err);
+  w = NULL;
+out:
+  pqt_close(f);
+  pqt_writer_abort(w);
+  for (int i = 0; ld && cb && i < nc; i++) {
+    pqt_leaf_data_free(&ld[i]);
+    vf_buf_free(&cb[i].bytes);
+    free(cb[i].offs);
+    free(cb[i].valid);
+    free(cb[i].i64);
+  }
+  free(ld);
+  free(cb);
+  free(leaves);
+  free(keep);
+  free(path);
+  return st;
+}
+
+/* Compaction: each id kept once (its newest row).  Needs every other writer to be done. */
+static vf_status ls_compact(local_store *s, vf_error *err) {
+  vf_status st = ls_commit_segment(s, err);
+  if (st != VF_OK) return st;
+  if ((st = ls_verify(s, err)) != VF_OK) return st;
+  int fd;
+  if ((st = ls_lock_exclusive(s, "finalize (compaction)", &fd, err)) != VF_OK) return st;
+  s->view.valid = false;
+  if ((st = ls_view_build(s, err)) == VF_OK && s->view.total_rows != s->view.count) {
+    uint64_t before = s->view.total_rows;
+    for (int i = 0; i < s->view.nsegs && st == VF_OK; i++) {
+      ls_seg *sg = &s->view.segs[i];
+      int64_t winners = 0;
+      for (int64_t r = 0; r < sg->nrows; r++)
+        winners += sg->slot[r] >= 0;
+      if (winners == sg->nrows) continue;
+      if (winners == 0) {
+        char *p = path_join(s->dir, sg->name);
+        if (!p)
+          st = vf_error_set(err, VF_ENOMEM, "out of memory");
+        else if (unlink(p) != 0)
+          st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+        free(p);
+      } else {
+        st = ls_rewrite_segment(s, sg, err);
+      }
+    }
+    if (st == VF_OK)
+      vf_log(VF_LOG_INFO, "collection '%s': compacted %llu rows to %llu points", s->base.collection,
+             (unsigned long long)before, (unsigned long long)s->view.count);
+    s->view.valid = false;
+  }
+  close(fd);
+  return st;
+}
+
+static vf_status ls_defer_indexing(store *base, vf_error *err) {
+  (void)err;
+  (void)base;
+  return VF_OK; /* nothing is indexed while loading: the index is built at finalize */
+}
+
+static vf_status ls_enable_indexing(store *base, vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_compact(s, err);
+  if (st != VF_OK) return st;
+  vf_log(VF_LOG_INFO,
+         "collection '%s': no index type available in this build: the local store "
+         "answers searches by exact scan",
+         base->collection);
+  return VF_OK;
+}
+
+static vf_status ls_wait_indexed(store *base, double timeout_s, vf_error *err) {
+  (void)base;
+  (void)timeout_s;
+  (void)err;
+  return VF_OK; /* exact scan needs no index: always ready */
+}
+
+static void ls_close(store *base) {
+  local_store *s = (local_store *)base;
+  if (!s) return;
+  pqt_writer_abort(s->w); /* unflushed points are abandoned */
+  if (s->lock_fd >= 0) close(s->lock_fd);
+  ls_view_free(&s->view);
+  store_head_free(base);
+  free(s->dir);
+  free(s->json_path);
+  free(s->lock_path);
+  free(s->seq_path);
+  for (int i = 0; s->cols && i < s->ncols; i++)
+    free((char *)s->cols[i].name);
+  free(s->cols);
+  free(s->map);
+  free(s->wb);
+  vf_buf_free(&s->idtext);
+  vf_buf_free(&s->sparse);
+  free(s->idstrs);
+  free(s->idnum);
+  free(s->offs);
+  free(s->idvalid);
+  free(s->valid);
+  free(s->pvalid);
+  free(s);
+}
+
+static const store_vtable local_vt = {
+    .type = "local",
+    .ensure_collection = ls_ensure_collection,
+    .defer_indexing = ls_defer_indexing,
+    .enable_indexing = ls_enable_indexing,
+    .wait_indexed = ls_wait_indexed,
+    .upsert = ls_upsert,
+    .flush = ls_flush,
+    .count = ls_count,
+    .search = ls_search,
+    .close = ls_close,
+};
+
+static void ls_writer_id(char *out, size_t cap) {
+  char host[64];
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "host");
+  host[sizeof host - 1] = 0;
+  for (char *p = host; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '.'))
+      *p = '_';
+  uint32_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+    r = (uint32_t)((uint64_t)(vf_now() * 1e9) ^ (uint64_t)(uintptr_t)out);
+  snprintf(out, cap, "%s-%ld-%08x", host, (long)getpid(), r);
+}
+
+/* store_local_open(): see store.h. */
+vf_status store_local_open(const store_config *cfg, store **out, vf_error *err) {
+  *out = NULL;
+  local_store *s = vf_calloc(1, sizeof *s);
+  if (!s) return vf_error_set(err, VF_ENOMEM, "local store: out of memory");
+  s->lock_fd = -1;
+  vf_buf_init(&s->idtext, 0);
+  vf_buf_init(&s->sparse, 0);
+  vf_status st = store_head_init(&s->base, &local_vt, cfg, err);
+  if (st != VF_OK) goto fail;
+  for (int j = 0; j < s->base.nvectors; j++) {
+    const char *n = s->base.vectors[j].name;
+    if (strcmp(n, "id") == 0 || strcmp(n, "id_num") == 0 || strcmp(n, "payload") == 0) {
+      st = vf_error_set(err, VF_ECONFIG,
+                        "vectors.%s: the local store reserves the column names id, id_num and "
+                        "payload; rename the vector",
+                        n);
+      goto fail;
+    }
+  }
+  if (cfg->segment_rows < 0 || cfg->row_group_bytes < 0) {
+    st = vf_error_set(err, VF_ECONFIG, "local store: negative segment_rows or row_group_bytes");
+    goto fail;
+  }
+  s->segment_rows = cfg->segment_rows ? cfg->segment_rows : LS_DEFAULT_SEGMENT_ROWS;
+  s->rg_bytes = cfg->row_group_bytes ? cfg->row_group_bytes : LS_DEFAULT_RG_BYTES;
+  s->recreate_pending = cfg->recreate;
+  const char *root = cfg->path && *cfg->path ? cfg->path : LS_DEFAULT_PATH;
+  if (!(s->dir = path_join(root, s->base.collection)) ||
+      !(s->json_path = path_join(s->dir, "collection.json")) ||
+      !(s->lock_path = path_join(s->dir, ".lock")) || !(s->seq_path = path_join(s->dir, ".seq")))
+    goto nomem;
+  s->ncols = LS_FIXED_COLS + s->base.nvectors + 1;
+  if (!(s->cols = vf_calloc((size_t)s->ncols, sizeof *s->cols)) ||
+      !(s->wb = vf_calloc((size_t)s->ncols, sizeof *s->wb)) ||
+      !(s->map = vf_calloc((size_t)s->base.nvectors, sizeof *s->map)))
+    goto nomem;
+  s->cols[0] = (pqt_wcolumn){vf_strdup("id"), PQT_W_STRING, false, 0};
+  s->cols[1] = (pqt_wcolumn){vf_strdup("id_num"), PQT_W_INT64, true, 0};
+  for (int j = 0; j < s->base.nvectors; j++) {
+    const store_vector_spec *v = &s->base.vectors[j];
+    pqt_wtype t = v->kind == CORPUS_VEC_DENSE   ? PQT_W_VECTOR
+                  : v->kind == CORPUS_VEC_MULTI ? PQT_W_LIST_FLOAT
+                                                : PQT_W_STRING;
+    s->cols[LS_FIXED_COLS + j] =
+        (pqt_wcolumn){vf_strdup(v->name), t, true, v->kind == CORPUS_VEC_DENSE ? v->dim : 0};
+  }
+  s->cols[s->ncols - 1] = (pqt_wcolumn){vf_strdup("payload"), PQT_W_STRING, true, 0};
+  for (int i = 0; i < s->ncols; i++)
+    if (!s->cols[i].name) goto nomem;
+  ls_writer_id(s->writer_id, sizeof s->writer_id);
+  *out = &s->base;
+  return VF_OK;
+nomem:
+  st = vf_error_set(err, VF_ENOMEM, "local store: out of memory");
+fail:
+  ls_close(&s->base);
+  return st;
+}
