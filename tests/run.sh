@@ -12,15 +12,6 @@ if [ ! -f "$junit" ]; then
   echo "$label: 0 passed, 1 failed, 0 skipped"
   exit 1
 fi
-total=$(grep -o '<testsuite [^>]*' "$junit" | grep -o ' tests="[0-9]*"' | grep -o '[0-9]*')
-failed=$(grep -o '<testsuite [^>]*' "$junit" | grep -o ' failures="[0-9]*"' | grep -o '[0-9]*')
-skipped=$(grep -o '<testsuite [^>]*' "$junit" | grep -o ' skipped="[0-9]*"' | grep -o '[0-9]*')
-errors=$(grep -o '<testsuite [^>]*' "$junit" | grep -o ' errors="[0-9]*"' | grep -o '[0-9]*' || echo 0)
-failed=$(( ${failed:-0} + ${errors:-0} ))
-passed=$(( ${total:-0} - failed - ${skipped:-0} ))
-if [ "${skipped:-0}" -gt 0 ]; then
-  echo "skipped tests (a missing ../shared or node/npm oracle):"
-  grep -o '<testcase name="[^"]*"[^>]*status="notrun"' "$junit" | sed 's/<testcase name="\([^"]*\)".*/  \1/' || true
-fi
-echo "$label: $passed passed, $failed failed, ${skipped:-0} skipped"
-[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+python3 "$(dirname "$0")/summarize.py" "$label" "$junit"
+prc=$?
+[ "$rc" -eq 0 ] && [ "$prc" -eq 0 ]
