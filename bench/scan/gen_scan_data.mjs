@@ -1,7 +1,8 @@
 // gen_scan_data.mjs OUTDIR [ROWS=100000] [DIM=768] — the scan benchmark's input, written by DuckDB:
 // OUTDIR/vec_<ROWS>_uncompressed.parquet and OUTDIR/vec_<ROWS>_zstd.parquet, columns
 // id BIGINT and emb FLOAT[DIM] (DuckDB writes it as a plain LIST of FLOAT).  DuckDB's defaults
-// (row groups of 122880 rows, parquet v1, dictionary off for these floats) except the codec, so
+// (parquet v1, dictionary off for these floats) except the codec and row groups of 10240 rows
+// (the size of a typical embedding batch file's groups; it lets both sides parallelise), so
 // both sides of bench/scan/run.sh read the file an ordinary DuckDB user would produce.
 // The floats are deterministic (sin), so checksums can be compared across runs.
 import { createRequire } from 'node:module';
@@ -23,7 +24,7 @@ await con.run(`create table t as select i::BIGINT as id,
   from range(${rows}) r(i)`);
 for (const codec of ['uncompressed', 'zstd']) {
   const f = path.join(out, `vec_${rows}_${codec}.parquet`);
-  await con.run(`copy t to '${f.replace(/'/g, "''")}' (format parquet, compression ${codec})`);
+  await con.run(`copy t to '${f.replace(/'/g, "''")}' (format parquet, compression ${codec}, row_group_size 10240)`);
   console.error(`gen_scan_data: ${f} (${(fs.statSync(f).size / 1e6).toFixed(1)} MB)`);
 }
 console.error(`gen_scan_data: ${rows} x ${dim} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

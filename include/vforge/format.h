@@ -331,6 +331,9 @@ typedef struct pqt_dense {
   int32_t dim;
   uint8_t *null_rows; /* rows entries, 1 = the vector is null (its floats are zero); NULL if none */
   size_t cap, null_cap;
+  /* in: validate shape and dimensions only (rows, dim and null_rows are set; `data` may be left
+   * unfilled) — for `scan`, which checksums the leaf values and need not copy them again */
+  bool check_only;
 } pqt_dense;
 
 /*! pqt_dense_from_leaf() : assemble the vectors of `top` (a top-level node index) from its

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "vforge/corpus.h"
 #include "vforge/format.h"
 
@@ -48,22 +49,6 @@ static vf_status col_sel_add(col_sel *s, const pqt_schema *sc, int top, vf_error
   return VF_OK;
 }
 
-static vf_status missing_column(const pqt_file *f, const char *name, vf_error *err) {
-  const pqt_schema *sc = pqt_schema_of(f);
-  char have[512];
-  size_t used = 0;
-  have[0] = 0;
-  for (int i = 0; i < sc->ntop && used + 4 < sizeof have; i++) {
-    int w = snprintf(have + used, sizeof have - used, "%s%s", i ? ", " : "",
-                     sc->nodes[sc->top[i]].name);
-    if (w < 0) break;
-    used += (size_t)w;
-    if (used >= sizeof have) used = sizeof have - 1;
-  }
-  return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s' (columns: %s)", pqt_name(f), name,
-                      have);
-}
-
 /* Resolve column names (NULL = all top-level fields) for one file. */
 static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, int nnames,
                                  col_sel *out, vf_error *err) {
@@ -75,7 +60,7 @@ static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, in
   } else {
     for (int i = 0; i < nnames && st == VF_OK; i++) {
       int top = pqt_find_top(f, names[i]);
-      if (top < 0) st = missing_column(f, names[i], err);
+      if (top < 0) st = corpus_missing_column(f, names[i], err);
       else st = col_sel_add(out, sc, top, err);
     }
   }
@@ -187,7 +172,7 @@ static void *scan_worker(void *arg) {
   col_sel sel = {0};
   pqt_leaf_data *data = NULL;
   int ndata = 0;
-  pqt_dense dense = {0};
+  pqt_dense dense = {.check_only = true};
   int32_t *dims = NULL; /* per selected top: dimension seen in this file */
   vf_status st = VF_OK;
 
@@ -401,155 +386,6 @@ out:
 
 /* ------------------------------------------------------------------------- cat */
 
-/* Accessor for flat columns used by id expressions: value of row `row` of a decoded leaf. */
-typedef struct id_col {
-  const char *name;
-  int leaf;                  /* leaf index, -1 if not resolved */
-  const pqt_leaf_data *data; /* bound per row group */
-  int64_t *vidx;             /* per row: value index or -1 (null) */
-  int64_t vidx_cap;
-} id_col;
-
-typedef struct id_ctx {
-  const pqt_file *f;
-  id_col *cols;
-  int ncols;
-  int64_t row; /* row within the bound row group */
-  char uuid_buf[37];
-} id_ctx;
-
-static vf_status id_get_column(void *user, const char *column, corpus_value *out, vf_error *err) {
-  id_ctx *c = user;
-  memset(out, 0, sizeof *out);
-  for (int i = 0; i < c->ncols; i++) {
-    id_col *ic = &c->cols[i];
-    if (strcmp(ic->name, column) != 0) continue;
-    int64_t vi = ic->vidx ? ic->vidx[c->row] : c->row;
-    if (vi < 0) return VF_OK; /* null */
-    const pqt_leaf_data *d = ic->data;
-    const pqt_schema *sc = pqt_schema_of(c->f);
-    const pqt_schema_elem *e = &pqt_meta(c->f)->schema[sc->nodes[sc->leaves[ic->leaf].node].elem];
-    bool is_unsigned = (e->logical == PQT_LT_INTEGER && !e->lt_signed) ||
-                       (e->converted_type >= PQT_CT_UINT_8 && e->converted_type <= PQT_CT_UINT_64);
-    switch (d->type) {
-    case PQT_INT32: {
-      int32_t v;
-      memcpy(&v, d->values.data + 4 * vi, 4);
-      if (is_unsigned) {
-        out->kind = CORPUS_V_UINT;
-        out->u = (uint32_t)v;
-      } else {
-        out->kind = CORPUS_V_INT;
-        out->i = v;
-      }
-      return VF_OK;
-    }
-    case PQT_INT64: {
-      int64_t v;
-      memcpy(&v, d->values.data + 8 * vi, 8);
-      if (is_unsigned) {
-        out->kind = CORPUS_V_UINT;
-        out->u = (uint64_t)v;
-      } else {
-        out->kind = CORPUS_V_INT;
-        out->i = v;
-      }
-      return VF_OK;
-    }
-    case PQT_BYTE_ARRAY:
-      out->kind = CORPUS_V_STR;
-      out->s = (const char *)d->values.data + d->offsets[vi];
-      out->len = (size_t)(d->offsets[vi + 1] - d->offsets[vi]);
-      return VF_OK;
-    case PQT_FIXED_LEN_BYTE_ARRAY:
-      if (d->width == 16 && e->logical == PQT_LT_UUID) {
-        static const char hx[] = "0123456789abcdef";
-        const uint8_t *b = d->values.data + 16 * vi;
-        int o = 0;
-        for (int k = 0; k < 16; k++) {
-          if (k == 4 || k == 6 || k == 8 || k == 10) c->uuid_buf[o++] = '-';
-          c->uuid_buf[o++] = hx[b[k] >> 4];
-          c->uuid_buf[o++] = hx[b[k] & 15];
-        }
-        c->uuid_buf[o] = 0;
-        out->kind = CORPUS_V_STR;
-        out->s = c->uuid_buf;
-        out->len = 36;
-        return VF_OK;
-      }
-      out->kind = CORPUS_V_STR;
-      out->s = (const char *)d->values.data + (int64_t)d->width * vi;
-      out->len = (size_t)d->width;
-      return VF_OK;
-    default:
-      return vf_error_set(err, VF_ECONFIG,
-                          "%s: column '%s' has type %s, which cannot be used in an id expression",
-                          pqt_name(c->f), column, pqt_physical_name(d->type));
-    }
-  }
-  return vf_error_set(err, VF_ENOTFOUND, "%s: id expression column '%s' not found", pqt_name(c->f),
-                      column);
-}
-
-/* Resolve id expression columns to flat top-level leaves of this file. */
-static vf_status id_cols_resolve(const pqt_file *f, const corpus_idexpr *e, id_col **out, int *n,
-                                 vf_error *err) {
-  int nc = 0;
-  const char *const *names = corpus_idexpr_columns(e, &nc);
-  *out = NULL;
-  *n = 0;
-  if (nc == 0) return VF_OK;
-  id_col *cols = vf_calloc((size_t)nc, sizeof *cols);
-  if (!cols) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  const pqt_schema *sc = pqt_schema_of(f);
-  for (int i = 0; i < nc; i++) {
-    cols[i].name = names[i];
-    int top = pqt_find_top(f, names[i]);
-    if (top < 0) {
-      free(cols);
-      return missing_column(f, names[i], err);
-    }
-    const pqt_node *nd = &sc->nodes[top];
-    if (nd->kind != PQT_NODE_PRIMITIVE || nd->leaf < 0) {
-      free(cols);
-      return vf_error_set(err, VF_ECONFIG,
-                          "%s: id expression column '%s' is not a flat (primitive) column",
-                          pqt_name(f), names[i]);
-    }
-    cols[i].leaf = nd->leaf;
-  }
-  *out = cols;
-  *n = nc;
-  return VF_OK;
-}
-
-static void id_cols_free(id_col *cols, int n) {
-  for (int i = 0; cols && i < n; i++) free(cols[i].vidx);
-  free(cols);
-}
-
-static vf_status id_cols_bind(const pqt_file *f, id_col *cols, int n, const pqt_leaf_data *data,
-                              const int *leaf_ids, int nleaves, vf_error *err) {
-  const pqt_schema *sc = pqt_schema_of(f);
-  for (int i = 0; i < n; i++) {
-    cols[i].data = NULL;
-    for (int k = 0; k < nleaves; k++)
-      if (leaf_ids[k] == cols[i].leaf) cols[i].data = &data[k];
-    if (!cols[i].data) return vf_error_set(err, VF_EINTERNAL, "id column not decoded");
-    const pqt_leaf_data *d = cols[i].data;
-    free(cols[i].vidx);
-    cols[i].vidx = NULL;
-    if (d->def) {
-      int16_t maxd = sc->leaves[cols[i].leaf].max_def;
-      cols[i].vidx = vf_mallocarray((size_t)d->nlevels + 1, sizeof(int64_t));
-      if (!cols[i].vidx) return vf_error_set(err, VF_ENOMEM, "out of memory");
-      int64_t v = 0;
-      for (int64_t r = 0; r < d->nlevels; r++) cols[i].vidx[r] = d->def[r] == maxd ? v++ : -1;
-    }
-  }
-  return VF_OK;
-}
-
 vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, corpus_write_fn write,
                      void *user, vf_error *err) {
   vf_status st = VF_OK;
@@ -564,7 +400,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   pqt_leaf_data *data = NULL;
   int *leaf_ids = NULL;
   int ndata = 0, nids = 0;
-  id_col *idc = NULL;
+  corpus_idcols idc = {0};
   int nidc = 0;
 
   for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
@@ -581,7 +417,10 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
       continue;
     }
     st = col_sel_resolve(f, opts->columns, opts->ncolumns, &sel, err);
-    if (st == VF_OK && opts->with_id) st = id_cols_resolve(f, opts->with_id, &idc, &nidc, err);
+    if (st == VF_OK && opts->with_id) {
+      st = corpus_idcols_resolve(f, opts->with_id, &idc, err);
+      nidc = idc.ncols;
+    }
     if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
     if (st != VF_OK) break;
     /* leaves to decode: the selection plus id columns not already in it */
@@ -594,8 +433,8 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     memcpy(leaf_ids, sel.leaves, sizeof(int) * (size_t)sel.nleaves);
     for (int i = 0; i < nidc; i++) {
       bool have = false;
-      for (int k = 0; k < nids; k++) have |= leaf_ids[k] == idc[i].leaf;
-      if (!have) leaf_ids[nids++] = idc[i].leaf;
+      for (int k = 0; k < nids; k++) have |= leaf_ids[k] == idc.cols[i].leaf;
+      if (!have) leaf_ids[nids++] = idc.cols[i].leaf;
     }
     if (nids > ndata) {
       pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)nids);
@@ -618,22 +457,21 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
       }
       st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
       if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
-      if (st == VF_OK && nidc) st = id_cols_bind(f, idc, nidc, data, leaf_ids, nids, err);
+      if (st == VF_OK && nidc) st = corpus_idcols_bind(&idc, data, leaf_ids, nids, err);
       if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
       uint64_t r = to_skip;
       to_skip = 0;
-      id_ctx ictx = {.f = f, .cols = idc, .ncols = nidc};
       for (; st == VF_OK && r < rg_rows && remaining > 0; r++, remaining--) {
         st = vf_buf_append(&line, "{", 1, err);
         if (st == VF_OK && opts->with_id) {
           corpus_id id;
-          ictx.row = (int64_t)r;
+          idc.row = (int64_t)r;
           corpus_row_ctx rc = {.file_key = key,
                                .file_key_len = strlen(key),
                                .file_row = file_row + r,
                                .global_row = global_row + file_row + r,
-                               .get_column = id_get_column,
-                               .user = &ictx};
+                               .get_column = corpus_idcols_get,
+                               .user = &idc};
           st = corpus_idexpr_eval(opts->with_id, &rc, &id, err);
           if (st != VF_OK) {
             vf_error_prefix(err, "%s: row %llu: ", pqt_name(f), (unsigned long long)(file_row + r));
@@ -657,8 +495,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     pqt_rows_free(rows);
     rows = NULL;
     col_sel_free(&sel);
-    id_cols_free(idc, nidc);
-    idc = NULL;
+    corpus_idcols_free(&idc);
     nidc = 0;
     free(leaf_ids);
     leaf_ids = NULL;
@@ -668,7 +505,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   if (st == VF_OK && line.len) st = write(user, line.data, line.len, err);
   pqt_rows_free(rows);
   col_sel_free(&sel);
-  id_cols_free(idc, nidc);
+  corpus_idcols_free(&idc);
   free(leaf_ids);
   pqt_close(f);
   for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);

@@ -27,6 +27,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "format/pqt_internal.h"
 
@@ -77,6 +80,26 @@ static int bit_width_of(int v) {
 }
 
 /* Count bytes equal to v, 8 at a time (SWAR): level counting is on the scan's hot path. */
+#if defined(__SSE2__)
+/* Count bytes equal to v.  Levels are counted once per page (non-null values, rows), which for
+ * 768-d vectors is two passes over 768 bytes per row: SSE2 (baseline on x86-64) compares 16
+ * bytes at a time and adds the 0/-1 masks into byte lanes, flushed every 255 steps. */
+static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
+  const __m128i vv = _mm_set1_epi8((char)v), zero = _mm_setzero_si128();
+  size_t cnt = 0, i = 0;
+  while (i + 16 <= n) {
+    size_t lim = n - i > 16 * 255 ? i + 16 * 255 : n;
+    __m128i acc = zero;
+    for (; i + 16 <= lim; i += 16)
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), vv));
+    __m128i s = _mm_sad_epu8(acc, zero);
+    cnt += (size_t)_mm_cvtsi128_si64(s) + (size_t)_mm_extract_epi16(s, 4);
+  }
+  for (; i < n; i++)
+    cnt += p[i] == v;
+  return cnt;
+}
+#else
 static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
   const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
   const uint64_t vv = ones * v;
@@ -92,6 +115,7 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
     cnt += p[i] == v;
   return cnt;
 }
+#endif
 
 static int32_t physical_width(pqt_physical t, int32_t type_length) {
   switch (t) {
