@@ -250,8 +250,11 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
                               uint64_t *skipped, vf_error *err);
 void corpus_records_close(corpus_records *r);
 
-/*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free). */
-void corpus_batch_slice(const corpus_batch *b, size_t off, size_t n, corpus_batch *view);
+/*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free).
+ *  `vec_storage` (b->nvectors entries, caller-owned) receives the view's vector descriptors and
+ *  must live as long as the view; the range is clamped to b's rows. */
+void corpus_batch_slice(const corpus_batch *b, size_t off, size_t n, corpus_vec_batch *vec_storage,
+                        corpus_batch *view);
 void corpus_batch_free(corpus_batch *b);
 
 #ifdef __cplusplus

@@ -214,6 +214,10 @@ vf_status vf_json_f64(vf_buf *b, double v, vf_error *err);
 vf_status vf_json_i64(vf_buf *b, int64_t v, vf_error *err);
 vf_status vf_json_u64(vf_buf *b, uint64_t v, vf_error *err);
 vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err); /* literal text: "null", "{", ... */
+/*! vf_json_is_object() : true when text[0..len) is exactly one JSON object (RFC 8259, strict:
+ *  well-formed UTF-8, no raw control characters, paired surrogate escapes, nesting <= 512;
+ *  whitespace around it allowed).  Linear time, no allocation (src/util/json_check.c). */
+bool vf_json_is_object(const char *text, size_t len);
 
 /* --------------------------------------------------------- atomic files */
 

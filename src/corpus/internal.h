@@ -18,4 +18,36 @@ void corpus_point_id_text(const char *key, size_t key_len, const char *suffix, s
 /* 16 bytes -> lowercase 8-4-4-4-12 */
 void corpus_uuid_format(const uint8_t d[16], char out[37]);
 
+/* ---- id expression columns over decoded parquet leaves (records_ids.c; used by `cat --with-id`
+ * in corpus_read.c and by the record reader in records.c) */
+#include "vforge/format.h"
+
+typedef struct corpus_idcol {
+  const char *name;          /* borrowed from the expression */
+  int leaf;                  /* leaf index of the flat top-level column */
+  const pqt_leaf_data *data; /* bound per row group */
+  int64_t *vidx;             /* per row: value index or -1 (null); NULL when the leaf has no nulls */
+  size_t vidx_cap;
+} corpus_idcol;
+
+typedef struct corpus_idcols {
+  const pqt_file *f;
+  corpus_idcol *cols;
+  int ncols;
+  int64_t row; /* row within the bound row group: set before each corpus_idexpr_eval */
+  char uuid_buf[37];
+} corpus_idcols;
+
+/* "<file>: no column '<name>' (columns: a, b, ...)" as VF_ENOTFOUND */
+vf_status corpus_missing_column(const pqt_file *f, const char *name, vf_error *err);
+/* resolve the expression's columns to flat top-level leaves of `f` (VF_ENOTFOUND / VF_ECONFIG) */
+vf_status corpus_idcols_resolve(const pqt_file *f, const corpus_idexpr *e, corpus_idcols *out,
+                                vf_error *err);
+/* point the columns at the decoded leaves of one row group (leaf_ids[i] is outs[i]'s leaf) */
+vf_status corpus_idcols_bind(corpus_idcols *c, const pqt_leaf_data *data, const int *leaf_ids,
+                             int nleaves, vf_error *err);
+/* corpus_row_ctx.get_column callback; `user` is the corpus_idcols */
+vf_status corpus_idcols_get(void *user, const char *column, corpus_value *out, vf_error *err);
+void corpus_idcols_free(corpus_idcols *c);
+
 #endif
