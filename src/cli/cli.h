@@ -59,8 +59,9 @@ int cmd_inspect(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_load(int argc, char **argv);
 
-extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN, CLI_CONVERT;
+extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN, CLI_CONVERT, CLI_LOAD;
 
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);

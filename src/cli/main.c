@@ -247,6 +247,7 @@ static const struct {
     {"cat", cmd_cat, "rows as JSON lines"},
     {"scan", cmd_scan, "decode everything; rows, bytes, MB/s and a checksum"},
     {"convert", cmd_convert, "vector files (.npy, IDX) -> parquet corpus"},
+    {"load", cmd_load, "load a corpus into a vector store (run|prepare|load|finalize|inspect)"},
     {"version", cmd_version, "print the version"},
 };
 

@@ -179,7 +179,8 @@ const vec_layout *vec_layout_of(const vec_file *f) {
 /* ------------------------------------------------------------ row reader */
 
 static inline uint16_t ld16(const uint8_t *p, bool be) {
-  return be ? (uint16_t)((p[0] << 8) | p[1]) : (uint16_t)(p[0] | (p[1] << 8));
+  uint32_t v = be ? ((uint32_t)p[0] << 8) | p[1] : (uint32_t)p[0] | ((uint32_t)p[1] << 8);
+  return (uint16_t)v;
 }
 static inline uint32_t ld32(const uint8_t *p, bool be) {
   return be ? ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]

@@ -1,0 +1,145 @@
+/*
+ * vforge load run|prepare|load|finalize|inspect CONFIG — a thin wrapper over the load runner
+ * (include/vforge/load.h) and vf_config_inspect().  Progress arrives as "load" progress events
+ * (rendered by main.c); the human summary goes to stderr and, with --json, exactly one JSON
+ * object {points, files, bytes_read, seconds, points_per_s, retries, skipped_rows} to stdout.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "vforge/config.h"
+#include "vforge/load.h"
+
+static const cli_opt LOAD_OPTS[] = {
+    {"num-jobs", "N", "split the files over N workers (file i goes to rank i % N)"},
+    {"job-rank", "R", "this worker's rank, 0..N-1"},
+    {"resume", NULL, "continue from this worker's load state (checkpoint)"},
+    {"offset", "N", "skip the first N rows of this worker's rows"},
+    {"limit", "N", "load at most N rows (-n N)"},
+    {"no-manage-indexing", NULL, "load: do not create the collection / defer and enable indexing"},
+    {"skip-bad-rows", NULL, "drop bad rows (wrong dimension, NaN/inf, null vector) and count them"},
+    {"state-dir", "DIR", "where load states live (default <store path>/<collection>/_load)"},
+    {"checkpoint-batches", "N", "flush the store and checkpoint about every N batches (default 1024; also every 5 s)"},
+    {"store", "TYPE", "override vectorstore.type: local | discard (discard measures the pipeline)"},
+    {"json", NULL, "print one JSON object {points, files, bytes_read, seconds, points_per_s, "
+                   "retries, skipped_rows} on stdout"},
+    {NULL, NULL, NULL}};
+
+const cli_cmd CLI_LOAD = {
+    "load", "run|prepare|load|finalize|inspect CONFIG [--num-jobs N --job-rank R] [--resume] "
+            "[--offset N] [-n N] [--json]",
+    "Load a corpus into a vector store as the config says.\n"
+    "  run       prepare + load + finalize in one process\n"
+    "  prepare   create (or verify) the collection and defer indexing\n"
+    "  load      load this worker's files (--num-jobs N --job-rank R); checkpoints as it goes\n"
+    "  finalize  enable indexing (local: compact so each id is stored once), wait, and verify\n"
+    "            the point count against what the workers sent\n"
+    "  inspect   print the resolved config, the files with row counts and the collection\n"
+    "            as one JSON object, writing nothing\n"
+    "A killed load continues with --resume (ids are deterministic, re-sent points replace).",
+    LOAD_OPTS, 2, 2};
+
+static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, int hi, int *out,
+                         vf_error *err) {
+  uint64_t v;
+  vf_status st = cli_get_u64(&CLI_LOAD, a, name, (uint64_t)dflt, &v, err);
+  if (st != VF_OK) return st;
+  if (v < (uint64_t)lo || v > (uint64_t)hi)
+    return vf_error_set(err, VF_EUSAGE, "--%s must be in %d..%d, got %" PRIu64, name, lo, hi, v);
+  *out = (int)v;
+  return VF_OK;
+}
+
+static void summary(const char *sub, const ld_report *r) {
+  if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
+  fprintf(stderr,
+          "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s = %.0f points/s, "
+          "%" PRIu64 " retries, %" PRIu64 " skipped rows\n",
+          sub, r->points, r->files, (double)r->bytes_read / 1e6, r->seconds, r->points_per_s,
+          r->retries, r->skipped_rows);
+}
+
+int cmd_load(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  cli_args a;
+  vf_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  ld_options o;
+  ld_options_default(&o);
+  ld_report rep;
+  memset(&rep, 0, sizeof rep);
+  vf_buf out;
+  vf_buf_init(&out, 0);
+  vf_status st = cli_parse(&CLI_LOAD, argc, argv, &a, &err);
+  const char *sub = st == VF_OK ? a.pos[0] : "";
+  static const char *const subs[] = {"run", "prepare", "load", "finalize", "inspect"};
+  int which = -1;
+  for (int i = 0; st == VF_OK && i < 5; i++)
+    if (strcmp(sub, subs[i]) == 0) which = i;
+  if (st == VF_OK && which < 0)
+    st = vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
+                      "finalize, inspect)", sub);
+  if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
+  if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
+  if (st == VF_OK && o.job_rank >= o.num_jobs)
+    st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
+                      o.num_jobs);
+  uint64_t ckb = 0;
+  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err);
+  if (st == VF_OK && ckb > 1000000)
+    st = vf_error_set(&err, VF_EUSAGE, "--checkpoint-batches must be at most 1000000");
+  o.checkpoint_batches = (int64_t)ckb;
+  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "offset", 0, &o.offset, &err);
+  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "limit", 0, &o.limit, &err);
+  if (st == VF_OK && cli_get(&CLI_LOAD, &a, "limit") && o.limit == 0)
+    st = vf_error_set(&err, VF_EUSAGE, "-n / --limit must be at least 1");
+  if (st == VF_OK) {
+    o.resume = cli_get(&CLI_LOAD, &a, "resume") != NULL;
+    o.manage_indexing = cli_get(&CLI_LOAD, &a, "no-manage-indexing") == NULL;
+    if (cli_get(&CLI_LOAD, &a, "skip-bad-rows")) o.skip_bad_rows = 1;
+    o.state_dir = cli_get(&CLI_LOAD, &a, "state-dir");
+    o.store_type = cli_get(&CLI_LOAD, &a, "store");
+    if (o.store_type && strcmp(o.store_type, "local") != 0 && strcmp(o.store_type, "discard") != 0)
+      st = vf_error_set(&err, VF_EUSAGE, "--store must be local or discard, got '%s'", o.store_type);
+  }
+  if (st == VF_OK) st = vf_config_load(a.pos[1], &cfg, &err);
+  bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
+  if (st == VF_OK) {
+    switch (which) {
+      case 0: st = ld_run(&cfg, &o, &rep, &err); break;
+      case 1: st = ld_prepare(&cfg, &o, &rep, &err); break;
+      case 2: st = ld_load(&cfg, &o, &rep, &err); break;
+      case 3: st = ld_finalize(&cfg, &o, &rep, &err); break;
+      default: st = vf_config_inspect(&cfg, &out, &err); break;
+    }
+  }
+  if (st == VF_OK && which == 4) {
+    if (out.len == 0 || out.data[out.len - 1] != '\n') st = vf_buf_append(&out, "\n", 1, &err);
+    if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
+  } else if (st == VF_OK) {
+    if (which == 0 || which == 2) summary(sub, &rep);
+    if (which == 0 || which == 3) {
+      if (rep.verified)
+        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
+                ")\n", sub, cfg.vectorstore.collection_name, rep.stored, rep.expected);
+      else
+        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points\n", sub,
+                cfg.vectorstore.collection_name, rep.stored);
+    }
+    if (which == 1)
+      fprintf(stderr, "load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
+              cfg.vectorstore.collection_name, rep.stored);
+    if (json) {
+      st = ld_report_json(&rep, &out, &err);
+      if (st == VF_OK) st = vf_buf_append(&out, "\n", 1, &err);
+      if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
+    }
+  }
+  vf_buf_free(&out);
+  vf_config_free(&cfg);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}

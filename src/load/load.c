@@ -1,0 +1,624 @@
+/*
+ * load.c — the load subcommands: prepare, load, finalize, run (issue 3 "The runner";
+ * DESIGN.md "Configuration", "Point ids").
+ *
+ * Everything a subcommand needs from the config is resolved once (ld_setup): the sorted file
+ * list, every file's row count from its footer (prefix sums give the corpus-wide row base of
+ * each file, so the `row` id expression does not depend on how files are split over workers),
+ * the vector dimensions (read from the first file, because a store needs them at open), the
+ * record spec and the store config.  This worker's files are file i of the sorted list for
+ * i % num_jobs == job_rank, and --offset / -n cut this worker's row stream.
+ *
+ * The expected point count of finalize comes from the workers' state files (each records the
+ * points it sent for rows before its checkpoint, counted once across resumes), and prepare
+ * records in prepare.json whether it found the collection empty — only then can finalize
+ * demand equality rather than >=.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "vforge/format.h"
+
+#define LD_DEFAULT_CHECKPOINT_BATCHES 1024
+#define LD_DEFAULT_CHECKPOINT_SECONDS 5.0
+
+void ld_options_default(ld_options *o) {
+  memset(o, 0, sizeof *o);
+  o->num_jobs = 1;
+  o->manage_indexing = true;
+  o->skip_bad_rows = -1;
+}
+
+/* ------------------------------------------------------------------- setup */
+
+typedef struct ld_setup {
+  corpus_files files;
+  uint64_t *rows, *base; /* per file (when rows were read) */
+  uint64_t total_rows;
+  store_vector_spec *vspec;
+  corpus_vec_source *vsrc;
+  int nvec;
+  corpus_payload_source *psrc;
+  int npay;
+  corpus_idexpr *idexpr;
+  const char *id_text;
+  corpus_record_spec rspec;
+  store_config scfg;
+  char *state_dir;
+} ld_setup;
+
+static void setup_free(ld_setup *s) {
+  corpus_files_free(&s->files);
+  free(s->rows);
+  free(s->base);
+  free(s->vspec);
+  free(s->vsrc);
+  free(s->psrc);
+  corpus_idexpr_free(s->idexpr);
+  free(s->state_dir);
+  memset(s, 0, sizeof *s);
+}
+
+static char *state_dir_of(const vf_config *cfg, const ld_options *o) {
+  if (o->state_dir) return vf_strdup(o->state_dir);
+  const char *root = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
+  size_t n = strlen(root) + strlen(cfg->vectorstore.collection_name) + 16;
+  char *d = vf_malloc(n);
+  if (d) snprintf(d, n, "%s/%s/_load", root, cfg->vectorstore.collection_name);
+  return d;
+}
+
+static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_error *err) {
+  if (!cfg->vectorstore.collection_name || !cfg->vectorstore.collection_name[0])
+    return vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name is required to load",
+                        cfg->name ? cfg->name : "config");
+  if (strchr(cfg->vectorstore.collection_name, '/'))
+    return vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name '%s' must not contain '/'",
+                        cfg->name ? cfg->name : "config", cfg->vectorstore.collection_name);
+  if (o->num_jobs < 1 || o->job_rank < 0 || o->job_rank >= o->num_jobs)
+    return vf_error_set(err, VF_EUSAGE, "--job-rank must be in 0..%d (--num-jobs %d), got %d",
+                        o->num_jobs - 1, o->num_jobs, o->job_rank);
+  if (cfg->datasource.form == VF_CFG_DS_DATASET)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "%s: `type: dataset` datasources cannot be loaded by this build "
+                        "(parquet corpora only)",
+                        cfg->name ? cfg->name : "config");
+  if (!o->store_type && cfg->vectorstore.type == VF_CFG_STORE_QDRANT)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "%s: vectorstore.type qdrant is not in this build (use type: local)",
+                        cfg->name ? cfg->name : "config");
+  return VF_OK;
+}
+
+static vf_status open_file(const corpus_file *file, pqt_file **f, vf_error *err) {
+  io_source *src = NULL;
+  vf_status st = corpus_open(file, &src, err);
+  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
+  return st;
+}
+
+/* The dimension of a dense or multi vector: read through the record reader with bad rows
+ * skipped, from the first row group that yields a point, so one bad row at the start of the
+ * corpus is reported by the load (naming its row) rather than by this probe. */
+static vf_status vector_dim(const corpus_file *file, const corpus_vec_source *src, int32_t *dim,
+                           vf_error *err) {
+  corpus_record_spec spec = {0};
+  spec.vectors = src;
+  spec.nvectors = 1;
+  spec.skip_bad_rows = true;
+  corpus_records *r = NULL;
+  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
+  corpus_batch b = {0};
+  *dim = 0;
+  int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
+  for (int rg = 0; st == VF_OK && rg < nrg && *dim == 0; rg++) {
+    st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
+    if (st == VF_OK && b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
+  }
+  if (st == VF_OK && *dim <= 0)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
+                      file->uri, src->name);
+  corpus_batch_free(&b);
+  corpus_records_close(r);
+  return st;
+}
+
+static vf_status read_rows(ld_setup *s, vf_error *err) {
+  size_t n = s->files.n;
+  s->rows = vf_calloc(n + 1, sizeof *s->rows);
+  s->base = vf_calloc(n + 1, sizeof *s->base);
+  if (!s->rows || !s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    pqt_file *f = NULL;
+    vf_status st = open_file(&s->files.files[i], &f, err);
+    if (st != VF_OK) return st;
+    int64_t r = pqt_meta(f)->num_rows;
+    pqt_close(f);
+    if (r < 0)
+      return vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64,
+                          s->files.files[i].uri, r);
+    s->base[i] = total;
+    s->rows[i] = (uint64_t)r;
+    total += (uint64_t)r;
+  }
+  s->total_rows = total;
+  return VF_OK;
+}
+
+static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need_rows,
+                            ld_setup *s, vf_error *err) {
+  memset(s, 0, sizeof *s);
+  vf_status st = check_common(cfg, o, err);
+  if (st != VF_OK) return st;
+  s->state_dir = state_dir_of(cfg, o);
+  if (!s->state_dir) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  st = vf_config_files(cfg, &s->files, err);
+  if (st != VF_OK) return st;
+  if (s->files.n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
+  s->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
+                                             : VF_CONFIG_DEFAULT_ID_EXPRESSION;
+  st = corpus_idexpr_parse(s->id_text, &s->idexpr, err);
+  if (st != VF_OK) return st;
+  if (cfg->nvectors > 1000 || cfg->datasource.npayload_fields > 100000)
+    return vf_error_set(err, VF_ECONFIG, "%s: too many vectors or payload fields", cfg->name);
+  s->nvec = (int)cfg->nvectors;
+  s->npay = (int)cfg->datasource.npayload_fields;
+  s->vspec = vf_calloc((size_t)s->nvec + 1, sizeof *s->vspec);
+  s->vsrc = vf_calloc((size_t)s->nvec + 1, sizeof *s->vsrc);
+  s->psrc = vf_calloc((size_t)s->npay + 1, sizeof *s->psrc);
+  if (!s->vspec || !s->vsrc || !s->psrc) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < s->npay; i++) {
+    s->psrc[i].key = cfg->datasource.payload_fields[i].key;
+    s->psrc[i].column = cfg->datasource.payload_fields[i].column;
+  }
+  for (int i = 0; i < s->nvec && st == VF_OK; i++) {
+    const vf_cfg_vector *v = &cfg->vectors[i];
+    if (!v->column)
+      return vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", cfg->name, v->line, v->name);
+    s->vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
+    s->vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
+    if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
+      st = vector_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
+  }
+  if (st != VF_OK) return st;
+  s->rspec.vectors = s->vsrc;
+  s->rspec.nvectors = s->nvec;
+  s->rspec.payload = s->psrc;
+  s->rspec.npayload = s->npay;
+  s->rspec.id = s->idexpr;
+  s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
+  s->scfg.type = o->store_type ? o->store_type : "local";
+  s->scfg.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
+  s->scfg.url = cfg->vectorstore.url;
+  s->scfg.api_key = cfg->vectorstore.api_key;
+  s->scfg.collection_name = cfg->vectorstore.collection_name;
+  s->scfg.vectors = s->vspec;
+  s->scfg.nvectors = s->nvec;
+  s->scfg.recreate = cfg->vectorstore.recreate;
+  s->scfg.params_json = cfg->vectorstore.params_json;
+  if (need_rows) st = read_rows(s, err);
+  return st;
+}
+
+static char *state_file(const char *dir, int rank, int num_jobs) {
+  size_t n = strlen(dir) + 48;
+  char *p = vf_malloc(n);
+  if (p) snprintf(p, n, "%s/rank%03d-of-%03d.json", dir, rank, num_jobs);
+  return p;
+}
+
+vf_status ld_state_path(const vf_config *cfg, const ld_options *o, char **out, vf_error *err) {
+  *out = NULL;
+  vf_status st = check_common(cfg, o, err);
+  if (st != VF_OK) return st;
+  char *dir = state_dir_of(cfg, o);
+  *out = dir ? state_file(dir, o->job_rank, o->num_jobs) : NULL;
+  free(dir);
+  return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+}
+
+static bool path_exists(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0;
+}
+
+/* ------------------------------------------------------------------- prepare */
+
+static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, vf_error *err) {
+  double t0 = vf_now();
+  store_config sc = s->scfg;
+  sc.recreate = recreate;
+  store *h = NULL;
+  uint64_t before = 0;
+  vf_status st = store_open(&sc, &h, err);
+  if (st == VF_OK) st = store_ensure_collection(h, err);
+  if (st == VF_OK) st = store_count(h, true, &before, err);
+  if (st == VF_OK) st = store_defer_indexing(h, err);
+  store_close(h);
+  if (st == VF_OK) st = ld_mkdir_p(s->state_dir, err);
+  if (st == VF_OK) {
+    /* prepare.json: whether the collection was empty (finalize may then demand equality) */
+    size_t n = strlen(s->state_dir) + 16;
+    char *p = vf_malloc(n);
+    vf_atomic_file *af = NULL;
+    char text[64];
+    int tl = snprintf(text, sizeof text, "{\"empty\":%s}\n", before == 0 ? "true" : "false");
+    if (!p) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (st == VF_OK) {
+      snprintf(p, n, "%s/prepare.json", s->state_dir);
+      st = vf_atomic_open(p, &af, err);
+    }
+    if (st == VF_OK) st = vf_atomic_write(af, text, (size_t)tl, err);
+    if (st == VF_OK) {
+      st = vf_atomic_commit(af, err);
+      af = NULL;
+    }
+    vf_atomic_abort(af);
+    free(p);
+  }
+  if (rep) {
+    rep->seconds = vf_now() - t0;
+    rep->stored = before;
+  }
+  if (st == VF_OK)
+    vf_log(VF_LOG_INFO, "collection '%s' ready (%" PRIu64 " points stored), indexing deferred",
+           s->scfg.collection_name, before);
+  return st;
+}
+
+vf_status ld_prepare(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
+  ld_setup s;
+  memset(rep, 0, sizeof *rep);
+  vf_status st = setup_init(cfg, o, false, &s, err);
+  if (st == VF_OK) st = prepare_with(&s, s.scfg.recreate, rep, err);
+  setup_free(&s);
+  return st;
+}
+
+/* ---------------------------------------------------------------------- load */
+
+static bool in_list(char *const *list, size_t n, const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(list[i], key) == 0) return true;
+  return false;
+}
+
+static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_setup *s,
+                           ld_report *rep, vf_error *err) {
+  memset(rep, 0, sizeof *rep);
+  const vf_cfg_loader *L = &cfg->loader;
+  if (L->batch_size < 1 || L->prefetch_size < 1 || L->concurrency < 1 || L->concurrency > 1024 ||
+      L->retries < 0)
+    return vf_error_set(err, VF_ECONFIG, "%s: loader settings out of range (batch_size, "
+                        "prefetch_size >= 1, concurrency 1..1024, retries >= 0)", cfg->name);
+  if (o->resume && !corpus_idexpr_deterministic(s->idexpr))
+    return vf_error_set(err, VF_EUSAGE, "--resume needs deterministic ids, but id_expression '%s' "
+                        "makes random ones (uuid())", s->id_text);
+  char *path = state_file(s->state_dir, o->job_rank, o->num_jobs);
+  if (!path) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  ld_state prev;
+  memset(&prev, 0, sizeof prev);
+  vf_status st = ld_state_read(path, &prev, err);
+  bool have_prev = st == VF_OK;
+  if (st == VF_ENOTFOUND) {
+    st = VF_OK;
+    vf_error_clear(err);
+  }
+  if (st == VF_OK && have_prev && !o->resume)
+    st = vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load of this worker did "
+                      "not finish or was not finalized): pass --resume to continue it, or remove "
+                      "the file to start over", path);
+  if (st == VF_OK && have_prev &&
+      (prev.num_jobs != o->num_jobs || prev.job_rank != o->job_rank || prev.offset != o->offset ||
+       prev.limit != o->limit || strcmp(prev.id_expression, s->id_text) != 0))
+    st = vf_error_set(err, VF_EUSAGE, "%s: the load state was written with different settings "
+                      "(num_jobs %d, job_rank %d, offset %" PRIu64 ", limit %" PRIu64
+                      ", id_expression '%s'): resume with the same ones, or remove the file",
+                      path, prev.num_jobs, prev.job_rank, prev.offset, prev.limit, prev.id_expression);
+  /* this worker's files and the row range of each */
+  size_t nmine = 0;
+  for (size_t i = 0; i < s->files.n; i++) nmine += i % (size_t)o->num_jobs == (size_t)o->job_rank;
+  ld_plan_file *plan = vf_calloc(nmine + 1, sizeof *plan);
+  if (!plan && st == VF_OK) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  uint64_t stream = 0, rows_total = 0;
+  uint64_t lo = o->offset, hi = o->limit ? o->offset + o->limit : UINT64_MAX;
+  if (hi < lo) hi = UINT64_MAX;
+  size_t k = 0;
+  bool current_found = !have_prev || !prev.current_key;
+  for (size_t i = 0; st == VF_OK && i < s->files.n; i++) {
+    if (i % (size_t)o->num_jobs != (size_t)o->job_rank) continue;
+    ld_plan_file *pf = &plan[k++];
+    pf->file = &s->files.files[i];
+    pf->global_base = s->base[i];
+    pf->rows = s->rows[i];
+    uint64_t b = lo > stream ? lo - stream : 0;
+    uint64_t e = hi - stream < pf->rows ? hi - stream : pf->rows;
+    if (hi <= stream) e = 0;
+    if (b > pf->rows) b = pf->rows;
+    if (e < b) e = b;
+    pf->row_begin = b;
+    pf->row_end = e;
+    stream += pf->rows;
+    if (have_prev && in_list(prev.completed, prev.ncompleted, pf->file->key)) {
+      pf->completed = true;
+    } else if (have_prev && prev.current_key && strcmp(prev.current_key, pf->file->key) == 0) {
+      current_found = true;
+      if (prev.current_row > pf->row_begin) pf->row_begin = prev.current_row;
+      if (pf->row_begin > pf->row_end) pf->row_begin = pf->row_end;
+    }
+    if (!pf->completed) rows_total += pf->row_end - pf->row_begin;
+  }
+  if (st == VF_OK && !current_found)
+    st = vf_error_set(err, VF_EUSAGE, "%s: the file in progress, %s, is not among this worker's "
+                      "files any more (did the corpus change?); remove the state to start over",
+                      path, prev.current_key);
+  if (st == VF_OK && have_prev) {
+    size_t ndone = 0;
+    for (size_t i = 0; i < nmine; i++) ndone += plan[i].completed;
+    vf_log(VF_LOG_INFO, "resuming: %zu of %zu files done%s%s at row %" PRIu64 ", %" PRIu64
+           " points loaded before", ndone, nmine, prev.current_key ? ", " : "",
+           prev.current_key ? prev.current_key : "", prev.current_row, prev.points);
+  }
+  ld_state tmpl;
+  memset(&tmpl, 0, sizeof tmpl);
+  tmpl.num_jobs = o->num_jobs;
+  tmpl.job_rank = o->job_rank;
+  tmpl.offset = o->offset;
+  tmpl.limit = o->limit;
+  tmpl.id_expression = (char *)s->id_text;
+  tmpl.files_total = nmine;
+  if (have_prev) {
+    tmpl.points = prev.points;
+    tmpl.skipped_rows = prev.skipped_rows;
+    tmpl.current_key = prev.current_key;
+    tmpl.current_row = prev.current_row;
+  }
+  if (st == VF_OK) st = ld_mkdir_p(s->state_dir, err);
+  /* write the state before the first upsert: from here on a rerun must say --resume */
+  if (st == VF_OK && !have_prev) st = ld_state_write(path, &tmpl, err);
+  if (st == VF_OK) {
+    ld_pipeline_cfg pc;
+    memset(&pc, 0, sizeof pc);
+    pc.store = &s->scfg;
+    store_config wcfg = s->scfg;
+    wcfg.recreate = false; /* workers never drop the collection */
+    pc.store = &wcfg;
+    pc.spec = &s->rspec;
+    pc.files = plan;
+    pc.nfiles = nmine;
+    pc.batch_size = L->batch_size;
+    pc.prefetch_size = L->prefetch_size > L->batch_size ? L->prefetch_size : L->batch_size;
+    pc.concurrency = L->concurrency;
+    pc.retries = L->retries;
+    pc.checkpoint_batches = o->checkpoint_batches > 0 ? o->checkpoint_batches
+                                                      : LD_DEFAULT_CHECKPOINT_BATCHES;
+    pc.checkpoint_seconds = o->checkpoint_seconds > 0 ? o->checkpoint_seconds
+                                                      : LD_DEFAULT_CHECKPOINT_SECONDS;
+    pc.state_path = path;
+    pc.state = &tmpl;
+    pc.rows_total = rows_total;
+    st = ld_pipeline_run(&pc, rep, err);
+  }
+  free(plan);
+  ld_state_free(&prev);
+  free(path);
+  return st;
+}
+
+vf_status ld_load(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
+  ld_setup s;
+  memset(rep, 0, sizeof *rep);
+  vf_status st = setup_init(cfg, o, true, &s, err);
+  if (st == VF_OK && o->manage_indexing) {
+    /* ensure the collection exists and indexing is deferred (never recreate: other workers
+     * may be writing) */
+    store_config sc = s.scfg;
+    sc.recreate = false;
+    store *h = NULL;
+    st = store_open(&sc, &h, err);
+    if (st == VF_OK) st = store_ensure_collection(h, err);
+    if (st == VF_OK) st = store_defer_indexing(h, err);
+    store_close(h);
+  }
+  if (st == VF_OK) st = load_with(cfg, o, &s, rep, err);
+  if (st == VF_OK && o->manage_indexing && o->num_jobs == 1) {
+    store_config sc = s.scfg;
+    sc.recreate = false;
+    store *h = NULL;
+    st = store_open(&sc, &h, err);
+    if (st == VF_OK) st = store_ensure_collection(h, err);
+    if (st == VF_OK) st = store_enable_indexing(h, err);
+    store_close(h);
+  }
+  setup_free(&s);
+  return st;
+}
+
+/* ------------------------------------------------------------------ finalize */
+
+static bool rank_name(const char *n, int *rank, int *of) {
+  int r, j, used = 0;
+  if (sscanf(n, "rank%3d-of-%3d.json%n", &r, &j, &used) != 2 || (size_t)used != strlen(n) || r < 0 ||
+      j < 1 || r >= j)
+    return false;
+  *rank = r;
+  *of = j;
+  return true;
+}
+
+/* sum the points of every worker's state; *found = number of state files */
+static vf_status read_states(const char *dir, uint64_t *points, uint64_t *skipped, int *found,
+                             vf_error *err) {
+  *points = *skipped = 0;
+  *found = 0;
+  DIR *d = opendir(dir);
+  if (!d) return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", dir, strerror(errno));
+  struct dirent *de;
+  int of_all = -1;
+  vf_status st = VF_OK;
+  while (st == VF_OK && (de = readdir(d)) != NULL) {
+    int rank, of;
+    if (!rank_name(de->d_name, &rank, &of)) continue;
+    size_t n = strlen(dir) + strlen(de->d_name) + 2;
+    char *p = vf_malloc(n);
+    if (!p) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      break;
+    }
+    snprintf(p, n, "%s/%s", dir, de->d_name);
+    ld_state s;
+    st = ld_state_read(p, &s, err);
+    if (st == VF_OK && of_all >= 0 && of != of_all)
+      st = vf_error_set(err, VF_EUSAGE, "%s: state files of different --num-jobs (%d and %d) in %s; "
+                        "remove the stale ones", p, of_all, of, dir);
+    if (st == VF_OK && !s.done)
+      st = vf_error_set(err, VF_EUSAGE, "%s: worker %d of %d has not finished its load (run "
+                        "`vforge load load --num-jobs %d --job-rank %d --resume` first)",
+                        p, rank, of, of, rank);
+    if (st == VF_OK) {
+      of_all = of;
+      *points += s.points;
+      *skipped += s.skipped_rows;
+      (*found)++;
+    }
+    ld_state_free(&s);
+    free(p);
+  }
+  closedir(d);
+  if (st == VF_OK && *found > 0 && *found != of_all)
+    st = vf_error_set(err, VF_EUSAGE, "%s: only %d of %d workers left a load state; load the "
+                      "missing ranks before finalize", dir, *found, of_all);
+  return st;
+}
+
+static void remove_states(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    int rank, of;
+    if (!rank_name(de->d_name, &rank, &of) && strcmp(de->d_name, "prepare.json") != 0) continue;
+    size_t n = strlen(dir) + strlen(de->d_name) + 2;
+    char *p = vf_malloc(n);
+    if (!p) break;
+    snprintf(p, n, "%s/%s", dir, de->d_name);
+    unlink(p);
+    free(p);
+  }
+  closedir(d);
+  rmdir(dir); /* only when empty */
+}
+
+static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report *rep,
+                               vf_error *err) {
+  double t0 = vf_now();
+  uint64_t expected = 0, skipped = 0;
+  int found = 0;
+  vf_status st = read_states(s->state_dir, &expected, &skipped, &found, err);
+  if (st != VF_OK) return st;
+  size_t n = strlen(s->state_dir) + 16;
+  char *pp = vf_malloc(n);
+  if (!pp) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  snprintf(pp, n, "%s/prepare.json", s->state_dir);
+  bool was_empty = false;
+  FILE *pf = fopen(pp, "r");
+  if (pf) {
+    char line[64] = {0};
+    if (fgets(line, sizeof line, pf)) was_empty = strncmp(line, "{\"empty\":true}", 14) == 0;
+    fclose(pf);
+  }
+  free(pp);
+  store_config sc = s->scfg;
+  sc.recreate = false;
+  store *h = NULL;
+  uint64_t count = 0;
+  st = store_open(&sc, &h, err);
+  if (st == VF_OK) st = store_ensure_collection(h, err);
+  if (st == VF_OK) st = store_enable_indexing(h, err);
+  if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
+  if (st == VF_OK) st = store_count(h, true, &count, err);
+  bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
+  store_close(h);
+  if (st != VF_OK) return st;
+  rep->stored = count;
+  rep->expected = expected;
+  if (discard) {
+    vf_log(VF_LOG_INFO, "discard store: nothing to verify");
+    remove_states(s->state_dir);
+  } else if (found == 0) {
+    vf_log(VF_LOG_WARN, "collection '%s' holds %" PRIu64 " points; no load state in %s, so the "
+           "count is not verified", s->scfg.collection_name, count, s->state_dir);
+  } else {
+    bool exact = was_empty && skipped == 0;
+    if (count < expected || (exact && count != expected))
+      return vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
+                          PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
+                          exact ? "exactly that many" : "at least that many",
+                          count < expected ? "; points were lost or ids repeat in the corpus" : "");
+    rep->verified = true;
+    vf_log(VF_LOG_INFO, "collection '%s' holds %" PRIu64 " points (load sent %" PRIu64 ")",
+           s->scfg.collection_name, count, expected);
+    remove_states(s->state_dir);
+  }
+  rep->seconds += vf_now() - t0;
+  return VF_OK;
+}
+
+vf_status ld_finalize(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
+  ld_setup s;
+  memset(rep, 0, sizeof *rep);
+  vf_status st = setup_init(cfg, o, false, &s, err);
+  if (st == VF_OK) st = finalize_with(o, &s, rep, err);
+  setup_free(&s);
+  return st;
+}
+
+/* ----------------------------------------------------------------------- run */
+
+vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
+  memset(rep, 0, sizeof *rep);
+  if (o->num_jobs != 1)
+    return vf_error_set(err, VF_EUSAGE, "`load run` is one worker; with --num-jobs use `load "
+                        "prepare`, `load load` per rank, then `load finalize`");
+  double t0 = vf_now();
+  ld_setup s;
+  vf_status st = setup_init(cfg, o, true, &s, err);
+  char *path = st == VF_OK ? state_file(s.state_dir, o->job_rank, o->num_jobs) : NULL;
+  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  bool have_state = path && path_exists(path);
+  if (st == VF_OK && have_state && !o->resume)
+    st = vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load did not finish or "
+                      "was not finalized): pass --resume to continue it, or remove the file to "
+                      "start over", path);
+  /* a resumed run must not drop what the earlier one loaded */
+  ld_report prep = {0};
+  if (st == VF_OK && !(o->resume && have_state)) st = prepare_with(&s, s.scfg.recreate, &prep, err);
+  if (st == VF_OK) st = load_with(cfg, o, &s, rep, err);
+  if (st == VF_OK) st = finalize_with(o, &s, rep, err);
+  rep->seconds = vf_now() - t0;
+  rep->points_per_s = rep->seconds > 0 ? (double)rep->points / rep->seconds : 0;
+  free(path);
+  setup_free(&s);
+  return st;
+}
+
+vf_status ld_report_json(const ld_report *r, vf_buf *out, vf_error *err) {
+  vf_status st = vf_buf_printf(out, err,
+                               "{\"points\":%" PRIu64 ",\"files\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+                               ",\"seconds\":",
+                               r->points, r->files, r->bytes_read);
+  if (st == VF_OK) st = vf_json_f64(out, r->seconds, err);
+  if (st == VF_OK) st = vf_json_raw(out, ",\"points_per_s\":", err);
+  if (st == VF_OK) st = vf_json_f64(out, r->points_per_s, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64 "}",
+                       r->retries, r->skipped_rows);
+  return st;
+}

@@ -1,0 +1,700 @@
+/*
+ * pipeline.c — prefetch -> slice -> concurrent upserts, with durable checkpoints
+ * (issue 3 "The runner", "Checkpoints").
+ *
+ * Threads:
+ *   reader     reads whole row groups of this worker's files (corpus_records_read) into chunks,
+ *              slices each chunk into batch_size views (corpus_batch_slice) and queues them.
+ *              It waits while `prefetch_size` rows are buffered, so memory is bounded by
+ *              prefetch_size rows plus one row group, however large the corpus.
+ *   workers    `concurrency` threads, each with its own store handle (handles are
+ *              single-threaded).  A worker upserts a batch (retrying VF_ENET/VF_EIO with
+ *              exponential backoff and full jitter, at most loader.retries times), then releases
+ *              its share of the chunk.
+ *   caller     renders progress and writes checkpoints.
+ *
+ * Durability: every queued batch gets a sequence number and a mark (file, the physical row to
+ * resume from after it, points, skipped rows).  A mark becomes durable only when the worker
+ * that upserted it has called store_flush() afterwards.  Workers flush every
+ * checkpoint_batches / concurrency batches, every checkpoint_seconds, when a file ends, and when
+ * they stop.  The watermark is the longest prefix of durable marks; the state file written from
+ * it therefore never claims a row that a kill -9 could lose.  Re-sent rows after a resume are
+ * harmless because ids are deterministic and stores replace by id.
+ *
+ * Skipped (bad) rows are counted from the gaps in the physical row numbers of each slice, so a
+ * count belongs to exactly one mark and survives resume without double counting.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+typedef struct ld_chunk {
+  corpus_batch batch;
+  corpus_vec_batch *vstore; /* vector descriptors of the slices (nvectors per slice) */
+  size_t vcap;
+  int refs;
+  size_t rows;
+  struct ld_chunk *next_free;
+} ld_chunk;
+
+typedef struct ld_item {
+  uint64_t seq;
+  corpus_batch view;
+  ld_chunk *chunk;
+} ld_item;
+
+enum { MARK_QUEUED = 0, MARK_UPSERTED = 1, MARK_DURABLE = 2 };
+
+typedef struct ld_mark {
+  uint32_t file;
+  uint8_t state;
+  bool file_end;
+  uint64_t row_next;
+  uint64_t points;
+  uint64_t skipped;
+} ld_mark;
+
+typedef struct ld_worker {
+  struct ld_pipe *p;
+  int id;
+  store *handle;
+  pthread_t thread;
+  bool started;
+  uint64_t *unflushed; /* seqs upserted since the last flush */
+  size_t nunflushed, capunflushed;
+  double last_flush;
+  uint64_t flush_gen_seen;
+  unsigned rng;
+} ld_worker;
+
+typedef struct ld_pipe {
+  const ld_pipeline_cfg *cfg;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_items;  /* workers: items queued / reader done / stop / flush request */
+  pthread_cond_t cv_space;  /* reader: buffered rows went down / stop */
+  pthread_cond_t cv_main;   /* caller: watermark moved / finished */
+  /* queue of items (ring) */
+  ld_item *q;
+  size_t qcap, qhead, qlen;
+  /* chunks */
+  ld_chunk *free_chunks;
+  ld_chunk **all_chunks;
+  size_t nchunks, capchunks;
+  uint64_t buffered_rows;
+  /* marks (ring indexed by seq - mark_base) */
+  ld_mark *marks;
+  size_t mcap, mhead, mlen;
+  uint64_t mark_base, next_seq;
+  /* watermark */
+  uint64_t dur_points, dur_skipped;
+  int64_t dur_file;          /* file of the last durable mark, -1 none */
+  uint64_t dur_row;          /* its row_next */
+  uint64_t wm_version;       /* bumps when the watermark moves */
+  bool wm_file_end;          /* a file end crossed since the last checkpoint */
+  /* counters */
+  uint64_t points, retries, skipped, bytes_read, files_done;
+  uint64_t flush_gen;
+  bool reader_done, stop, workers_done;
+  int workers_running;
+  vf_status st;
+  vf_error err;              /* first error */
+  int64_t flush_every;       /* batches per worker between flushes */
+} ld_pipe;
+
+static void set_error(ld_pipe *p, vf_status st, const vf_error *e) {
+  /* caller holds mu */
+  if (p->st == VF_OK) {
+    p->st = st;
+    p->err = *e;
+    p->err.code = st;
+  }
+  p->stop = true;
+  pthread_cond_broadcast(&p->cv_items);
+  pthread_cond_broadcast(&p->cv_space);
+  pthread_cond_broadcast(&p->cv_main);
+}
+
+static ld_mark *mark_at(ld_pipe *p, uint64_t seq) {
+  return &p->marks[(p->mhead + (size_t)(seq - p->mark_base)) & (p->mcap - 1)];
+}
+
+/* append a mark; caller holds mu */
+static vf_status mark_push(ld_pipe *p, const ld_mark *m, uint64_t *seq, vf_error *err) {
+  if (p->mlen == p->mcap) {
+    size_t ncap = p->mcap ? p->mcap * 2 : 256;
+    ld_mark *nm = vf_mallocarray(ncap, sizeof *nm);
+    if (!nm) return vf_error_set(err, VF_ENOMEM, "load: out of memory for batch marks");
+    for (size_t i = 0; i < p->mlen; i++) nm[i] = p->marks[(p->mhead + i) & (p->mcap - 1)];
+    free(p->marks);
+    p->marks = nm;
+    p->mcap = ncap;
+    p->mhead = 0;
+  }
+  *seq = p->next_seq++;
+  p->mlen++;
+  *mark_at(p, *seq) = *m;
+  return VF_OK;
+}
+
+/* move the watermark over durable marks; caller holds mu */
+static void advance(ld_pipe *p) {
+  bool moved = false;
+  while (p->mlen > 0) {
+    ld_mark *m = &p->marks[p->mhead];
+    if (m->state != MARK_DURABLE) break;
+    p->dur_points += m->points;
+    p->dur_skipped += m->skipped;
+    p->dur_file = m->file;
+    p->dur_row = m->row_next;
+    if (m->file_end) {
+      p->cfg->files[m->file].completed = true;
+      p->wm_file_end = true;
+    }
+    p->mhead = (p->mhead + 1) & (p->mcap - 1);
+    p->mlen--;
+    p->mark_base++;
+    moved = true;
+  }
+  if (moved) {
+    p->wm_version++;
+    pthread_cond_broadcast(&p->cv_main);
+  }
+}
+
+/* ------------------------------------------------------------------ reader */
+
+static vf_status queue_push(ld_pipe *p, const ld_item *it, vf_error *err) {
+  if (p->qlen == p->qcap) {
+    size_t ncap = p->qcap ? p->qcap * 2 : 64;
+    ld_item *nq = vf_mallocarray(ncap, sizeof *nq);
+    if (!nq) return vf_error_set(err, VF_ENOMEM, "load: out of memory for the batch queue");
+    for (size_t i = 0; i < p->qlen; i++) nq[i] = p->q[(p->qhead + i) % p->qcap];
+    free(p->q);
+    p->q = nq;
+    p->qcap = ncap;
+    p->qhead = 0;
+  }
+  p->q[(p->qhead + p->qlen) % p->qcap] = *it;
+  p->qlen++;
+  pthread_cond_signal(&p->cv_items);
+  return VF_OK;
+}
+
+static ld_chunk *chunk_get(ld_pipe *p, vf_error *err) {
+  ld_chunk *c = p->free_chunks;
+  if (c) {
+    p->free_chunks = c->next_free;
+    return c;
+  }
+  if (p->nchunks == p->capchunks) {
+    size_t ncap = p->capchunks ? p->capchunks * 2 : 16;
+    ld_chunk **na = vf_realloc(p->all_chunks, ncap * sizeof *na);
+    if (!na) {
+      vf_error_set(err, VF_ENOMEM, "load: out of memory");
+      return NULL;
+    }
+    p->all_chunks = na;
+    p->capchunks = ncap;
+  }
+  c = vf_calloc(1, sizeof *c);
+  if (!c) {
+    vf_error_set(err, VF_ENOMEM, "load: out of memory");
+    return NULL;
+  }
+  p->all_chunks[p->nchunks++] = c;
+  return c;
+}
+
+/* caller holds mu */
+static void chunk_release(ld_pipe *p, ld_chunk *c) {
+  if (--c->refs > 0) return;
+  p->buffered_rows -= c->rows;
+  c->rows = 0;
+  c->next_free = p->free_chunks;
+  p->free_chunks = c;
+  pthread_cond_broadcast(&p->cv_space); /* the reader, and workers sleeping before a retry */
+}
+
+/* queue the slices of one read row group (or a bare mark when it has no points) */
+static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uint64_t from,
+                             uint64_t row_next, vf_error *err) {
+  const ld_pipeline_cfg *cfg = p->cfg;
+  vf_status st = VF_OK;
+  pthread_mutex_lock(&p->mu);
+  if (n == 0) {
+    ld_mark m = {fi, MARK_DURABLE, false, row_next, 0, row_next - from};
+    uint64_t seq;
+    p->skipped += m.skipped;
+    st = mark_push(p, &m, &seq, err);
+    c->rows = 0;
+    c->refs = 1;
+    chunk_release(p, c);
+    if (st == VF_OK) advance(p);
+    pthread_mutex_unlock(&p->mu);
+    return st;
+  }
+  size_t bs = (size_t)cfg->batch_size;
+  size_t nslices = (n + bs - 1) / bs;
+  size_t nv = c->batch.nvectors > 0 ? (size_t)c->batch.nvectors : 0;
+  if (nslices * nv > c->vcap) {
+    corpus_vec_batch *nvs = vf_mallocarray(nslices * nv, sizeof *nvs);
+    if (!nvs) {
+      c->rows = 0;
+      c->refs = 1;
+      chunk_release(p, c);
+      pthread_mutex_unlock(&p->mu);
+      return vf_error_set(err, VF_ENOMEM, "load: out of memory");
+    }
+    free(c->vstore);
+    c->vstore = nvs;
+    c->vcap = nslices * nv;
+  }
+  c->rows = n;
+  c->refs = (int)nslices;
+  p->buffered_rows += n;
+  uint64_t start = from;
+  for (size_t off = 0; off < n && st == VF_OK; off += bs) {
+    size_t len = n - off < bs ? n - off : bs;
+    ld_item it = {0};
+    it.chunk = c;
+    corpus_batch_slice(&c->batch, off, len, c->vstore + (off / bs) * nv, &it.view);
+    uint64_t next = off + len < n ? c->batch.file_rows[off + len] : row_next;
+    ld_mark m = {fi, MARK_QUEUED, false, next, len, (next - start) - len};
+    p->skipped += m.skipped;
+    st = mark_push(p, &m, &it.seq, err);
+    if (st == VF_OK) st = queue_push(p, &it, err);
+    start = next;
+    if (st != VF_OK) {
+      /* the remaining slices were never queued: drop their references */
+      size_t left = (n - off + bs - 1) / bs;
+      c->refs -= (int)(left - 1);
+      chunk_release(p, c);
+    }
+  }
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
+  const ld_pipeline_cfg *cfg = p->cfg;
+  ld_plan_file *pf = &cfg->files[fi];
+  corpus_records *r = NULL;
+  vf_status st = VF_OK;
+  if (pf->row_begin < pf->row_end)
+    st = corpus_records_open(pf->file, cfg->spec, pf->global_base, &r, err);
+  int nrg = r ? corpus_records_row_groups(r) : 0;
+  for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+    uint64_t first = corpus_records_row_group_first(r, rg);
+    uint64_t next_first = rg + 1 < nrg ? corpus_records_row_group_first(r, rg + 1)
+                                       : corpus_records_rows(r);
+    if (next_first <= pf->row_begin) continue;
+    if (first >= pf->row_end) break;
+    uint64_t from = first > pf->row_begin ? first : pf->row_begin;
+    uint64_t row_next = next_first < pf->row_end ? next_first : pf->row_end;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && p->buffered_rows >= (uint64_t)cfg->prefetch_size)
+      pthread_cond_wait(&p->cv_space, &p->mu);
+    bool stop = p->stop;
+    ld_chunk *c = stop ? NULL : chunk_get(p, err);
+    pthread_mutex_unlock(&p->mu);
+    if (stop) break;
+    if (!c) {
+      st = VF_ENOMEM;
+      break;
+    }
+    st = corpus_records_read(r, rg, from, &c->batch, NULL, err);
+    if (st != VF_OK) {
+      pthread_mutex_lock(&p->mu);
+      c->refs = 1;
+      c->rows = 0;
+      chunk_release(p, c);
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    /* keep only rows below row_end (offset/limit) */
+    size_t n = c->batch.n;
+    while (n > 0 && c->batch.file_rows[n - 1] >= pf->row_end) n--;
+    st = queue_chunk(p, fi, c, n, from, row_next, err);
+  }
+  if (r) {
+    pthread_mutex_lock(&p->mu);
+    p->bytes_read += corpus_records_bytes_read(r);
+    pthread_mutex_unlock(&p->mu);
+    corpus_records_close(r);
+  }
+  if (st != VF_OK) return st;
+  pthread_mutex_lock(&p->mu);
+  bool stopped = p->stop;
+  pthread_mutex_unlock(&p->mu);
+  if (stopped) return VF_OK;
+  /* the file-end mark; a flush request so the file's rows become durable soon */
+  pthread_mutex_lock(&p->mu);
+  ld_mark m = {fi, MARK_DURABLE, true, pf->row_end, 0, 0};
+  uint64_t seq;
+  st = mark_push(p, &m, &seq, err);
+  if (st == VF_OK) {
+    p->flush_gen++;
+    pthread_cond_broadcast(&p->cv_items);
+    advance(p);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+static void *reader_main(void *arg) {
+  ld_pipe *p = arg;
+  vf_error err;
+  vf_error_clear(&err);
+  vf_status st = VF_OK;
+  for (size_t i = 0; st == VF_OK && i < p->cfg->nfiles; i++) {
+    if (p->cfg->files[i].completed) continue;
+    pthread_mutex_lock(&p->mu);
+    bool stop = p->stop;
+    pthread_mutex_unlock(&p->mu);
+    if (stop) break;
+    st = read_file(p, (uint32_t)i, &err);
+  }
+  pthread_mutex_lock(&p->mu);
+  if (st != VF_OK) set_error(p, st, &err);
+  p->reader_done = true;
+  pthread_cond_broadcast(&p->cv_items);
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ workers */
+
+static bool sleep_unless_stopped(ld_pipe *p, double seconds) {
+  pthread_mutex_lock(&p->mu);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + seconds;
+  ts.tv_sec = (time_t)end;
+  ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+  while (!p->stop)
+    if (pthread_cond_timedwait(&p->cv_space, &p->mu, &ts) == ETIMEDOUT) break;
+  bool stopped = p->stop;
+  pthread_mutex_unlock(&p->mu);
+  return !stopped;
+}
+
+static vf_status upsert_with_retries(ld_worker *w, const ld_item *it, vf_error *err) {
+  ld_pipe *p = w->p;
+  int64_t max_retries = p->cfg->retries;
+  for (int64_t attempt = 0;; attempt++) {
+    vf_status st = store_upsert(w->handle, &it->view, err);
+    if (st == VF_OK) return VF_OK;
+    if ((st != VF_ENET && st != VF_EIO) || attempt >= max_retries) {
+      uint64_t r0 = it->view.n ? it->view.file_rows[0] : 0;
+      uint64_t r1 = it->view.n ? it->view.file_rows[it->view.n - 1] : 0;
+      return vf_error_prefix(err, "upserting %zu points (%s rows %" PRIu64 "..%" PRIu64 ")%s: ",
+                             it->view.n, it->view.file_key ? it->view.file_key : "?", r0, r1,
+                             attempt ? " failed after retries" : "");
+    }
+    double base = 0.25 * (double)(1u << (attempt < 7 ? attempt : 7)); /* 0.25 s .. 32 s */
+    double delay = base * (0.5 + 0.5 * (double)rand_r(&w->rng) / (double)RAND_MAX);
+    vf_log(VF_LOG_WARN, "upsert of %zu points failed (%s); retry %" PRId64 "/%" PRId64 " in %.2f s",
+           it->view.n, err->msg, attempt + 1, max_retries, delay);
+    pthread_mutex_lock(&p->mu);
+    p->retries++;
+    pthread_mutex_unlock(&p->mu);
+    if (!sleep_unless_stopped(p, delay)) return vf_error_set(err, VF_EINTERNAL, "load stopped");
+    vf_error_clear(err);
+  }
+}
+
+/* flush the handle and mark what it upserted durable; called without mu */
+static vf_status worker_flush(ld_worker *w, vf_error *err) {
+  ld_pipe *p = w->p;
+  vf_status st = store_flush(w->handle, err);
+  if (st != VF_OK) return vf_error_prefix(err, "flushing the store: ");
+  pthread_mutex_lock(&p->mu);
+  for (size_t i = 0; i < w->nunflushed; i++) mark_at(p, w->unflushed[i])->state = MARK_DURABLE;
+  w->nunflushed = 0;
+  advance(p);
+  pthread_mutex_unlock(&p->mu);
+  w->last_flush = vf_now();
+  return VF_OK;
+}
+
+static void *worker_main(void *arg) {
+  ld_worker *w = arg;
+  ld_pipe *p = w->p;
+  vf_error err;
+  vf_error_clear(&err);
+  vf_status st = VF_OK;
+  double every_s = p->cfg->checkpoint_seconds;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    /* wait for work, a stop, the end, or a flush that is due */
+    while (!p->stop && p->qlen == 0 && !p->reader_done) {
+      if (w->nunflushed && (w->flush_gen_seen != p->flush_gen || vf_now() - w->last_flush >= every_s))
+        break;
+      if (w->nunflushed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double wait = every_s - (vf_now() - w->last_flush);
+        if (wait < 0.01) wait = 0.01;
+        double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + wait;
+        ts.tv_sec = (time_t)end;
+        ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+        pthread_cond_timedwait(&p->cv_items, &p->mu, &ts);
+      } else {
+        w->flush_gen_seen = p->flush_gen;
+        pthread_cond_wait(&p->cv_items, &p->mu);
+      }
+    }
+    if (p->stop) break;
+    bool finished = p->qlen == 0 && p->reader_done;
+    bool due = w->nunflushed &&
+               (finished || w->flush_gen_seen != p->flush_gen ||
+                (int64_t)w->nunflushed >= p->flush_every || vf_now() - w->last_flush >= every_s);
+    if (due) {
+      w->flush_gen_seen = p->flush_gen;
+      pthread_mutex_unlock(&p->mu);
+      st = worker_flush(w, &err);
+      pthread_mutex_lock(&p->mu);
+      if (st != VF_OK) break;
+      continue;
+    }
+    if (finished) break;
+    ld_item it = p->q[p->qhead];
+    p->qhead = (p->qhead + 1) % p->qcap;
+    p->qlen--;
+    pthread_mutex_unlock(&p->mu);
+    st = upsert_with_retries(w, &it, &err);
+    if (st == VF_OK && w->nunflushed == w->capunflushed) {
+      size_t ncap = w->capunflushed ? w->capunflushed * 2 : 64;
+      uint64_t *nu = vf_realloc(w->unflushed, ncap * sizeof *nu);
+      if (!nu) st = vf_error_set(&err, VF_ENOMEM, "load: out of memory");
+      else {
+        w->unflushed = nu;
+        w->capunflushed = ncap;
+      }
+    }
+    pthread_mutex_lock(&p->mu);
+    chunk_release(p, it.chunk);
+    if (st != VF_OK) break;
+    mark_at(p, it.seq)->state = MARK_UPSERTED;
+    w->unflushed[w->nunflushed++] = it.seq;
+    p->points += it.view.n;
+  }
+  if (st != VF_OK && !(p->stop && st == VF_EINTERNAL)) set_error(p, st, &err);
+  p->workers_running--;
+  if (p->workers_running == 0) {
+    p->workers_done = true;
+    pthread_cond_broadcast(&p->cv_main);
+  }
+  pthread_cond_broadcast(&p->cv_space);
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ caller */
+
+static vf_status write_checkpoint(ld_pipe *p, bool done, vf_error *err) {
+  const ld_pipeline_cfg *cfg = p->cfg;
+  if (!cfg->state_path) return VF_OK;
+  ld_state s = *cfg->state;
+  /* snapshot under the lock */
+  pthread_mutex_lock(&p->mu);
+  s.points = cfg->state->points + p->dur_points;
+  s.skipped_rows = cfg->state->skipped_rows + p->dur_skipped;
+  s.done = done;
+  size_t ncomp = 0;
+  for (size_t i = 0; i < cfg->nfiles; i++) ncomp += cfg->files[i].completed;
+  char **keys = vf_calloc(ncomp + 1, sizeof *keys);
+  size_t k = 0;
+  for (size_t i = 0; keys && i < cfg->nfiles; i++)
+    if (cfg->files[i].completed) keys[k++] = cfg->files[i].file->key;
+  s.completed = keys;
+  s.ncompleted = k;
+  s.current_key = NULL;
+  s.current_row = 0;
+  if (p->dur_file >= 0 && !cfg->files[p->dur_file].completed) {
+    s.current_key = cfg->files[p->dur_file].file->key;
+    s.current_row = p->dur_row;
+  } else if (p->dur_file < 0 && cfg->state->current_key) {
+    s.current_key = cfg->state->current_key; /* nothing new durable yet: keep the old position */
+    s.current_row = cfg->state->current_row;
+  }
+  p->wm_file_end = false;
+  pthread_mutex_unlock(&p->mu);
+  if (!keys) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = ld_state_write(cfg->state_path, &s, err);
+  free(keys);
+  return st;
+}
+
+static void emit_progress(ld_pipe *p, double t0) {
+  vf_progress pr = {0};
+  pr.phase = "load";
+  pthread_mutex_lock(&p->mu);
+  pr.rows_done = p->points;
+  pr.bytes_done = p->bytes_read;
+  for (size_t i = 0; i < p->cfg->nfiles; i++) pr.files_done += p->cfg->files[i].completed;
+  pthread_mutex_unlock(&p->mu);
+  pr.rows_total = p->cfg->rows_total;
+  pr.files_total = p->cfg->nfiles;
+  pr.elapsed_s = vf_now() - t0;
+  vf_progress_emit(&pr);
+}
+
+vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *err) {
+  ld_pipe *p = vf_calloc(1, sizeof *p);
+  int nw = (int)cfg->concurrency;
+  ld_worker *ws = vf_calloc((size_t)nw, sizeof *ws);
+  if (!p || !ws) {
+    free(p);
+    free(ws);
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  double t0 = vf_now();
+  p->cfg = cfg;
+  p->dur_file = -1;
+  p->flush_every = cfg->checkpoint_batches / nw;
+  if (p->flush_every < 1) p->flush_every = 1;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv_items, NULL);
+  pthread_cond_init(&p->cv_space, NULL);
+  pthread_cond_init(&p->cv_main, NULL);
+  uint64_t files_before = 0;
+  for (size_t i = 0; i < cfg->nfiles; i++) files_before += cfg->files[i].completed;
+
+  vf_status st = VF_OK;
+  for (int i = 0; i < nw && st == VF_OK; i++) {
+    ws[i].p = p;
+    ws[i].id = i;
+    ws[i].rng = (unsigned)(getpid() * 7919u) ^ (unsigned)(i * 104729u) ^ (unsigned)(uint64_t)(t0 * 1e6);
+    ws[i].last_flush = t0;
+    st = store_open(cfg->store, &ws[i].handle, err);
+    if (st == VF_OK) st = store_ensure_collection(ws[i].handle, err);
+  }
+  pthread_t reader;
+  bool reader_started = false;
+  if (st == VF_OK) {
+    p->workers_running = nw;
+    for (int i = 0; i < nw; i++) {
+      if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+        pthread_mutex_lock(&p->mu);
+        p->workers_running -= nw - i;
+        vf_error e;
+        vf_error_set(&e, VF_ENOMEM, "load: cannot start a worker thread");
+        set_error(p, VF_ENOMEM, &e);
+        if (p->workers_running == 0) p->workers_done = true;
+        pthread_mutex_unlock(&p->mu);
+        break;
+      }
+      ws[i].started = true;
+    }
+    if (pthread_create(&reader, NULL, reader_main, p) == 0) {
+      reader_started = true;
+    } else {
+      pthread_mutex_lock(&p->mu);
+      vf_error e;
+      vf_error_set(&e, VF_ENOMEM, "load: cannot start the reader thread");
+      set_error(p, VF_ENOMEM, &e);
+      p->reader_done = true;
+      pthread_cond_broadcast(&p->cv_items);
+      pthread_mutex_unlock(&p->mu);
+    }
+    /* progress and checkpoints until the workers are done */
+    uint64_t written_version = 0;
+    double last_write = 0, last_progress = 0;
+    for (;;) {
+      pthread_mutex_lock(&p->mu);
+      if (!p->workers_done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+          ts.tv_sec++;
+          ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->cv_main, &p->mu, &ts);
+      }
+      bool done = p->workers_done;
+      bool failed = p->st != VF_OK;
+      bool due = p->wm_version != written_version &&
+                 (p->wm_file_end || vf_now() - last_write >= 0.25);
+      uint64_t version = p->wm_version;
+      pthread_mutex_unlock(&p->mu);
+      if (done) break;
+      if (due && !failed) {
+        vf_error e;
+        vf_error_clear(&e);
+        vf_status cst = write_checkpoint(p, false, &e);
+        if (cst != VF_OK) {
+          pthread_mutex_lock(&p->mu);
+          set_error(p, cst, &e);
+          pthread_mutex_unlock(&p->mu);
+        }
+        written_version = version;
+        last_write = vf_now();
+      }
+      if (vf_now() - last_progress >= 0.5) {
+        emit_progress(p, t0);
+        last_progress = vf_now();
+      }
+    }
+  }
+  if (reader_started) {
+    /* the workers are gone: make sure a blocked reader wakes up and ends */
+    pthread_mutex_lock(&p->mu);
+    if (!p->reader_done) {
+      p->stop = true;
+      pthread_cond_broadcast(&p->cv_space);
+    }
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(reader, NULL);
+  }
+  for (int i = 0; i < nw; i++)
+    if (ws[i].started) pthread_join(ws[i].thread, NULL);
+  if (st == VF_OK && p->st != VF_OK) {
+    st = p->st;
+    *err = p->err;
+  }
+  if (st == VF_OK) {
+    advance(p);
+    if (p->mlen != 0)
+      st = vf_error_set(err, VF_EINTERNAL, "load: %zu batches were never made durable", p->mlen);
+  }
+  if (st == VF_OK) {
+    emit_progress(p, t0);
+    st = write_checkpoint(p, true, err);
+  }
+  uint64_t files_after = 0;
+  for (size_t i = 0; i < cfg->nfiles; i++) files_after += cfg->files[i].completed;
+  rep->points = p->points;
+  rep->files = files_after - files_before;
+  rep->bytes_read = p->bytes_read;
+  rep->retries = p->retries;
+  rep->skipped_rows = p->skipped;
+  rep->seconds = vf_now() - t0;
+  rep->points_per_s = rep->seconds > 0 ? (double)rep->points / rep->seconds : 0;
+
+  for (int i = 0; i < nw; i++) {
+    store_close(ws[i].handle);
+    free(ws[i].unflushed);
+  }
+  for (size_t i = 0; i < p->nchunks; i++) {
+    corpus_batch_free(&p->all_chunks[i]->batch);
+    free(p->all_chunks[i]->vstore);
+    free(p->all_chunks[i]);
+  }
+  free(p->all_chunks);
+  free(p->q);
+  free(p->marks);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv_items);
+  pthread_cond_destroy(&p->cv_space);
+  pthread_cond_destroy(&p->cv_main);
+  free(p);
+  free(ws);
+  return st;
+}
