@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# The end-to-end demo on the bundled example corpus (examples/corpus: 2 files x 1000 rows of
-# 32-d float vectors with text and JSON payloads, written by DuckDB).
+# The main job end to end on a real dataset that Debian packages: Fashion-MNIST (70k 28x28
+# images, /usr/share/datasets/fashion-mnist) is converted to a parquet corpus of 784-d vectors
+# with labels, inspected, and loaded into the embedded local store with `vforge load run`.
 set -euo pipefail
-vf=${1:-build/vforge}
 root=$(cd "$(dirname "$0")/.." && pwd)
-corpus="$root/examples/corpus"
-echo "== vforge inspect $corpus"
-"$vf" inspect "$corpus"
-echo "== vforge scan $corpus"
-"$vf" scan "$corpus" --json
-echo "== vforge cat $corpus --limit 2 --columns id,text,meta --with-id 'vf_point_id(filename, file_row_number)'"
-"$vf" cat "$corpus" --limit 2 --columns id,text,meta --with-id 'vf_point_id(filename, file_row_number)'
+vf=${1:-$root/build/vforge}
+export VFORGE_DEMO_DIR=${VFORGE_DEMO_DIR:-$root/build/demo}
+src=/usr/share/datasets/fashion-mnist
+mkdir -p "$VFORGE_DEMO_DIR"
+echo "== vforge convert Fashion-MNIST (train + test) -> $VFORGE_DEMO_DIR/fashion-mnist"
+"$vf" convert "$src/train-images-idx3-ubyte.gz" "$src/t10k-images-idx3-ubyte.gz" \
+  --labels "$src/train-labels-idx1-ubyte.gz,$src/t10k-labels-idx1-ubyte.gz" \
+  --rows-per-file 20000 --output "$VFORGE_DEMO_DIR/fashion-mnist" --overwrite
+echo "== vforge inspect"
+"$vf" inspect "$VFORGE_DEMO_DIR/fashion-mnist" | tail -1
+echo "== vforge load inspect examples/fashion-mnist.yaml"
+"$vf" load inspect "$root/examples/fashion-mnist.yaml" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("files:", len(d["files"]), "rows:", d["total_rows"], "collection:", d["collection"])'
+echo "== vforge load run examples/fashion-mnist.yaml"
+"$vf" load run "$root/examples/fashion-mnist.yaml" --json
+echo "== the store's segments are parquet: vforge cat one point back"
+"$vf" cat "$VFORGE_DEMO_DIR/vforge-data/fashion-mnist" --limit 1 --columns id,payload

@@ -13,7 +13,7 @@ for bin in "$build"/tests/fuzz/fuzz_*; do
   work=$(mktemp -d)
   mkdir -p "$work/corpus"
   if [ -d "$here/corpus/$name" ]; then cp "$here/corpus/$name"/* "$work/corpus/" 2>/dev/null || true; fi
-  if [ -d "$shared/data/parquet-testing" ]; then
+  if [ "$name" = fuzz_file ] || [ "$name" = fuzz_footer ] && [ -d "$shared/data/parquet-testing" ]; then
     find "$shared/data/parquet-testing" -name '*.parquet' -size -200k -exec cp {} "$work/corpus/" \; 2>/dev/null || true
   fi
   echo "fuzz: $name for ${secs}s ($(ls "$work/corpus" | wc -l) seeds)"
