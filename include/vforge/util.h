@@ -218,6 +218,10 @@ vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err); /* literal text:
  *  well-formed UTF-8, no raw control characters, paired surrogate escapes, nesting <= 512;
  *  whitespace around it allowed).  Linear time, no allocation (src/util/json_check.c). */
 bool vf_json_is_object(const char *text, size_t len);
+/*! vf_utf8_seq() : length of the well-formed UTF-8 sequence at s[0..n) (1 for ASCII), or 0 when
+ *  ill-formed, with *bad = the length of the maximal ill-formed subpart (>= 1; Unicode 15 §3.9,
+ *  ranges from Table 3-7). */
+size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
 
 /* --------------------------------------------------------- atomic files */
 
@@ -229,6 +233,8 @@ vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *
 int64_t vf_atomic_tell(const vf_atomic_file *f);
 vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err); /* frees f */
 void vf_atomic_abort(vf_atomic_file *f);                      /* frees f; NULL ok */
+/*! vf_atomic_write_file() : the whole of p[0..n) as `path`, atomically (open, write, commit). */
+vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err);
 
 /* --------------------------------------------------- threads and memory */
 

@@ -134,6 +134,20 @@ static vf_status apply_global(const char *name, const char *val, vf_error *err) 
   return VF_OK;
 }
 
+/* "name=value" -> name (copied into buf, truncated at 63 bytes) and *val = "value"; plain
+ * "name" -> name itself and *val = NULL. */
+static const char *split_opt(const char *arg, char buf[64], const char **val) {
+  const char *eq = strchr(arg, '=');
+  *val = NULL;
+  if (!eq) return arg;
+  size_t l = (size_t)(eq - arg);
+  if (l >= 64) l = 63;
+  memcpy(buf, arg, l);
+  buf[l] = 0;
+  *val = eq + 1;
+  return buf;
+}
+
 vf_status cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   bool only_pos = false;
@@ -154,17 +168,9 @@ vf_status cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out, vf
       cli_print_help(cmd, stdout);
       exit(0);
     }
-    const char *name = a + (a[1] == '-' ? 2 : 1);
     char namebuf[64];
-    const char *inline_val = strchr(name, '=');
-    if (inline_val) {
-      size_t l = (size_t)(inline_val - name);
-      if (l >= sizeof namebuf) l = sizeof namebuf - 1;
-      memcpy(namebuf, name, l);
-      namebuf[l] = 0;
-      name = namebuf;
-      inline_val++;
-    }
+    const char *inline_val;
+    const char *name = split_opt(a + (a[1] == '-' ? 2 : 1), namebuf, &inline_val);
     /* short aliases */
     if (strcmp(name, "n") == 0 && cli_opt_index(cmd, "n") < 0 && cli_opt_index(cmd, "limit") >= 0)
       name = "limit";
@@ -277,18 +283,9 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (strcmp(a, "--version") == 0) return cmd_version(0, NULL);
-    const char *name = a + 2;
-    const char *eq = strchr(name, '=');
     char nb[64];
-    const char *val = NULL;
-    if (eq) {
-      size_t l = (size_t)(eq - name);
-      if (l >= sizeof nb) l = sizeof nb - 1;
-      memcpy(nb, name, l);
-      nb[l] = 0;
-      name = nb;
-      val = eq + 1;
-    }
+    const char *val;
+    const char *name = split_opt(a + 2, nb, &val);
     int g = -1;
     for (int k = 0; GLOBAL_OPTS[k].name; k++)
       if (a[1] == '-' && strcmp(GLOBAL_OPTS[k].name, name) == 0) g = k;

@@ -247,20 +247,13 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
     /* prepare.json: whether the collection was empty (finalize may then demand equality) */
     size_t n = strlen(s->state_dir) + 16;
     char *p = vf_malloc(n);
-    vf_atomic_file *af = NULL;
     char text[64];
     int tl = snprintf(text, sizeof text, "{\"empty\":%s}\n", before == 0 ? "true" : "false");
     if (!p) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     if (st == VF_OK) {
       snprintf(p, n, "%s/prepare.json", s->state_dir);
-      st = vf_atomic_open(p, &af, err);
+      st = vf_atomic_write_file(p, text, (size_t)tl, err);
     }
-    if (st == VF_OK) st = vf_atomic_write(af, text, (size_t)tl, err);
-    if (st == VF_OK) {
-      st = vf_atomic_commit(af, err);
-      af = NULL;
-    }
-    vf_atomic_abort(af);
     free(p);
   }
   if (rep) {

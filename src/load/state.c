@@ -81,14 +81,7 @@ vf_status ld_state_write(const char *path, const ld_state *s, vf_error *err) {
     st = vf_json_raw(&b, "null", err);
   }
   if (st == VF_OK) st = vf_json_raw(&b, "}\n", err);
-  vf_atomic_file *af = NULL;
-  if (st == VF_OK) st = vf_atomic_open(path, &af, err);
-  if (st == VF_OK) st = vf_atomic_write(af, b.data, b.len, err);
-  if (st == VF_OK) {
-    st = vf_atomic_commit(af, err);
-    af = NULL;
-  }
-  vf_atomic_abort(af);
+  if (st == VF_OK) st = vf_atomic_write_file(path, b.data, b.len, err);
   vf_buf_free(&b);
   if (st != VF_OK) vf_error_prefix(err, "writing load state %s: ", path);
   return st;

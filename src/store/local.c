@@ -489,15 +489,8 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
   if (stat(s->json_path, &sb) == 0) return ls_verify(s, err);
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
-  vf_atomic_file *af = NULL;
   st = ls_spec_json(base, &b, err);
-  if (st == VF_OK) st = vf_atomic_open(s->json_path, &af, err);
-  if (st == VF_OK) st = vf_atomic_write(af, b.data, b.len, err);
-  if (st == VF_OK) {
-    st = vf_atomic_commit(af, err);
-    af = NULL;
-  }
-  vf_atomic_abort(af);
+  if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
   vf_buf_free(&b);
   if (st == VF_OK) s->verified = true;
   return st;

@@ -139,3 +139,13 @@ void vf_atomic_abort(vf_atomic_file *f) {
   if (f->tmp) unlink(f->tmp);
   atomic_free(f);
 }
+
+/* vf_atomic_write_file(): see util.h. */
+vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err) {
+  vf_atomic_file *f = NULL;
+  vf_status st = vf_atomic_open(path, &f, err);
+  if (st == VF_OK) st = vf_atomic_write(f, p, n, err);
+  if (st == VF_OK) return vf_atomic_commit(f, err);
+  vf_atomic_abort(f);
+  return st;
+}

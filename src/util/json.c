@@ -15,9 +15,8 @@
 
 #include "vforge/util.h"
 
-/* Length of the well-formed UTF-8 sequence at s[0..n), or 0 when ill-formed; on 0, *bad is the
- * length of the maximal subpart to replace (>= 1).  Ranges from Unicode Table 3-7. */
-static size_t utf8_seq(const uint8_t *s, size_t n, size_t *bad) {
+/* vf_utf8_seq(): see util.h. */
+size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad) {
   uint8_t c = s[0];
   size_t need;
   uint8_t lo = 0x80, hi = 0xbf;
@@ -64,7 +63,7 @@ vf_status vf_json_string(vf_buf *b, const char *s, size_t len, vf_error *err) {
       add = 1;
     } else {
       size_t bad = 0;
-      size_t k = utf8_seq(p + j, len - j, &bad);
+      size_t k = vf_utf8_seq(p + j, len - j, &bad);
       add = k ? k : 3;
       adv = k ? k : bad;
     }
@@ -92,7 +91,7 @@ vf_status vf_json_string(vf_buf *b, const char *s, size_t len, vf_error *err) {
       i++;
     } else {
       size_t bad = 0;
-      size_t k = utf8_seq(p + i, len - i, &bad);
+      size_t k = vf_utf8_seq(p + i, len - i, &bad);
       if (k) {
         vf_buf_put(b, p + i, k);
         i += k;

@@ -24,32 +24,6 @@ static void jc_ws(jc *c) {
     c->p++;
 }
 
-/* Length of the well-formed multi-byte UTF-8 sequence at p (lead byte >= 0x80), 0 if ill-formed. */
-static size_t jc_utf8(const uint8_t *p, const uint8_t *end) {
-  uint8_t c = p[0];
-  size_t need;
-  uint8_t lo = 0x80, hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) {
-    need = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    need = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    need = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if ((size_t)(end - p) < need) return 0;
-  for (size_t i = 1; i < need; i++) {
-    uint8_t l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xbf;
-    if (p[i] < l || p[i] > h) return 0;
-  }
-  return need;
-}
-
 static int jc_hex4(const uint8_t *p, const uint8_t *end, unsigned *v) {
   if (end - p < 4) return 0;
   unsigned x = 0;
@@ -107,7 +81,8 @@ static bool jc_string(jc *c) {
       c->p++;
       continue;
     }
-    size_t k = jc_utf8(c->p, c->end);
+    size_t bad;
+    size_t k = vf_utf8_seq(c->p, (size_t)(c->end - c->p), &bad);
     if (!k) return false;
     c->p += k;
   }
