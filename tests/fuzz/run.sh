@@ -2,7 +2,7 @@
 # Fuzz smoke run: each harness for a few seconds, seeded with tests/fuzz/corpus/<name>/ and, when
 # ../shared is present, the parquet conformance files.  Fails on any crash, leak or sanitizer report.
 set -euo pipefail
-build=${1:?usage: tests/fuzz/run.sh BUILD_DIR SECONDS}
+build=$(cd "${1:?usage: tests/fuzz/run.sh BUILD_DIR SECONDS}" && pwd)  # absolute: harnesses run in a temp dir
 secs=${2:-15}
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${VF_SHARED:-$here/../../../shared}
