@@ -35,14 +35,18 @@ static void render_progress(void *user, const vf_progress *p) {
   (void)user;
   if (g_quiet) return;
   double rate = p->elapsed_s > 0 ? (double)p->rows_done / p->elapsed_s : 0;
+  char eta[48] = "";
+  if (p->rows_total > 0 && rate > 0 && p->rows_done <= p->rows_total)
+    snprintf(eta, sizeof eta, " (%.0f%%, ETA %.0fs)", 100.0 * (double)p->rows_done / (double)p->rows_total,
+             (double)(p->rows_total - p->rows_done) / rate);
   if (g_tty) {
-    fprintf(stderr, "\r\033[K%s: %" PRIu64 " rows, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.1fs",
-            p->phase, p->rows_done, rate, p->files_done, p->files_total, p->elapsed_s);
+    fprintf(stderr, "\r\033[K%s: %" PRIu64 " rows%s, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.1fs",
+            p->phase, p->rows_done, eta, rate, p->files_done, p->files_total, p->elapsed_s);
     g_bar_shown = 1;
   } else if (p->elapsed_s - g_last_line >= 10.0) {
     g_last_line = p->elapsed_s;
-    fprintf(stderr, "vforge: %s: %" PRIu64 " rows, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.0fs\n",
-            p->phase, p->rows_done, rate, p->files_done, p->files_total, p->elapsed_s);
+    fprintf(stderr, "vforge: %s: %" PRIu64 " rows%s, %.0f rows/s, files %" PRIu64 "/%" PRIu64 ", %.0fs\n",
+            p->phase, p->rows_done, eta, rate, p->files_done, p->files_total, p->elapsed_s);
   }
 }
 
