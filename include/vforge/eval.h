@@ -1,0 +1,88 @@
+/*
+ * vforge eval — evaluation artifacts in the corpus layout (DESIGN.md "Corpus layout"):
+ * sampled query sets and exact (brute-force) ground truth, optionally computed by several
+ * workers and merged.
+ *
+ *   <prefix>/eval/queries_<N>.parquet            query_id, __source_file__, __source_row__,
+ *                                                 the vector column, chosen payload columns
+ *   <prefix>/eval/brute_force_queries_<N>_k<K>.parquet   query_id, hit_ids, hit_scores
+ *   <prefix>/eval/_bf_partial_queries_<N>_k<K>/rank<NNN>.parquet   one worker's share
+ *
+ * Scores: larger = nearer (cosine similarity, dot, -L2, -L1); ties ordered by point id text.
+ * Every final score is computed by one fixed-order scalar kernel in double, so the output is
+ * byte-identical whatever the thread count, batch sizes or number of jobs.
+ */
+#ifndef VFORGE_EVAL_H
+#define VFORGE_EVAL_H
+
+#include "vforge/corpus.h"
+#include "vforge/util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct eval_queries_opts {
+  uint64_t n;                   /* rows to sample (>= 1, at most the corpus's rows) */
+  uint64_t seed;
+  const char *column;           /* vector column; NULL = the only dense vector column */
+  const char *const *columns;   /* payload columns to copy (NULL/0 = none) */
+  int ncolumns;
+  const char *output;           /* NULL = <prefix>/eval/queries_<N>.parquet */
+} eval_queries_opts;
+
+typedef struct eval_queries_result {
+  uint64_t rows;                /* rows written */
+  uint64_t corpus_rows;
+  uint64_t row_groups_read;
+  int32_t dim;
+  char *path;                   /* the file written (caller frees) */
+} eval_queries_result;
+
+/*! eval_generate_queries() : sample opts->n distinct rows uniformly over the global row space
+ *  of `files` (seeded splitmix64 + Floyd's algorithm: the same seed gives the same file), read
+ *  only the row groups holding them and write the queries file atomically.
+ *  @return : VF_EUSAGE for n out of range or an ambiguous/missing vector column, VF_ECORRUPT
+ *            when a sampled row has a null vector (naming file and row), reader/writer errors. */
+vf_status eval_generate_queries(const corpus_files *files, const eval_queries_opts *opts,
+                                eval_queries_result *out, vf_error *err);
+
+typedef struct eval_bf_opts {
+  const char *queries;          /* queries parquet file */
+  uint32_t k;                   /* 1 .. 100000 */
+  corpus_distance metric;
+  const char *column;           /* vector column; NULL = the only dense vector column */
+  uint32_t num_jobs;            /* 0 or 1 = a single job writing the final file */
+  uint32_t job_rank;            /* < num_jobs: this worker handles files i % num_jobs == rank */
+  int threads;                  /* 0 = vf_threads() */
+  const char *output;           /* NULL = the layout path (final file or rank<NNN>.parquet) */
+} eval_bf_opts;
+
+typedef struct eval_bf_result {
+  uint64_t queries;
+  uint64_t rows_scanned;
+  uint64_t files;
+  uint64_t rescored;            /* candidates re-scored by the exact kernel */
+  double seconds;
+  char *path;                   /* the file written (caller frees) */
+} eval_bf_result;
+
+/*! eval_brute_force() : exact top-K of every query over the corpus (or this job's share),
+ *  streaming each file one row group at a time.
+ *  @return : VF_EUSAGE for bad options, VF_ECORRUPT for a dimension mismatch between queries and
+ *            corpus or malformed input, reader/writer errors. */
+vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *opts,
+                           eval_bf_result *out, vf_error *err);
+
+/*! eval_brute_force_merge() : merge every rank<NNN>.parquet of the partial directory for
+ *  (queries, K) into the final file, identical to a single-job run.  opts->metric/num_jobs are
+ *  ignored (read from the partials); opts->output overrides the final path.
+ *  @return : VF_ENOTFOUND naming a missing rank, VF_EUSAGE naming what differs (queries file,
+ *            K, metric, column, corpus, number of jobs) for a mismatched partial. */
+vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *opts,
+                                 eval_bf_result *out, vf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,160 @@
+/* vforge generate-queries / brute-force / brute-force-merge: thin wrappers over eval.h. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "vforge/eval.h"
+#include "vforge/index.h"
+
+static const cli_opt GQ_OPTS[] = {
+    {"n", "N", "number of query rows to sample (required)"},
+    {"seed", "S", "sampling seed (default 42); the same seed gives the same file"},
+    {"columns", "a,b", "payload columns to copy (strings/integers as they are, others as JSON text)"},
+    {"column", "VEC", "the vector column (needed only when several exist)"},
+    {"output", "FILE", "output file (default <prefix>/eval/queries_<N>.parquet)"},
+    {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {NULL, NULL, NULL}};
+
+const cli_cmd CLI_GENERATE_QUERIES = {
+    "generate-queries", "URI -n N [--seed S] [--columns a,b] [--column VEC] [--output FILE]",
+    "Sample N rows uniformly over the whole corpus (seeded, deterministic) and write them as a\n"
+    "queries file: query_id (the row's point id), __source_file__, __source_row__, the vector\n"
+    "column and the chosen payload columns.",
+    GQ_OPTS, 1, 1};
+
+static const cli_opt BF_OPTS[] = {
+    {"queries", "Q", "queries parquet file (from generate-queries; required)"},
+    {"k", "K", "neighbours per query (required)"},
+    {"metric", "M", "cosine (default), dot, euclid or manhattan"},
+    {"column", "VEC", "the vector column (needed only when several exist)"},
+    {"num-jobs", "N", "split the corpus files over N jobs (file i goes to job i % N)"},
+    {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1); writes a partial result"},
+    {"output", "FILE", "output file (default: the eval/ layout path)"},
+    {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {NULL, NULL, NULL}};
+
+const cli_cmd CLI_BRUTE_FORCE = {
+    "brute-force", "URI --queries Q -k K [--metric M] [--num-jobs N --job-rank R] [--output FILE]",
+    "Exact top-K of every query over the corpus (streamed once, one row group at a time):\n"
+    "<prefix>/eval/brute_force_queries_<N>_k<K>.parquet with query_id, hit_ids, hit_scores\n"
+    "(best first; cosine similarity, dot, -L2 or -L1; ties by point id).  Output is byte-identical\n"
+    "whatever --threads or the number of jobs.  With --num-jobs/--job-rank a partial result goes\n"
+    "to eval/_bf_partial_queries_<N>_k<K>/rank<NNN>.parquet for brute-force-merge.",
+    BF_OPTS, 1, 1};
+
+static const cli_opt BFM_OPTS[] = {
+    {"queries", "Q", "the queries file the partials were computed for (required)"},
+    {"k", "K", "neighbours per query (required)"},
+    {"column", "VEC", "the vector column of the queries file (needed only when several exist)"},
+    {"output", "FILE", "output file (default: the eval/ layout path)"},
+    {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {NULL, NULL, NULL}};
+
+const cli_cmd CLI_BRUTE_FORCE_MERGE = {
+    "brute-force-merge", "URI --queries Q -k K [--output FILE]",
+    "Merge every partial of `brute-force --num-jobs N` into the final ground-truth file\n"
+    "(identical to a single-job run).  Refuses a missing rank or partials computed for another\n"
+    "queries file, K, metric, vector column or corpus, naming what differs.",
+    BFM_OPTS, 1, 1};
+
+int cmd_generate_queries(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  cli_args a;
+  cli_list cols = {0};
+  corpus_files files = {0};
+  eval_queries_opts o = {0};
+  eval_queries_result r = {0};
+  const cli_cmd *c = &CLI_GENERATE_QUERIES;
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  if (st == VF_OK && !cli_get(c, &a, "n")) st = vf_error_set(&err, VF_EUSAGE, "generate-queries: -n N is required");
+  if (st == VF_OK) st = cli_get_u64(c, &a, "n", 0, &o.n, &err);
+  if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 42, &o.seed, &err);
+  const char *cs = st == VF_OK ? cli_get(c, &a, "columns") : NULL;
+  if (cs) {
+    if (!cli_list_split(cs, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+    o.columns = (const char *const *)cols.items;
+    o.ncolumns = cols.n;
+  }
+  if (st == VF_OK) {
+    o.column = cli_get(c, &a, "column");
+    o.output = cli_get(c, &a, "output");
+    st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
+  }
+  if (st == VF_OK) st = eval_generate_queries(&files, &o, &r, &err);
+  if (st == VF_OK)
+    fprintf(stderr, "generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups read) -> %s\n",
+            r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.path);
+  free(r.path);
+  corpus_files_free(&files);
+  cli_list_free(&cols);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}
+
+static vf_status bf_common_opts(const cli_cmd *c, const cli_args *a, eval_bf_opts *o, vf_error *err) {
+  uint64_t k = 0;
+  o->queries = cli_get(c, a, "queries");
+  if (!o->queries) return vf_error_set(err, VF_EUSAGE, "%s: --queries Q is required", c->name);
+  if (!cli_get(c, a, "k")) return vf_error_set(err, VF_EUSAGE, "%s: -k K is required", c->name);
+  vf_status st = cli_get_u64(c, a, "k", 0, &k, err);
+  if (st != VF_OK) return st;
+  if (k < 1 || k > 100000) return vf_error_set(err, VF_EUSAGE, "%s: -k must be 1..100000", c->name);
+  o->k = (uint32_t)k;
+  o->column = cli_get(c, a, "column");
+  o->output = cli_get(c, a, "output");
+  return VF_OK;
+}
+
+int cmd_brute_force(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  cli_args a;
+  corpus_files files = {0};
+  eval_bf_opts o = {0};
+  eval_bf_result r = {0};
+  const cli_cmd *c = &CLI_BRUTE_FORCE;
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &err);
+  const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
+  if (m && !idx_metric_parse(m, &o.metric))
+    st = vf_error_set(&err, VF_EUSAGE, "brute-force: unknown --metric '%s' (cosine, dot, euclid, manhattan)", m);
+  uint64_t nj = 0, jr = 0;
+  if (st == VF_OK) st = cli_get_u64(c, &a, "num-jobs", 0, &nj, &err);
+  if (st == VF_OK) st = cli_get_u64(c, &a, "job-rank", 0, &jr, &err);
+  if (st == VF_OK && (cli_get(c, &a, "num-jobs") != NULL) != (cli_get(c, &a, "job-rank") != NULL))
+    st = vf_error_set(&err, VF_EUSAGE, "brute-force: --num-jobs and --job-rank go together");
+  if (st == VF_OK && cli_get(c, &a, "num-jobs") && (nj < 1 || nj > 100000 || jr >= nj))
+    st = vf_error_set(&err, VF_EUSAGE, "brute-force: need 1 <= --num-jobs <= 100000 and --job-rank < --num-jobs");
+  o.num_jobs = (uint32_t)nj;
+  o.job_rank = (uint32_t)jr;
+  o.threads = vf_threads();
+  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
+  if (st == VF_OK) st = eval_brute_force(&files, &o, &r, &err);
+  if (st == VF_OK)
+    fprintf(stderr, "brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files), k %u, %s, "
+            "%" PRIu64 " re-scored, %.3f s -> %s\n", r.queries, r.rows_scanned, r.files, o.k,
+            idx_metric_name(o.metric), r.rescored, r.seconds, r.path);
+  free(r.path);
+  corpus_files_free(&files);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}
+
+int cmd_brute_force_merge(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  cli_args a;
+  corpus_files files = {0};
+  eval_bf_opts o = {0};
+  eval_bf_result r = {0};
+  const cli_cmd *c = &CLI_BRUTE_FORCE_MERGE;
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &err);
+  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
+  if (st == VF_OK) st = eval_brute_force_merge(&files, &o, &r, &err);
+  if (st == VF_OK)
+    fprintf(stderr, "brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
+            r.queries, r.files, r.seconds, r.path);
+  free(r.path);
+  corpus_files_free(&files);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}

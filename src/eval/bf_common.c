@@ -1,0 +1,138 @@
+/*
+ * Helpers shared by the eval commands: opening corpus files, finding the dense vector column
+ * (DESIGN.md "Vectors in parquet": list<float|double|halffloat> or FLBA of 4*d bytes) and
+ * decoding one row group of it, creating output directories.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "eval/bf_internal.h"
+#include "vforge/io.h"
+
+/* ev_open(): see bf_internal.h. */
+vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err) {
+  io_source *src = NULL;
+  vf_status st = corpus_open(file, &src, err);
+  if (st != VF_OK) return st;
+  return pqt_open(src, NULL, out, err);
+}
+
+/* ev_open_path(): see bf_internal.h. */
+vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err) {
+  corpus_file cf = {.uri = (char *)path, .key = (char *)path, .size = 0};
+  return ev_open(&cf, out, err);
+}
+
+/* ev_is_dense(): see bf_internal.h. */
+bool ev_is_dense(const pqt_file *f, int top) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  const pqt_file_meta *m = pqt_meta(f);
+  const pqt_node *n = &sc->nodes[top];
+  if (n->nleaves != 1) return false;
+  const pqt_leaf *leaf = &sc->leaves[n->first_leaf];
+  const pqt_schema_elem *e = &m->schema[sc->nodes[leaf->node].elem];
+  if (n->kind == PQT_NODE_PRIMITIVE)
+    return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length > 0 &&
+           leaf->type_length % 4 == 0 && e->logical == PQT_LT_NONE && e->converted_type < 0 &&
+           leaf->max_rep == 0;
+  if (n->kind != PQT_NODE_LIST || leaf->max_rep != 1 || n->element != leaf->node) return false;
+  if (leaf->type == PQT_FLOAT || leaf->type == PQT_DOUBLE) return true;
+  return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length == 2 &&
+         e->logical == PQT_LT_FLOAT16;
+}
+
+/* ev_vector_top(): see bf_internal.h. */
+vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_error *err) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  if (column) {
+    int t = pqt_find_top(f, column);
+    if (t < 0)
+      return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", pqt_name(f), column);
+    if (!ev_is_dense(f, t))
+      return vf_error_set(err, VF_EUSAGE, "%s: column '%s' is not a dense vector column",
+                          pqt_name(f), column);
+    *top = t;
+    return VF_OK;
+  }
+  int found = -1, count = 0;
+  char names[512];
+  size_t nl = 0;
+  names[0] = 0;
+  for (int i = 0; i < sc->ntop; i++) {
+    if (!ev_is_dense(f, sc->top[i])) continue;
+    if (found < 0) found = sc->top[i];
+    count++;
+    int w = snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "",
+                     sc->nodes[sc->top[i]].name);
+    if (w > 0 && (size_t)w < sizeof names - nl) nl += (size_t)w;
+  }
+  if (count == 0)
+    return vf_error_set(err, VF_EUSAGE, "%s: no dense vector column (list<float> or FLBA)",
+                        pqt_name(f));
+  if (count > 1)
+    return vf_error_set(err, VF_EUSAGE,
+                        "%s: several dense vector columns (%s); choose one with --column",
+                        pqt_name(f), names);
+  *top = found;
+  return VF_OK;
+}
+
+/* ev_read_dense(): see bf_internal.h. */
+vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t *dim,
+                        pqt_leaf_data *leaf, pqt_dense *out, vf_error *err) {
+  int lid = pqt_schema_of(f)->nodes[top].first_leaf;
+  vf_status st = pqt_read_leaves(f, rg, &lid, 1, leaf, err);
+  if (st != VF_OK) return st;
+  out->check_only = false;
+  return pqt_dense_from_leaf(f, top, leaf, first_row, dim, out, err);
+}
+
+/* ev_mkdir_p(): see bf_internal.h. */
+vf_status ev_mkdir_p(const char *dir, vf_error *err) {
+  size_t n = strlen(dir);
+  char *p = vf_strdup(dir);
+  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 1; i <= n; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char c = p[i];
+    p[i] = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      vf_status st = vf_error_set(err, VF_EIO, "cannot create directory %s: %s", p, strerror(errno));
+      free(p);
+      return st;
+    }
+    p[i] = c;
+  }
+  free(p);
+  return VF_OK;
+}
+
+/* ev_mkdir_parent(): see bf_internal.h. */
+vf_status ev_mkdir_parent(const char *path, vf_error *err) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || slash == path) return VF_OK;
+  char *d = vf_strndup(path, (size_t)(slash - path));
+  if (!d) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = ev_mkdir_p(d, err);
+  free(d);
+  return st;
+}
+
+/* ev_strdupf(): see bf_internal.h. */
+char *ev_strdupf(vf_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = n >= 0 ? vf_malloc((size_t)n + 1) : NULL;
+  if (s) vsnprintf(s, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  if (!s) vf_error_set(err, VF_ENOMEM, "out of memory");
+  return s;
+}

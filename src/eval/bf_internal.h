@@ -1,0 +1,65 @@
+/* Internal helpers shared by the eval sources (not part of the public API). */
+#ifndef VFORGE_EVAL_INTERNAL_H
+#define VFORGE_EVAL_INTERNAL_H
+
+#include "vforge/corpus.h"
+#include "vforge/eval.h"
+#include "vforge/format.h"
+
+/*! ev_open() : open a discovered corpus file as parquet. */
+vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err);
+/*! ev_open_path() : open a local parquet file by path. */
+vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err);
+/*! ev_is_dense() : does top-level node `top` hold dense vectors (list<float|double|float16>,
+ *  FLBA of 4*d bytes)? */
+bool ev_is_dense(const pqt_file *f, int top);
+/*! ev_vector_top() : the top-level node of the vector column: `column` when given (must be a
+ *  dense vector column), else the only dense vector column of the file.
+ *  @return : VF_ENOTFOUND / VF_EUSAGE naming the file and the candidates. */
+vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_error *err);
+/*! ev_read_dense() : decode row group `rg` of the vector column `top` into `out`
+ *  (`*dim` in: expected or 0; out: the dimension).  `leaf` is reused across calls. */
+vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t *dim,
+                        pqt_leaf_data *leaf, pqt_dense *out, vf_error *err);
+/*! ev_mkdir_p() : create a directory and its parents. */
+vf_status ev_mkdir_p(const char *dir, vf_error *err);
+/*! ev_mkdir_parent() : create the directory holding `path`. */
+vf_status ev_mkdir_parent(const char *path, vf_error *err);
+/*! ev_strdupf() : a formatted heap string (NULL on failure, with err set). */
+char *ev_strdupf(vf_error *err, const char *fmt, ...) VF_PRINTF(2, 3);
+
+#endif
+
+/* ------------------------------------------------------------ brute force */
+
+typedef struct ev_hit {
+  float score;
+  char id[37];
+} ev_hit;
+
+typedef struct ev_queries {
+  uint64_t n;
+  int32_t dim;
+  float *vecs;     /* n*dim */
+  char **ids;      /* n query ids */
+  char *vec_name;  /* vector column name in the queries file */
+  char md5[33];    /* hex md5 of the queries file's bytes */
+} ev_queries;
+
+/*! ev_queries_read() : the query ids and vectors of a queries file. */
+vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err);
+void ev_queries_free(ev_queries *q);
+
+/*! ev_corpus_md5() : hex md5 over the corpus file list (keys and sizes). */
+void ev_corpus_md5(const corpus_files *files, char out[33]);
+
+/*! ev_results_write() : write query_id / hit_ids / hit_scores (hits: n*k, nhits[i] used) with
+ *  key-value metadata (kv: nkv key/value pairs). */
+vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, const ev_hit *hits,
+                           const uint32_t *nhits, const char *const *kv, int nkv, vf_error *err);
+
+/*! ev_partial_kv() / ev_final_kv() helpers are in bf_merge.c; the scan lives in bruteforce.c. */
+vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
+                         const char *column, const char *corpus_md5, uint32_t num_jobs,
+                         uint32_t rank, bool partial, char ***kv, int *nkv, vf_error *err);
+void ev_kv_free(char **kv, int nkv);

@@ -1,0 +1,507 @@
+/*
+ * Brute-force results I/O and the merge of per-job partials (DESIGN.md "Corpus layout":
+ * brute_force_queries_<N>_k<K>.parquet and _bf_partial_queries_<N>_k<K>/rank<NNN>.parquet).
+ *
+ * Every partial carries key-value metadata (vforge.bf.*: queries file md5 and row count, K,
+ * metric, vector column, corpus file-list md5, number of jobs, rank) so the merge can refuse a
+ * missing rank or a partial computed for other inputs, naming what differs.  Partial scores are
+ * already exact (one fixed-order kernel, see bruteforce.c), so merging is a selection under the
+ * same order (score desc, point id asc) and the merged file equals a single-job run byte for byte.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/bf_internal.h"
+#include "vforge/index.h"
+
+#define EV_MAX_QUERIES ((uint64_t)1 << 26)
+#define EV_MAX_ID 1024
+
+static void hex16(const uint8_t d[16], char out[33]) {
+  static const char hx[] = "0123456789abcdef";
+  for (int i = 0; i < 16; i++) {
+    out[2 * i] = hx[d[i] >> 4];
+    out[2 * i + 1] = hx[d[i] & 15];
+  }
+  out[32] = 0;
+}
+
+/* ev_corpus_md5(): see bf_internal.h. */
+void ev_corpus_md5(const corpus_files *files, char out[33]) {
+  vf_md5_ctx c;
+  vf_md5_init(&c);
+  for (size_t i = 0; i < files->n; i++) {
+    char sz[32];
+    int n = snprintf(sz, sizeof sz, "\t%" PRIu64 "\n", files->files[i].size);
+    vf_md5_update(&c, files->files[i].key, strlen(files->files[i].key));
+    vf_md5_update(&c, sz, (size_t)(n > 0 ? n : 0));
+  }
+  uint8_t d[16];
+  vf_md5_final(&c, d);
+  hex16(d, out);
+}
+
+static vf_status file_md5(const char *path, char out[33], vf_error *err) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  vf_md5_ctx c;
+  vf_md5_init(&c);
+  uint8_t buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, fp)) > 0) vf_md5_update(&c, buf, n);
+  bool bad = ferror(fp);
+  fclose(fp);
+  if (bad) return vf_error_set(err, VF_EIO, "%s: read error", path);
+  uint8_t d[16];
+  vf_md5_final(&c, d);
+  hex16(d, out);
+  return VF_OK;
+}
+
+/* a flat string column's value of `row` (def NULL = no nulls); NULL for null */
+static vf_status flat_strings(const pqt_file *f, const pqt_leaf_data *ld, const char *col,
+                              int64_t first_row, char **dst, vf_error *err) {
+  const pqt_leaf *lf = &pqt_schema_of(f)->leaves[ld->leaf];
+  int64_t vi = 0;
+  for (int64_t r = 0; r < ld->nlevels; r++) {
+    if (ld->def && ld->def[r] != lf->max_def)
+      return vf_error_set(err, VF_ECORRUPT, "%s: row %" PRId64 ": %s is null", pqt_name(f),
+                          first_row + r, col);
+    if (vi >= ld->nvalues) return vf_error_set(err, VF_ECORRUPT, "%s: %s: values missing", pqt_name(f), col);
+    int64_t a = ld->offsets[vi], b = ld->offsets[vi + 1];
+    if (b - a > EV_MAX_ID)
+      return vf_error_set(err, VF_ECORRUPT, "%s: row %" PRId64 ": %s longer than %d bytes",
+                          pqt_name(f), first_row + r, col, EV_MAX_ID);
+    dst[r] = vf_strndup((const char *)ld->values.data + a, (size_t)(b - a));
+    if (!dst[r]) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    vi++;
+  }
+  return VF_OK;
+}
+
+static vf_status string_leaf(const pqt_file *f, const char *col, int *leaf, vf_error *err) {
+  int top = pqt_find_top(f, col);
+  if (top < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", pqt_name(f), col);
+  const pqt_node *n = &pqt_schema_of(f)->nodes[top];
+  if (n->kind != PQT_NODE_PRIMITIVE || pqt_schema_of(f)->leaves[n->leaf].type != PQT_BYTE_ARRAY)
+    return vf_error_set(err, VF_ECORRUPT, "%s: column '%s' is not a string column", pqt_name(f), col);
+  *leaf = n->leaf;
+  return VF_OK;
+}
+
+/* ev_queries_read(): see bf_internal.h. */
+vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err) {
+  memset(q, 0, sizeof *q);
+  pqt_file *f = NULL;
+  vf_status st = file_md5(path, q->md5, err);
+  if (st == VF_OK) st = ev_open_path(path, &f, err);
+  int top = -1, idleaf = -1;
+  if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
+  if (st == VF_OK) st = string_leaf(f, "query_id", &idleaf, err);
+  const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+  if (st == VF_OK && (m->num_rows < 1 || (uint64_t)m->num_rows > EV_MAX_QUERIES))
+    st = vf_error_set(err, VF_ECORRUPT, "%s: %" PRId64 " queries (expected 1..%" PRIu64 ")", path,
+                      m->num_rows, EV_MAX_QUERIES);
+  if (st == VF_OK) {
+    q->n = (uint64_t)m->num_rows;
+    q->ids = vf_calloc(q->n, sizeof(char *));
+    q->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
+    if (!q->ids || !q->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  pqt_leaf_data ld, vl;
+  pqt_leaf_data_init(&ld);
+  pqt_leaf_data_init(&vl);
+  pqt_dense dense;
+  memset(&dense, 0, sizeof dense);
+  int64_t first = 0;
+  for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+    int64_t nr = m->row_groups[rg].num_rows;
+    if (nr < 0 || first + nr > m->num_rows) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", path, rg);
+      break;
+    }
+    st = pqt_read_leaves(f, rg, &idleaf, 1, &ld, err);
+    if (st == VF_OK && ld.nlevels != nr)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %" PRId64 " rows, expected %" PRId64,
+                        path, rg, ld.nlevels, nr);
+    if (st == VF_OK) st = flat_strings(f, &ld, "query_id", first, q->ids + first, err);
+    if (st == VF_OK) st = ev_read_dense(f, top, rg, first, &q->dim, &vl, &dense, err);
+    if (st == VF_OK && dense.rows != nr)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %" PRId64 " vectors for %" PRId64 " rows",
+                        path, rg, dense.rows, nr);
+    if (st == VF_OK && dense.null_rows)
+      for (int64_t r = 0; r < nr; r++)
+        if (dense.null_rows[r]) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has a null vector", path, first + r);
+          break;
+        }
+    if (st == VF_OK && !q->vecs) {
+      q->vecs = vf_mallocarray(q->n, sizeof(float) * (size_t)(q->dim > 0 ? q->dim : 1));
+      if (!q->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for the queries");
+    }
+    if (st == VF_OK)
+      memcpy(q->vecs + (size_t)first * (size_t)q->dim, dense.data, sizeof(float) * (size_t)nr * (size_t)q->dim);
+    first += nr;
+  }
+  if (st == VF_OK && first != m->num_rows)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
+                      path, first, m->num_rows);
+  if (st == VF_OK && q->dim <= 0) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  pqt_leaf_data_free(&ld);
+  pqt_leaf_data_free(&vl);
+  pqt_dense_free(&dense);
+  pqt_close(f);
+  if (st != VF_OK) ev_queries_free(q);
+  return st;
+}
+
+/* ev_queries_free(): see bf_internal.h. */
+void ev_queries_free(ev_queries *q) {
+  for (uint64_t i = 0; q->ids && i < q->n; i++) free(q->ids[i]);
+  free(q->ids);
+  free(q->vecs);
+  free(q->vec_name);
+  memset(q, 0, sizeof *q);
+}
+
+/* ev_metadata_kv(): see bf_internal.h. */
+vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
+                         const char *column, const char *corpus_md5, uint32_t num_jobs,
+                         uint32_t rank, bool partial, char ***kv, int *nkv, vf_error *err) {
+  int n = partial ? 16 : 12;
+  char **a = vf_calloc((size_t)n, sizeof(char *));
+  if (!a) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  int i = 0;
+  a[i++] = ev_strdupf(err, "vforge.bf.queries_md5");
+  a[i++] = ev_strdupf(err, "%s", q->md5);
+  a[i++] = ev_strdupf(err, "vforge.bf.queries");
+  a[i++] = ev_strdupf(err, "%" PRIu64, q->n);
+  a[i++] = ev_strdupf(err, "vforge.bf.k");
+  a[i++] = ev_strdupf(err, "%u", k);
+  a[i++] = ev_strdupf(err, "vforge.bf.metric");
+  a[i++] = ev_strdupf(err, "%s", idx_metric_name(metric));
+  a[i++] = ev_strdupf(err, "vforge.bf.column");
+  a[i++] = ev_strdupf(err, "%s", column ? column : "");
+  a[i++] = ev_strdupf(err, "vforge.bf.corpus_md5");
+  a[i++] = ev_strdupf(err, "%s", corpus_md5);
+  if (partial) {
+    a[i++] = ev_strdupf(err, "vforge.bf.num_jobs");
+    a[i++] = ev_strdupf(err, "%u", num_jobs);
+    a[i++] = ev_strdupf(err, "vforge.bf.rank");
+    a[i++] = ev_strdupf(err, "%u", rank);
+  }
+  for (int j = 0; j < n; j++)
+    if (!a[j]) {
+      ev_kv_free(a, n);
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+  *kv = a;
+  *nkv = n;
+  return VF_OK;
+}
+
+/* ev_kv_free(): see bf_internal.h. */
+void ev_kv_free(char **kv, int nkv) {
+  for (int i = 0; kv && i < nkv; i++) free(kv[i]);
+  free(kv);
+}
+
+/* ev_results_write(): see bf_internal.h. */
+vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, const ev_hit *hits,
+                           const uint32_t *nhits, const char *const *kv, int nkv, vf_error *err) {
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < q->n; i++) total += nhits[i];
+  const char **strs = vf_mallocarray(total ? total : 1, sizeof(char *));
+  float *scores = vf_mallocarray(total ? total : 1, sizeof(float));
+  int64_t *off = vf_mallocarray(q->n + 1, sizeof(int64_t));
+  vf_status st = VF_OK;
+  if (!strs || !scores || !off) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  uint64_t p = 0;
+  for (uint64_t i = 0; st == VF_OK && i < q->n; i++) {
+    off[i] = (int64_t)p;
+    for (uint32_t h = 0; h < nhits[i]; h++, p++) {
+      strs[p] = hits[i * k + h].id;
+      scores[p] = hits[i * k + h].score;
+    }
+  }
+  if (off) off[q->n] = (int64_t)p;
+  pqt_wcolumn cols[3] = {{"query_id", PQT_W_STRING, false, 0},
+                         {"hit_ids", PQT_W_LIST_STRING, false, 0},
+                         {"hit_scores", PQT_W_LIST_FLOAT, false, 0}};
+  pqt_wbatch b[3] = {{.strs = (const char *const *)q->ids},
+                     {.strs = strs, .offsets = off},
+                     {.values = scores, .offsets = off}};
+  pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
+  pqt_writer *w = NULL;
+  if (st == VF_OK) st = ev_mkdir_parent(path, err);
+  if (st == VF_OK) st = pqt_writer_open(path, cols, 3, &wo, &w, err);
+  for (int i = 0; st == VF_OK && i + 1 < nkv; i += 2) st = pqt_writer_add_kv(w, kv[i], kv[i + 1], err);
+  if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)q->n, err);
+  if (st == VF_OK) st = pqt_writer_close(w, err);
+  else pqt_writer_abort(w);
+  free(strs);
+  free(scores);
+  free(off);
+  return st;
+}
+
+/* ------------------------------------------------------------------ merge */
+
+static const char *kv_get(const pqt_file_meta *m, const char *key) {
+  for (int i = 0; i < m->nkv; i++)
+    if (m->kv[i].key && strcmp(m->kv[i].key, key) == 0) return m->kv[i].value ? m->kv[i].value : "";
+  return NULL;
+}
+
+static int hit_cmp(const ev_hit *a, const ev_hit *b) {
+  if (a->score != b->score) return a->score > b->score ? -1 : 1;
+  return strcmp(a->id, b->id);
+}
+
+/* merge the sorted list `add` (n) into the sorted best list `best` (*nb, capacity k) */
+static void merge_hits(ev_hit *best, uint32_t *nb, const ev_hit *add, uint32_t n, uint32_t k,
+                       ev_hit *tmp) {
+  uint32_t i = 0, j = 0, o = 0;
+  while (o < k && (i < *nb || j < n)) {
+    if (j >= n || (i < *nb && hit_cmp(&best[i], &add[j]) <= 0)) tmp[o++] = best[i++];
+    else tmp[o++] = add[j++];
+  }
+  memcpy(best, tmp, sizeof *tmp * o);
+  *nb = o;
+}
+
+/* element counts of the rows of a LIST leaf (max_rep 1); elements are the entries at max_def */
+static vf_status list_rows(const pqt_file *f, const pqt_leaf_data *ld, int64_t nrows, int64_t *cnt,
+                           const char *col, vf_error *err) {
+  const pqt_leaf *lf = &pqt_schema_of(f)->leaves[ld->leaf];
+  if (lf->max_rep != 1 || !ld->rep)
+    return vf_error_set(err, VF_ECORRUPT, "%s: %s is not a list column", pqt_name(f), col);
+  int64_t r = -1, vals = 0;
+  for (int64_t e = 0; e < ld->nlevels; e++) {
+    if (ld->rep[e] == 0) {
+      if (++r >= nrows) return vf_error_set(err, VF_ECORRUPT, "%s: %s has more rows than the row group", pqt_name(f), col);
+      cnt[r] = 0;
+    } else if (r < 0) {
+      return vf_error_set(err, VF_ECORRUPT, "%s: %s starts with a continued list", pqt_name(f), col);
+    }
+    if (!ld->def || ld->def[e] == lf->max_def) {
+      cnt[r]++;
+      vals++;
+    }
+  }
+  if (r + 1 != nrows || vals != ld->nvalues)
+    return vf_error_set(err, VF_ECORRUPT, "%s: %s row/value counts do not match", pqt_name(f), col);
+  return VF_OK;
+}
+
+/* read one partial and merge its hits into best/nbest */
+static vf_status merge_partial(pqt_file *f, const ev_queries *q, uint32_t k, ev_hit *best,
+                               uint32_t *nbest, vf_error *err) {
+  const pqt_file_meta *m = pqt_meta(f);
+  int lid[3];
+  vf_status st = string_leaf(f, "query_id", &lid[0], err);
+  int t1 = pqt_find_top(f, "hit_ids"), t2 = pqt_find_top(f, "hit_scores");
+  if (st == VF_OK && (t1 < 0 || t2 < 0))
+    st = vf_error_set(err, VF_ECORRUPT, "%s: hit_ids/hit_scores missing", pqt_name(f));
+  if (st == VF_OK) {
+    const pqt_schema *sc = pqt_schema_of(f);
+    if (sc->nodes[t1].nleaves != 1 || sc->nodes[t2].nleaves != 1 ||
+        sc->leaves[sc->nodes[t1].first_leaf].type != PQT_BYTE_ARRAY ||
+        sc->leaves[sc->nodes[t2].first_leaf].type != PQT_FLOAT)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: hit_ids must be list<string>, hit_scores list<float>", pqt_name(f));
+    lid[1] = sc->nodes[t1].first_leaf;
+    lid[2] = sc->nodes[t2].first_leaf;
+  }
+  if (st == VF_OK && (uint64_t)m->num_rows != q->n)
+    st = vf_error_set(err, VF_EUSAGE, "%s: %" PRId64 " rows but the queries file has %" PRIu64,
+                      pqt_name(f), m->num_rows, q->n);
+  pqt_leaf_data ld[3];
+  for (int i = 0; i < 3; i++) pqt_leaf_data_init(&ld[i]);
+  ev_hit *add = vf_mallocarray(k, sizeof *add), *tmp = vf_mallocarray(k, sizeof *tmp);
+  char **ids = NULL;
+  int64_t *c1 = NULL, *c2 = NULL;
+  if (!add || !tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  int64_t first = 0;
+  for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+    int64_t nr = m->row_groups[rg].num_rows;
+    if (nr < 0 || first + nr > m->num_rows) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", pqt_name(f), rg);
+      break;
+    }
+    st = pqt_read_leaves(f, rg, lid, 3, ld, err);
+    free(ids);
+    free(c1);
+    free(c2);
+    ids = vf_calloc((size_t)nr + 1, sizeof(char *));
+    c1 = vf_calloc((size_t)nr + 1, sizeof(int64_t));
+    c2 = vf_calloc((size_t)nr + 1, sizeof(int64_t));
+    if (st == VF_OK && (!ids || !c1 || !c2)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (st == VF_OK && ld[0].nlevels != nr)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: query_id row count mismatch", pqt_name(f));
+    if (st == VF_OK) st = flat_strings(f, &ld[0], "query_id", first, ids, err);
+    if (st == VF_OK) st = list_rows(f, &ld[1], nr, c1, "hit_ids", err);
+    if (st == VF_OK) st = list_rows(f, &ld[2], nr, c2, "hit_scores", err);
+    int64_t v = 0;
+    for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+      uint64_t qi = (uint64_t)(first + r);
+      if (strcmp(ids[r], q->ids[qi]) != 0) {
+        st = vf_error_set(err, VF_EUSAGE, "%s: row %" PRIu64 " is query '%s' but the queries file has '%s'",
+                          pqt_name(f), qi, ids[r], q->ids[qi]);
+        break;
+      }
+      if (c1[r] != c2[r] || c1[r] > (int64_t)k) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": %" PRId64 " ids, %" PRId64 " scores (K = %u)",
+                          pqt_name(f), qi, c1[r], c2[r], k);
+        break;
+      }
+      for (int64_t h = 0; h < c1[r]; h++) {
+        int64_t a = ld[1].offsets[v + h], b = ld[1].offsets[v + h + 1];
+        if (b - a != 36) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hit id is not a point id", pqt_name(f), qi);
+          break;
+        }
+        memcpy(add[h].id, ld[1].values.data + a, 36);
+        add[h].id[36] = 0;
+        memcpy(&add[h].score, ld[2].values.data + (size_t)(v + h) * 4, 4);
+        if (h > 0 && hit_cmp(&add[h - 1], &add[h]) > 0) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hits are not in order", pqt_name(f), qi);
+          break;
+        }
+      }
+      if (st != VF_OK) break;
+      merge_hits(best + qi * k, &nbest[qi], add, (uint32_t)c1[r], k, tmp);
+      v += c1[r];
+    }
+    for (int64_t r = 0; ids && r < nr; r++) free(ids[r]);
+    first += nr;
+  }
+  for (int i = 0; i < 3; i++) pqt_leaf_data_free(&ld[i]);
+  free(ids);
+  free(c1);
+  free(c2);
+  free(add);
+  free(tmp);
+  return st;
+}
+
+static vf_status check_kv(const pqt_file *f, const char *key, const char *want, const char *what,
+                          vf_error *err) {
+  const char *v = kv_get(pqt_meta(f), key);
+  if (!v) return vf_error_set(err, VF_EUSAGE, "%s: not a brute-force partial (no %s metadata)", pqt_name(f), key);
+  if (strcmp(v, want) != 0)
+    return vf_error_set(err, VF_EUSAGE, "%s: computed for a different %s (%s, expected %s)", pqt_name(f),
+                        what, v, want);
+  return VF_OK;
+}
+
+/* eval_brute_force_merge(): see eval.h. */
+vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *o, eval_bf_result *out,
+                                 vf_error *err) {
+  memset(out, 0, sizeof *out);
+  double t0 = vf_now();
+  if (o->k < 1 || o->k > 100000) return vf_error_set(err, VF_EUSAGE, "brute-force-merge: -k must be 1..100000");
+  ev_queries q;
+  vf_status st = ev_queries_read(o->queries, o->column, &q, err);
+  if (st != VF_OK) return st;
+  char cmd5[33], ks[16];
+  ev_corpus_md5(files, cmd5);
+  snprintf(ks, sizeof ks, "%u", o->k);
+  char *dir = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "_k%u", files->prefix, q.n, o->k);
+  ev_hit *best = vf_mallocarray(q.n * o->k, sizeof *best);
+  uint32_t *nbest = vf_calloc(q.n, sizeof *nbest);
+  char *metric = NULL, *column = NULL, *path = NULL, **kv = NULL;
+  int nkv = 0;
+  uint32_t jobs = 0;
+  if (!dir || !best || !nbest) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  /* the number of jobs: from the first partial found in the directory */
+  if (st == VF_OK) {
+    DIR *dp = opendir(dir);
+    if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, strerror(errno));
+    char first_name[300] = "";
+    struct dirent *de;
+    while (st == VF_OK && (de = readdir(dp)) != NULL) {
+      unsigned r;
+      char tail[16];
+      if (sscanf(de->d_name, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
+          (first_name[0] == 0 || strcmp(de->d_name, first_name) < 0))
+        snprintf(first_name, sizeof first_name, "%s", de->d_name);
+    }
+    if (dp) closedir(dp);
+    if (st == VF_OK && !first_name[0]) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no rank*.parquet in %s", dir);
+    if (st == VF_OK) {
+      char *p0 = ev_strdupf(err, "%s/%s", dir, first_name);
+      pqt_file *f = NULL;
+      st = p0 ? ev_open_path(p0, &f, err) : VF_ENOMEM;
+      const char *j = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.num_jobs") : NULL;
+      const char *mt = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.metric") : NULL;
+      const char *cl = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.column") : NULL;
+      if (st == VF_OK && (!j || !mt || !cl || sscanf(j, "%u", &jobs) != 1 || jobs < 1 || jobs > 100000))
+        st = vf_error_set(err, VF_EUSAGE, "%s: not a brute-force partial (vforge.bf.* metadata missing)", p0);
+      if (st == VF_OK) {
+        metric = vf_strdup(mt);
+        column = vf_strdup(cl);
+      }
+      pqt_close(f);
+      free(p0);
+    }
+  }
+  for (uint32_t r = 0; st == VF_OK && r < jobs; r++) {
+    char *p = ev_strdupf(err, "%s/rank%03u.parquet", dir, r);
+    if (!p) {
+      st = VF_ENOMEM;
+      break;
+    }
+    FILE *fp = fopen(p, "rb");
+    if (!fp) {
+      st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: partial rank%03u of %u is missing (%s)", r, jobs, p);
+      free(p);
+      break;
+    }
+    fclose(fp);
+    pqt_file *f = NULL;
+    char rs[16], js[16];
+    snprintf(rs, sizeof rs, "%u", r);
+    snprintf(js, sizeof js, "%u", jobs);
+    st = ev_open_path(p, &f, err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.queries_md5", q.md5, "queries file (md5)", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.k", ks, "K", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.metric", metric, "metric", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.column", column, "vector column", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.corpus_md5", cmd5, "corpus (file list md5)", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.num_jobs", js, "number of jobs", err);
+    if (st == VF_OK) st = check_kv(f, "vforge.bf.rank", rs, "rank", err);
+    if (st == VF_OK) st = merge_partial(f, &q, o->k, best, nbest, err);
+    pqt_close(f);
+    free(p);
+  }
+  corpus_distance met = CORPUS_COSINE;
+  if (st == VF_OK && !idx_metric_parse(metric, &met))
+    st = vf_error_set(err, VF_EUSAGE, "brute-force-merge: unknown metric '%s' in the partials", metric);
+  if (st == VF_OK) st = ev_metadata_kv(&q, o->k, met, column, cmd5, jobs, 0, false, &kv, &nkv, err);
+  if (st == VF_OK) {
+    path = o->output ? vf_strdup(o->output)
+                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "_k%u.parquet", files->prefix, q.n, o->k);
+    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  if (st == VF_OK) st = ev_results_write(path, &q, o->k, best, nbest, (const char *const *)kv, nkv, err);
+  if (st == VF_OK) {
+    out->path = path;
+    path = NULL;
+    out->queries = q.n;
+    out->files = jobs;
+  }
+  out->seconds = vf_now() - t0;
+  ev_kv_free(kv, nkv);
+  free(path);
+  free(metric);
+  free(column);
+  free(dir);
+  free(best);
+  free(nbest);
+  ev_queries_free(&q);
+  return st;
+}
