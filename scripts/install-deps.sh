@@ -9,6 +9,7 @@ pkgs=(build-essential cmake pkg-config
       libcurl4-openssl-dev libyaml-dev libopenblas-dev
       clang llvm libclang-rt-14-dev)
 pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (vforge convert)
+pkgs+=(python3-faiss python3-numpy) # FAISS exact-search reference for brute-force tests/bench (tests/eval, bench/brute-force)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
