@@ -135,7 +135,7 @@ typedef struct vf_cfg_loader {
   int64_t prefetch_size; /* default 10000 (raised to batch_size when only that is given) */
   int64_t concurrency;   /* default 8 */
   int64_t retries;       /* default 5 (0 = no retry) */
-  bool wait;             /* default true: upserts wait until applied */
+  bool wait;             /* default false: Qdrant upserts return before they are applied (wait=false); finalize verifies the exact count */
   bool skip_bad_rows;    /* default false: a bad row stops the load with file+row */
 } vf_cfg_loader;
 

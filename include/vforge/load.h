@@ -42,7 +42,7 @@ typedef struct ld_options {
   const char *store_type;     /* NULL: the config's store; "discard" measures the pipeline */
   int64_t checkpoint_batches; /* flush + checkpoint after about this many batches (0: 1024) */
   double checkpoint_seconds;  /* ... or this many seconds (0: 5) */
-  double wait_timeout_s;      /* finalize: store_wait_indexed timeout (0: none) */
+  double wait_timeout_s;      /* finalize: store_wait_indexed timeout (default 3600 s; 0: none) */
 } ld_options;
 
 /* What a subcommand did.  points: points sent to the store by this call (rows re-sent after a

@@ -53,6 +53,8 @@ typedef struct store_config {
   /* local store tuning (0 = default) */
   int64_t segment_rows;    /* a writer rolls to a new segment after this many rows (1M) */
   int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
+  /* remote stores (added by issue 4) */
+  bool upsert_wait;        /* qdrant: each upsert returns once applied (?wait=true); default false */
 } store_config;
 
 /* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
@@ -94,6 +96,7 @@ struct store {
   store_vector_spec *vectors; /* owned deep copy of the config's spec */
   int nvectors;
   uint64_t points_upserted; /* points accepted by upsert through this handle */
+  uint64_t retries;         /* requests a remote backend retried internally (issue 4) */
 };
 
 /*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
@@ -149,6 +152,23 @@ bool store_id_parse(const char *s, size_t len, corpus_id *out);
 /* Backend constructors (used by store_open; exposed for tests). */
 vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
 vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
+/*! store_qdrant_open() : the Qdrant REST store (src/store/qdrant.c): cfg->url (http/https),
+ *  cfg->api_key, cfg->params_json (the config's `params`: hnsw, quantization, optimizers,
+ *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
+ *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
+vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err);
+
+/* Search options of a Qdrant handle (bench): passed as the Query API's `params`. */
+typedef struct store_qdrant_search_opts {
+  int64_t hnsw_ef;     /* 0: Qdrant's default */
+  bool exact;          /* exact (brute-force) search */
+  int rescore;         /* quantization.rescore: -1 unset, 0 false, 1 true */
+  double oversampling; /* quantization.oversampling: 0 unset, else >= 1 */
+} store_qdrant_search_opts;
+
+/*! store_qdrant_set_search() : set the search options of a Qdrant handle.
+ *  @return : VF_EUSAGE when `s` is not a Qdrant handle or an option is out of range. */
+vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err);
 
 /* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
 vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);

@@ -1256,7 +1256,7 @@ vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_con
                                 .prefetch_size = 10000,
                                 .concurrency = 8,
                                 .retries = 5,
-                                .wait = true,
+                                .wait = false,
                                 .skip_bad_rows = false};
   cfg->vectorstore.on_disk_payload = -1;
   cctx c = {cfg->name, err, cfg};

@@ -33,6 +33,7 @@ void ld_options_default(ld_options *o) {
   o->num_jobs = 1;
   o->manage_indexing = true;
   o->skip_bad_rows = -1;
+  o->wait_timeout_s = 3600; /* finalize gives up waiting for a ready (green) index after an hour */
 }
 
 /* ------------------------------------------------------------------- setup */
@@ -89,9 +90,9 @@ static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_erro
                         "%s: `type: dataset` datasources cannot be loaded by this build "
                         "(parquet corpora only)",
                         cfg->name ? cfg->name : "config");
-  if (!o->store_type && cfg->vectorstore.type == VF_CFG_STORE_QDRANT)
-    return vf_error_set(err, VF_EUNSUPPORTED,
-                        "%s: vectorstore.type qdrant is not in this build (use type: local)",
+  if (!o->store_type && cfg->vectorstore.type == VF_CFG_STORE_QDRANT &&
+      (!cfg->vectorstore.url || !cfg->vectorstore.url[0]))
+    return vf_error_set(err, VF_ECONFIG, "%s: vectorstore.url is required for type qdrant",
                         cfg->name ? cfg->name : "config");
   return VF_OK;
 }
@@ -194,7 +195,10 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
-  s->scfg.type = o->store_type ? o->store_type : "local";
+  s->scfg.type = o->store_type                                   ? o->store_type
+                 : cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant"
+                                                                : "local";
+  s->scfg.upsert_wait = cfg->loader.wait;
   s->scfg.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
   s->scfg.url = cfg->vectorstore.url;
   s->scfg.api_key = cfg->vectorstore.api_key;

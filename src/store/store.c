@@ -228,8 +228,10 @@ vf_status store_open(const store_config *cfg, store **out, vf_error *err) {
   const char *type = cfg->type && *cfg->type ? cfg->type : "local";
   if (strcmp(type, "local") == 0) return store_local_open(cfg, out, err);
   if (strcmp(type, "discard") == 0) return store_discard_open(cfg, out, err);
+  if (strcmp(type, "qdrant") == 0) return store_qdrant_open(cfg, out, err);
   return vf_error_set(err, VF_ECONFIG,
-                      "vectorstore.type: '%s' is not a store type of this build (local, discard)",
+                      "vectorstore.type: '%s' is not a store type of this build (local, "
+                      "discard, qdrant)",
                       type);
 }
 

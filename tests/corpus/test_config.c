@@ -169,7 +169,7 @@ VF_TEST(defaults) {
   CHECK_EQ_INT(c.loader.prefetch_size, 10000);
   CHECK_EQ_INT(c.loader.concurrency, 8);
   CHECK_EQ_INT(c.loader.retries, 5);
-  CHECK(c.loader.wait);
+  CHECK(!c.loader.wait); /* Qdrant upserts default to wait=false (issue 4) */
   CHECK(!c.loader.skip_bad_rows);
   CHECK_EQ_INT(c.dispatch.num_shards, 0);
   CHECK_EQ_INT(c.dispatch.engine, VF_CFG_ENGINE_SLURM);
@@ -192,7 +192,7 @@ VF_TEST(defaults) {
                                 "dispatch:\n",
                  &c));
   CHECK_EQ_INT(c.loader.batch_size, 1000);
-  CHECK(c.loader.wait);
+  CHECK(!c.loader.wait);
   vf_config_free(&c);
   /* a batch larger than the default prefetch raises the prefetch */
   CHECK_OK(parse(MIN_VEC MIN_DS "loader: {batch_size: 20000}\n", &c));

@@ -51,7 +51,7 @@ assert ds["id_expression"] == "vf_point_id(filename, file_row_number)", ds
 vs = c["vectorstore"]
 assert vs["type"] == "local" and vs["path"] == sys.argv[2] and vs["params"] == {}, vs
 assert c["loader"] == {"batch_size": 500, "prefetch_size": 2000, "concurrency": 8, "retries": 5,
-                       "wait": True, "skip_bad_rows": False}, c["loader"]
+                       "wait": False, "skip_bad_rows": False}, c["loader"]
 PY
 [ ! -e "$tmp/store-must-not-exist" ] && ok || bad "inspect created the store directory"
 

@@ -1,0 +1,666 @@
+/*
+ * qdrant.c — the `qdrant` store: Qdrant's REST API through the shared HTTP client (issue 4;
+ * DESIGN.md module `store`).  Request and response shapes follow Qdrant's published OpenAPI
+ * schema (../shared/qdrant/openapi.json): CreateCollection, UpdateCollection, PointsList,
+ * CountRequest, QueryRequestBatch; CollectionInfo, CountResult, QueryResponse.  It is tested
+ * against a stand-in that validates every body against that schema, not against a live Qdrant.
+ *
+ * Lifecycle (store.h):
+ *   ensure_collection  GET /collections/{c}: 404 -> PUT (create); 200 -> compare the vector
+ *                      schema (named dense/multi: size, distance, multivector comparator;
+ *                      sparse names); a difference is VF_ECONFIG unless `recreate` (DELETE then
+ *                      PUT).  `recreate` drops an existing collection in any case.
+ *   defer_indexing     GET the collection's optimizer_config.indexing_threshold, remember it in
+ *                      the handle AND in the collection's metadata (vforge_indexing_threshold,
+ *                      merged by Qdrant), then PATCH it to 0 — finalize runs in another process.
+ *   enable_indexing    PATCH the threshold back: params.optimizers.indexing_threshold, else the
+ *                      remembered value (handle, then metadata), else 10000 (Qdrant's default).
+ *   wait_indexed       poll GET /collections/{c}: green for QD_GREEN_STABLE_S in a row; grey ->
+ *                      PATCH {"optimizers_config":{}} (the documented trigger); red or
+ *                      optimizer_status.error -> VF_ENET with Qdrant's message; timeout.
+ *   upsert             PUT /collections/{c}/points?wait=... bodies under 32 MiB (Qdrant's default
+ *                      request limit), the batch split at point boundaries.
+ *   flush              nothing to send: an acknowledged upsert is durable in Qdrant's WAL.
+ *   count              POST /points/count {"exact": true|false}.
+ *   search             POST /points/query/batch, QUERY_CHUNK queries per request.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "store/qdrant_internal.h"
+#include "vforge/io.h"
+#include "vforge/store.h"
+
+#define QD_MAX_BODY (((size_t)32 << 20) - ((size_t)64 << 10)) /* 32 MiB less headroom */
+#define QD_DEFAULT_THRESHOLD 10000
+#define QD_META_KEY "vforge_indexing_threshold"
+#define QD_GREEN_STABLE_S 2.0
+#define QD_POLL_S 0.25
+#define QD_QUERY_CHUNK 64
+
+typedef struct qd_store {
+  store base;
+  io_http *http;
+  char *cpath;      /* "/collections/<name, percent-encoded>" */
+  char *params_txt; /* owned copy of params_json (qj raw spans point into it) */
+  qj_val params;
+  bool recreate;
+  bool wait;
+  int64_t saved_threshold; /* -1: none remembered */
+  store_qdrant_search_opts sopts;
+  vf_buf body;
+  io_http_resp resp;
+  qj_val doc; /* last parsed response */
+  int *map;
+} qd_store;
+
+static const char *qd_distance(corpus_distance d) {
+  switch (d) {
+  case CORPUS_COSINE: return "Cosine";
+  case CORPUS_DOT: return "Dot";
+  case CORPUS_EUCLID: return "Euclid";
+  case CORPUS_MANHATTAN: return "Manhattan";
+  }
+  return "Cosine";
+}
+
+static vf_status qd_nomem(vf_error *err) {
+  return vf_error_set(err, VF_ENOMEM, "qdrant: out of memory");
+}
+
+/* Send a request to <collection path><suffix>; on success the response body is parsed into
+ * q->doc.  *status receives the HTTP status (404 only when allow_404). */
+static vf_status qd_call(qd_store *q, const char *method, const char *suffix, const vf_buf *body,
+                         bool allow_404, long *status, vf_error *err) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s%s", q->cpath, suffix);
+  io_http_req rq = {0};
+  rq.method = method;
+  rq.path = path;
+  if (body) {
+    rq.body = body->data;
+    rq.body_len = body->len;
+  }
+  rq.allow_404 = allow_404;
+  qj_free(&q->doc);
+  vf_status st = io_http_request(q->http, &rq, &q->resp, err);
+  io_http_stats hs;
+  io_http_get_stats(q->http, &hs);
+  q->base.retries = hs.retries;
+  if (status) *status = q->resp.status;
+  if (st != VF_OK) return vf_error_prefix(err, "qdrant collection '%s': ", q->base.collection);
+  if (q->resp.status == 404 && allow_404) return VF_OK;
+  char what[300];
+  snprintf(what, sizeof what, "qdrant: the response to %s %.200s", method, path);
+  st = qj_parse((const char *)q->resp.body.data, q->resp.body.len, what, &q->doc, err);
+  if (st == VF_ECORRUPT) err->code = st = VF_ENET; /* a broken server answer is a remote failure */
+  return st;
+}
+
+/* ------------------------------------------------------------ the schema */
+
+static vf_status qd_put_name(vf_buf *b, const char *name, vf_error *err) {
+  vf_status st = vf_json_string(b, name, strlen(name), err);
+  return st == VF_OK ? vf_buf_append(b, ":", 1, err) : st;
+}
+
+/* A params member passed through verbatim under another key. */
+static vf_status qd_pass(qd_store *q, vf_buf *b, const char *from, const char *to, vf_error *err) {
+  const qj_val *v = qj_get(&q->params, from);
+  if (!v || v->t == QJ_NULL) return VF_OK;
+  vf_status st = vf_buf_printf(b, err, ",\"%s\":", to);
+  return st == VF_OK ? vf_buf_append(b, v->raw, v->raw_len, err) : st;
+}
+
+static vf_status qd_create(qd_store *q, vf_error *err) {
+  vf_buf *b = &q->body;
+  vf_buf_reset(b);
+  vf_status st = vf_buf_append(b, "{\"vectors\":{", 12, err);
+  bool first = true, any_sparse = false;
+  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+    const store_vector_spec *v = &q->base.vectors[i];
+    if (v->kind == CORPUS_VEC_SPARSE) {
+      any_sparse = true;
+      continue;
+    }
+    if (!first) st = vf_buf_append(b, ",", 1, err);
+    first = false;
+    if (st == VF_OK) st = qd_put_name(b, v->name, err);
+    if (st == VF_OK)
+      st = vf_buf_printf(b, err, "{\"size\":%d,\"distance\":\"%s\"%s}", (int)v->dim,
+                         qd_distance(v->distance),
+                         v->kind == CORPUS_VEC_MULTI
+                             ? ",\"multivector_config\":{\"comparator\":\"max_sim\"}"
+                             : "");
+  }
+  if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+  if (st == VF_OK && any_sparse) {
+    st = vf_buf_append(b, ",\"sparse_vectors\":{", 19, err);
+    first = true;
+    for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+      const store_vector_spec *v = &q->base.vectors[i];
+      if (v->kind != CORPUS_VEC_SPARSE) continue;
+      if (!first) st = vf_buf_append(b, ",", 1, err);
+      first = false;
+      if (st == VF_OK) st = qd_put_name(b, v->name, err);
+      if (st == VF_OK) st = vf_buf_append(b, "{}", 2, err);
+    }
+    if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+  }
+  static const char *const pass[][2] = {{"hnsw", "hnsw_config"},
+                                        {"optimizers", "optimizers_config"},
+                                        {"quantization", "quantization_config"},
+                                        {"shard_number", "shard_number"},
+                                        {"replication_factor", "replication_factor"},
+                                        {"write_consistency_factor", "write_consistency_factor"},
+                                        {"on_disk_payload", "on_disk_payload"}};
+  for (size_t i = 0; i < sizeof pass / sizeof pass[0] && st == VF_OK; i++)
+    st = qd_pass(q, b, pass[i][0], pass[i][1], err);
+  if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+  if (st == VF_OK) st = qd_call(q, "PUT", "", b, false, NULL, err);
+  if (st == VF_OK) vf_log(VF_LOG_INFO, "qdrant: created collection '%s'", q->base.collection);
+  return st;
+}
+
+/* Compare the collection's vector schema (CollectionInfo.config.params) with ours. */
+static vf_status qd_compare(qd_store *q, vf_error *err) {
+  const char *c = q->base.collection;
+  const qj_val *params = qj_path(&q->doc, "result.config.params");
+  if (!params || params->t != QJ_OBJ)
+    return vf_error_set(err, VF_ENET, "qdrant collection '%s': the collection info has no "
+                        "config.params", c);
+  const qj_val *vecs = qj_get(params, "vectors");
+  const qj_val *sparse = qj_get(params, "sparse_vectors");
+  if (vecs && vecs->t == QJ_OBJ && qj_get(vecs, "size") && qj_get(vecs, "distance") &&
+      qj_get(vecs, "size")->t == QJ_NUM)
+    return vf_error_set(err, VF_ECONFIG,
+                        "qdrant collection '%s' exists with a single unnamed vector; the config "
+                        "has named vectors (set vectorstore.params.recreate: true to replace it)",
+                        c);
+  size_t ndense = 0, nsparse = 0;
+  for (int i = 0; i < q->base.nvectors; i++) {
+    const store_vector_spec *v = &q->base.vectors[i];
+    if (v->kind == CORPUS_VEC_SPARSE) {
+      nsparse++;
+      if (!qj_get(sparse, v->name))
+        return vf_error_set(err, VF_ECONFIG,
+                            "qdrant collection '%s' exists without the sparse vector '%s' of the "
+                            "config (set vectorstore.params.recreate: true to replace it)",
+                            c, v->name);
+      continue;
+    }
+    ndense++;
+    const qj_val *p = qj_get(vecs, v->name);
+    if (!p)
+      return vf_error_set(err, VF_ECONFIG,
+                          "qdrant collection '%s' exists without the vector '%s' of the config "
+                          "(set vectorstore.params.recreate: true to replace it)",
+                          c, v->name);
+    const qj_val *size = qj_get(p, "size"), *dist = qj_get(p, "distance");
+    const qj_val *mv = qj_path(p, "multivector_config.comparator");
+    if (!size || size->t != QJ_NUM || size->num != (double)v->dim)
+      return vf_error_set(err, VF_ECONFIG,
+                          "qdrant collection '%s': vector '%s' has size %.*s in the collection "
+                          "but %d in the config (set vectorstore.params.recreate: true to "
+                          "replace it)",
+                          c, v->name, size ? (int)size->raw_len : 4, size ? size->raw : "none",
+                          (int)v->dim);
+    if (!dist || dist->t != QJ_STR || strcmp(dist->str, qd_distance(v->distance)) != 0)
+      return vf_error_set(err, VF_ECONFIG,
+                          "qdrant collection '%s': vector '%s' has distance %s in the collection "
+                          "but %s in the config (set vectorstore.params.recreate: true to "
+                          "replace it)",
+                          c, v->name, dist && dist->t == QJ_STR ? dist->str : "none",
+                          qd_distance(v->distance));
+    bool is_multi = mv && mv->t == QJ_STR;
+    if (is_multi != (v->kind == CORPUS_VEC_MULTI) ||
+        (is_multi && strcmp(mv->str, "max_sim") != 0))
+      return vf_error_set(err, VF_ECONFIG,
+                          "qdrant collection '%s': vector '%s' is %s in the collection but %s in "
+                          "the config (set vectorstore.params.recreate: true to replace it)",
+                          c, v->name, is_multi ? "a multivector" : "a single dense vector",
+                          v->kind == CORPUS_VEC_MULTI ? "a max_sim multivector"
+                                                      : "a single dense vector");
+  }
+  size_t have_dense = vecs && vecs->t == QJ_OBJ ? vecs->n : 0;
+  size_t have_sparse = sparse && sparse->t == QJ_OBJ ? sparse->n : 0;
+  if (have_dense != ndense || have_sparse != nsparse) {
+    const qj_val *extra = have_dense != ndense ? vecs : sparse;
+    const char *name = "?";
+    for (size_t i = 0; i < extra->n; i++) {
+      bool known = false;
+      for (int j = 0; j < q->base.nvectors; j++)
+        if (strcmp(q->base.vectors[j].name, extra->keys[i]) == 0) known = true;
+      if (!known) {
+        name = extra->keys[i];
+        break;
+      }
+    }
+    return vf_error_set(err, VF_ECONFIG,
+                        "qdrant collection '%s' has the %s vector '%s', which the config lacks "
+                        "(set vectorstore.params.recreate: true to replace it)",
+                        c, have_dense != ndense ? "dense" : "sparse", name);
+  }
+  return VF_OK;
+}
+
+static vf_status qd_ensure(store *s, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  long status = 0;
+  vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
+  if (st != VF_OK) return st;
+  if (status == 404) return qd_create(q, err);
+  if (q->recreate) {
+    vf_log(VF_LOG_INFO, "qdrant: recreate: dropping collection '%s'", s->collection);
+    st = qd_call(q, "DELETE", "", NULL, true, NULL, err);
+    return st == VF_OK ? qd_create(q, err) : st;
+  }
+  return qd_compare(q, err);
+}
+
+/* ------------------------------------------------------------- indexing */
+
+static bool qd_uint(const qj_val *v, int64_t *out) {
+  if (!v || v->t != QJ_NUM || v->num < 0 || v->num > 9e15 || v->num != floor(v->num)) return false;
+  *out = (int64_t)v->num;
+  return true;
+}
+
+static vf_status qd_patch(qd_store *q, const char *json, vf_error *err) {
+  vf_buf_reset(&q->body);
+  vf_status st = vf_buf_append(&q->body, json, strlen(json), err);
+  return st == VF_OK ? qd_call(q, "PATCH", "", &q->body, false, NULL, err) : st;
+}
+
+static vf_status qd_defer(store *s, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+  if (st != VF_OK) return st;
+  int64_t cur = -1, meta = -1;
+  if (!qd_uint(qj_path(&q->doc, "result.config.optimizer_config.indexing_threshold"), &cur))
+    cur = -1; /* null: Qdrant's default */
+  if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_META_KEY), &meta)) meta = -1;
+  int64_t keep = cur > 0 ? cur : meta > 0 ? meta : QD_DEFAULT_THRESHOLD;
+  if (cur == 0 && meta <= 0)
+    vf_log(VF_LOG_WARN,
+           "qdrant: collection '%s' already has indexing_threshold 0 and no remembered value; "
+           "finalize will restore %lld unless params.optimizers.indexing_threshold is set",
+           s->collection, (long long)keep);
+  q->saved_threshold = keep;
+  char json[160];
+  snprintf(json, sizeof json,
+           "{\"optimizers_config\":{\"indexing_threshold\":0},\"metadata\":{\"" QD_META_KEY
+           "\":%lld}}",
+           (long long)keep);
+  return qd_patch(q, json, err);
+}
+
+static vf_status qd_enable(store *s, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  int64_t v = -1;
+  if (!qd_uint(qj_path(&q->params, "optimizers.indexing_threshold"), &v)) {
+    vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+    if (st != VF_OK) return st;
+    if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_META_KEY), &v) || v <= 0)
+      v = q->saved_threshold > 0 ? q->saved_threshold : QD_DEFAULT_THRESHOLD;
+  }
+  char json[96];
+  snprintf(json, sizeof json, "{\"optimizers_config\":{\"indexing_threshold\":%lld}}",
+           (long long)v);
+  vf_log(VF_LOG_INFO, "qdrant: collection '%s': indexing_threshold restored to %lld",
+         s->collection, (long long)v);
+  return qd_patch(q, json, err);
+}
+
+static void qd_sleep(double s) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  nanosleep(&ts, NULL);
+}
+
+static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  double t0 = vf_now(), green_since = -1;
+  bool grey_triggered = false;
+  char last[32] = "unknown";
+  for (;;) {
+    vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+    if (st != VF_OK) return st;
+    const qj_val *os = qj_path(&q->doc, "result.optimizer_status");
+    const qj_val *oe = qj_get(os, "error");
+    if (oe)
+      return vf_error_set(err, VF_ENET, "qdrant collection '%s': optimizer error: %s",
+                          s->collection, oe->t == QJ_STR ? oe->str : "(no message)");
+    const qj_val *stv = qj_path(&q->doc, "result.status");
+    const char *status = stv && stv->t == QJ_STR ? stv->str : "(none)";
+    if (strcmp(status, last) != 0)
+      vf_log(VF_LOG_INFO, "qdrant: collection '%s' status %s", s->collection, status);
+    snprintf(last, sizeof last, "%s", status);
+    double now = vf_now();
+    if (strcmp(status, "red") == 0)
+      return vf_error_set(err, VF_ENET,
+                          "qdrant collection '%s': status red (an operation failed and was not "
+                          "recovered)",
+                          s->collection);
+    if (strcmp(status, "green") == 0) {
+      if (green_since < 0) green_since = now;
+      if (now - green_since >= QD_GREEN_STABLE_S) return VF_OK;
+    } else {
+      green_since = -1;
+      if (strcmp(status, "grey") == 0) {
+        if (!grey_triggered) {
+          vf_log(VF_LOG_INFO, "qdrant: collection '%s' is grey: triggering the optimizers",
+                 s->collection);
+          st = qd_patch(q, "{\"optimizers_config\":{}}", err);
+          if (st != VF_OK) return st;
+          grey_triggered = true;
+        }
+      } else if (strcmp(status, "yellow") != 0) {
+        return vf_error_set(err, VF_ENET, "qdrant collection '%s': unknown status '%s'",
+                            s->collection, status);
+      } else {
+        grey_triggered = false;
+      }
+    }
+    if (timeout_s > 0 && now - t0 > timeout_s)
+      return vf_error_set(err, VF_ENET,
+                          "qdrant collection '%s': not green after %.0f s (status %s)",
+                          s->collection, timeout_s, status);
+    qd_sleep(QD_POLL_S);
+  }
+}
+
+/* --------------------------------------------------------------- points */
+
+static vf_status qd_send_points(qd_store *q, vf_error *err) {
+  vf_status st = vf_buf_append(&q->body, "]}", 2, err);
+  if (st != VF_OK) return st;
+  return qd_call(q, "PUT", q->wait ? "/points?wait=true" : "/points?wait=false", &q->body, false,
+                 NULL, err);
+}
+
+static vf_status qd_upsert(store *s, const corpus_batch *b, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_status st = store_check_batch(s, b, q->map, err);
+  if (st != VF_OK || b->n == 0) return st;
+  static const char head[] = "{\"points\":[";
+  vf_buf_reset(&q->body);
+  st = vf_buf_append(&q->body, head, sizeof head - 1, err);
+  bool first = true;
+  size_t in_body = 0;
+  for (size_t r = 0; r < b->n && st == VF_OK; r++) {
+    size_t mark = q->body.len;
+    bool was_first = first;
+    st = qd_points_json(s, b, q->map, r, r + 1, &first, &q->body, err);
+    if (st != VF_OK) break;
+    if (q->body.len + 2 <= QD_MAX_BODY) {
+      in_body++;
+      continue;
+    }
+    if (in_body == 0)
+      return vf_error_set(err, VF_EUSAGE,
+                          "%s: row %zu: one point takes %zu bytes of JSON, more than Qdrant's "
+                          "32 MiB request limit",
+                          b->file_key ? b->file_key : "batch", r, q->body.len - mark);
+    q->body.len = mark; /* send what fits, restart with this point */
+    first = was_first;
+    st = qd_send_points(q, err);
+    if (st != VF_OK) break;
+    vf_buf_reset(&q->body);
+    first = true;
+    in_body = 0;
+    st = vf_buf_append(&q->body, head, sizeof head - 1, err);
+    r--;
+  }
+  if (st == VF_OK && in_body > 0) st = qd_send_points(q, err);
+  if (q->body.cap > ((size_t)64 << 20)) vf_buf_free(&q->body);
+  return st;
+}
+
+static vf_status qd_flush(store *s, vf_error *err) {
+  (void)s;
+  (void)err;
+  return VF_OK; /* acknowledged upserts are in Qdrant's write-ahead log */
+}
+
+static vf_status qd_count(store *s, bool exact, uint64_t *out, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  *out = 0;
+  vf_buf_reset(&q->body);
+  vf_status st = vf_buf_printf(&q->body, err, "{\"exact\":%s}", exact ? "true" : "false");
+  if (st == VF_OK) st = qd_call(q, "POST", "/points/count", &q->body, false, NULL, err);
+  if (st != VF_OK) return st;
+  int64_t n;
+  if (!qd_uint(qj_path(&q->doc, "result.count"), &n))
+    return vf_error_set(err, VF_ENET, "qdrant collection '%s': the count response has no "
+                        "result.count", s->collection);
+  *out = (uint64_t)n;
+  return VF_OK;
+}
+
+static int qd_hit_cmp(const void *a, const void *b) {
+  const store_hit *x = a, *y = b;
+  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  return store_id_cmp(&x->id, &y->id);
+}
+
+static vf_status qd_search(store *s, const char *vector, const float *queries, size_t nq,
+                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  const store_vector_spec *sp = NULL;
+  for (int i = 0; i < s->nvectors; i++) {
+    const store_vector_spec *v = &s->vectors[i];
+    if (vector ? strcmp(v->name, vector) == 0 : v->kind == CORPUS_VEC_DENSE) {
+      if (!vector && sp)
+        return vf_error_set(err, VF_EUSAGE,
+                            "search: collection '%s' has several dense vectors; name one",
+                            s->collection);
+      sp = v;
+      if (vector) break;
+    }
+  }
+  if (!sp)
+    return vf_error_set(err, VF_EUSAGE, "search: collection '%s' has no %s vector%s%s",
+                        s->collection, vector ? "" : "dense", vector ? " " : "",
+                        vector ? vector : "");
+  if (sp->kind != CORPUS_VEC_DENSE)
+    return vf_error_set(err, VF_EUNSUPPORTED, "search: vector '%s' is not a dense vector",
+                        sp->name);
+  if (dim != sp->dim)
+    return vf_error_set(err, VF_EUSAGE, "search: queries have dimension %d, vector '%s' has %d",
+                        (int)dim, sp->name, (int)sp->dim);
+  if (k > 1000000) return vf_error_set(err, VF_EUSAGE, "search: k %zu is too large", k);
+  out->nq = nq;
+  out->k = k;
+  out->hits = vf_calloc(nq * k + 1, sizeof *out->hits);
+  out->counts = vf_calloc(nq + 1, sizeof *out->counts);
+  if (!out->hits || !out->counts) {
+    store_results_free(out);
+    return qd_nomem(err);
+  }
+  char params[256];
+  int pl = snprintf(params, sizeof params, "\"params\":{\"exact\":%s",
+                    q->sopts.exact ? "true" : "false");
+  if (q->sopts.hnsw_ef > 0)
+    pl += snprintf(params + pl, sizeof params - (size_t)pl, ",\"hnsw_ef\":%lld",
+                   (long long)q->sopts.hnsw_ef);
+  if (q->sopts.rescore >= 0 || q->sopts.oversampling > 0) {
+    pl += snprintf(params + pl, sizeof params - (size_t)pl, ",\"quantization\":{");
+    if (q->sopts.rescore >= 0)
+      pl += snprintf(params + pl, sizeof params - (size_t)pl, "\"rescore\":%s%s",
+                     q->sopts.rescore ? "true" : "false", q->sopts.oversampling > 0 ? "," : "");
+    if (q->sopts.oversampling > 0)
+      pl += snprintf(params + pl, sizeof params - (size_t)pl, "\"oversampling\":%.17g",
+                     q->sopts.oversampling);
+    pl += snprintf(params + pl, sizeof params - (size_t)pl, "}");
+  }
+  snprintf(params + pl, sizeof params - (size_t)pl, "}");
+  vf_status st = VF_OK;
+  for (size_t q0 = 0; q0 < nq && st == VF_OK; q0 += QD_QUERY_CHUNK) {
+    size_t qn = nq - q0 < QD_QUERY_CHUNK ? nq - q0 : QD_QUERY_CHUNK;
+    vf_buf *b = &q->body;
+    vf_buf_reset(b);
+    st = vf_buf_append(b, "{\"searches\":[", 13, err);
+    for (size_t i = 0; i < qn && st == VF_OK; i++) {
+      const float *f = queries + (q0 + i) * (size_t)dim;
+      st = vf_buf_reserve(b, (size_t)dim * (QD_F32_MAX_CHARS + 1) + 16, err);
+      if (st != VF_OK) break;
+      vf_buf_put(b, i ? ",{\"query\":[" : "{\"query\":[", i ? 11 : 10);
+      for (int32_t d = 0; d < dim; d++) {
+        if (!isfinite(f[d])) {
+          st = vf_error_set(err, VF_EUSAGE, "search: query %zu value %d is NaN or infinite",
+                            q0 + i, (int)d);
+          break;
+        }
+        if (d) vf_buf_putc(b, ',');
+        b->len += qd_fmt_f32((char *)b->data + b->len, f[d]);
+      }
+      if (st != VF_OK) break;
+      st = vf_buf_append(b, "],\"using\":", 10, err);
+      if (st == VF_OK) st = vf_json_string(b, sp->name, strlen(sp->name), err);
+      if (st == VF_OK)
+        st = vf_buf_printf(b, err, ",\"limit\":%zu,\"with_payload\":false,%s}", k, params);
+    }
+    if (st == VF_OK) st = vf_buf_append(b, "]}", 2, err);
+    if (st == VF_OK) st = qd_call(q, "POST", "/points/query/batch", b, false, NULL, err);
+    if (st != VF_OK) break;
+    const qj_val *res = qj_get(&q->doc, "result");
+    if (!res || res->t != QJ_ARR || res->n != qn) {
+      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the query response has %zu "
+                        "results for %zu queries", s->collection,
+                        res && res->t == QJ_ARR ? res->n : 0, qn);
+      break;
+    }
+    for (size_t i = 0; i < qn && st == VF_OK; i++) {
+      const qj_val *pts = qj_get(&res->items[i], "points");
+      size_t np = pts && pts->t == QJ_ARR ? pts->n : 0;
+      if (np > k) np = k;
+      store_hit *h = out->hits + (q0 + i) * k;
+      for (size_t j = 0; j < np; j++) {
+        const qj_val *id = qj_get(&pts->items[j], "id"), *sc = qj_get(&pts->items[j], "score");
+        bool ok = id && sc && sc->t == QJ_NUM &&
+                  (id->t == QJ_STR ? store_id_parse(id->str, strlen(id->str), &h[j].id)
+                   : id->t == QJ_NUM ? store_id_parse(id->raw, id->raw_len, &h[j].id)
+                                     : false);
+        if (!ok) {
+          st = vf_error_set(err, VF_ENET, "qdrant collection '%s': query %zu hit %zu has no "
+                            "valid id and score", s->collection, q0 + i, j);
+          break;
+        }
+        /* Qdrant reports distances for Euclid/Manhattan (smaller = nearer): negate so larger
+         * is nearer, as store_search promises */
+        double score = sc->num;
+        if (sp->distance == CORPUS_EUCLID || sp->distance == CORPUS_MANHATTAN) score = -score;
+        h[j].score = (float)score;
+      }
+      if (st == VF_OK) {
+        qsort(h, np, sizeof *h, qd_hit_cmp);
+        out->counts[q0 + i] = np;
+      }
+    }
+  }
+  if (st != VF_OK) store_results_free(out);
+  return st;
+}
+
+static void qd_close(store *s) {
+  qd_store *q = (qd_store *)s;
+  io_http_close(q->http);
+  vf_buf_free(&q->body);
+  vf_buf_free(&q->resp.body);
+  qj_free(&q->doc);
+  qj_free(&q->params);
+  free(q->params_txt);
+  free(q->cpath);
+  free(q->map);
+  store_head_free(s);
+  free(q);
+}
+
+static const store_vtable qdrant_vt = {"qdrant",  qd_ensure, qd_defer,  qd_enable, qd_wait,
+                                       qd_upsert, qd_flush,  qd_count,  qd_search, qd_close};
+
+/* store_qdrant_set_search(): see store.h. */
+vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err) {
+  if (!s || s->vt != &qdrant_vt)
+    return vf_error_set(err, VF_EUSAGE, "search options: the store is not a qdrant store");
+  if (o->hnsw_ef < 0 || (o->oversampling != 0 && !(o->oversampling >= 1)) || o->rescore < -1 ||
+      o->rescore > 1)
+    return vf_error_set(err, VF_EUSAGE,
+                        "search options: hnsw_ef must be >= 0 and oversampling >= 1");
+  ((qd_store *)s)->sopts = *o;
+  return VF_OK;
+}
+
+/* store_qdrant_open(): see store.h. */
+vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err) {
+  *out = NULL;
+  if (!cfg->url || !*cfg->url)
+    return vf_error_set(err, VF_ECONFIG, "vectorstore.url is required for type qdrant");
+  qd_store *q = vf_calloc(1, sizeof *q);
+  if (!q) return qd_nomem(err);
+  q->saved_threshold = -1;
+  q->sopts.rescore = -1;
+  q->recreate = cfg->recreate;
+  q->wait = cfg->upsert_wait;
+  vf_buf_init(&q->body, 1u << 30);
+  vf_buf_init(&q->resp.body, 1u << 30);
+  vf_status st = store_head_init(&q->base, &qdrant_vt, cfg, err);
+  if (st == VF_OK) {
+    const char *pj = cfg->params_json && *cfg->params_json ? cfg->params_json : "{}";
+    q->params_txt = vf_strdup(pj);
+    if (!q->params_txt) st = qd_nomem(err);
+    if (st == VF_OK)
+      st = qj_parse(q->params_txt, strlen(q->params_txt), "vectorstore.params", &q->params, err);
+    if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
+    if (st == VF_OK && q->params.t != QJ_OBJ)
+      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params must be a mapping");
+    /* params.recreate is not read here: cfg->recreate carries it, and the runner clears it
+     * for worker handles (they must never drop the collection) */
+  }
+  if (st == VF_OK) {
+    /* "/collections/" + percent-encoded name (RFC 3986 unreserved characters kept) */
+    const char *n = q->base.collection;
+    size_t len = strlen(n);
+    q->cpath = vf_malloc(14 + 3 * len + 1);
+    q->map = vf_calloc((size_t)q->base.nvectors + 1, sizeof *q->map);
+    if (!q->cpath || !q->map || len > 255) {
+      st = len > 255 ? vf_error_set(err, VF_ECONFIG, "vectorstore.collection_name is longer "
+                                    "than 255 bytes")
+                     : qd_nomem(err);
+    } else {
+      static const char hx[] = "0123456789ABCDEF";
+      char *p = q->cpath;
+      memcpy(p, "/collections/", 13);
+      p += 13;
+      for (const unsigned char *c = (const unsigned char *)n; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            *c == '-' || *c == '_' || *c == '.' || *c == '~') {
+          *p++ = (char)*c;
+        } else {
+          *p++ = '%';
+          *p++ = hx[*c >> 4];
+          *p++ = hx[*c & 15];
+        }
+      }
+      *p = 0;
+    }
+  }
+  if (st == VF_OK) {
+    io_http_opts ho = {0};
+    ho.api_key = cfg->api_key;
+    ho.max_retries = -1;
+    st = io_http_open(cfg->url, &ho, &q->http, err);
+    if (st == VF_EUSAGE) err->code = st = VF_ECONFIG;
+    if (st != VF_OK) vf_error_prefix(err, "vectorstore.url: ");
+  }
+  if (st != VF_OK) {
+    qd_close(&q->base);
+    return st;
+  }
+  *out = &q->base;
+  return VF_OK;
+}
