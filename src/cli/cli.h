@@ -63,6 +63,16 @@ int cmd_load(int argc, char **argv);
 
 extern const cli_cmd CLI_INSPECT, CLI_CAT, CLI_SCAN, CLI_CONVERT, CLI_LOAD;
 
+/* vforge generate-queries / brute-force / brute-force-merge (src/cli/cmd_eval.c) */
+int cmd_generate_queries(int argc, char **argv);
+int cmd_brute_force(int argc, char **argv);
+int cmd_brute_force_merge(int argc, char **argv);
+extern const cli_cmd CLI_GENERATE_QUERIES, CLI_BRUTE_FORCE, CLI_BRUTE_FORCE_MERGE;
+
+/* vforge bench (src/cli/cmd_bench.c) */
+int cmd_bench(int argc, char **argv);
+extern const cli_cmd CLI_BENCH;
+
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);
 

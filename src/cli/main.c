@@ -258,13 +258,17 @@ static const struct {
     {"scan", cmd_scan, "decode everything; rows, bytes, MB/s and a checksum"},
     {"convert", cmd_convert, "vector files (.npy, IDX) -> parquet corpus"},
     {"load", cmd_load, "load a corpus into a vector store (run|prepare|load|finalize|inspect)"},
+    {"generate-queries", cmd_generate_queries, "sample query rows into <prefix>/eval/queries_<N>.parquet"},
+    {"brute-force", cmd_brute_force, "exact top-K ground truth for a queries file"},
+    {"brute-force-merge", cmd_brute_force_merge, "merge the partials of brute-force --num-jobs runs"},
+    {"bench", cmd_bench, "recall@k, latency and QPS of a store against exact ground truth"},
     {"version", cmd_version, "print the version"},
 };
 
 static void usage(FILE *to) {
   fprintf(to, "usage: vforge COMMAND [options]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-    fprintf(to, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(to, "  %-18s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
   fprintf(to, "\nglobal options:\n");
   print_opts(GLOBAL_OPTS, to);
   fprintf(to, "\n'vforge COMMAND --help' shows a command's options.\n"
