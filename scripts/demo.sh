@@ -20,3 +20,8 @@ echo "== vforge load run examples/fashion-mnist.yaml"
 "$vf" load run "$root/examples/fashion-mnist.yaml" --json
 echo "== the store's segments are parquet: vforge cat one point back"
 "$vf" cat "$VFORGE_DEMO_DIR/vforge-data/fashion-mnist" --limit 1 --columns id,payload
+echo "== exact ground truth and recall: 20 sampled queries, euclid top-10, bench against the local store"
+"$vf" generate-queries "$VFORGE_DEMO_DIR/fashion-mnist" -n 20 --seed 7 --columns label
+"$vf" brute-force "$VFORGE_DEMO_DIR/fashion-mnist" --queries "$VFORGE_DEMO_DIR/fashion-mnist/eval/queries_20.parquet" -k 10 --metric euclid
+"$vf" bench "$root/examples/fashion-mnist.yaml" --queries "$VFORGE_DEMO_DIR/fashion-mnist/eval/queries_20.parquet" \
+  --ground-truth "$VFORGE_DEMO_DIR/fashion-mnist/eval/brute_force_queries_20_k10.parquet" -k 10 --concurrency 2 --json
