@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "vforge/util.h"
@@ -142,6 +143,20 @@ void vf_buf_free(vf_buf *b) {
   b->cap = 0;
 }
 
+/* vf_advise_huge(): see util.h. */
+void vf_advise_huge(void *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t page = 4096;
+  if (n < ((size_t)8 << 20)) return;
+  uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 vf_status vf_buf_reserve(vf_buf *b, size_t extra, vf_error *err) {
   size_t max = b->max ? b->max : VF_BUF_DEFAULT_MAX;
   if (extra > max || b->len > max - extra)
@@ -164,6 +179,7 @@ vf_status vf_buf_reserve(vf_buf *b, size_t extra, vf_error *err) {
   if (!d) return vf_error_set(err, VF_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
   b->data = d;
   b->cap = cap;
+  vf_advise_huge(d, cap);
   return VF_OK;
 }
 
