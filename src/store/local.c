@@ -32,7 +32,19 @@
  *
  * Memory while writing: pqt_writer buffers one row group (row_group_rows is derived from
  * `row_group_bytes`, 32 MiB by default) and flushes it; a segment rolls over after
- * `segment_rows`.  Search reads one row group of one vector column at a time.
+ * `segment_rows`.
+ *
+ * Search (exact scan).  Each handle loads the searched dense vector of every committed segment
+ * row into memory at its first search (rows x dim floats + a skip byte per row; the ids stay in
+ * the id table) and keeps it while the view is current: every search lists the directory and
+ * stats the segments (ls_view_current), and a changed set of segments — a flush by any handle or
+ * process, a compaction — rebuilds the view and reloads the vectors.  The cached rows keep the
+ * segments' order, row groups and the superseded / null rows (skipped, as newest-wins needs), and
+ * each row group is scored in blocks of a multiple of 4 rows (the AVX2 kernels score rows in
+ * fours), so scores and tie order are bit-identical to reading the segments.  Blocks of ~256 KiB
+ * are scored for every query of the call while they are in the CPU cache.  When the vectors
+ * would exceed vf_memory_budget() (or cannot be allocated) the handle logs it once and streams
+ * the segments instead, one row group of one vector column at a time, on every search.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -81,6 +93,28 @@ typedef struct ls_view {
   bool valid;
 } ls_view;
 
+/* The searched dense vector of every committed segment row, loaded once per view (see
+ * "Search" in the design note).  Rows keep their segment and row-group order, superseded and
+ * null rows included (skipped by `skip`), so each row group is scored as one kernel call
+ * exactly as the streaming scan does: identical scores, identical tie order. */
+typedef struct ls_group {
+  size_t pos;  /* first cache row */
+  size_t n;    /* rows */
+  int32_t seg; /* segment of the view (keys: view.segs[seg].slot + row) */
+  int64_t row; /* first row inside the segment */
+} ls_group;
+
+typedef struct ls_cache {
+  bool valid;
+  int vec;      /* index of the cached vector in the collection spec */
+  uint64_t gen; /* view generation it was loaded for */
+  float *data;  /* rows x dim, unit-normalised for cosine */
+  uint8_t *skip; /* per row: superseded or null */
+  size_t rows;
+  ls_group *groups;
+  size_t ngroups, gcap;
+} ls_cache;
+
 typedef struct local_store {
   store base;
   char *dir, *json_path, *lock_path, *seq_path;
@@ -103,6 +137,9 @@ typedef struct local_store {
   uint8_t *idvalid, *valid, *pvalid;
   size_t scratch_rows, offs_cap, valid_cap;
   ls_view view;
+  uint64_t view_gen; /* incremented whenever the view is rebuilt */
+  ls_cache cache;
+  bool stream_logged; /* the "searching by streaming scan" notice was logged */
 } local_store;
 
 static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
@@ -861,6 +898,7 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
   for (size_t e = 0; e < v->cap; e++)
     if (v->tab[e].seg >= 0) v->segs[v->tab[e].seg].slot[v->tab[e].row] = (int64_t)e;
   v->valid = true;
+  s->view_gen++;
 out:
   pqt_leaf_data_free(&d);
   free_names(names, n);
@@ -882,6 +920,212 @@ static vf_status ls_count(store *base, bool exact, uint64_t *out, vf_error *err)
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = ls_view_build(s, err);
   if (st == VF_OK) *out = s->view.count;
+  return st;
+}
+
+/* ------------------------------------------------------------------ search */
+
+static void ls_cache_free(ls_cache *c) {
+  free(c->data);
+  free(c->skip);
+  free(c->groups);
+  memset(c, 0, sizeof *c);
+}
+
+/* Rows per kernel call when the vectors are cached: about 256 KiB of floats, so a block stays
+ * in cache while every query of the call is scored against it.  A multiple of 4: the AVX2
+ * batch kernels score rows in fours from the start of each call, so splitting a row group at
+ * multiples of 4 leaves every row's arithmetic exactly as one call over the whole group. */
+static size_t ls_block_rows(size_t d) {
+  size_t b = ((size_t)256 << 10) / (4 * (d ? d : 1));
+  b &= ~(size_t)3;
+  return b < 4 ? 4 : b;
+}
+
+/* The checks shared by both scans: the segment still has the rows the view counted. */
+static vf_status ls_open_for_search(local_store *s, const ls_seg *sg, const char *vec,
+                                    pqt_file **f, int *top, int *leaf, vf_error *err) {
+  vf_status st = ls_open_segment_file(s, sg->name, f, err);
+  if (st != VF_OK) return st;
+  *top = pqt_find_top(*f, vec);
+  *leaf = ls_leaf_of(*f, vec);
+  if (*top < 0 || *leaf < 0)
+    return vf_error_set(err, VF_ECORRUPT, "%s: segment without the vector column '%s'",
+                        pqt_name(*f), vec);
+  if (pqt_meta(*f)->num_rows != sg->nrows) {
+    s->view.valid = false;
+    return vf_error_set(err, VF_EIO,
+                        "%s: the segment changed while searching (compacted by another "
+                        "process?); search again",
+                        pqt_name(*f));
+  }
+  return VF_OK;
+}
+
+/* Load vector j of every segment of the current view into the cache.  *use is false (and the
+ * cache empty) when it would exceed the memory budget or cannot be allocated: the caller then
+ * streams the segments instead. */
+static vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) {
+  ls_cache *c = &s->cache;
+  *use = true;
+  const store_vector_spec *sp = &s->base.vectors[j];
+  const ls_view *v = &s->view;
+  size_t d = (size_t)sp->dim;
+  uint64_t rows = v->total_rows;
+  double need = (double)rows * ((double)d * sizeof(float) + 1.0);
+  uint64_t budget = vf_memory_budget(); /* checked every search: it may be lowered */
+  bool over = budget && need > (double)budget;
+  if (!over && c->valid && c->vec == j && c->gen == s->view_gen) return VF_OK;
+  ls_cache_free(c);
+  if (over ||
+      !(c->data = vf_mallocarray(rows ? (size_t)rows : 1, d * sizeof *c->data)) ||
+      !(c->skip = vf_malloc(rows ? (size_t)rows : 1))) {
+    ls_cache_free(c);
+    *use = false;
+    if (!s->stream_logged)
+      vf_log(VF_LOG_WARN,
+             "collection '%s': the vectors of '%s' (%llu rows x %d floats, %.1f MiB) %s: "
+             "every search reads the segments again",
+             s->base.collection, sp->name, (unsigned long long)rows, (int)sp->dim,
+             need / 1048576.0,
+             over ? "exceed the memory budget" : "do not fit in memory");
+    s->stream_logged = true;
+    return VF_OK;
+  }
+  vf_status st = VF_OK;
+  pqt_leaf_data ld;
+  pqt_leaf_data_init(&ld);
+  pqt_dense dn;
+  memset(&dn, 0, sizeof dn);
+  size_t pos = 0;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    const ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    int top = -1, leaf = -1;
+    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err);
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int32_t gd = sp->dim;
+      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
+      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
+      size_t n = (size_t)dn.rows;
+      if (row + dn.rows > sg->nrows) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
+        break;
+      }
+      if (c->ngroups == c->gcap) {
+        size_t ncap = c->gcap ? c->gcap * 2 : 64;
+        ls_group *t = vf_realloc(c->groups, ncap * sizeof *t);
+        if (!t) {
+          st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
+          break;
+        }
+        c->groups = t;
+        c->gcap = ncap;
+      }
+      c->groups[c->ngroups++] = (ls_group){pos, n, si, row};
+      float *dst = c->data + pos * d;
+      if (n) memcpy(dst, dn.data, n * d * sizeof *dst);
+      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dst, n, d);
+      const int64_t *slots = sg->slot + row;
+      for (size_t r = 0; r < n; r++)
+        c->skip[pos + r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
+      pos += n;
+      row += dn.rows;
+    }
+    pqt_close(f);
+  }
+  pqt_leaf_data_free(&ld);
+  pqt_dense_free(&dn);
+  if (st != VF_OK) {
+    ls_cache_free(c);
+    return st;
+  }
+  c->rows = pos;
+  c->vec = j;
+  c->gen = s->view_gen;
+  c->valid = true;
+  return VF_OK;
+}
+
+/* Score every cached row group, block by block; each block is scored for all nq queries
+ * while it is in the CPU cache. */
+static vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, const float *q,
+                                size_t nq, idx_topk *heaps, vf_error *err) {
+  const ls_cache *c = &s->cache;
+  size_t d = (size_t)sp->dim, blk = ls_block_rows(d);
+  float *scores = vf_mallocarray(blk, sizeof *scores);
+  if (!scores) return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  for (size_t g = 0; g < c->ngroups; g++) {
+    const ls_group *gr = &c->groups[g];
+    const int64_t *slots = s->view.segs[gr->seg].slot + gr->row;
+    for (size_t b0 = 0; b0 < gr->n; b0 += blk) {
+      size_t n = gr->n - b0 < blk ? gr->n - b0 : blk;
+      const float *rows = c->data + (gr->pos + b0) * d;
+      const uint8_t *skip = c->skip + gr->pos + b0;
+      for (size_t qi = 0; qi < nq; qi++) {
+        idx_scores(sp->distance, q + qi * d, rows, n, d, scores);
+        idx_topk_push_batch(&heaps[qi], scores, n, slots + b0, 0, skip);
+      }
+    }
+  }
+  free(scores);
+  return VF_OK;
+}
+
+/* Read and score every segment row group (the memory-budget fallback). */
+static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const float *q,
+                                size_t nq, idx_topk *heaps, vf_error *err) {
+  const ls_view *v = &s->view;
+  size_t d = (size_t)sp->dim;
+  float *scores = NULL;
+  uint8_t *skip = NULL;
+  pqt_leaf_data ld;
+  pqt_leaf_data_init(&ld);
+  pqt_dense dn;
+  memset(&dn, 0, sizeof dn);
+  vf_status st = VF_OK;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    const ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    int top = -1, leaf = -1;
+    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err);
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int32_t gd = sp->dim;
+      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
+      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
+      size_t rows = (size_t)dn.rows;
+      if (row + dn.rows > sg->nrows) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
+        break;
+      }
+      float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
+      uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
+      if (sc) scores = sc;
+      if (sk) skip = sk;
+      if (!sc || !sk) {
+        st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
+        break;
+      }
+      const int64_t *slots = sg->slot + row;
+      for (size_t r = 0; r < rows; r++)
+        skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
+      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
+      for (size_t qi = 0; qi < nq; qi++) {
+        idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
+        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, skip);
+      }
+      row += dn.rows;
+    }
+    pqt_close(f);
+  }
+  free(scores);
+  free(skip);
+  pqt_leaf_data_free(&ld);
+  pqt_dense_free(&dn);
   return st;
 }
 
@@ -910,16 +1154,13 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = ls_view_build(s, err);
   if (st != VF_OK) return st;
+  bool cached = false;
+  if ((st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
   ls_view *v = &s->view;
   size_t d = (size_t)dim;
-  float *q = NULL, *scores = NULL;
-  uint8_t *skip = NULL;
+  float *q = NULL;
   idx_topk *heaps = NULL;
   size_t nheaps = 0;
-  pqt_leaf_data ld;
-  pqt_leaf_data_init(&ld);
-  pqt_dense dn;
-  memset(&dn, 0, sizeof dn);
   idx_hit *sorted = NULL;
   if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
       !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
@@ -935,53 +1176,7 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
   if (sp->distance == CORPUS_COSINE) idx_normalize_rows(q, nq, d);
   for (; nheaps < nq; nheaps++)
     if ((st = idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err)) != VF_OK) goto out;
-  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
-    ls_seg *sg = &v->segs[si];
-    pqt_file *f = NULL;
-    if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) break;
-    int top = pqt_find_top(f, sp->name);
-    int leaf = ls_leaf_of(f, sp->name);
-    const pqt_file_meta *m = pqt_meta(f);
-    if (top < 0 || leaf < 0) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without the vector column '%s'", pqt_name(f),
-                        sp->name);
-    } else if (m->num_rows != sg->nrows) {
-      st = vf_error_set(err, VF_EIO,
-                        "%s: the segment changed while searching (compacted by another "
-                        "process?); search again",
-                        pqt_name(f));
-      s->view.valid = false;
-    }
-    int64_t row = 0;
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
-      int32_t gd = dim;
-      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
-      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
-      size_t rows = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
-        break;
-      }
-      float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
-      uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
-      if (sc) scores = sc;
-      if (sk) skip = sk;
-      if (!sc || !sk) {
-        st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
-        break;
-      }
-      const int64_t *slots = sg->slot + row;
-      for (size_t r = 0; r < rows; r++)
-        skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
-      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
-      for (size_t qi = 0; qi < nq; qi++) {
-        idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, skip);
-      }
-      row += dn.rows;
-    }
-    pqt_close(f);
-  }
+  st = cached ? ls_scan_cached(s, sp, q, nq, heaps, err) : ls_scan_stream(s, sp, q, nq, heaps, err);
   if (st != VF_OK) goto out;
   for (size_t qi = 0; qi < nq; qi++) {
     size_t m = idx_topk_sorted(&heaps[qi], sorted);
@@ -997,11 +1192,7 @@ out:
     idx_topk_free(&heaps[i]);
   free(heaps);
   free(q);
-  free(scores);
-  free(skip);
   free(sorted);
-  pqt_leaf_data_free(&ld);
-  pqt_dense_free(&dn);
   if (st != VF_OK) store_results_free(out);
   return st;
 }
@@ -1286,6 +1477,7 @@ static void ls_close(store *base) {
   pqt_writer_abort(s->w); /* unflushed points are abandoned */
   if (s->lock_fd >= 0) close(s->lock_fd);
   ls_view_free(&s->view);
+  ls_cache_free(&s->cache);
   store_head_free(base);
   free(s->dir);
   free(s->json_path);

@@ -410,6 +410,197 @@ VF_TEST(local_search_ties_ordered_by_id) {
   store_close(s);
 }
 
+/* ------------------------------------------------ search: the per-handle vector cache */
+
+static void model_copy(model *dst, const model *src) {
+  memcpy(dst->vec, src->vec, src->nkeys * D * sizeof(float));
+  memcpy(dst->has, src->has, src->nkeys);
+}
+
+/* One handle interleaves upserts, flushes, a compaction and searches: every search sees
+ * exactly the committed points (re-sent ids: the newest vector), never a stale cache and never
+ * an unflushed point. */
+VF_TEST(local_search_cache_follows_upserts_on_one_handle) {
+  const corpus_distance metrics[] = {CORPUS_COSINE, CORPUS_DOT, CORPUS_EUCLID, CORPUS_MANHATTAN};
+  for (int mi = 0; mi < 4; mi++) {
+    corpus_distance dist = metrics[mi];
+    char name[32];
+    snprintf(name, sizeof name, "cache1_%s", idx_metric_name(dist));
+    store_config cfg = make_cfg(vf_test_tmpdir(), name, dist, false);
+    store *s;
+    vf_error err;
+    CHECK_OK(store_open(&cfg, &s, &err));
+    CHECK_OK(store_ensure_collection(s, &err));
+    model m = {100, calloc(100 * D, sizeof(float)), calloc(100, 1)};
+    upsert_keys(s, &m, 0, 60, 1, dist, false);
+    CHECK_OK(store_flush(s, &err));
+    check_search(s, &m, dist, 10); /* loads the cache */
+    check_search(s, &m, dist, 3);  /* reuses it */
+    upsert_keys(s, &m, 20, 20, 2, dist, false); /* re-sent ids */
+    CHECK_OK(store_flush(s, &err));
+    check_search(s, &m, dist, 10);
+    upsert_keys(s, &m, 60, 30, 3, dist, false); /* new ids */
+    CHECK_OK(store_flush(s, &err));
+    check_search(s, &m, dist, 10);
+    uint64_t c = 0;
+    CHECK_OK(store_count(s, true, &c, &err));
+    CHECK_EQ_INT(c, 90);
+    CHECK_OK(store_enable_indexing(s, &err)); /* rewrites segments in place */
+    check_search(s, &m, dist, 10);
+    upsert_keys(s, &m, 0, 10, 4, dist, false);
+    CHECK_OK(store_flush(s, &err));
+    check_search(s, &m, dist, 90);
+    upsert_keys(s, NULL, 0, 45, 5, dist, false); /* never flushed (< segment_rows): invisible */
+    check_search(s, &m, dist, 10);
+    store_close(s);
+    free(m.vec);
+    free(m.has);
+  }
+}
+
+/* A searching handle sees what another handle flushes, and survives a compaction made by a
+ * third one; both handles' searches agree with the brute force. */
+VF_TEST(local_search_cache_two_handles) {
+  store_config cfg = make_cfg(vf_test_tmpdir(), "cache2", CORPUS_EUCLID, false);
+  store *a, *b;
+  vf_error err;
+  CHECK_OK(store_open(&cfg, &a, &err));
+  CHECK_OK(store_ensure_collection(a, &err));
+  CHECK_OK(store_open(&cfg, &b, &err));
+  CHECK_OK(store_ensure_collection(b, &err));
+  model m = {100, calloc(100 * D, sizeof(float)), calloc(100, 1)};
+  model p = {100, calloc(100 * D, sizeof(float)), calloc(100, 1)};
+  upsert_keys(b, &p, 0, 50, 1, CORPUS_EUCLID, false);
+  CHECK_OK(store_flush(b, &err));
+  model_copy(&m, &p);
+  check_search(a, &m, CORPUS_EUCLID, 10);
+  check_search(b, &m, CORPUS_EUCLID, 10);
+  upsert_keys(b, &p, 10, 30, 2, CORPUS_EUCLID, false); /* re-sent through the other handle */
+  CHECK_OK(store_flush(b, &err));
+  model_copy(&m, &p);
+  check_search(a, &m, CORPUS_EUCLID, 10);
+  upsert_keys(b, &p, 45, 30, 3, CORPUS_EUCLID, false); /* not yet flushed */
+  check_search(a, &m, CORPUS_EUCLID, 10);
+  check_search(b, &m, CORPUS_EUCLID, 10);
+  CHECK_OK(store_flush(b, &err));
+  model_copy(&m, &p);
+  check_search(a, &m, CORPUS_EUCLID, 10);
+  check_search(b, &m, CORPUS_EUCLID, 75);
+  store_close(b);
+  store *c;
+  CHECK_OK(store_open(&cfg, &c, &err));
+  CHECK_OK(store_enable_indexing(c, &err)); /* compacts the segments a has cached */
+  store_close(c);
+  check_search(a, &m, CORPUS_EUCLID, 10);
+  uint64_t n = 0;
+  CHECK_OK(store_count(a, true, &n, &err));
+  CHECK_EQ_INT(n, 75);
+  store_close(a);
+  free(m.vec);
+  free(m.has);
+  free(p.vec);
+  free(p.has);
+}
+
+static int g_budget_logs;
+static void count_budget_logs(void *user, vf_log_level level, const char *msg) {
+  (void)user;
+  (void)level;
+  if (strstr(msg, "memory budget")) g_budget_logs++;
+}
+
+/* The cached scan gives bit-identical results to the streaming scan (the memory-budget
+ * fallback, which is the search before the cache existed): a large dimension splits each row
+ * group (103 rows, not a multiple of 4) into several kernel blocks, with superseded rows and
+ * null vectors in between, for several queries at once and one at a time. */
+VF_TEST(local_search_cache_matches_streaming_scan) {
+  enum { DB = 1000, NB = 300, NQB = 5, KB = 25 };
+  const corpus_distance metrics[] = {CORPUS_COSINE, CORPUS_DOT, CORPUS_EUCLID, CORPUS_MANHATTAN};
+  float *dense = malloc((size_t)NB * DB * sizeof(float));
+  float *q = malloc((size_t)NQB * DB * sizeof(float));
+  corpus_id *ids = calloc(NB, sizeof *ids);
+  uint8_t *nulls = calloc(NB, 1);
+  for (int mi = 0; mi < 4; mi++) {
+    corpus_distance dist = metrics[mi];
+    store_vector_spec spec = {"v", CORPUS_VEC_DENSE, dist, DB};
+    char name[32];
+    snprintf(name, sizeof name, "cache3_%s", idx_metric_name(dist));
+    store_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.type = "local";
+    cfg.path = vf_test_tmpdir();
+    cfg.collection_name = name;
+    cfg.vectors = &spec;
+    cfg.nvectors = 1;
+    cfg.row_group_bytes = 103 * (64 + 256 + DB * 4); /* 103 rows per row group */
+    store *s;
+    vf_error err;
+    CHECK_OK(store_open(&cfg, &s, &err));
+    CHECK_OK(store_ensure_collection(s, &err));
+    for (int pass = 0; pass < 2; pass++) { /* pass 1 re-sends every third id */
+      size_t n = 0;
+      for (size_t i = 0; i < NB; i++) {
+        if (pass == 1 && i % 3) continue;
+        make_id(i, &ids[n]);
+        nulls[n] = i % 17 == 5;
+        for (size_t j = 0; j < DB; j++) /* integer-valued: plenty of exact ties */
+          dense[n * DB + j] = (float)((int)(frnd() * 4.0f));
+        n++;
+      }
+      corpus_vec_batch v = {.name = "v", .kind = CORPUS_VEC_DENSE, .distance = dist, .dim = DB,
+                            .dense = dense, .null_rows = nulls};
+      corpus_batch bt = {.n = n, .ids = ids, .nvectors = 1, .vectors = &v};
+      CHECK_OK(store_upsert(s, &bt, &err));
+      CHECK_OK(store_flush(s, &err));
+    }
+    for (size_t i = 0; i < (size_t)NQB * DB; i++)
+      q[i] = (float)((int)(frnd() * 4.0f));
+    store_results r[2][1], one[2][NQB]; /* [streaming?]: nq = NQB at once; one at a time */
+    for (int stream = 0; stream < 2; stream++) {
+      vf_set_memory_budget(stream ? (uint64_t)1 << 20 : 0); /* a row group fits, the cache not */
+      g_budget_logs = 0;
+      vf_set_log_handler(count_budget_logs, NULL);
+      CHECK_OK(store_search(s, "v", q, NQB, DB, KB, &r[stream][0], &err));
+      for (int qi = 0; qi < NQB; qi++)
+        CHECK_OK(store_search(s, "v", q + (size_t)qi * DB, 1, DB, KB, &one[stream][qi], &err));
+      vf_set_log_handler(NULL, NULL);
+      CHECK_EQ_INT(g_budget_logs, (stream ? 1 : 0)); /* the fallback is logged once per handle */
+    }
+    vf_set_memory_budget(0);
+    for (int qi = 0; qi < NQB; qi++) {
+      const store_results *x = &r[0][0], *y = &r[1][0];
+      CHECK_EQ_INT(x->counts[qi], y->counts[qi]);
+      CHECK_EQ_INT(x->counts[qi], KB);
+      CHECK_EQ_INT(one[0][qi].counts[0], x->counts[qi]);
+      CHECK_EQ_INT(one[1][qi].counts[0], x->counts[qi]);
+      for (size_t i = 0; i < x->counts[qi] && i < y->counts[qi]; i++) {
+        const store_hit *h[4] = {&x->hits[qi * KB + i], &y->hits[qi * KB + i],
+                                 &one[0][qi].hits[i], &one[1][qi].hits[i]};
+        for (int t = 1; t < 4; t++)
+          if (store_id_cmp(&h[0]->id, &h[t]->id) != 0 ||
+              memcmp(&h[0]->score, &h[t]->score, sizeof(float)) != 0) {
+            char a[37], b[37];
+            store_id_format(&h[0]->id, a);
+            store_id_format(&h[t]->id, b);
+            vf_test_fail(__FILE__, __LINE__, "%s q%d rank %zu: cached %s %.9g, variant %d: %s %.9g",
+                         idx_metric_name(dist), qi, i, a, h[0]->score, t, b, h[t]->score);
+            break;
+          }
+      }
+    }
+    for (int t = 0; t < 2; t++) {
+      store_results_free(&r[t][0]);
+      for (int qi = 0; qi < NQB; qi++)
+        store_results_free(&one[t][qi]);
+    }
+    store_close(s);
+  }
+  free(dense);
+  free(q);
+  free(ids);
+  free(nulls);
+}
+
 typedef struct writer_arg {
   store_config cfg;
   uint64_t k0;
