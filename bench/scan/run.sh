@@ -16,7 +16,7 @@ if [ ! -f "$out/vec_${rows}_uncompressed.parquet" ] || [ ! -f "$out/vec_${rows}_
 fi
 cc -O2 -o "$out/memcpy_bw" "$here/memcpy_bw.c"
 threads=$("$vf" --help >/dev/null 2>&1; nproc)
-printf '%-14s %10s %10s %10s %10s %12s %9s %9s\n' codec vf_1t_s vf_${threads}t_s duckdb_1t_s memcpy_s "vf MB/s" "x duckdb" "x memcpy"
+printf '%-14s %10s %10s %10s %10s %12s %10s %10s %10s\n' codec vf_1t_s vf_${threads}t_s duckdb_1t_s memcpy_s "vf MB/s" "x duck 1t" "x duck ${threads}t" "memcpy/vf"
 for codec in uncompressed zstd; do
   f="$out/vec_${rows}_${codec}.parquet"
   # warm the page cache, then best of 3 for each side
@@ -30,7 +30,7 @@ for codec in uncompressed zstd; do
   python3 - "$codec" "$v1" "$vn" "$dk" "$mc" "$bytes" <<'PY'
 import sys
 codec, v1, vn, dk, mc, nbytes = sys.argv[1], *map(float, sys.argv[2:])
-print(f"{codec:<14} {v1:10.3f} {vn:10.3f} {dk:10.3f} {mc:10.3f} {nbytes/1e6/v1:12.1f} {dk/v1:9.2f} {mc/v1:9.2f}")
+print(f"{codec:<14} {v1:10.3f} {vn:10.3f} {dk:10.3f} {mc:10.3f} {nbytes/1e6/v1:12.1f} {dk/v1:10.2f} {dk/vn:10.2f} {mc/v1:10.2f}")
 PY
 done
-echo "(x duckdb = DuckDB 1-thread time / vforge 1-thread time; x memcpy = memcpy time / vforge 1-thread time, 1.0 = memcpy speed)"
+echo "(x duck 1t / x duck Nt = DuckDB single-thread time / vforge time with 1 / N threads; memcpy/vf = memcpy time of the decoded bytes / vforge 1-thread time, 1.0 = memcpy speed, 0.5 = 2x memcpy)"
