@@ -28,6 +28,7 @@
 #include <lz4.h>
 #include <snappy-c.h>
 #include <zlib.h>
+#include <pthread.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -178,6 +179,22 @@ static vf_status lz4_raw(int codec, const uint8_t *src, size_t src_len, uint8_t 
   return VF_OK;
 }
 
+/* The calling thread's zstd decompression context (NULL if it cannot be created: the caller
+ * falls back to ZSTD_decompress).  Freed by the key's destructor when the thread exits. */
+static pthread_key_t zstd_key;
+static pthread_once_t zstd_once = PTHREAD_ONCE_INIT;
+static void zstd_free_dctx(void *p) { ZSTD_freeDCtx((ZSTD_DCtx *)p); }
+static void zstd_make_key(void) { (void)pthread_key_create(&zstd_key, zstd_free_dctx); }
+static ZSTD_DCtx *zstd_thread_dctx(void) {
+  if (pthread_once(&zstd_once, zstd_make_key) != 0) return NULL;
+  ZSTD_DCtx *d = pthread_getspecific(zstd_key);
+  if (!d && (d = ZSTD_createDCtx()) != NULL && pthread_setspecific(zstd_key, d) != 0) {
+    ZSTD_freeDCtx(d);
+    d = NULL;
+  }
+  return d;
+}
+
 /*! pqt_decompress() : see pqt_internal.h.  Writes exactly dst_len bytes into dst or fails.
  *  An empty input for an empty page is accepted for every codec. */
 vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
@@ -206,8 +223,7 @@ vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t 
     /* One decompression context per thread, reused: ZSTD_decompress() creates and frees one
      * per call, and on every page that malloc/free of ~100 KiB+ went back to the kernel as
      * fresh zeroed pages (a fifth of a zstd vector scan was clear_page). */
-    static _Thread_local ZSTD_DCtx *dctx;
-    if (!dctx) dctx = ZSTD_createDCtx();
+    ZSTD_DCtx *dctx = zstd_thread_dctx();
     const size_t r = dctx ? ZSTD_decompressDCtx(dctx, dst, dst_len, src, src_len)
                           : ZSTD_decompress(dst, dst_len, src, src_len);
     if (ZSTD_isError(r)) {
