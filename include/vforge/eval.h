@@ -9,6 +9,9 @@
  *   <prefix>/eval/_bf_partial_queries_<N>_k<K>/rank<NNN>.parquet   one worker's share
  *
  * Scores: larger = nearer (cosine similarity, dot, -L2, -L1); ties ordered by point id text.
+ * Multivector columns (list<list<float>>) are scored with max_sim over cosine or dot, sparse
+ * columns (struct{indices, values}) with the dot product over shared indices; the queries file
+ * holds the column in the same shape.
  * Every final score is computed by one fixed-order scalar kernel in double, so the output is
  * byte-identical whatever the thread count, batch sizes or number of jobs.
  */
@@ -25,7 +28,8 @@ extern "C" {
 typedef struct eval_queries_opts {
   uint64_t n;                   /* rows to sample (>= 1, at most the corpus's rows) */
   uint64_t seed;
-  const char *column;           /* vector column; NULL = the only dense vector column */
+  const char *column;           /* vector column (dense, multivector or sparse); NULL = the only
+                                   dense vector column, else the only multivector/sparse one */
   const char *const *columns;   /* payload columns to copy (NULL/0 = none) */
   int ncolumns;
   const char *output;           /* NULL = <prefix>/eval/queries_<N>.parquet */
@@ -51,7 +55,7 @@ typedef struct eval_bf_opts {
   const char *queries;          /* queries parquet file */
   uint32_t k;                   /* 1 .. 100000 */
   corpus_distance metric;
-  const char *column;           /* vector column; NULL = the only dense vector column */
+  const char *column;           /* vector column; NULL = as in eval_queries_opts */
   uint32_t num_jobs;            /* 0 or 1 = a single job writing the final file */
   uint32_t job_rank;            /* < num_jobs: this worker handles files i % num_jobs == rank */
   int threads;                  /* 0 = vf_threads() */
@@ -61,6 +65,7 @@ typedef struct eval_bf_opts {
 typedef struct eval_bf_result {
   uint64_t queries;
   uint64_t rows_scanned;
+  uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
   uint64_t files;
   uint64_t rescored;            /* candidates re-scored by the exact kernel */
   double seconds;
@@ -68,8 +73,10 @@ typedef struct eval_bf_result {
 } eval_bf_result;
 
 /*! eval_brute_force() : exact top-K of every query over the corpus (or this job's share),
- *  streaming each file one row group at a time.
- *  @return : VF_EUSAGE for bad options, VF_ECORRUPT for a dimension mismatch between queries and
+ *  streaming each file one row group at a time.  With vf_memory_budget() set, refuses when the
+ *  queries, their K hits and two row groups of the vector column cannot fit.
+ *  @return : VF_EUSAGE for bad options (a metric the vector kind does not support), VF_ENOMEM
+ *            over the memory budget, VF_ECORRUPT for a dimension mismatch between queries and
  *            corpus or malformed input, reader/writer errors. */
 vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *opts,
                            eval_bf_result *out, vf_error *err);

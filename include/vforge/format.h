@@ -382,7 +382,9 @@ typedef enum pqt_wtype {
   PQT_W_STRING,      /* BYTE_ARRAY annotated STRING */
   PQT_W_LIST_FLOAT,  /* LIST<float> (3-level), variable length */
   PQT_W_LIST_STRING, /* LIST<string> (3-level) */
-  PQT_W_VECTOR       /* fixed dimension float vector: LIST<float> + ARROW:schema FixedSizeList */
+  PQT_W_VECTOR,      /* fixed dimension float vector: LIST<float> + ARROW:schema FixedSizeList */
+  PQT_W_LIST_LIST_FLOAT, /* LIST<LIST<float>> (3-level lists of 3-level lists): multivectors */
+  PQT_W_SPARSE       /* struct{indices: LIST<uint32>, values: LIST<float>}: sparse vectors */
 } pqt_wtype;
 
 typedef struct pqt_wcolumn {
@@ -411,6 +413,10 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
  *  VECTOR: `values` nrows*dim floats.
  *  LIST_FLOAT: `values` floats + `offsets` (nrows+1 int64 element offsets).
  *  LIST_STRING: `strs` strings + `offsets` (nrows+1 int64 element offsets).
+ *  LIST_LIST_FLOAT: `offsets` (nrows+1 int64 offsets into the inner lists), `offsets2`
+ *    (inner lists + 1 int64 offsets into `values`), `values` floats.
+ *  SPARSE: `offsets` (nrows+1 int64 offsets into both `indices` and `values`), `indices`
+ *    uint32, `values` floats (a null row is a null struct).
  *  `valid`: NULL (all valid) or nrows bytes, 0 = null row (only for nullable columns). */
 typedef struct pqt_wbatch {
   const void *values;
@@ -418,6 +424,8 @@ typedef struct pqt_wbatch {
   const uint8_t *bytes;
   const int64_t *offsets;
   const uint8_t *valid;
+  const int64_t *offsets2; /* LIST_LIST_FLOAT only */
+  const uint32_t *indices; /* SPARSE only */
 } pqt_wbatch;
 
 vf_status pqt_writer_write(pqt_writer *w, const pqt_wbatch *cols, int64_t nrows, vf_error *err);

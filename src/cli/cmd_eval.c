@@ -10,7 +10,7 @@ static const cli_opt GQ_OPTS[] = {
     {"n", "N", "number of query rows to sample (required)"},
     {"seed", "S", "sampling seed (default 42); the same seed gives the same file"},
     {"columns", "a,b", "payload columns to copy (strings/integers as they are, others as JSON text)"},
-    {"column", "VEC", "the vector column (needed only when several exist)"},
+    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist)"},
     {"output", "FILE", "output file (default <prefix>/eval/queries_<N>.parquet)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
     {NULL, NULL, NULL}};
@@ -25,8 +25,8 @@ const cli_cmd CLI_GENERATE_QUERIES = {
 static const cli_opt BF_OPTS[] = {
     {"queries", "Q", "queries parquet file (from generate-queries; required)"},
     {"k", "K", "neighbours per query (required)"},
-    {"metric", "M", "cosine (default), dot, euclid or manhattan"},
-    {"column", "VEC", "the vector column (needed only when several exist)"},
+    {"metric", "M", "cosine (default), dot, euclid or manhattan; multivector: cosine or dot (max_sim); sparse: dot"},
+    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist)"},
     {"num-jobs", "N", "split the corpus files over N jobs (file i goes to job i % N)"},
     {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1); writes a partial result"},
     {"output", "FILE", "output file (default: the eval/ layout path)"},
@@ -39,7 +39,12 @@ const cli_cmd CLI_BRUTE_FORCE = {
     "<prefix>/eval/brute_force_queries_<N>_k<K>.parquet with query_id, hit_ids, hit_scores\n"
     "(best first; cosine similarity, dot, -L2 or -L1; ties by point id).  Output is byte-identical\n"
     "whatever --threads or the number of jobs.  With --num-jobs/--job-rank a partial result goes\n"
-    "to eval/_bf_partial_queries_<N>_k<K>/rank<NNN>.parquet for brute-force-merge.",
+    "to eval/_bf_partial_queries_<N>_k<K>/rank<NNN>.parquet for brute-force-merge.\n"
+    "A multivector column (list<list<float>>) is scored with max_sim: the sum over the query's\n"
+    "vectors of the best cosine/dot similarity to any of the row's vectors; a sparse column\n"
+    "(struct{indices, values}) by the dot product over shared indices (rows sharing none are\n"
+    "not hits).  Rows without a usable vector are skipped and counted.  --memory-budget:\n"
+    "refused (exit 1) when the queries, K hits each and two row groups of the column cannot fit.",
     BF_OPTS, 1, 1};
 
 static const cli_opt BFM_OPTS[] = {
@@ -132,8 +137,9 @@ int cmd_brute_force(int argc, char **argv) {
   if (st == VF_OK) st = eval_brute_force(&files, &o, &r, &err);
   if (st == VF_OK)
     fprintf(stderr, "brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files), k %u, %s, "
-            "%" PRIu64 " re-scored, %.3f s -> %s\n", r.queries, r.rows_scanned, r.files, o.k,
-            idx_metric_name(o.metric), r.rescored, r.seconds, r.path);
+            "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
+            r.rows_scanned, r.files, o.k, idx_metric_name(o.metric), r.rescored, r.rows_skipped,
+            r.seconds, r.path);
   free(r.path);
   corpus_files_free(&files);
   return st == VF_OK ? 0 : cli_fail(st, &err);

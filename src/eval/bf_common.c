@@ -45,6 +45,92 @@ bool ev_is_dense(const pqt_file *f, int top) {
          e->logical == PQT_LT_FLOAT16;
 }
 
+static bool float_leaf(const pqt_file *f, int leaf) {
+  const pqt_leaf *l = &pqt_schema_of(f)->leaves[leaf];
+  const pqt_schema_elem *e = &pqt_meta(f)->schema[pqt_schema_of(f)->nodes[l->node].elem];
+  return l->type == PQT_FLOAT || l->type == PQT_DOUBLE ||
+         (l->type == PQT_FIXED_LEN_BYTE_ARRAY && l->type_length == 2 && e->logical == PQT_LT_FLOAT16);
+}
+
+/* ev_vec_kind(): see bf_internal.h.  Only the shape is checked here; the record reader
+ * (records.c) validates the rest while decoding. */
+int ev_vec_kind(const pqt_file *f, int top) {
+  if (ev_is_dense(f, top)) return CORPUS_VEC_DENSE;
+  const pqt_schema *sc = pqt_schema_of(f);
+  const pqt_node *n = &sc->nodes[top];
+  if (n->kind == PQT_NODE_LIST && n->nleaves == 1 && n->element >= 0 &&
+      sc->nodes[n->element].kind == PQT_NODE_LIST && sc->leaves[n->first_leaf].max_rep == 2 &&
+      float_leaf(f, n->first_leaf))
+    return CORPUS_VEC_MULTI;
+  if (n->kind == PQT_NODE_STRUCT && n->nchildren == 2) {
+    bool has_i = false, has_v = false;
+    for (int c = 0; c < 2; c++) {
+      const char *nm = sc->nodes[n->children[c]].name;
+      has_i |= nm && strcmp(nm, "indices") == 0;
+      has_v |= nm && strcmp(nm, "values") == 0;
+    }
+    if (has_i && has_v) return CORPUS_VEC_SPARSE;
+  }
+  return -1;
+}
+
+/* ev_vector_column(): see bf_internal.h. */
+vf_status ev_vector_column(const pqt_file *f, const char *column, int *top, corpus_vec_kind *kind,
+                           vf_error *err) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  if (column) {
+    int t = pqt_find_top(f, column);
+    if (t < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", pqt_name(f), column);
+    int k = ev_vec_kind(f, t);
+    if (k < 0)
+      return vf_error_set(err, VF_EUSAGE, "%s: column '%s' is not a vector column (list<float>, "
+                          "FLBA, list<list<float>> or struct{indices, values})", pqt_name(f), column);
+    *top = t;
+    *kind = (corpus_vec_kind)k;
+    return VF_OK;
+  }
+  int dense = 0, other = 0, other_top = -1;
+  for (int i = 0; i < sc->ntop; i++) {
+    int k = ev_vec_kind(f, sc->top[i]);
+    dense += k == CORPUS_VEC_DENSE;
+    if (k > 0) {
+      other++;
+      other_top = sc->top[i];
+    }
+  }
+  if (dense == 0 && other == 1) {
+    *top = other_top;
+    *kind = (corpus_vec_kind)ev_vec_kind(f, other_top);
+    return VF_OK;
+  }
+  if (dense == 0 && other > 1)
+    return vf_error_set(err, VF_EUSAGE, "%s: several multivector/sparse columns; choose one with "
+                        "--column", pqt_name(f));
+  *kind = CORPUS_VEC_DENSE;
+  return ev_vector_top(f, NULL, top, err);
+}
+
+static int pair_cmp(const void *a, const void *b) {
+  const ev_pair *x = a, *y = b;
+  if (x->index != y->index) return x->index < y->index ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* ev_sparse_sort(): see bf_internal.h. */
+bool ev_sparse_sort(uint32_t *idx, float *val, size_t n, ev_pair *tmp) {
+  bool sorted = true, dup = false;
+  for (size_t i = 1; i < n && sorted; i++) sorted = idx[i - 1] < idx[i];
+  if (sorted) return true;
+  for (size_t i = 0; i < n; i++) tmp[i] = (ev_pair){idx[i], (uint32_t)i, val[i]};
+  qsort(tmp, n, sizeof *tmp, pair_cmp);
+  for (size_t i = 0; i < n; i++) {
+    idx[i] = tmp[i].index;
+    val[i] = tmp[i].value;
+    dup |= i > 0 && idx[i] == idx[i - 1];
+  }
+  return !dup;
+}
+
 /* ev_vector_top(): see bf_internal.h. */
 vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_error *err) {
   const pqt_schema *sc = pqt_schema_of(f);

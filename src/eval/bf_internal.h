@@ -17,6 +17,21 @@ bool ev_is_dense(const pqt_file *f, int top);
  *  dense vector column), else the only dense vector column of the file.
  *  @return : VF_ENOTFOUND / VF_EUSAGE naming the file and the candidates. */
 vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_error *err);
+/*! ev_vec_kind() : the vector kind of top-level node `top` (DENSE, MULTI: list<list<float>>,
+ *  SPARSE: struct{indices, values}), or -1 when it holds none. */
+int ev_vec_kind(const pqt_file *f, int top);
+/*! ev_vector_column() : like ev_vector_top() but any vector kind: `column` when given, else the
+ *  only dense vector column, else the only multivector/sparse column. */
+vf_status ev_vector_column(const pqt_file *f, const char *column, int *top, corpus_vec_kind *kind,
+                           vf_error *err);
+/*! ev_sparse_sort() : sort the n (index, value) pairs by index (ties: original order, so the
+ *  result is deterministic); `tmp` holds n entries.  @return : false when an index repeats. */
+typedef struct ev_pair {
+  uint32_t index;
+  uint32_t pos;
+  float value;
+} ev_pair;
+bool ev_sparse_sort(uint32_t *idx, float *val, size_t n, ev_pair *tmp);
 /*! ev_read_dense() : decode row group `rg` of the vector column `top` into `out`
  *  (`*dim` in: expected or 0; out: the dimension).  `leaf` is reused across calls. */
 vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t *dim,
@@ -40,7 +55,11 @@ typedef struct ev_hit {
 typedef struct ev_queries {
   uint64_t n;
   int32_t dim;
-  float *vecs;     /* n*dim */
+  corpus_vec_kind kind;
+  float *vecs;     /* DENSE: n*dim; MULTI: offsets[n]*dim (every vector of every query) */
+  int64_t *offsets;/* MULTI: n+1 offsets into the vectors; SPARSE: n+1 into indices/values */
+  uint32_t *indices;/* SPARSE: each query's indices ascending (no duplicates) */
+  float *values;    /* SPARSE: the matching values */
   char **ids;      /* n query ids */
   char *vec_name;  /* vector column name in the queries file */
   char md5[33];    /* hex md5 of the queries file's bytes */

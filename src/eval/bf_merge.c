@@ -100,7 +100,7 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
   vf_status st = file_md5(path, q->md5, err);
   if (st == VF_OK) st = ev_open_path(path, &f, err);
   int top = -1, idleaf = -1;
-  if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
+  if (st == VF_OK) st = ev_vector_column(f, column, &top, &q->kind, err);
   if (st == VF_OK) st = string_leaf(f, "query_id", &idleaf, err);
   const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
   if (st == VF_OK && (m->num_rows < 1 || (uint64_t)m->num_rows > EV_MAX_QUERIES))
@@ -117,6 +117,24 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
   pqt_leaf_data_init(&vl);
   pqt_dense dense;
   memset(&dense, 0, sizeof dense);
+  /* multivectors: decoded and checked by the record reader */
+  corpus_file qf = {.uri = (char *)path, .key = (char *)path, .size = 0};
+  corpus_vec_source vs = {.name = q->vec_name, .kind = q->kind, .distance = CORPUS_DOT,
+                          .column = q->vec_name};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1};
+  corpus_records *rr = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  vf_buf mv, si;
+  vf_buf_init(&mv, 0);
+  vf_buf_init(&si, 0);
+  ev_pair *tmp = NULL;
+  size_t tmp_cap = 0;
+  if (st == VF_OK && q->kind != CORPUS_VEC_DENSE) {
+    st = corpus_records_open(&qf, &spec, 0, &rr, err);
+    q->offsets = st == VF_OK ? vf_calloc(q->n + 1, sizeof(int64_t)) : NULL;
+    if (st == VF_OK && !q->offsets) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
   int64_t first = 0;
   for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
     int64_t nr = m->row_groups[rg].num_rows;
@@ -129,6 +147,58 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
       st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %" PRId64 " rows, expected %" PRId64,
                         path, rg, ld.nlevels, nr);
     if (st == VF_OK) st = flat_strings(f, &ld, "query_id", first, q->ids + first, err);
+    if (st == VF_OK && q->kind == CORPUS_VEC_SPARSE) {
+      st = corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err);
+      const corpus_vec_batch *vb = st == VF_OK ? &bt.vectors[0] : NULL;
+      if (st == VF_OK && (int64_t)bt.n != nr)
+        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu sparse vectors for %" PRId64 " rows",
+                          path, rg, bt.n, nr);
+      for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+        int64_t a = vb->offsets[r], c = vb->offsets[r + 1] - a;
+        if (c < 1 || (vb->null_rows && vb->null_rows[r])) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no sparse entries", path, first + r);
+          break;
+        }
+        q->offsets[first + r + 1] = q->offsets[first + r] + c;
+        size_t at = si.len / 4;
+        st = vf_buf_append(&si, vb->indices + a, 4 * (size_t)c, err);
+        if (st == VF_OK) st = vf_buf_append(&mv, vb->values + a, 4 * (size_t)c, err);
+        if (st == VF_OK && (size_t)c > tmp_cap) {
+          free(tmp);
+          tmp = vf_mallocarray((size_t)c, sizeof *tmp);
+          tmp_cap = tmp ? (size_t)c : 0;
+          if (!tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+        }
+        if (st == VF_OK && !ev_sparse_sort((uint32_t *)si.data + at, (float *)mv.data + at, (size_t)c, tmp))
+          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " repeats a sparse index", path, first + r);
+      }
+      q->dim = 1; /* unused for sparse */
+      first += nr;
+      continue;
+    }
+    if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
+      st = corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err);
+      const corpus_vec_batch *vb = st == VF_OK ? &bt.vectors[0] : NULL;
+      if (st == VF_OK && (int64_t)bt.n != nr)
+        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu multivectors for %" PRId64 " rows",
+                          path, rg, bt.n, nr);
+      if (st == VF_OK && q->dim && vb->dim != q->dim)
+        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: vectors of dimension %d, earlier %d",
+                          path, rg, vb->dim, q->dim);
+      for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+        int64_t c = vb->offsets[r + 1] - vb->offsets[r];
+        if (c < 1 || (vb->null_rows && vb->null_rows[r])) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no vectors", path, first + r);
+          break;
+        }
+        q->offsets[first + r + 1] = q->offsets[first + r] + c;
+        st = vf_buf_append(&mv, vb->multi + (size_t)vb->offsets[r] * (size_t)vb->dim,
+                           sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+      }
+      if (st == VF_OK) q->dim = vb->dim;
+      first += nr;
+      continue;
+    }
     if (st == VF_OK) st = ev_read_dense(f, top, rg, first, &q->dim, &vl, &dense, err);
     if (st == VF_OK && dense.rows != nr)
       st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %" PRId64 " vectors for %" PRId64 " rows",
@@ -151,6 +221,22 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
     st = vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
                       path, first, m->num_rows);
   if (st == VF_OK && q->dim <= 0) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
+    q->vecs = (float *)mv.data; /* vf_buf storage is malloc'd: owned by q now */
+    mv.data = NULL;
+    if (!q->vecs) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  }
+  if (st == VF_OK && q->kind == CORPUS_VEC_SPARSE) {
+    q->values = (float *)mv.data;
+    q->indices = (uint32_t *)si.data;
+    mv.data = si.data = NULL;
+    if (!q->values || !q->indices) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  }
+  free(tmp);
+  vf_buf_free(&si);
+  corpus_records_close(rr);
+  corpus_batch_free(&bt);
+  vf_buf_free(&mv);
   pqt_leaf_data_free(&ld);
   pqt_leaf_data_free(&vl);
   pqt_dense_free(&dense);
@@ -164,6 +250,9 @@ void ev_queries_free(ev_queries *q) {
   for (uint64_t i = 0; q->ids && i < q->n; i++) free(q->ids[i]);
   free(q->ids);
   free(q->vecs);
+  free(q->offsets);
+  free(q->indices);
+  free(q->values);
   free(q->vec_name);
   memset(q, 0, sizeof *q);
 }

@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +339,279 @@ static void *reader_run(void *arg) {
   return NULL;
 }
 
+/* ------------------------------------------------------- multivectors (max_sim) */
+
+/* Multivector columns (list<list<float>>) are decoded by the record reader (records.c: shape,
+ * one dimension per file, finite values) one row group at a time and scored exactly with
+ * max_sim(Q, D) = sum over q in Q of max over d in D of sim(q, d), sim = dot or cosine (zero
+ * norm -> 0), all in double in a fixed order and rounded to float once: no fast filter, so the
+ * score of a (query, document) pair depends only on the two and the output is byte-identical
+ * whatever the thread count or number of jobs.  Rows with a null or empty multivector, or one
+ * the record reader rejects (dimension, NaN/inf), are skipped and counted.
+ *
+ * Sparse columns (struct{indices, values}) are scored the same way with the dot product over
+ * the indices both sides hold (a merge of the two index lists, sorted on read; a document's
+ * repeated index adds each of its values).  As in an inverted index (and Qdrant), only rows
+ * sharing at least one index with the query are candidates. */
+typedef struct mv_work {
+  const ev_queries *q;
+  corpus_distance metric;
+  idx_topk *heaps;
+  const double *qnorm;           /* per query vector */
+  const corpus_vec_batch *vb;
+  const double *dnorm;           /* per document vector of the batch */
+  const uint64_t *rows;          /* physical rows of the batch */
+  const uint32_t *sidx;          /* sparse: the batch's indices, sorted per row */
+  const float *sval;
+  size_t n;
+  uint64_t key_hi;
+  uint64_t q0, q1;
+} mv_work;
+
+static double mv_sim(corpus_distance m, const float *a, double na, const float *b, double nb,
+                     size_t d) {
+  double s = 0;
+  for (size_t i = 0; i < d; i++) s += (double)a[i] * (double)b[i];
+  if (m == CORPUS_COSINE) return na == 0 || nb == 0 ? 0.0 : s / (na * nb);
+  return s;
+}
+
+static void *sp_run(mv_work *w) {
+  const ev_queries *q = w->q;
+  const corpus_vec_batch *vb = w->vb;
+  for (uint64_t qi = w->q0; qi < w->q1; qi++) {
+    int64_t a0 = q->offsets[qi], a1 = q->offsets[qi + 1];
+    for (size_t j = 0; j < w->n; j++) {
+      int64_t b = vb->offsets[j], b1 = vb->offsets[j + 1], a = a0;
+      if (vb->null_rows && vb->null_rows[j]) continue;
+      double s = 0;
+      bool hit = false;
+      while (a < a1 && b < b1) {
+        if (q->indices[a] < w->sidx[b]) a++;
+        else if (q->indices[a] > w->sidx[b]) b++;
+        else {
+          s += (double)q->values[a] * (double)w->sval[b];
+          hit = true;
+          b++;
+        }
+      }
+      if (hit) idx_topk_push(&w->heaps[qi], (float)s + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+    }
+  }
+  return NULL;
+}
+
+static void *mv_run(void *arg) {
+  mv_work *w = arg;
+  if (w->q->kind == CORPUS_VEC_SPARSE) return sp_run(w);
+  const ev_queries *q = w->q;
+  size_t d = (size_t)q->dim;
+  const corpus_vec_batch *vb = w->vb;
+  for (uint64_t qi = w->q0; qi < w->q1; qi++) {
+    for (size_t j = 0; j < w->n; j++) {
+      int64_t b0 = vb->offsets[j], b1 = vb->offsets[j + 1];
+      if (b1 <= b0 || (vb->null_rows && vb->null_rows[j])) continue;
+      double total = 0;
+      for (int64_t a = q->offsets[qi]; a < q->offsets[qi + 1]; a++) {
+        double best = -INFINITY;
+        for (int64_t b = b0; b < b1; b++) {
+          double v = mv_sim(w->metric, q->vecs + (size_t)a * d, w->qnorm[a],
+                            vb->multi + (size_t)b * d, w->dnorm[b], d);
+          if (v > best) best = v;
+        }
+        total += best;
+      }
+      idx_topk_push(&w->heaps[qi], (float)total + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+    }
+  }
+  return NULL;
+}
+
+/* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
+static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
+                         const ev_queries *q, idx_topk *heaps, int threads, char **vec_name,
+                         eval_bf_result *out, vf_error *err) {
+  size_t d = (size_t)q->dim;
+  bool sparse = q->kind == CORPUS_VEC_SPARSE;
+  uint64_t nqv = sparse ? 1 : (uint64_t)q->offsets[q->n];
+  double *qnorm = vf_mallocarray(nqv, sizeof(double));
+  uint32_t *sidx = NULL;
+  float *sval = NULL;
+  ev_pair *tmp = NULL;
+  size_t scap = 0;
+  double *dnorm = NULL;
+  size_t dcap = 0;
+  mv_work *wk = vf_calloc((size_t)threads, sizeof *wk);
+  pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
+  vf_status st = VF_OK;
+  if (!qnorm || !wk || !tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
+  const char *col = o->column ? o->column : q->vec_name;
+  corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  if (st == VF_OK) {
+    *vec_name = vf_strdup(col);
+    if (!*vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    if (fi % jobs != o->job_rank) continue;
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files->files[fi], &spec, 0, &rr, err);
+    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
+    if (st == VF_OK) out->files++;
+    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+      uint64_t skipped = 0;
+      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, &skipped, err);
+      if (st != VF_OK) break;
+      out->rows_skipped += skipped;
+      out->rows_scanned += bt.n + skipped;
+      const corpus_vec_batch *vb = &bt.vectors[0];
+      if (bt.n == 0) continue;
+      if (sparse) {
+        size_t nnz = (size_t)vb->offsets[bt.n];
+        if (nnz > scap) {
+          free(sidx);
+          free(sval);
+          free(tmp);
+          sidx = vf_mallocarray(nnz, sizeof *sidx);
+          sval = vf_mallocarray(nnz, sizeof *sval);
+          tmp = vf_mallocarray(nnz, sizeof *tmp);
+          scap = sidx && sval && tmp ? nnz : 0;
+          if (!scap) {
+            st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu sparse entries", nnz);
+            break;
+          }
+        }
+        if (nnz) {
+          memcpy(sidx, vb->indices, nnz * sizeof *sidx);
+          memcpy(sval, vb->values, nnz * sizeof *sval);
+        }
+        for (size_t j = 0; j < bt.n; j++) {
+          size_t a = (size_t)vb->offsets[j];
+          ev_sparse_sort(sidx + a, sval + a, (size_t)vb->offsets[j + 1] - a, tmp);
+        }
+      } else if (vb->dim != q->dim) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d but the queries %d",
+                          files->files[fi].key, col, vb->dim, q->dim);
+        break;
+      }
+      size_t nv = sparse ? 0 : (size_t)vb->offsets[bt.n];
+      if (nv > dcap) {
+        free(dnorm);
+        dnorm = vf_mallocarray(nv, sizeof(double));
+        dcap = dnorm ? nv : 0;
+        if (!dnorm) {
+          st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu vectors", nv);
+          break;
+        }
+      }
+      for (size_t b = 0; b < nv; b++) dnorm[b] = sqrt(sumsq(vb->multi + b * d, d));
+      for (int t = 0; t < threads; t++) {
+        wk[t] = (mv_work){.q = q, .metric = o->metric, .heaps = heaps, .qnorm = qnorm, .vb = vb,
+                          .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
+                          .key_hi = (uint64_t)fi << BF_KEY_SHIFT,
+                          .q0 = q->n * (uint64_t)t / (uint64_t)threads,
+                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads};
+        if (t > 0 && pthread_create(&tid[t], NULL, mv_run, &wk[t]) != 0) {
+          mv_run(&wk[t]);
+          tid[t] = 0;
+        }
+      }
+      mv_run(&wk[0]);
+      for (int t = 1; t < threads; t++)
+        if (tid[t]) pthread_join(tid[t], NULL);
+    }
+    corpus_records_close(rr);
+  }
+  corpus_batch_free(&bt);
+  free(sidx);
+  free(sval);
+  free(tmp);
+  free(qnorm);
+  free(dnorm);
+  free(wk);
+  free(tid);
+  return st;
+}
+
+/* --memory-budget (DESIGN.md "CLI"): what the scan holds at once is the queries and their
+ * heaps/results (queries x (dim + K)), two decoded row groups of the vector column (the slot
+ * being scored and the one being prefetched: leaf values, the float matrix, the normalised copy
+ * for cosine, the compressed chunk) and one sgemm scratch block per worker.  The largest row
+ * group of this job's files is taken from the footers before anything is decoded; the workers
+ * are reduced when their scratch does not fit, and the run is refused when one worker cannot. */
+/* a byte count for messages: MiB from 10 MiB up, else KiB (rounded up) */
+static const char *bf_size(uint64_t bytes, char out[32]) {
+  if (bytes >= (uint64_t)10 << 20) snprintf(out, 32, "%" PRIu64 " MiB", bytes >> 20);
+  else snprintf(out, 32, "%" PRIu64 " KiB", (bytes + 1023) >> 10);
+  return out;
+}
+
+static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
+                           const ev_queries *q, const char *column, int *threads, vf_error *err) {
+  uint64_t budget = vf_memory_budget();
+  if (!budget) return VF_OK;
+  uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
+  bool cos = o->metric == CORPUS_COSINE;
+  for (size_t fi = 0; fi < files->n; fi++) {
+    if (fi % jobs != o->job_rank) continue;
+    pqt_file *f = NULL;
+    int top = -1;
+    corpus_vec_kind kind;
+    vf_status st = ev_open(&files->files[fi], &f, err);
+    if (st == VF_OK) st = ev_vector_column(f, column, &top, &kind, err);
+    if (st != VF_OK) {
+      pqt_close(f);
+      return st;
+    }
+    const pqt_file_meta *m = pqt_meta(f);
+    const pqt_node *n = &pqt_schema_of(f)->nodes[top];
+    for (int rg = 0; rg < m->nrow_groups; rg++) {
+      const pqt_row_group *g = &m->row_groups[rg];
+      uint64_t rows = g->num_rows > 0 ? (uint64_t)g->num_rows : 0, u = 0, c = 0;
+      for (int l = n->first_leaf; l < n->first_leaf + n->nleaves && l < g->ncolumns; l++) {
+        const pqt_column_meta *cm = &g->columns[l].meta;
+        u += cm->total_uncompressed_size > 0 ? (uint64_t)cm->total_uncompressed_size : 0;
+        c += cm->total_compressed_size > 0 ? (uint64_t)cm->total_compressed_size : 0;
+      }
+      /* decoded leaf (values + one level byte per value) and the float matrix (+ its copy) */
+      uint64_t dense = rows * d * 4;
+      uint64_t need = c + (u > dense ? u : dense) + rows * d * 2 + dense * (cos ? 2 : 1) + rows * 16;
+      if (need > slot) {
+        slot = need;
+        slot_rows = rows;
+      }
+    }
+    pqt_close(f);
+  }
+  uint64_t qvecs = q->offsets ? (uint64_t)q->offsets[q->n] : q->n;
+  uint64_t fixed = qvecs * (d * 4 * (cos ? 2 : 1) + 16) +
+                   q->n * (uint64_t)o->k * (sizeof(idx_hit) + sizeof(ev_hit) + sizeof(char *) + 4);
+  uint64_t span = q->kind == CORPUS_VEC_DENSE ? (q->n < BF_QB ? q->n : BF_QB) : 1;
+  uint64_t per_worker = span * BF_RB * sizeof(float);
+  uint64_t need1 = fixed + 2 * slot + per_worker;
+  if (need1 > budget) {
+    char a[32], b[32], c[32], e[32], f[32];
+    return vf_error_set(err, VF_ENOMEM,
+                        "brute-force: needs about %s (%" PRIu64 " queries x (dim %" PRIu64
+                        " + K %u): %s; two row groups of %" PRIu64 " rows: %s; scratch %s), more "
+                        "than the memory budget of %s (raise --memory-budget, use fewer queries "
+                        "or a smaller K, or write the corpus with smaller row groups)",
+                        bf_size(need1, a), q->n, d, o->k, bf_size(fixed, b), slot_rows,
+                        bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
+  }
+  uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
+  if ((uint64_t)*threads > fit) {
+    char a[32];
+    vf_log(VF_LOG_INFO, "memory budget %s: brute-force with %" PRIu64 " worker(s) instead of %d",
+           bf_size(budget, a), fit, *threads);
+    *threads = (int)fit;
+  }
+  return VF_OK;
+}
+
 /* eval_brute_force(): see eval.h. */
 vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eval_bf_result *out,
                            vf_error *err) {
@@ -354,9 +628,25 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   ev_queries q;
   vf_status st = ev_queries_read(o->queries, o->column, &q, err);
   if (st != VF_OK) return st;
+  bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
+  if (q.kind == CORPUS_VEC_SPARSE && o->metric != CORPUS_DOT)
+    st = vf_error_set(err, VF_EUSAGE, "brute-force: sparse column '%s' is scored with dot, not %s",
+                      q.vec_name, idx_metric_name(o->metric));
+  else if (multi && o->metric != CORPUS_COSINE && o->metric != CORPUS_DOT)
+    st = vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
+                      "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
+  if (st != VF_OK) {
+    ev_queries_free(&q);
+    return st;
+  }
   int threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
+  st = bf_budget(files, o, jobs, &q, o->column, &threads, err);
+  if (st != VF_OK) {
+    ev_queries_free(&q);
+    return st;
+  }
   size_t d = (size_t)q.dim;
   bf_scan s = {.files = files, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
                .kern = idx_kernels_active()};
@@ -368,11 +658,11 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
   if (!s.qq || !s.qnorm || !s.heaps || !wk || !tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
-    s.qq[i] = sumsq(q.vecs + i * d, d);
+    s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
     st = idx_topk_init(&s.heaps[i], o->k, bf_tie, files, err);
   }
-  if (st == VF_OK && o->metric == CORPUS_COSINE) {
+  if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
     s.qn = vf_mallocarray(q.n ? q.n : 1, sizeof(float) * d);
     if (!s.qn) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     else {
@@ -387,6 +677,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     wk[t].q0 = q.n * (uint64_t)t / (uint64_t)threads;
     wk[t].q1 = q.n * (uint64_t)(t + 1) / (uint64_t)threads;
     uint64_t span = wk[t].q1 - wk[t].q0;
+    if (multi) span = 1;
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
@@ -409,12 +700,13 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
   bool reader_started = false;
-  if (st == VF_OK) {
+  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, &rd.vec_name, out, err);
+  if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
     else reader_started = true;
   }
-  for (int si = 0; st == VF_OK; si ^= 1) {
+  for (int si = 0; st == VF_OK && reader_started; si ^= 1) {
     bf_slot *sl = &rd.slot[si];
     pthread_mutex_lock(&rd.mu);
     while (sl->state == 0) pthread_cond_wait(&rd.cv, &rd.mu);
@@ -458,7 +750,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     }
   }
   char *vec_name = rd.vec_name;
-  out->files = rd.files_read;
+  if (!multi) out->files = rd.files_read;
   openblas_set_num_threads(vf_threads());
   /* results */
   ev_hit *hits = NULL;

@@ -11,6 +11,9 @@
  * __source_file__ (bare key), __source_row__ (int64 physical row), the vector column under its
  * corpus name (fixed dimension), then the chosen payload columns: flat string columns and
  * integer columns as they are, anything else rendered as JSON text (the `cat` rendering).
+ * A multivector (list<list<float>>) or sparse (struct{indices, values}) vector column is decoded
+ * by the record reader (records.c) and written in the same shape (PQT_W_LIST_LIST_FLOAT /
+ * PQT_W_SPARSE); a sampled row whose vector is null, empty or invalid is an error, as for dense.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -170,7 +173,11 @@ typedef struct qgen {
   int ncols;
   char *vec_name;
   int32_t dim;
-  float *vecs;     /* n*dim */
+  float *vecs;     /* n*dim (dense) */
+  corpus_vec_kind kind;
+  int64_t *moff;   /* multivector: n+1 offsets into the vectors in mvals; sparse: into sidx/mvals */
+  vf_buf mvals;    /* multivector: the floats of every query's vectors; sparse: the values */
+  vf_buf sidx;     /* sparse: the uint32 indices */
   vf_buf ids;      /* n * 36 */
   vf_buf keys;     /* source keys */
   int64_t *key_off;
@@ -188,7 +195,22 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
   memset(&dense, 0, sizeof dense);
   vf_status st = ev_open(cf, &f, err);
   int vtop = -1;
-  if (st == VF_OK) st = ev_vector_top(f, g->o->column, &vtop, err);
+  corpus_vec_kind kind = CORPUS_VEC_DENSE;
+  if (st == VF_OK) st = ev_vector_column(f, g->o->column, &vtop, &kind, err);
+  if (st == VF_OK && g->done == 0 && *next == 0) g->kind = kind;
+  if (st == VF_OK && kind != g->kind)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: the vector column has another kind than in earlier files", cf->key);
+  /* multivector/sparse: decoded and checked by the record reader (rows it rejects cannot be
+   * queries); sparse entries are copied as stored */
+  corpus_vec_source vs = {.kind = kind, .distance = CORPUS_DOT};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
+  corpus_records *rr = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  if (st == VF_OK && kind != CORPUS_VEC_DENSE) {
+    vs.name = vs.column = pqt_schema_of(f)->nodes[vtop].name;
+    st = corpus_records_open(cf, &spec, 0, &rr, err);
+  }
   if (st == VF_OK && !g->vec_name) {
     g->vec_name = vf_strdup(pqt_schema_of(f)->nodes[vtop].name);
     if (!g->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -226,8 +248,19 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       continue;
     }
     g->rg_read++;
-    st = ev_read_dense(f, vtop, rg, (int64_t)first, &g->dim, &vleaf, &dense, err);
-    if (st == VF_OK && g->done == 0 && !g->vecs) {
+    if (kind == CORPUS_VEC_SPARSE) {
+      st = corpus_records_read(rr, rg, first, &bt, NULL, err);
+      g->dim = 0;
+    } else if (kind == CORPUS_VEC_MULTI) {
+      st = corpus_records_read(rr, rg, first, &bt, NULL, err);
+      if (st == VF_OK && bt.n && g->dim && bt.vectors[0].dim != g->dim)
+        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
+                          cf->key, g->vec_name, bt.vectors[0].dim, g->dim);
+      if (st == VF_OK && bt.n) g->dim = bt.vectors[0].dim;
+    } else {
+      st = ev_read_dense(f, vtop, rg, (int64_t)first, &g->dim, &vleaf, &dense, err);
+    }
+    if (st == VF_OK && g->done == 0 && !g->vecs && kind == CORPUS_VEC_DENSE) {
       g->vecs = vf_mallocarray(g->n, sizeof(float) * (size_t)g->dim);
       if (!g->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n);
     }
@@ -287,16 +320,37 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
     /* flat columns and the vector, row by row */
     for (int c = 0; c < g->ncols; c++) g->cols[c].scan_row = g->cols[c].scan_val = 0;
     uint64_t q = *next, i = g->done;
+    size_t bj = 0;
     for (; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
       uint64_t frow = g->rows[q] - base; /* physical row in the file */
       int64_t r = (int64_t)(g->rows[q] - lo);
-      if (dense.null_rows && dense.null_rows[r]) {
+      if (kind != CORPUS_VEC_DENSE) {
+        while (bj < bt.n && bt.file_rows[bj] < frow) bj++;
+        const corpus_vec_batch *vb = &bt.vectors[0];
+        int64_t c = bj < bt.n && bt.file_rows[bj] == frow ? vb->offsets[bj + 1] - vb->offsets[bj] : 0;
+        if (c < 1 || (vb->null_rows && vb->null_rows[bj])) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null, "
+                            "empty or invalid '%s' %s", cf->key, frow, g->vec_name,
+                            kind == CORPUS_VEC_SPARSE ? "sparse vector" : "multivector");
+          break;
+        }
+        g->moff[i + 1] = g->moff[i] + c;
+        if (kind == CORPUS_VEC_SPARSE) {
+          st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
+          if (st == VF_OK)
+            st = vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err);
+        } else {
+          st = vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
+                             sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+        }
+      } else if (dense.null_rows && dense.null_rows[r]) {
         st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null '%s' vector",
                           cf->key, frow, g->vec_name);
         break;
       }
-      memcpy(g->vecs + i * (size_t)g->dim, dense.data + (size_t)r * (size_t)dense.dim,
-             sizeof(float) * (size_t)g->dim);
+      if (st == VF_OK && kind == CORPUS_VEC_DENSE)
+        memcpy(g->vecs + i * (size_t)g->dim, dense.data + (size_t)r * (size_t)dense.dim,
+               sizeof(float) * (size_t)g->dim);
       char id[37];
       corpus_point_id(cf->key, strlen(cf->key), frow, id);
       st = vf_buf_append(&g->ids, id, 36, err);
@@ -343,6 +397,8 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
   }
   pqt_leaf_data_free(&vleaf);
   pqt_dense_free(&dense);
+  corpus_records_close(rr);
+  corpus_batch_free(&bt);
   pqt_close(f);
   return st;
 }
@@ -363,10 +419,30 @@ static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
   cols[1] = (pqt_wcolumn){"__source_file__", PQT_W_STRING, false, 0};
   cols[2] = (pqt_wcolumn){"__source_row__", PQT_W_INT64, false, 0};
   cols[3] = (pqt_wcolumn){g->vec_name, PQT_W_VECTOR, false, g->dim};
+  int64_t *inner = NULL;
+  if (g->kind == CORPUS_VEC_MULTI) {
+    uint64_t nv = (uint64_t)g->moff[g->n];
+    inner = vf_mallocarray(nv + 1, sizeof(int64_t));
+    if (!inner) {
+      free(cols);
+      free(b);
+      free(id_off);
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    for (uint64_t v = 0; v <= nv; v++) inner[v] = (int64_t)(v * (uint64_t)g->dim);
+    cols[3].type = PQT_W_LIST_LIST_FLOAT;
+  }
   b[0] = (pqt_wbatch){.bytes = g->ids.data, .offsets = id_off};
   b[1] = (pqt_wbatch){.bytes = g->keys.data, .offsets = g->key_off};
   b[2] = (pqt_wbatch){.values = g->src_rows};
   b[3] = (pqt_wbatch){.values = g->vecs};
+  if (g->kind == CORPUS_VEC_MULTI)
+    b[3] = (pqt_wbatch){.values = g->mvals.data, .offsets = g->moff, .offsets2 = inner};
+  if (g->kind == CORPUS_VEC_SPARSE) {
+    cols[3].type = PQT_W_SPARSE;
+    b[3] = (pqt_wbatch){.values = g->mvals.data, .indices = (const uint32_t *)g->sidx.data,
+                        .offsets = g->moff};
+  }
   for (int c = 0; c < g->ncols; c++) {
     pcol *pc = &g->cols[c];
     cols[4 + c] = (pqt_wcolumn){pc->name, pc->kind == PC_INT ? PQT_W_INT64 : PQT_W_STRING, true, 0};
@@ -385,6 +461,7 @@ static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
   free(cols);
   free(b);
   free(id_off);
+  free(inner);
   return st;
 }
 
@@ -427,7 +504,10 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     g.cols = vf_calloc((size_t)(g.ncols ? g.ncols : 1), sizeof *g.cols);
     g.key_off = vf_calloc(g.n + 1, sizeof(int64_t));
     g.src_rows = vf_calloc(g.n, sizeof(int64_t));
-    if (!g.cols || !g.key_off || !g.src_rows) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    g.moff = vf_calloc(g.n + 1, sizeof(int64_t));
+    vf_buf_init(&g.mvals, 0);
+    vf_buf_init(&g.sidx, 0);
+    if (!g.cols || !g.key_off || !g.src_rows || !g.moff) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     vf_buf_init(&g.ids, 0);
     vf_buf_init(&g.keys, 0);
     for (int c = 0; st == VF_OK && c < g.ncols; c++) {
@@ -479,6 +559,9 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
   vf_buf_free(&g.keys);
   free(g.key_off);
   free(g.src_rows);
+  free(g.moff);
+  vf_buf_free(&g.mvals);
+  vf_buf_free(&g.sidx);
   free(bases);
   return st;
 }

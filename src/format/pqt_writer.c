@@ -19,6 +19,14 @@
  *   STRING        `required|optional binary name (STRING)` (+ converted type UTF8)
  *   LIST_FLOAT / LIST_STRING / VECTOR, the standard 3-level list:
  *       `required|optional group name (LIST) { repeated group list { optional <t> element } }`
+ *   LIST_LIST_FLOAT (multivectors) nests the same shape twice (5 schema elements, path
+ *   name.list.element.list.element): max_rep 2, max_def 4 (required) or 5 (optional); a row's
+ *   first value has rep 0, the first value of each further inner list rep 1, the rest rep 2;
+ *   an empty outer list is def max_def - 4, an empty inner list def max_def - 2.
+ *   SPARSE is `required|optional group name { required group indices (LIST) { repeated group
+ *   list { optional int32 element (INTEGER(32, unsigned)) } } required group values (LIST) {
+ *   ... float element } }`: two leaves, each written like a LIST column whose nullability is the
+ *   struct's (a null struct is def 0, an empty list def max_def - 2), sharing the row offsets.
  *   A VECTOR is written exactly like a LIST<float> (what arrow does for FixedSizeList); the
  *   batch layout (nrows * dim floats) fixes the length of every row, and an ARROW:schema
  *   footer entry (see below) tells arrow readers to restore FixedSizeList<float>[dim]; other
@@ -70,6 +78,9 @@ typedef struct pw_col {
   int32_t dim;
   pqt_physical phys; /* leaf physical type */
   bool is_list;
+  int depth; /* list nesting: 0 flat, 1 list, 2 list of lists */
+  int bcol;  /* the pqt_wcolumn / pqt_wbatch this leaf belongs to */
+  int part;  /* 0: the whole column; SPARSE: 1 indices, 2 values */
   uint8_t max_def, max_rep;
   int def_bits, rep_bits;
   /* the open page */
@@ -83,8 +94,9 @@ typedef struct pw_col {
 struct pqt_writer {
   vf_atomic_file *af;
   char *path;
-  pw_col *cols;
-  int ncols;
+  pw_col *cols;  /* one per leaf */
+  int ncols;     /* leaves */
+  int nbcols;    /* columns as given (batches per write) */
   int codec;
   int level;
   int64_t rg_rows, page_bytes;
@@ -115,6 +127,8 @@ static const char *pw_type_name(pqt_wtype t) {
   case PQT_W_LIST_FLOAT: return "LIST_FLOAT";
   case PQT_W_LIST_STRING: return "LIST_STRING";
   case PQT_W_VECTOR: return "VECTOR";
+  case PQT_W_LIST_LIST_FLOAT: return "LIST_LIST_FLOAT";
+  case PQT_W_SPARSE: return "SPARSE";
   }
   return "?";
 }
@@ -172,7 +186,7 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
     const pqt_wcolumn *c = &cols[i];
     if (!c->name || !*c->name)
       return vf_error_set(err, VF_EUSAGE, "%s: column %d has no name", path, i);
-    if ((unsigned)c->type > (unsigned)PQT_W_VECTOR)
+    if ((unsigned)c->type > (unsigned)PQT_W_SPARSE)
       return vf_error_set(err, VF_EUSAGE, "%s: column '%s' has unknown type %d", path, c->name,
                           (int)c->type);
     if (c->type == PQT_W_VECTOR && c->dim <= 0)
@@ -194,18 +208,23 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
   vf_buf_init(&w->comp, 0);
   vf_buf_init(&w->hdr, 0);
   w->path = vf_strdup(path);
-  w->cols = vf_calloc((size_t)ncols, sizeof *w->cols);
+  int nleaves = 0;
+  for (int i = 0; i < ncols; i++) nleaves += cols[i].type == PQT_W_SPARSE ? 2 : 1;
+  w->nbcols = ncols;
+  w->cols = vf_calloc((size_t)nleaves, sizeof *w->cols);
   if (!w->path || !w->cols) {
     st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
     goto out;
   }
-  for (int i = 0; i < ncols; i++) {
-    pw_col *c = &w->cols[i];
+  for (int i = 0, li = 0; i < ncols; i++, li++) {
+    int part = cols[i].type == PQT_W_SPARSE ? 1 : 0;
+  again:;
+    pw_col *c = &w->cols[li];
     vf_buf_init(&c->def, 0);
     vf_buf_init(&c->rep, 0);
     vf_buf_init(&c->vals, 0);
     vf_buf_init(&c->chunk, 0);
-    w->ncols = i + 1;
+    w->ncols = li + 1;
     c->name = vf_strdup(cols[i].name);
     if (!c->name) {
       st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
@@ -214,6 +233,9 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
     c->wtype = cols[i].type;
     c->nullable = cols[i].nullable;
     c->dim = cols[i].dim;
+    c->bcol = i;
+    c->part = part;
+    if (part) c->wtype = PQT_W_LIST_FLOAT; /* each leaf is written like a list<float|uint32> */
     switch (c->wtype) {
     case PQT_W_INT32: c->phys = PQT_INT32; break;
     case PQT_W_INT64: c->phys = PQT_INT64; break;
@@ -230,15 +252,28 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
       c->phys = PQT_BYTE_ARRAY;
       c->is_list = true;
       break;
+    case PQT_W_LIST_LIST_FLOAT:
+      c->phys = PQT_FLOAT;
+      c->is_list = true;
+      c->depth = 1; /* +1 below */
+      break;
+    case PQT_W_SPARSE: break; /* not reached: split into its two leaves above */
     }
     if (c->is_list) {
-      c->max_rep = 1;
-      c->max_def = c->nullable ? 3 : 2;
+      c->depth += 1;
+      c->max_rep = (uint8_t)c->depth;
+      c->max_def = (uint8_t)((c->nullable ? 1 : 0) + 2 * c->depth);
     } else {
       c->max_def = c->nullable ? 1 : 0;
     }
+    if (part == 1) c->phys = PQT_INT32;
     c->def_bits = pw_bits_for(c->max_def);
     c->rep_bits = pw_bits_for(c->max_rep);
+    if (part == 1) {
+      part = 2;
+      li++;
+      goto again;
+    }
   }
   st = vf_atomic_open(path, &w->af, err);
   if (st != VF_OK) goto out;
@@ -486,7 +521,7 @@ static vf_status pw_append_list(pqt_writer *w, pw_col *c, const pqt_wbatch *b, i
       memset(d, c->max_def, nlev);
       rp[0] = 0;
       if (nlev > 1) memset(rp + 1, 1, nlev - 1);
-      if (c->phys == PQT_FLOAT) {
+      if (c->phys == PQT_FLOAT || c->phys == PQT_INT32) { /* 4-byte values */
         const float *v = (const float *)b->values + first;
         if ((st = vf_buf_append(&c->vals, v, (size_t)count * 4, err)) != VF_OK) return st;
       } else {
@@ -502,6 +537,52 @@ static vf_status pw_append_list(pqt_writer *w, pw_col *c, const pqt_wbatch *b, i
     c->def.len += nlev;
     c->rep.len += nlev;
     c->page_levels += (int64_t)nlev;
+    if ((st = pw_maybe_flush(w, c, err)) != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+/* LIST_LIST_FLOAT: one row at a time (pages end on row boundaries). */
+static vf_status pw_append_list2(pqt_writer *w, pw_col *c, const pqt_wbatch *b, int64_t r0,
+                                 int64_t r1, int64_t row_base, vf_error *err) {
+  uint8_t md = c->max_def;
+  for (int64_t r = r0; r < r1; r++) {
+    bool valid = !b->valid || b->valid[r];
+    int64_t v0 = valid ? b->offsets[r] : 0, v1 = valid ? b->offsets[r + 1] : 0;
+    int64_t nlev = 0;
+    for (int64_t v = v0; v < v1; v++) {
+      int64_t n = b->offsets2[v + 1] - b->offsets2[v];
+      nlev += n ? n : 1;
+    }
+    if (nlev == 0) nlev = 1;
+    if (nlev > PW_MAX_PAGE_LEVELS)
+      return vf_error_set(err, VF_EUSAGE, "column '%s' row %lld: %lld values exceed the writer's "
+                          "limit of %lld per row", c->name, (long long)(row_base + r),
+                          (long long)nlev, (long long)PW_MAX_PAGE_LEVELS);
+    vf_status st = vf_buf_reserve(&c->def, (size_t)nlev, err);
+    if (st == VF_OK) st = vf_buf_reserve(&c->rep, (size_t)nlev, err);
+    if (st != VF_OK) return st;
+    if (v0 == v1) {
+      vf_buf_putc(&c->def, valid ? (uint8_t)(md - 4) : 0);
+      vf_buf_putc(&c->rep, 0);
+    }
+    for (int64_t v = v0; v < v1; v++) {
+      int64_t e0 = b->offsets2[v], e1 = b->offsets2[v + 1];
+      uint8_t first_rep = v == v0 ? 0 : 1;
+      if (e0 == e1) {
+        vf_buf_putc(&c->def, (uint8_t)(md - 2));
+        vf_buf_putc(&c->rep, first_rep);
+        continue;
+      }
+      for (int64_t e = e0; e < e1; e++) {
+        vf_buf_putc(&c->def, md);
+        vf_buf_putc(&c->rep, e == e0 ? first_rep : 2);
+      }
+      st = vf_buf_append(&c->vals, (const float *)b->values + e0, (size_t)(e1 - e0) * 4, err);
+      if (st != VF_OK) return st;
+      c->page_values += e1 - e0;
+    }
+    c->page_levels += nlev;
     if ((st = pw_maybe_flush(w, c, err)) != VF_OK) return st;
   }
   return VF_OK;
@@ -634,11 +715,43 @@ static vf_status pw_validate(const pqt_writer *w, const pw_col *c, const pqt_wba
     }
     break;
   }
+  case PQT_W_SPARSE: break; /* not reached: each leaf is validated as a LIST_FLOAT */
+  case PQT_W_LIST_LIST_FLOAT: {
+    if (!b->offsets || !b->offsets2) {
+      what = "offsets and offsets2";
+      break;
+    }
+    for (int64_t i = 0; i < nrows; i++) {
+      if (b->offsets[i] < 0 || b->offsets[i + 1] < b->offsets[i])
+        return vf_error_set(err, VF_EUSAGE, "%s: column '%s' row %lld: list offsets %lld..%lld are "
+                            "not non-negative and ascending", w->path, c->name,
+                            (long long)(row0 + i), (long long)b->offsets[i],
+                            (long long)b->offsets[i + 1]);
+      if (b->valid && !b->valid[i]) continue;
+      for (int64_t v = b->offsets[i]; v < b->offsets[i + 1]; v++)
+        if (b->offsets2[v] < 0 || b->offsets2[v + 1] < b->offsets2[v])
+          return vf_error_set(err, VF_EUSAGE, "%s: column '%s' row %lld: inner list %lld has "
+                              "offsets %lld..%lld, not non-negative and ascending", w->path,
+                              c->name, (long long)(row0 + i), (long long)(v - b->offsets[i]),
+                              (long long)b->offsets2[v], (long long)b->offsets2[v + 1]);
+      if (b->offsets[i + 1] > b->offsets[i] &&
+          b->offsets2[b->offsets[i + 1]] > b->offsets2[b->offsets[i]] && !b->values)
+        what = "values";
+    }
+    break;
+  }
   }
   if (what)
     return vf_error_set(err, VF_EUSAGE, "%s: column '%s' (%s): the batch needs %s", w->path,
                         c->name, pw_type_name(c->wtype), what);
   return VF_OK;
+}
+
+/* the batch of one leaf: the column's batch, or for a SPARSE leaf its indices or values list */
+static pqt_wbatch pw_leaf_batch(const pw_col *c, const pqt_wbatch *cols) {
+  pqt_wbatch b = cols[c->bcol];
+  if (c->part == 1) b.values = b.indices;
+  return b;
 }
 
 /*! pqt_writer_write() : append `nrows` rows given as one batch per column (see pqt_wbatch).
@@ -655,8 +768,10 @@ vf_status pqt_writer_write(pqt_writer *w, const pqt_wbatch *cols, int64_t nrows,
   if (nrows == 0) return VF_OK;
   if (!cols) return vf_error_set(err, VF_EUSAGE, "%s: no column batches", w->path);
   vf_status st;
-  for (int i = 0; i < w->ncols; i++)
-    if ((st = pw_validate(w, &w->cols[i], &cols[i], nrows, err)) != VF_OK) return st;
+  for (int i = 0; i < w->ncols; i++) {
+    pqt_wbatch lb = pw_leaf_batch(&w->cols[i], cols);
+    if ((st = pw_validate(w, &w->cols[i], &lb, nrows, err)) != VF_OK) return st;
+  }
 
   int64_t done = 0;
   while (done < nrows) {
@@ -664,13 +779,17 @@ vf_status pqt_writer_write(pqt_writer *w, const pqt_wbatch *cols, int64_t nrows,
     if (take > nrows - done) take = nrows - done;
     for (int i = 0; i < w->ncols; i++) {
       pw_col *c = &w->cols[i];
-      const pqt_wbatch *b = &cols[i];
+      pqt_wbatch lb = pw_leaf_batch(c, cols);
+      const pqt_wbatch *b = &lb;
       int64_t row_base = w->total_rows - done; /* file row of batch row 0 */
       switch (c->wtype) {
       case PQT_W_STRING: st = pw_append_string(w, c, b, done, done + take, row_base, err); break;
       case PQT_W_LIST_FLOAT:
       case PQT_W_LIST_STRING:
       case PQT_W_VECTOR: st = pw_append_list(w, c, b, done, done + take, row_base, err); break;
+      case PQT_W_LIST_LIST_FLOAT:
+        st = pw_append_list2(w, c, b, done, done + take, row_base, err);
+        break;
       default: st = pw_append_fixed(w, c, b, done, done + take, err); break;
       }
       if (st != VF_OK) goto fail;
@@ -901,6 +1020,13 @@ static uint32_t fb_column_field(pw_fb *b, const pw_col *c) {
     type = fb_empty_table(b);
     tt = FB_TYPE_LIST;
     break;
+  case PQT_W_LIST_LIST_FLOAT: {
+    uint32_t inner = fb_field(b, "element", true, FB_TYPE_FLOAT, fb_float_type(b, 1), 0);
+    child = fb_field(b, "element", true, FB_TYPE_LIST, fb_empty_table(b), inner);
+    type = fb_empty_table(b);
+    tt = FB_TYPE_LIST;
+    break;
+  }
   case PQT_W_VECTOR:
   default: {
     child = fb_field(b, "element", true, FB_TYPE_FLOAT, fb_float_type(b, 1), 0);
@@ -1008,9 +1134,21 @@ static void pw_schema_column(tc_writer *tw, const pw_col *c) {
     tcw_struct_end(tw);
     return;
   }
+  const char *lname = c->name;
+  if (c->part) { /* SPARSE: the struct before its first leaf; both lists are required */
+    if (c->part == 1) {
+      tcw_list_struct_begin(tw);
+      tcw_field_i32(tw, 3, rep);
+      tcw_field_binary(tw, 4, c->name, strlen(c->name));
+      tcw_field_i32(tw, 5, 2);
+      tcw_struct_end(tw);
+    }
+    rep = PQT_REQUIRED;
+    lname = c->part == 1 ? "indices" : "values";
+  }
   tcw_list_struct_begin(tw); /* the LIST-annotated group */
   tcw_field_i32(tw, 3, rep);
-  tcw_field_binary(tw, 4, c->name, strlen(c->name));
+  tcw_field_binary(tw, 4, lname, strlen(lname));
   tcw_field_i32(tw, 5, 1);
   tcw_field_i32(tw, 6, PQT_CT_LIST);
   tcw_field_struct_begin(tw, 10); /* LogicalType */
@@ -1023,11 +1161,30 @@ static void pw_schema_column(tc_writer *tw, const pw_col *c) {
   tcw_field_binary(tw, 4, "list", 4);
   tcw_field_i32(tw, 5, 1);
   tcw_struct_end(tw);
+  if (c->depth == 2) {
+    tcw_list_struct_begin(tw); /* optional group element (LIST) */
+    tcw_field_i32(tw, 3, PQT_OPTIONAL);
+    tcw_field_binary(tw, 4, "element", 7);
+    tcw_field_i32(tw, 5, 1);
+    tcw_field_i32(tw, 6, PQT_CT_LIST);
+    tcw_field_struct_begin(tw, 10);
+    tcw_field_struct_begin(tw, 3);
+    tcw_struct_end(tw);
+    tcw_struct_end(tw);
+    tcw_struct_end(tw);
+    tcw_list_struct_begin(tw); /* repeated group list */
+    tcw_field_i32(tw, 3, PQT_REPEATED);
+    tcw_field_binary(tw, 4, "list", 4);
+    tcw_field_i32(tw, 5, 1);
+    tcw_struct_end(tw);
+  }
   tcw_list_struct_begin(tw); /* optional <t> element */
   tcw_field_i32(tw, 1, (int32_t)c->phys);
   tcw_field_i32(tw, 3, PQT_OPTIONAL);
   tcw_field_binary(tw, 4, "element", 7);
   if (c->phys == PQT_BYTE_ARRAY) pw_schema_string_annotation(tw);
+  if (c->phys == PQT_INT32) /* uint32 (the ConvertedType alone: readers map it to uint32) */
+    tcw_field_i32(tw, 6, PQT_CT_UINT_32);
   tcw_struct_end(tw);
 }
 
@@ -1036,7 +1193,7 @@ static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
   vf_buf_reset(b);
   int nschema = 1;
   for (int i = 0; i < w->ncols; i++)
-    nschema += w->cols[i].is_list ? 3 : 1;
+    nschema += (w->cols[i].is_list ? 1 + 2 * w->cols[i].depth : 1) + (w->cols[i].part == 1);
   tc_writer tw;
   tcw_init(&tw, b, err);
   tcw_struct_begin(&tw); /* FileMetaData */
@@ -1044,7 +1201,7 @@ static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
   tcw_field_list_begin(&tw, 2, TC_STRUCT, (uint32_t)nschema);
   tcw_list_struct_begin(&tw); /* root */
   tcw_field_binary(&tw, 4, "schema", 6);
-  tcw_field_i32(&tw, 5, w->ncols);
+  tcw_field_i32(&tw, 5, w->nbcols);
   tcw_struct_end(&tw);
   for (int i = 0; i < w->ncols; i++)
     pw_schema_column(&tw, &w->cols[i]);
@@ -1064,9 +1221,11 @@ static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
       tcw_field_list_begin(&tw, 2, TC_I32, 2);
       tcw_list_i32(&tw, PQT_ENC_PLAIN);
       tcw_list_i32(&tw, PQT_ENC_RLE);
-      tcw_field_list_begin(&tw, 3, TC_BINARY, c->is_list ? 3 : 1);
+      tcw_field_list_begin(&tw, 3, TC_BINARY, (uint32_t)(1 + 2 * c->depth + (c->part ? 1 : 0)));
       tcw_list_binary(&tw, c->name, strlen(c->name));
-      if (c->is_list) {
+      if (c->part == 1) tcw_list_binary(&tw, "indices", 7);
+      if (c->part == 2) tcw_list_binary(&tw, "values", 6);
+      for (int lv = 0; lv < c->depth; lv++) {
         tcw_list_binary(&tw, "list", 4);
         tcw_list_binary(&tw, "element", 7);
       }
@@ -1120,9 +1279,12 @@ static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
 
 /* Adds ARROW:schema when a VECTOR column exists, unless the caller already set that key. */
 static vf_status pw_add_arrow_schema(pqt_writer *w, vf_error *err) {
-  bool has_vector = false;
-  for (int i = 0; i < w->ncols; i++)
+  bool has_vector = false, has_sparse = false;
+  for (int i = 0; i < w->ncols; i++) {
     has_vector |= w->cols[i].wtype == PQT_W_VECTOR;
+    has_sparse |= w->cols[i].part != 0;
+  }
+  if (has_sparse) return VF_OK; /* the arrow schema below describes one field per leaf */
   for (int i = 0; i < w->nkv; i++)
     if (strcmp(w->kv[i].key, "ARROW:schema") == 0) return VF_OK;
   if (!has_vector) return VF_OK;
