@@ -344,6 +344,11 @@ typedef struct pqt_dense {
 vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *leaf,
                               int64_t first_row, int32_t *dim, pqt_dense *out, vf_error *err);
 void pqt_dense_free(pqt_dense *d);
+/*! pqt_is_dense_vector() : whether top-level node `top` has a dense vector shape that
+ *  pqt_dense_from_leaf() accepts: a LIST of FLOAT/DOUBLE/FLOAT16, or an unannotated flat
+ *  FIXED_LEN_BYTE_ARRAY whose width is a multiple of 4.  Shape only: dimensions are checked
+ *  when decoding. */
+bool pqt_is_dense_vector(const pqt_file *f, int top);
 
 /* JSON rows (for `cat`): renders top-level fields of decoded row groups as JSON values using the
  * Dremel record-assembly rules.  Types: strings (UTF8/STRING/ENUM/JSON-annotated BYTE_ARRAY) as

@@ -68,26 +68,6 @@ static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, in
   return st;
 }
 
-/* A top-level field that holds dense vectors: a LIST of FLOAT/DOUBLE/FLOAT16, or an
- * unannotated FIXED_LEN_BYTE_ARRAY whose width is a multiple of 4. */
-static bool is_dense_vector(const pqt_file *f, int top) {
-  const pqt_schema *sc = pqt_schema_of(f);
-  const pqt_file_meta *m = pqt_meta(f);
-  const pqt_node *n = &sc->nodes[top];
-  if (n->nleaves != 1) return false;
-  const pqt_leaf *leaf = &sc->leaves[n->first_leaf];
-  const pqt_schema_elem *e = &m->schema[sc->nodes[leaf->node].elem];
-  if (n->kind == PQT_NODE_PRIMITIVE) {
-    return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length > 0 &&
-           leaf->type_length % 4 == 0 && e->logical == PQT_LT_NONE && e->converted_type < 0 &&
-           leaf->max_rep == 0;
-  }
-  if (n->kind != PQT_NODE_LIST || leaf->max_rep != 1 || n->element != leaf->node) return false;
-  if (leaf->type == PQT_FLOAT || leaf->type == PQT_DOUBLE) return true;
-  return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length == 2 &&
-         e->logical == PQT_LT_FLOAT16;
-}
-
 /* Sum of the floating-point values of one decoded leaf (4 accumulators: fixed order). */
 static double leaf_float_sum(const pqt_file *f, const pqt_leaf_data *d) {
   const pqt_schema *sc = pqt_schema_of(f);
@@ -225,7 +205,7 @@ static void *scan_worker(void *arg) {
     for (int g = 0; g < unit->rg; g++) first_row += pqt_meta(f)->row_groups[g].num_rows;
     for (int t = 0, li = 0; t < sel.ntops; t++) {
       const pqt_node *n = &pqt_schema_of(f)->nodes[sel.tops[t]];
-      if (is_dense_vector(f, sel.tops[t])) {
+      if (pqt_is_dense_vector(f, sel.tops[t])) {
         st = pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err);
         if (st != VF_OK) break;
         vecs += (uint64_t)dense.rows;

@@ -27,24 +27,6 @@ vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err) {
   return ev_open(&cf, out, err);
 }
 
-/* ev_is_dense(): see bf_internal.h. */
-bool ev_is_dense(const pqt_file *f, int top) {
-  const pqt_schema *sc = pqt_schema_of(f);
-  const pqt_file_meta *m = pqt_meta(f);
-  const pqt_node *n = &sc->nodes[top];
-  if (n->nleaves != 1) return false;
-  const pqt_leaf *leaf = &sc->leaves[n->first_leaf];
-  const pqt_schema_elem *e = &m->schema[sc->nodes[leaf->node].elem];
-  if (n->kind == PQT_NODE_PRIMITIVE)
-    return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length > 0 &&
-           leaf->type_length % 4 == 0 && e->logical == PQT_LT_NONE && e->converted_type < 0 &&
-           leaf->max_rep == 0;
-  if (n->kind != PQT_NODE_LIST || leaf->max_rep != 1 || n->element != leaf->node) return false;
-  if (leaf->type == PQT_FLOAT || leaf->type == PQT_DOUBLE) return true;
-  return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length == 2 &&
-         e->logical == PQT_LT_FLOAT16;
-}
-
 static bool float_leaf(const pqt_file *f, int leaf) {
   const pqt_leaf *l = &pqt_schema_of(f)->leaves[leaf];
   const pqt_schema_elem *e = &pqt_meta(f)->schema[pqt_schema_of(f)->nodes[l->node].elem];
@@ -55,7 +37,7 @@ static bool float_leaf(const pqt_file *f, int leaf) {
 /* ev_vec_kind(): see bf_internal.h.  Only the shape is checked here; the record reader
  * (records.c) validates the rest while decoding. */
 int ev_vec_kind(const pqt_file *f, int top) {
-  if (ev_is_dense(f, top)) return CORPUS_VEC_DENSE;
+  if (pqt_is_dense_vector(f, top)) return CORPUS_VEC_DENSE;
   const pqt_schema *sc = pqt_schema_of(f);
   const pqt_node *n = &sc->nodes[top];
   if (n->kind == PQT_NODE_LIST && n->nleaves == 1 && n->element >= 0 &&
@@ -138,7 +120,7 @@ vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_erro
     int t = pqt_find_top(f, column);
     if (t < 0)
       return vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", pqt_name(f), column);
-    if (!ev_is_dense(f, t))
+    if (!pqt_is_dense_vector(f, t))
       return vf_error_set(err, VF_EUSAGE, "%s: column '%s' is not a dense vector column",
                           pqt_name(f), column);
     *top = t;
@@ -149,7 +131,7 @@ vf_status ev_vector_top(const pqt_file *f, const char *column, int *top, vf_erro
   size_t nl = 0;
   names[0] = 0;
   for (int i = 0; i < sc->ntop; i++) {
-    if (!ev_is_dense(f, sc->top[i])) continue;
+    if (!pqt_is_dense_vector(f, sc->top[i])) continue;
     if (found < 0) found = sc->top[i];
     count++;
     int w = snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "",

@@ -10,9 +10,6 @@
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err);
 /*! ev_open_path() : open a local parquet file by path. */
 vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err);
-/*! ev_is_dense() : does top-level node `top` hold dense vectors (list<float|double|float16>,
- *  FLBA of 4*d bytes)? */
-bool ev_is_dense(const pqt_file *f, int top);
 /*! ev_vector_top() : the top-level node of the vector column: `column` when given (must be a
  *  dense vector column), else the only dense vector column of the file.
  *  @return : VF_ENOTFOUND / VF_EUSAGE naming the file and the candidates. */

@@ -295,6 +295,24 @@ vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *l
   return VF_OK;
 }
 
+/*! pqt_is_dense_vector() : see format.h. */
+bool pqt_is_dense_vector(const pqt_file *f, int top) {
+  const pqt_schema *sc = pqt_schema_of(f);
+  if (top < 0 || top >= sc->nnodes) return false;
+  const pqt_node *n = &sc->nodes[top];
+  if (n->nleaves != 1) return false;
+  const pqt_leaf *leaf = &sc->leaves[n->first_leaf];
+  const pqt_schema_elem *e = &pqt_meta(f)->schema[sc->nodes[leaf->node].elem];
+  if (n->kind == PQT_NODE_PRIMITIVE)
+    return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length > 0 &&
+           leaf->type_length % 4 == 0 && e->logical == PQT_LT_NONE && e->converted_type < 0 &&
+           leaf->max_rep == 0;
+  if (n->kind != PQT_NODE_LIST || leaf->max_rep != 1 || n->element != leaf->node) return false;
+  if (leaf->type == PQT_FLOAT || leaf->type == PQT_DOUBLE) return true;
+  return leaf->type == PQT_FIXED_LEN_BYTE_ARRAY && leaf->type_length == 2 &&
+         e->logical == PQT_LT_FLOAT16;
+}
+
 void pqt_dense_free(pqt_dense *d) {
   if (!d) return;
   free(d->data);
