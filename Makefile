@@ -35,9 +35,9 @@ fuzz-smoke:
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# The services (radosgw, nginx, Slurm) start once, as children, for both test passes.
 check: deps
-	$(MAKE) test
-	$(MAKE) test-asan
+	bash tests/services/with-services.sh $(MAKE) test test-asan
 	$(MAKE) fuzz-smoke
 
 bench: build

@@ -9,6 +9,9 @@ pkgs=(build-essential cmake pkg-config
       libcurl4-openssl-dev libyaml-dev libopenblas-dev
       clang llvm libclang-rt-14-dev)
 pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (vforge convert)
+pkgs+=(ceph-mon ceph-osd radosgw) # a real S3 (Ceph radosgw, memstore OSD) for remote-corpus tests
+pkgs+=(nginx-light openssl)         # HuggingFace / HTTP stand-in
+pkgs+=(slurm-wlm munge)             # single-node Slurm for load-dist / brute-force-dist
 pkgs+=(python3-faiss python3-numpy) # FAISS exact-search reference for brute-force tests/bench (tests/eval, bench/brute-force)
 missing=()
 for p in "${pkgs[@]}"; do

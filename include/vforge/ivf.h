@@ -1,0 +1,179 @@
+/*
+ * vforge ivf — IVF indexes (DESIGN.md "index" module): k-means coarse quantizer, Flat / SQ8 /
+ * PQ / RaBitQ codes, a streaming builder with bounded memory, the on-disk index file and search.
+ *
+ * Layering (each layer usable on its own, all in src/index/):
+ *   idx_kmeans()        k-means on an in-memory sample (BLAS-tiled assignment, deterministic)
+ *   ivf_sampler         a seeded, stratified random sample over the logical rows of the input
+ *   ivf_builder         streaming: add() vectors + ids in input order (spilled compressed to
+ *                       disk), finish() trains on the sample, replays the spill, assigns,
+ *                       encodes and writes the index file list by list
+ *   ivf_index           an index file opened with mmap; info and batched, threaded search
+ *
+ * Scores follow index.h: larger = nearer (cosine similarity, dot, -L2, -L1).  COSINE indexes
+ * normalise vectors (and queries) and then work as DOT; EUCLID works on squared L2 internally
+ * and reports -sqrt(L2sq).  MANHATTAN is refused by the IVF layers (VF_EUSAGE).
+ *
+ * Determinism: the same input rows (in the same order), parameters and seed give a byte-identical
+ * index file whatever the thread count.
+ */
+#ifndef VFORGE_IVF_H
+#define VFORGE_IVF_H
+
+#include "vforge/corpus.h"
+#include "vforge/index.h"
+#include "vforge/util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------- k-means */
+
+typedef struct idx_kmeans_opts {
+  int iters;       /* Lloyd iterations; 0: 20 */
+  uint64_t seed;   /* initial centroids are drawn from this seed */
+  int threads;     /* 0: vf_threads() */
+  bool spherical;  /* renormalise centroids after each update (cosine / dot) */
+} idx_kmeans_opts;
+
+/*! idx_kmeans() : k centroids (k x d, row-major, into `centroids`) of n x d `x`.
+ *  Empty clusters are refilled by splitting the largest one.  `assign` (n entries) may be NULL;
+ *  when given it receives each row's final cluster.  Deterministic for a given seed whatever
+ *  the thread count (fixed reduction order).
+ *  @return : VF_EUSAGE when n < k or k == 0, VF_ENOMEM. */
+vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kmeans_opts *opts,
+                     float *centroids, uint32_t *assign, vf_error *err);
+
+/* --------------------------------------------------------------- parameters */
+
+typedef enum ivf_code {
+  IVF_FLAT = 0, /* float32 vectors */
+  IVF_SQ8,      /* per-dimension 8-bit scalar quantizer (bounds cover every encoded vector) */
+  IVF_PQ,       /* residual product quantizer, pq_m sub-quantizers of 8 bits */
+  IVF_RABITQ    /* randomised rotation, 1-bit codes (+ rabitq_bits-1 extra bits), error bound */
+} ivf_code;
+
+/*! ivf_code_name() : "flat", "sq8", "pq", "rabitq".  ivf_code_parse(): its inverse. */
+const char *ivf_code_name(ivf_code c);
+bool ivf_code_parse(const char *name, ivf_code *out);
+
+typedef struct ivf_params {
+  ivf_code type;
+  corpus_distance metric; /* COSINE, DOT or EUCLID */
+  int32_t dim;            /* > 0 */
+  uint32_t nlist;         /* lists; 0: chosen from the row count (about 4*sqrt(N), >= 1) */
+  uint32_t pq_m;          /* PQ sub-quantizers (dim % pq_m == 0); 0: dim/4 rounded to a divisor */
+  uint32_t rabitq_bits;   /* RaBitQ bits per dimension, 1..9; 0: 1 */
+  uint32_t rerank;        /* > 0: keep float32 vectors in the file and re-rank the best
+                             rerank*k candidates exactly at search time (0: off) */
+  uint64_t seed;          /* sampling, k-means, rotation; default 1234 when 0 */
+  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536) */
+  int kmeans_iters;       /* 0: 20 */
+  int threads;            /* 0: vf_threads() */
+  uint64_t memory_budget; /* bytes; 0: vf_memory_budget() (every buffer counts, see builder) */
+  const char *spill_dir;  /* where spill files go; NULL: beside the output file */
+} ivf_params;
+
+/* ------------------------------------------------------------------- sampler */
+
+/* A seeded, stratified random sample of `cap` rows from a stream of rows.  When the total row
+ * count is known up front (`total_rows` > 0), the rows are cut into `cap` equal strata and one
+ * uniformly random row is kept from each; otherwise (0) a stratified reservoir keeps the sample
+ * representative as the stream grows.  Either way every part of the input (head, tail, every
+ * k-th file, a small late batch) is represented in proportion to its size. */
+typedef struct ivf_sampler ivf_sampler;
+
+vf_status ivf_sampler_open(size_t dim, uint64_t cap, uint64_t total_rows, uint64_t seed,
+                           ivf_sampler **out, vf_error *err);
+/*! ivf_sampler_offer() : n rows (n x dim) that follow the rows offered before. */
+vf_status ivf_sampler_offer(ivf_sampler *s, const float *rows, size_t n, vf_error *err);
+/*! ivf_sampler_rows() : the sample (borrowed, *n rows, in input order); rows seen so far. */
+const float *ivf_sampler_rows(const ivf_sampler *s, size_t *n);
+uint64_t ivf_sampler_seen(const ivf_sampler *s);
+void ivf_sampler_close(ivf_sampler *s);
+
+/* ------------------------------------------------------------------- builder */
+
+/* Report of one build (also the `index build --json` keys of DESIGN.md). */
+typedef struct ivf_build_report {
+  uint64_t rows;                   /* rows added (and present in the index) */
+  uint32_t nlist;
+  ivf_code type;
+  uint64_t training_rows_seen;     /* rows the sampler saw */
+  uint64_t training_rows_retained; /* rows k-means/PQ/SQ training used */
+  uint64_t source_bytes;           /* filled by the caller that reads the corpus */
+  uint64_t spill_bytes;            /* bytes written to spill files */
+  double seconds;                  /* total */
+  double seconds_read, seconds_train, seconds_assign, seconds_write; /* per stage */
+  uint64_t peak_rss_bytes;
+  double list_max_over_mean;       /* max list size / mean list size */
+  double list_balance;             /* sum(n_i^2) / N  (imbalance factor x mean) */
+} ivf_build_report;
+
+typedef struct ivf_builder ivf_builder;
+
+/*! ivf_builder_open() : a builder writing the index to `out_path` (written to a temporary name,
+ *  fsynced and renamed at finish: a failed or killed build never leaves a file that looks
+ *  complete).  `total_rows` is the number of rows that will be added when known (0 = unknown):
+ *  it sets the strata of the training sample and the default nlist.
+ *  @return : VF_EUSAGE for bad parameters (message names the parameter), VF_EIO, VF_ENOMEM. */
+vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t total_rows,
+                           ivf_builder **out, vf_error *err);
+/*! ivf_builder_add() : n vectors (n x dim, row-major) with their point ids (strings, as the
+ *  corpus reader makes them: ids[i] is ids_len[i] bytes).  The rows are offered to the sampler
+ *  and spilled (compressed) to disk; memory stays within the budget.
+ *  @return : VF_ECORRUPT for a NaN/inf component (naming the row index within the call). */
+vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const char *const *ids,
+                          const size_t *ids_len, vf_error *err);
+/*! ivf_builder_finish() : train, assign, encode, write the file; fills `report` (may be NULL).
+ *  The builder is closed either way. */
+vf_status ivf_builder_finish(ivf_builder *b, ivf_build_report *report, vf_error *err);
+/*! ivf_builder_abort() : close without writing the index; spill files are removed. NULL ok. */
+void ivf_builder_abort(ivf_builder *b);
+
+/* -------------------------------------------------------------- index file */
+
+/* On-disk layout (little-endian): a versioned header (magic "VFIVF\0\0\1", version, metric,
+ * dim, type, nlist, pq_m, rabitq_bits, rerank, seed, rows, section table), centroids,
+ * codebooks / quantizer bounds / rotation, the list directory (offset, count per list), lists
+ * (global row numbers + codes, PQ codes transposed per list), the id table (row -> point id),
+ * optional float32 vectors for re-ranking, and a trailing checksum over everything before it.
+ * Opening checks the magic, version, every section bound and the checksum (VF_ECORRUPT naming
+ * the file and the section). */
+typedef struct ivf_index ivf_index;
+
+typedef struct ivf_info {
+  uint32_t version;
+  ivf_code type;
+  corpus_distance metric;
+  int32_t dim;
+  uint32_t nlist, pq_m, rabitq_bits, rerank;
+  uint64_t seed, rows, file_bytes;
+  uint32_t list_min, list_max; /* list sizes */
+  double list_max_over_mean, list_balance;
+} ivf_info;
+
+vf_status ivf_open(const char *path, ivf_index **out, vf_error *err);
+void ivf_info_get(const ivf_index *ix, ivf_info *out);
+/*! ivf_id() : the point id of row `row` (borrowed; *len bytes, not NUL-terminated). */
+const char *ivf_id(const ivf_index *ix, int64_t row, size_t *len);
+
+typedef struct ivf_search_opts {
+  uint32_t nprobe;  /* lists scanned per query; 0: 1; capped at nlist */
+  int threads;      /* 0: vf_threads() */
+  uint32_t rerank;  /* override of the file's rerank factor; 0: the file's */
+} ivf_search_opts;
+
+/*! ivf_search() : the k best hits of nq queries (nq x dim).  hits[q*k + i], i < counts[q];
+ *  hit keys are global rows (ivf_id() gives their point ids); scores as in index.h.  Ties are
+ *  broken by point id.  Batched and threaded over queries; SIMD kernels chosen at run time.
+ *  @return : VF_EUSAGE for a dimension mismatch or k == 0. */
+vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32_t dim, size_t k,
+                     const ivf_search_opts *opts, idx_hit *hits, size_t *counts, vf_error *err);
+void ivf_close(ivf_index *ix); /* NULL ok */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
