@@ -17,6 +17,12 @@ extern "C" {
 
 typedef struct io_source io_source;
 
+typedef struct io_range {
+  uint64_t offset;
+  uint64_t len;
+  uint8_t *dst; /* filled by io_read_ranges */
+} io_range;
+
 typedef struct io_source_vtable {
   /* read exactly n bytes at offset into dst; short read past EOF is VF_ECORRUPT/VF_EIO */
   vf_status (*read_at)(io_source *src, uint64_t offset, void *dst, size_t n, vf_error *err);
@@ -29,6 +35,10 @@ struct io_source {
   uint64_t size;   /* total size in bytes */
   uint64_t bytes_read;
   uint64_t reads;  /* number of read_at calls that reached the backend */
+  /* optional (NULL, as calloc leaves it: io_read_ranges issues one read_at per span): read n
+   * spans at once, e.g. concurrently over several connections (remote sources, issue 7).
+   * Spans are bounds-checked, non-empty, sorted by offset and non-overlapping. */
+  vf_status (*read_spans)(io_source *src, const io_range *spans, size_t n, vf_error *err);
 };
 
 /*! io_open_local() : open a local file for positional reads (pread).
@@ -43,12 +53,6 @@ vf_status io_open_memory(const void *data, size_t len, const char *name, io_sour
 vf_status io_read_at(io_source *src, uint64_t offset, void *dst, size_t n, vf_error *err);
 
 void io_close(io_source *src); /* NULL ok */
-
-typedef struct io_range {
-  uint64_t offset;
-  uint64_t len;
-  uint8_t *dst; /* filled by io_read_ranges */
-} io_range;
 
 /*! io_read_ranges() : read several ranges, merging ranges whose gap is <= max_gap bytes into one
  *  backend read (the gap bytes are read and dropped).  Ranges may be in any order. */
@@ -80,6 +84,12 @@ typedef struct io_http_opts {
   int max_retries;          /* retries after the first attempt; < 0: 5 */
   double backoff_base_s;    /* first backoff ceiling; 0: 0.25 s (doubles each attempt) */
   double backoff_max_s;     /* cap on one wait (and on Retry-After); 0: 30 s */
+  /* issue 7: object stores */
+  const char *aws_sigv4;    /* non-NULL: sign every request with SigV4, e.g. "aws:amz:us-east-1:s3"
+                               (CURLOPT_AWS_SIGV4); x-amz-content-sha256 is sent automatically */
+  const char *aws_key_id, *aws_secret, *aws_session_token; /* with aws_sigv4; never logged */
+  const char *bearer_token; /* non-NULL: "Authorization: Bearer <token>" (HF_TOKEN); never logged */
+  bool follow_redirects;    /* follow 3xx (Range and method kept; credentials only to the same host) */
 } io_http_opts;
 
 typedef struct io_http_req {
@@ -90,12 +100,23 @@ typedef struct io_http_req {
   const char *content_type; /* NULL with a body: "application/json" */
   const char *const *headers; /* extra "Name: value" lines, NULL-terminated, or NULL */
   bool allow_404;           /* a 404 is returned as VF_OK (status 404) instead of an error */
+  /* issue 7 */
+  const char *url;          /* non-NULL: this absolute URL instead of base + path */
+  const char *range;        /* non-NULL: "Range: bytes=<range>" ("0-99", "-8") */
+  bool head;                /* HEAD request (no body) */
+  int sink_fd;              /* > 0: stream the 2xx body to this fd instead of resp->body (downloads);
+                               0 = buffer in resp->body (so zero-initialised requests buffer) */
 } io_http_req;
 
 typedef struct io_http_resp {
   long status;              /* final HTTP status (0 when no response) */
   vf_buf body;              /* final response body (caller frees with vf_buf_free) */
   int attempts;             /* attempts made (1 = no retry) */
+  /* issue 7: from the final response's headers (-1 / NULL when absent) */
+  int64_t content_length;   /* Content-Length */
+  int64_t range_start, range_end, range_total; /* Content-Range: bytes start-end/total */
+  char *link_next;          /* the rel="next" URL of a Link header (caller frees) */
+  char *etag;               /* ETag (caller frees) */
 } io_http_resp;
 
 typedef struct io_http_stats {
@@ -107,7 +128,8 @@ typedef struct io_http_stats {
 } io_http_stats;
 
 /*! io_http_open() : a client for `base_url` (http:// or https://; a trailing '/' is dropped).
- *  `opts` may be NULL (defaults).  @return : VF_EUSAGE for another scheme, VF_ENOMEM. */
+ *  base_url NULL or "": no base, every request must set req->url (absolute URLs; remote
+ *  sources).  `opts` may be NULL (defaults).  @return : VF_EUSAGE for another scheme, VF_ENOMEM. */
 vf_status io_http_open(const char *base_url, const io_http_opts *opts, io_http **out,
                        vf_error *err);
 /*! io_http_request() : send `req` (with retries) and receive the response into `resp` (its body
@@ -115,7 +137,10 @@ vf_status io_http_open(const char *base_url, const io_http_opts *opts, io_http *
  *  allowed); VF_ENET naming the method, URL and final status or curl error plus a short
  *  excerpt of the response body otherwise (resp->status still holds the status). */
 vf_status io_http_request(io_http *c, const io_http_req *req, io_http_resp *resp, vf_error *err);
-/*! io_http_base_url() : the base URL (borrowed). */
+/*! io_http_resp_free() : free the body and the header strings of `resp` (NULL ok); the
+ *  struct may be reused afterwards (io_http_request resets the header fields itself). */
+void io_http_resp_free(io_http_resp *resp);
+/*! io_http_base_url() : the base URL (borrowed; "" for a client opened without one). */
 const char *io_http_base_url(const io_http *c);
 void io_http_get_stats(const io_http *c, io_http_stats *out);
 void io_http_close(io_http *c); /* NULL ok */

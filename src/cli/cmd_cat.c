@@ -76,6 +76,8 @@ int cmd_scan(int argc, char **argv) {
     st = corpus_scan(&files, (const char *const *)cols.items, cols.n, vf_threads(), &r, &err);
   if (st == VF_OK) {
     double mbps = r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0;
+    io_remote_stats rs;
+    io_remote_get_stats(&rs);
     if (cli_get(&CLI_SCAN, &a, "json")) {
       vf_buf b;
       vf_buf_init(&b, 0);
@@ -87,8 +89,10 @@ int cmd_scan(int argc, char **argv) {
       vf_json_f64(&b, r.checksum, &err);
       vf_buf_printf(&b, &err,
                     ",\"files\":%" PRIu64 ",\"row_groups\":%" PRIu64 ",\"bytes_read\":%" PRIu64
-                    ",\"vectors\":%" PRIu64 ",\"threads\":%d}\n",
-                    r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads());
+                    ",\"vectors\":%" PRIu64 ",\"threads\":%d,\"remote_requests\":%" PRIu64
+                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64 "}\n",
+                    r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
+                    rs.retries, rs.bytes_received);
       st = cli_write_stdout(NULL, b.data, b.len, &err);
       vf_buf_free(&b);
     }
@@ -97,6 +101,9 @@ int cmd_scan(int argc, char **argv) {
             "(%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
             r.rows, r.files, r.row_groups, (double)r.bytes / 1e6, (double)r.bytes_read / 1e6,
             r.seconds, mbps, r.checksum);
+    if (rs.requests)
+      fprintf(stderr, "scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
+              rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
   }
   corpus_files_free(&files);
   cli_list_free(&cols);

@@ -232,14 +232,21 @@ int cmd_inspect(int argc, char **argv) {
       vf_buf_reset(&b);
     }
   }
+  io_remote_stats rs;
+  io_remote_get_stats(&rs);
   if (st == VF_OK) {
     if (json)
       vf_buf_printf(&b, &err, "],\"total_files\":%zu,\"total_rows\":%" PRIu64 ",\"total_row_groups\":%" PRIu64
-                    ",\"total_bytes\":%" PRIu64 "}\n", files.n, total_rows, total_rgs, total_bytes);
+                    ",\"total_bytes\":%" PRIu64 ",\"remote_requests\":%" PRIu64 ",\"remote_retries\":%" PRIu64
+                    ",\"remote_bytes\":%" PRIu64 "}\n", files.n, total_rows, total_rgs, total_bytes,
+                    rs.requests, rs.retries, rs.bytes_received);
     else
       vf_buf_printf(&b, &err, "total: %zu files, %" PRIu64 " rows, %" PRIu64 " row groups, %" PRIu64 " bytes\n",
                     files.n, total_rows, total_rgs, total_bytes);
     st = cli_write_stdout(NULL, b.data, b.len, &err);
+    if (rs.requests)
+      fprintf(stderr, "inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
+              rs.requests, rs.retries, rs.bytes_received);
   }
   vf_buf_free(&b);
   corpus_files_free(&files);

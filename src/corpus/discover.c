@@ -9,6 +9,19 @@
  * Symlinks: a symlinked *file* is included under its link path (keys never resolve symlinks);
  * symlinked *directories* below the prefix are not descended into, which rules out cycles without
  * tracking visited inodes.  The prefix itself may be a symlink to a directory.
+ *
+ * Remote URIs (issue 7) follow the same rules through io_list()/io_open_uri(), so every command
+ * reads s3://, hf:// and http(s):// corpora alike:
+ *   - the prefix is the URI as given; a URI that names one object is that object;
+ *   - io_list() returns every object below it; only keys equal to the prefix's path or below
+ *     it at a '/' boundary count (s3://b/data never picks up s3://b/data2/...), the *.parquet
+ *     filter and the eval/ exclusion apply to the part below the prefix;
+ *   - keys are corpus_bare_key() of each object URI (the key inside the container; id_root
+ *     does not apply), sorted byte-wise;
+ *   - http(s):// has no listing: a URL is one file, and a URL with {i} expands to its
+ *     numbered parts (io_list);
+ *   - the sizes from the listing are passed on to corpus_open() so opening a file costs no
+ *     extra HEAD request (a changed object is still caught by the ranged reads).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "io/remote_internal.h"
 
 #define DISCOVER_MAX_DEPTH 256
 
@@ -110,8 +124,102 @@ static int file_key_cmp(const void *a, const void *b) {
   return strcmp(x->key, y->key);
 }
 
-/* corpus_discover(): see corpus.h.  Local paths and file:// URIs only.  For a directory the
- * prefix is its normalised absolute path; for a single file, the file's directory. */
+/* Remote: has the directory part of `rel` (the key below the prefix) an "eval" component? */
+static bool rel_in_eval(const char *rel) {
+  for (const char *p = rel;;) {
+    const char *slash = strchr(p, '/');
+    if (!slash) return false; /* the last component is the file name */
+    if (slash - p == 4 && memcmp(p, "eval", 4) == 0) return true;
+    p = slash + 1;
+  }
+}
+
+static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx *w,
+                                 vf_error *err) {
+  corpus_files *out = w->out;
+  /* the prefix is the URI without trailing '/' (outputs go to <prefix>/eval/...); when the URI
+   * names one object it becomes that object's directory below (DESIGN.md "Corpus layout") */
+  size_t ul0 = strlen(uri);
+  while (ul0 > 0 && uri[ul0 - 1] == '/' && !(ul0 >= 3 && uri[ul0 - 2] == '/' && uri[ul0 - 3] == ':'))
+    ul0--;
+  out->prefix = vf_strndup(uri, ul0);
+  if (!out->prefix) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
+  bool names_object = false;
+  vf_status st;
+  io_listing l = {0};
+  if ((u->scheme == CORPUS_HTTP || u->scheme == CORPUS_HTTPS) && !strstr(uri, "{i")) {
+    size_t ul = strcspn(uri, "?#");
+    if (ul > 0 && uri[ul - 1] == '/')
+      return vf_error_set(err, VF_EUSAGE,
+                          "%s: plain HTTP has no directory listing; name a file, or number the "
+                          "parts with {i} (e.g. https://host/data/part-{i}.parquet)",
+                          uri);
+    io_source *src = NULL; /* one file: check that it exists and learn its size */
+    st = io_open_uri(uri, &src, err);
+    if (st != VF_OK) return st;
+    char *copy = vf_strdup(uri);
+    size_t cap = 0;
+    st = io_listing_add(&l, &cap, copy, src->size, err);
+    io_close(src);
+    names_object = true;
+  } else {
+    st = io_list(uri, &l, err);
+  }
+  if (st != VF_OK) return st;
+  const char *pp = u->path ? u->path : "";
+  size_t pl = strlen(pp);
+  while (pl > 0 && pp[pl - 1] == '/')
+    pl--;
+  for (size_t i = 0; i < l.n && st == VF_OK; i++) {
+    char *key = NULL;
+    st = corpus_bare_key(l.entries[i].uri, NULL, &key, err);
+    if (st != VF_OK) break;
+    const char *rel = key;
+    bool below = true;
+    if (u->scheme != CORPUS_HTTP && u->scheme != CORPUS_HTTPS && pl > 0) {
+      if (strncmp(key, pp, pl) != 0) below = false;
+      else if (key[pl] == '/') rel = key + pl + 1;
+      else if (key[pl] == 0) { /* the prefix names this object: no eval/ exclusion */
+        rel = key;
+        names_object = true;
+      } else below = false;
+    }
+    const char *slash = strrchr(rel, '/');
+    bool self = names_object && (u->scheme == CORPUS_HTTP || u->scheme == CORPUS_HTTPS || key[pl] == 0);
+    if (below && is_parquet_name(slash ? slash + 1 : rel) && (self || !rel_in_eval(rel))) {
+      if (out->n == w->cap) {
+        size_t ncap = w->cap ? w->cap * 2 : 64;
+        corpus_file *nf = vf_mallocarray(ncap, sizeof *nf);
+        if (!nf) {
+          free(key);
+          st = vf_error_set(err, VF_ENOMEM, "%s: out of memory listing files", uri);
+          break;
+        }
+        if (out->n) memcpy(nf, out->files, out->n * sizeof *nf);
+        free(out->files);
+        out->files = nf;
+        w->cap = ncap;
+      }
+      corpus_file *cf = &out->files[out->n++];
+      memset(cf, 0, sizeof *cf);
+      cf->uri = l.entries[i].uri;
+      l.entries[i].uri = NULL;
+      cf->key = key;
+      cf->size = l.entries[i].size;
+    } else {
+      free(key);
+    }
+  }
+  io_listing_free(&l);
+  if (st == VF_OK && names_object && out->n == 1 && !strstr(out->prefix, "{i")) {
+    char *slash = strrchr(out->prefix, '/');
+    if (slash && slash > out->prefix && slash[-1] != '/') *slash = 0;
+  }
+  return st;
+}
+
+/* corpus_discover(): see corpus.h.  For a local directory the prefix is its normalised
+ * absolute path; for a single local file, the file's directory; for a remote URI, the URI. */
 vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   corpus_uri u;
@@ -119,8 +227,11 @@ vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *ou
   if (st != VF_OK) return st;
   walk_ctx w = {out, 0, id_root, uri};
   if (u.scheme != CORPUS_LOCAL && u.scheme != CORPUS_FILE) {
-    st = vf_error_set(err, VF_EUNSUPPORTED, "%s: remote corpora are not supported in this build",
-                      uri);
+    st = discover_remote(uri, &u, &w, err);
+    if (st == VF_OK && out->n == 0)
+      st = vf_error_set(err, VF_ENOTFOUND,
+                        "%s: no *.parquet files found (files under eval/ are excluded)", uri);
+    if (st == VF_OK) qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
     goto out;
   }
   struct stat sb;
@@ -177,7 +288,9 @@ void corpus_files_free(corpus_files *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* corpus_open(): see corpus.h.  Local files only in this build. */
+/* corpus_open(): see corpus.h.  Local files (absolute paths) are opened with pread; remote
+ * ones through io_open_uri_sized() with the size from the listing. */
 vf_status corpus_open(const corpus_file *file, io_source **out, vf_error *err) {
-  return io_open_local(file->uri, out, err);
+  if (file->uri[0] == '/') return io_open_local(file->uri, out, err);
+  return io_open_uri_sized(file->uri, file->size ? (int64_t)file->size : -1, out, err);
 }

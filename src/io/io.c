@@ -98,6 +98,79 @@ static int range_ref_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : (x->idx > y->idx);
 }
 
+/* Sources with read_spans (remote ones) fetch their spans concurrently, so a gap is not worth
+ * transferring to save a request: ranges merge only across gaps of at most this many bytes
+ * (the order of a request's own overhead), and a remote read transfers the requested column
+ * chunks, not the columns between them. */
+#define IO_SPANS_MAX_GAP ((uint64_t)16 << 10)
+
+/* The merged spans of the sorted refs (same rule as the serial loop below, with the gap capped
+ * at IO_SPANS_MAX_GAP), read with one read_spans call: a span that is a single range reads
+ * straight into its dst, a merged one into its own temporary buffer (all spans are in flight
+ * at once). */
+static vf_status read_ranges_spans(io_source *src, io_range *ranges, const range_ref *refs,
+                                   size_t m, uint64_t max_gap, vf_error *err) {
+  if (max_gap > IO_SPANS_MAX_GAP) max_gap = IO_SPANS_MAX_GAP;
+  io_range *spans = vf_mallocarray(m, sizeof *spans);
+  size_t *first = vf_mallocarray(m + 1, sizeof *first);
+  vf_status st = VF_OK;
+  size_t ns = 0;
+  if (!spans || !first) {
+    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for %zu ranges", src->name, m);
+    goto out;
+  }
+  for (size_t i = 0; i < m;) {
+    uint64_t start = refs[i].offset;
+    uint64_t end = start + ranges[refs[i].idx].len;
+    size_t j = i + 1;
+    while (j < m) {
+      const io_range *r = &ranges[refs[j].idx];
+      if (r->offset > end && r->offset - end > max_gap) break;
+      uint64_t new_end = r->offset + r->len > end ? r->offset + r->len : end;
+      if (new_end - start > IO_MAX_SPAN) break;
+      end = new_end;
+      j++;
+    }
+    first[ns] = i;
+    spans[ns].offset = start;
+    spans[ns].len = end - start;
+    spans[ns].dst = NULL;
+    if (j == i + 1) {
+      spans[ns].dst = ranges[refs[i].idx].dst;
+    } else {
+      spans[ns].dst = malloc((size_t)(end - start));
+      if (!spans[ns].dst) {
+        ns++;
+        first[ns] = j;
+        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for a %llu-byte read", src->name,
+                          (unsigned long long)(end - start));
+        goto out;
+      }
+    }
+    ns++;
+    i = j;
+  }
+  first[ns] = m;
+  st = src->read_spans(src, spans, ns, err);
+  if (st != VF_OK) goto out;
+  for (size_t s = 0; s < ns; s++) {
+    src->bytes_read += spans[s].len;
+    src->reads++;
+    if (first[s + 1] - first[s] == 1) continue;
+    for (size_t k = first[s]; k < first[s + 1]; k++) {
+      io_range *r = &ranges[refs[k].idx];
+      memcpy(r->dst, spans[s].dst + (r->offset - spans[s].offset), (size_t)r->len);
+    }
+  }
+out:
+  if (spans && first)
+    for (size_t s = 0; s < ns; s++)
+      if (first[s + 1] - first[s] > 1) free(spans[s].dst);
+  free(spans);
+  free(first);
+  return st;
+}
+
 /* io_read_ranges(): see io.h.  All ranges are bounds-checked before any read; zero-length
  * ranges are ignored.  On error some dst buffers may already be filled. */
 vf_status io_read_ranges(io_source *src, io_range *ranges, size_t n, uint64_t max_gap,
@@ -124,6 +197,11 @@ vf_status io_read_ranges(io_source *src, io_range *ranges, size_t n, uint64_t ma
   for (size_t i = 0; i < n; i++)
     if (ranges[i].len) refs[m++] = (range_ref){ranges[i].offset, i};
   qsort(refs, m, sizeof *refs, range_ref_cmp);
+  if (src->read_spans && m > 1) {
+    st = read_ranges_spans(src, ranges, refs, m, max_gap, err);
+    free(refs);
+    return st;
+  }
 
   size_t i = 0;
   while (i < m) {

@@ -570,7 +570,7 @@ static void qd_close(store *s) {
   qd_store *q = (qd_store *)s;
   io_http_close(q->http);
   vf_buf_free(&q->body);
-  vf_buf_free(&q->resp.body);
+  io_http_resp_free(&q->resp); /* body and header strings (ETag, Link) */
   qj_free(&q->doc);
   qj_free(&q->params);
   free(q->params_txt);

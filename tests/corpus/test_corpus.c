@@ -352,10 +352,19 @@ VF_TEST(test_discover_errors) {
   CHECK_STATUS(corpus_discover(path, NULL, &f, &err), VF_ENOTFOUND);
   CHECK(strstr(err.msg, path) != NULL);
   CHECK(f.files == NULL && f.prefix == NULL);
-  CHECK_STATUS(corpus_discover("s3://bucket/prefix/", NULL, &f, &err), VF_EUNSUPPORTED);
-  CHECK(strstr(err.msg, "remote corpora are not supported in this build") != NULL);
-  CHECK_STATUS(corpus_discover("hf://datasets/ns/repo", NULL, &f, &err), VF_EUNSUPPORTED);
-  CHECK_STATUS(corpus_discover("https://host/x.parquet", NULL, &f, &err), VF_EUNSUPPORTED);
+  /* remote corpora: an unreachable endpoint is a network error naming the URI, fast */
+  setenv("VFORGE_REMOTE_RETRIES", "0", 1);
+  setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);
+  setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9", 1);
+  setenv("AWS_ACCESS_KEY_ID", "AKUNIT", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "SKUNIT", 1);
+  CHECK_STATUS(corpus_discover("s3://bucket/prefix/", NULL, &f, &err), VF_ENET);
+  CHECK(strstr(err.msg, "s3://bucket/prefix") != NULL);
+  CHECK(strstr(err.msg, "SKUNIT") == NULL);
+  CHECK_STATUS(corpus_discover("hf://datasets/ns/repo", NULL, &f, &err), VF_ENET);
+  CHECK(strstr(err.msg, "hf://datasets/ns/repo") != NULL);
+  CHECK_STATUS(corpus_discover("http://127.0.0.1:9/x.parquet", NULL, &f, &err), VF_ENET);
+  CHECK_STATUS(corpus_discover("http://127.0.0.1:9/dir/", NULL, &f, &err), VF_EUSAGE);
   CHECK_STATUS(corpus_discover("ftp://host/x", NULL, &f, &err), VF_EUSAGE);
   CHECK_STATUS(corpus_discover("/dev/null", NULL, &f, &err), VF_EUSAGE);
 }
