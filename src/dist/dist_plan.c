@@ -1,0 +1,569 @@
+/*
+ * dist_plan.c — run ids, the run manifest (written atomically after every change, read back by
+ * --status / --finalize), run-directory paths and done markers.
+ *
+ * The manifest is read with the store module's small JSON reader (qj_*, src/store/
+ * qdrant_internal.h): dist sits below store in the layer table, and that reader is the only one
+ * in the library that builds a tree.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "store/qdrant_internal.h"
+
+static const char *const STATE_NAMES[] = {"pending", "submitted", "running", "done", "failed"};
+
+const char *dist_state_name(dist_state s) {
+  return (unsigned)s < 5 ? STATE_NAMES[s] : "unknown";
+}
+
+static bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+vf_status dist_run_id(const char *name, char *out, size_t cap, vf_error *err) {
+  size_t n = name ? strlen(name) : 0;
+  if (n == 0 || n > 64 || name[0] == '.')
+    return vf_error_set(err, VF_EUSAGE, "run name '%.80s' must be 1..64 characters of [A-Za-z0-9._-] "
+                        "not starting with '.'", name ? name : "");
+  for (size_t i = 0; i < n; i++)
+    if (!name_char(name[i]))
+      return vf_error_set(err, VF_EUSAGE, "run name '%.80s': character '%c' is not allowed (use "
+                          "A-Z a-z 0-9 . _ -)", name, name[i] >= 32 && name[i] < 127 ? name[i] : '?');
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char ts[32];
+  strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+  uint32_t rnd = 0;
+  FILE *f = fopen("/dev/urandom", "rb");
+  if (!f || fread(&rnd, sizeof rnd, 1, f) != 1) {
+    /* no urandom: time and pid still make a collision unlikely; mkdir refuses an existing one */
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    rnd = (uint32_t)t.tv_nsec ^ ((uint32_t)getpid() << 16);
+  }
+  if (f) fclose(f);
+  if (snprintf(out, cap, "%s-%s-%08x", name, ts, rnd) >= (int)cap)
+    return vf_error_set(err, VF_EINTERNAL, "run id buffer too small");
+  return VF_OK;
+}
+
+bool dist_idexpr_needs_global_row(const char *e) {
+  for (size_t i = 0; e && e[i];) {
+    char c = e[i];
+    if (c == '\'' || c == '"') { /* quoted literal or column name: skip it */
+      size_t j = i + 1;
+      while (e[j] && e[j] != c) j++;
+      i = e[j] ? j + 1 : j;
+      continue;
+    }
+    if (name_char(c) && c != '.' && c != '-') {
+      size_t j = i;
+      while (e[j] && name_char(e[j]) && e[j] != '.' && e[j] != '-') j++;
+      if (j - i == 3 && (e[i] | 32) == 'r' && (e[i + 1] | 32) == 'o' && (e[i + 2] | 32) == 'w')
+        return true;
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return false;
+}
+
+vf_status dist_shell_quote(vf_buf *out, const char *s, vf_error *err) {
+  bool plain = *s != 0;
+  for (const char *p = s; *p && plain; p++)
+    plain = name_char(*p) || *p == '/' || *p == '=' || *p == ',' || *p == ':' || *p == '%' ||
+            *p == '+' || *p == '@';
+  if (plain) return vf_buf_append(out, s, strlen(s), err);
+  vf_status st = vf_buf_append(out, "'", 1, err);
+  for (const char *p = s; *p && st == VF_OK; p++)
+    st = *p == '\'' ? vf_buf_append(out, "'\\''", 4, err) : vf_buf_append(out, p, 1, err);
+  if (st == VF_OK) st = vf_buf_append(out, "'", 1, err);
+  return st;
+}
+
+void dist_options_default(dist_options *o) {
+  memset(o, 0, sizeof *o);
+  o->engine = -1;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+char *dm_path(const dist_manifest *m, const char *rel) {
+  size_t n = strlen(m->run_dir) + strlen(rel) + 2;
+  char *p = vf_malloc(n);
+  if (p) snprintf(p, n, "%s/%s", m->run_dir, rel);
+  return p;
+}
+
+char *dm_shard_path(const dist_manifest *m, const char *dir, int shard, const char *ext) {
+  size_t n = strlen(m->run_dir) + strlen(dir) + strlen(ext) + 32;
+  char *p = vf_malloc(n);
+  if (p) snprintf(p, n, "%s/%s/%03d%s", m->run_dir, dir, shard, ext);
+  return p;
+}
+
+vf_status dm_mkdir_p(const char *path, vf_error *err) {
+  char *p = vf_strdup(path);
+  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t len = strlen(p);
+  for (size_t i = 1; i <= len; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char c = p[i];
+    p[i] = 0;
+    if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
+      free(p);
+      return st;
+    }
+    p[i] = c;
+  }
+  free(p);
+  return VF_OK;
+}
+
+char *dm_abs_path(const char *p) {
+  if (p[0] == '/') return vf_strdup(p);
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return NULL;
+  const char *q = p;
+  while (q[0] == '.' && q[1] == '/') q += 2;
+  if (strcmp(q, ".") == 0) return vf_strdup(cwd);
+  size_t n = strlen(cwd) + strlen(q) + 2;
+  char *r = vf_malloc(n);
+  if (r) snprintf(r, n, "%s/%s", cwd, q);
+  return r;
+}
+
+char *dm_self_exe(void) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return NULL;
+  buf[n] = 0;
+  return vf_strdup(buf);
+}
+
+char *dm_default_runs_dir(void) {
+  const char *home = getenv("HOME");
+  if (!home || !home[0]) return NULL;
+  size_t n = strlen(home) + 32;
+  char *p = vf_malloc(n);
+  if (p) snprintf(p, n, "%s/.vforge/runs", home);
+  return p;
+}
+
+char *dm_resolve(const char *runs_dir, const char *run, vf_error *err, vf_status *st) {
+  *st = VF_OK;
+  if (!run || !run[0]) {
+    *st = vf_error_set(err, VF_EUSAGE, "no run id given");
+    return NULL;
+  }
+  if (strchr(run, '/')) {
+    char *p = dm_abs_path(run);
+    if (!p) *st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    return p;
+  }
+  if (strcmp(run, ".") == 0 || strcmp(run, "..") == 0) {
+    *st = vf_error_set(err, VF_EUSAGE, "'%s' is not a run id", run);
+    return NULL;
+  }
+  char *def = runs_dir ? NULL : dm_default_runs_dir();
+  const char *base = runs_dir ? runs_dir : def;
+  if (!base) {
+    *st = vf_error_set(err, VF_EUSAGE, "HOME is not set: pass --runs-dir DIR");
+    return NULL;
+  }
+  size_t n = strlen(base) + strlen(run) + 2;
+  char *p = vf_malloc(n);
+  if (p) snprintf(p, n, "%s/%s", base, run);
+  free(def);
+  char *a = p ? dm_abs_path(p) : NULL;
+  free(p);
+  if (!a) *st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  return a;
+}
+
+/* ---------------------------------------------------------------- manifest */
+
+void dm_free(dist_manifest *m) {
+  if (!m) return;
+  free(m->run_id);
+  free(m->run_dir);
+  free(m->created);
+  free(m->state);
+  for (size_t i = 0; i < m->nfiles; i++) {
+    free(m->files[i].uri);
+    free(m->files[i].key);
+  }
+  free(m->files);
+  for (int s = 0; m->shards && s < m->num_shards; s++) {
+    for (size_t j = 0; j < m->shards[s].njob_ids; j++) free(m->shards[s].job_ids[j]);
+    free(m->shards[s].job_ids);
+    free(m->shards[s].job);
+  }
+  free(m->shards);
+  free(m->submit_command);
+  free(m->res_partition);
+  free(m->res_time);
+  free(m->collection);
+  free(m->store);
+  free(m->bf_uri);
+  free(m->bf_queries);
+  free(m->bf_metric);
+  free(m->bf_column);
+  free(m->bf_id_root);
+  free(m->bf_output);
+  memset(m, 0, sizeof *m);
+}
+
+vf_status dm_set_state(dist_manifest *m, const char *state, vf_error *err) {
+  char *s = vf_strdup(state);
+  if (!s) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  free(m->state);
+  m->state = s;
+  return dm_write(m, err);
+}
+
+vf_status dm_add_job(dm_shard *s, const char *job, vf_error *err) {
+  char **n = vf_realloc(s->job_ids, (s->njob_ids + 1) * sizeof *n);
+  if (!n) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  s->job_ids = n;
+  char *a = vf_strdup(job), *b = vf_strdup(job);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  s->job_ids[s->njob_ids++] = a;
+  free(s->job);
+  s->job = b;
+  return VF_OK;
+}
+
+static vf_status kv_str(vf_buf *b, const char *key, const char *v, vf_error *err) {
+  vf_status st = vf_buf_printf(b, err, ",\"%s\":", key);
+  if (st == VF_OK) st = v ? vf_json_string(b, v, strlen(v), err) : vf_json_raw(b, "null", err);
+  return st;
+}
+
+vf_status dm_write(const dist_manifest *m, vf_error *err) {
+  vf_buf b;
+  vf_buf_init(&b, 0);
+  vf_status st = vf_buf_printf(&b, err, "{\"version\":1,\"kind\":\"%s\",\"engine\":\"%s\"",
+                               m->kind == DIST_KIND_LOAD ? "load" : "brute-force",
+                               m->engine == DIST_ENGINE_SLURM ? "slurm" : "local");
+  if (st == VF_OK) st = kv_str(&b, "run_id", m->run_id, err);
+  if (st == VF_OK) st = kv_str(&b, "run_dir", m->run_dir, err);
+  if (st == VF_OK) st = kv_str(&b, "created", m->created, err);
+  if (st == VF_OK) st = kv_str(&b, "state", m->state, err);
+  if (st == VF_OK) st = kv_str(&b, "submit_command", m->submit_command, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\"num_shards\":%d,\"max_attempts\":%d,\"expected_rows\":%" PRIu64
+                       ",\"retries\":%" PRIu64, m->num_shards, m->max_attempts, m->expected_rows,
+                       m->retries);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\"resources\":{\"cpus\":%" PRId64 ",\"memory_gb\":%" PRId64,
+                       m->res_cpus, m->res_memory_gb);
+  if (st == VF_OK) st = kv_str(&b, "partition", m->res_partition, err);
+  if (st == VF_OK) st = kv_str(&b, "time", m->res_time, err);
+  if (st == VF_OK) st = vf_json_raw(&b, "}", err);
+  if (m->kind == DIST_KIND_LOAD) {
+    if (st == VF_OK) st = kv_str(&b, "collection", m->collection, err);
+    if (st == VF_OK) st = kv_str(&b, "store", m->store, err);
+    if (st == VF_OK)
+      st = vf_buf_printf(&b, err, ",\"stored\":%" PRIu64 ",\"verified\":%s,\"seconds\":", m->stored,
+                         m->verified ? "true" : "false");
+    if (st == VF_OK) st = vf_json_f64(&b, m->seconds, err);
+  } else {
+    if (st == VF_OK) st = kv_str(&b, "uri", m->bf_uri, err);
+    if (st == VF_OK) st = kv_str(&b, "queries", m->bf_queries, err);
+    if (st == VF_OK) st = vf_buf_printf(&b, err, ",\"k\":%" PRIu32, m->bf_k);
+    if (st == VF_OK) st = kv_str(&b, "metric", m->bf_metric, err);
+    if (st == VF_OK) st = kv_str(&b, "column", m->bf_column, err);
+    if (st == VF_OK) st = kv_str(&b, "id_root", m->bf_id_root, err);
+    if (st == VF_OK) st = kv_str(&b, "output", m->bf_output, err);
+    if (st == VF_OK) st = vf_json_raw(&b, ",\"seconds\":", err);
+    if (st == VF_OK) st = vf_json_f64(&b, m->seconds, err);
+  }
+  if (st == VF_OK) st = vf_json_raw(&b, ",\n\"files\":[", err);
+  for (size_t i = 0; st == VF_OK && i < m->nfiles; i++) {
+    st = vf_json_raw(&b, i ? ",\n{\"uri\":" : "\n{\"uri\":", err);
+    if (st == VF_OK) st = vf_json_string(&b, m->files[i].uri, strlen(m->files[i].uri), err);
+    if (st == VF_OK) st = kv_str(&b, "key", m->files[i].key, err);
+    if (st == VF_OK)
+      st = vf_buf_printf(&b, err, ",\"rows\":%" PRIu64 ",\"shard\":%d}", m->files[i].rows,
+                         dist_shard_of(i, m->num_shards));
+  }
+  if (st == VF_OK) st = vf_json_raw(&b, "],\n\"shards\":[", err);
+  for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
+    const dm_shard *h = &m->shards[s];
+    st = vf_buf_printf(&b, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
+                       ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
+                       s ? ",\n" : "\n", s, dist_state_name(h->state), h->attempts, h->files,
+                       h->rows, h->points);
+    if (st == VF_OK) st = vf_json_f64(&b, h->seconds, err);
+    if (st == VF_OK) st = vf_json_raw(&b, ",\"job_ids\":[", err);
+    for (size_t j = 0; st == VF_OK && j < h->njob_ids; j++) {
+      if (j) st = vf_json_raw(&b, ",", err);
+      if (st == VF_OK) st = vf_json_string(&b, h->job_ids[j], strlen(h->job_ids[j]), err);
+    }
+    if (st == VF_OK) st = vf_json_raw(&b, "]}", err);
+  }
+  if (st == VF_OK) st = vf_json_raw(&b, "]}\n", err);
+  char *path = st == VF_OK ? dm_path(m, "manifest.json") : NULL;
+  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = vf_atomic_write_file(path, b.data, b.len, err);
+  free(path);
+  vf_buf_free(&b);
+  return st;
+}
+
+static char *jstr(const qj_val *o, const char *key) {
+  const qj_val *v = qj_get(o, key);
+  return v && v->t == QJ_STR ? vf_strdup(v->str) : NULL;
+}
+
+static uint64_t ju64(const qj_val *o, const char *key) {
+  const qj_val *v = qj_get(o, key);
+  return v && v->t == QJ_NUM && v->num >= 0 ? (uint64_t)v->num : 0;
+}
+
+static double jf64(const qj_val *o, const char *key) {
+  const qj_val *v = qj_get(o, key);
+  return v && v->t == QJ_NUM ? v->num : 0;
+}
+
+static vf_status read_file(const char *path, char **out, size_t *len, size_t max, vf_error *err) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+  vf_buf b;
+  vf_buf_init(&b, max);
+  char chunk[65536];
+  size_t n;
+  vf_status st = VF_OK;
+  while (st == VF_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0) st = vf_buf_append(&b, chunk, n, err);
+  if (st == VF_OK && ferror(f)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
+  fclose(f);
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  if (st != VF_OK) {
+    vf_buf_free(&b);
+    return st;
+  }
+  *len = b.len - 1;
+  *out = (char *)vf_buf_take(&b, &n);
+  return VF_OK;
+}
+
+vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
+  memset(m, 0, sizeof *m);
+  size_t n = strlen(run_dir) + 32;
+  char *path = vf_malloc(n);
+  if (!path) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  snprintf(path, n, "%s/manifest.json", run_dir);
+  char *text = NULL;
+  size_t len = 0;
+  vf_status st = read_file(path, &text, &len, (size_t)1 << 30, err);
+  if (st == VF_ENOTFOUND)
+    st = vf_error_set(err, VF_ENOTFOUND, "%s: no such run (no manifest.json)", run_dir);
+  qj_val root = {0};
+  if (st == VF_OK) st = qj_parse(text, len, path, &root, err);
+  if (st == VF_OK && root.t != QJ_OBJ) st = vf_error_set(err, VF_ECORRUPT, "%s: not a JSON object", path);
+  const qj_val *files = st == VF_OK ? qj_get(&root, "files") : NULL;
+  const qj_val *shards = st == VF_OK ? qj_get(&root, "shards") : NULL;
+  char *kind = st == VF_OK ? jstr(&root, "kind") : NULL;
+  char *engine = st == VF_OK ? jstr(&root, "engine") : NULL;
+  if (st == VF_OK && (!files || files->t != QJ_ARR || !shards || shards->t != QJ_ARR || !kind ||
+                      !engine || shards->n == 0 || shards->n > DIST_MAX_SHARDS))
+    st = vf_error_set(err, VF_ECORRUPT, "%s: not a vforge run manifest (kind, engine, files, shards)", path);
+  if (st == VF_OK) {
+    m->kind = strcmp(kind, "load") == 0 ? DIST_KIND_LOAD : DIST_KIND_BRUTE_FORCE;
+    m->engine = strcmp(engine, "slurm") == 0 ? DIST_ENGINE_SLURM : DIST_ENGINE_LOCAL;
+    m->run_dir = vf_strdup(run_dir);
+    m->run_id = jstr(&root, "run_id");
+    m->created = jstr(&root, "created");
+    m->state = jstr(&root, "state");
+    m->submit_command = jstr(&root, "submit_command");
+    m->num_shards = (int)shards->n;
+    m->max_attempts = (int)ju64(&root, "max_attempts");
+    m->expected_rows = ju64(&root, "expected_rows");
+    m->retries = ju64(&root, "retries");
+    m->collection = jstr(&root, "collection");
+    m->store = jstr(&root, "store");
+    m->stored = ju64(&root, "stored");
+    const qj_val *ver = qj_get(&root, "verified");
+    m->verified = ver && ver->t == QJ_BOOL && ver->b;
+    m->seconds = jf64(&root, "seconds");
+    m->bf_uri = jstr(&root, "uri");
+    m->bf_queries = jstr(&root, "queries");
+    m->bf_k = (uint32_t)ju64(&root, "k");
+    m->bf_metric = jstr(&root, "metric");
+    m->bf_column = jstr(&root, "column");
+    m->bf_id_root = jstr(&root, "id_root");
+    m->bf_output = jstr(&root, "output");
+    const qj_val *res = qj_get(&root, "resources");
+    m->res_cpus = (int64_t)ju64(res, "cpus");
+    m->res_memory_gb = (int64_t)ju64(res, "memory_gb");
+    m->res_partition = jstr(res, "partition");
+    m->res_time = jstr(res, "time");
+    m->files = vf_calloc(files->n + 1, sizeof *m->files);
+    m->shards = vf_calloc(shards->n, sizeof *m->shards);
+    if (!m->run_dir || !m->run_id || !m->state || !m->files || !m->shards)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: incomplete manifest", path);
+  }
+  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+    m->files[i].uri = jstr(&files->items[i], "uri");
+    m->files[i].key = jstr(&files->items[i], "key");
+    m->files[i].rows = ju64(&files->items[i], "rows");
+    m->nfiles++;
+    if (!m->files[i].uri || !m->files[i].key)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: files[%zu] lacks uri or key", path, i);
+  }
+  for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
+    const qj_val *o = &shards->items[s];
+    dm_shard *h = &m->shards[s];
+    char *state = jstr(o, "state");
+    h->state = DIST_PENDING;
+    for (int k = 0; state && k < 5; k++)
+      if (strcmp(state, STATE_NAMES[k]) == 0) h->state = (dist_state)k;
+    free(state);
+    h->attempts = (int)ju64(o, "attempts");
+    h->files = ju64(o, "files");
+    h->rows = ju64(o, "rows");
+    h->points = ju64(o, "points");
+    h->seconds = jf64(o, "seconds");
+    const qj_val *jobs = qj_get(o, "job_ids");
+    for (size_t j = 0; st == VF_OK && jobs && jobs->t == QJ_ARR && j < jobs->n; j++)
+      if (jobs->items[j].t == QJ_STR) st = dm_add_job(h, jobs->items[j].str, err);
+  }
+  free(kind);
+  free(engine);
+  qj_free(&root);
+  free(text);
+  free(path);
+  if (st != VF_OK) dm_free(m);
+  return st;
+}
+
+bool dm_done_marker(dist_manifest *m, int shard) {
+  char *p = dm_shard_path(m, "done", shard, ".json");
+  if (!p) return false;
+  char *text = NULL;
+  size_t len = 0;
+  vf_error e;
+  vf_error_clear(&e);
+  bool ok = read_file(p, &text, &len, (size_t)1 << 20, &e) == VF_OK;
+  if (ok) {
+    /* a load worker's summary: {points, files, bytes_read, seconds, ...}; brute force: empty */
+    qj_val v = {0};
+    if (len > 0 && qj_parse(text, len, p, &v, &e) == VF_OK && v.t == QJ_OBJ) {
+      m->shards[shard].points = ju64(&v, "points");
+      m->shards[shard].seconds = jf64(&v, "seconds");
+    }
+    qj_free(&v);
+  }
+  free(text);
+  free(p);
+  return ok;
+}
+
+/* ------------------------------------------------------------------ report */
+
+void dist_report_free(dist_report *r) {
+  if (!r) return;
+  free(r->run_id);
+  free(r->run_dir);
+  free(r->run_state);
+  free(r->submit_command);
+  for (int i = 0; r->shards && i < r->nshards; i++) free(r->shards[i].job_ids);
+  free(r->shards);
+  free(r->output);
+  memset(r, 0, sizeof *r);
+}
+
+vf_status dm_to_report(const dist_manifest *m, dist_report *r, vf_error *err) {
+  dist_report_free(r);
+  r->run_id = vf_strdup(m->run_id ? m->run_id : "");
+  r->run_dir = vf_strdup(m->run_dir ? m->run_dir : "");
+  r->run_state = vf_strdup(m->state ? m->state : "");
+  r->submit_command = m->submit_command ? vf_strdup(m->submit_command) : NULL;
+  r->output = m->bf_output ? vf_strdup(m->bf_output) : NULL;
+  r->kind = m->kind;
+  r->engine = m->engine;
+  r->nshards = m->num_shards;
+  r->files = m->nfiles;
+  r->expected_rows = m->expected_rows;
+  r->stored = m->stored;
+  r->verified = m->verified;
+  r->retries = m->retries;
+  r->seconds = m->seconds;
+  r->points_per_s = m->seconds > 0 ? (double)m->expected_rows / m->seconds : 0;
+  r->shards = vf_calloc((size_t)m->num_shards + 1, sizeof *r->shards);
+  if (!r->run_id || !r->run_dir || !r->run_state || !r->shards)
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int s = 0; s < m->num_shards; s++) {
+    const dm_shard *h = &m->shards[s];
+    dist_shard_info *o = &r->shards[s];
+    o->state = h->state;
+    o->attempts = h->attempts;
+    o->files = h->files;
+    o->rows = h->rows;
+    o->points = h->points;
+    o->seconds = h->seconds;
+    vf_buf b;
+    vf_buf_init(&b, 0);
+    vf_status st = vf_buf_append(&b, "", 0, err);
+    for (size_t j = 0; st == VF_OK && j < h->njob_ids; j++)
+      st = vf_buf_printf(&b, err, "%s%s", j ? "," : "", h->job_ids[j]);
+    if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+    if (st != VF_OK) {
+      vf_buf_free(&b);
+      return st;
+    }
+    size_t n;
+    o->job_ids = (char *)vf_buf_take(&b, &n);
+  }
+  return VF_OK;
+}
+
+vf_status dist_report_json(const dist_report *r, vf_buf *out, vf_error *err) {
+  vf_status st = vf_json_raw(out, "{\"run_id\":", err);
+  if (st == VF_OK) st = vf_json_string(out, r->run_id, strlen(r->run_id), err);
+  if (st == VF_OK) st = kv_str(out, "run_dir", r->run_dir, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(out, err, ",\"kind\":\"%s\",\"engine\":\"%s\"",
+                       r->kind == DIST_KIND_LOAD ? "load" : "brute-force",
+                       r->engine == DIST_ENGINE_SLURM ? "slurm" : "local");
+  if (st == VF_OK) st = kv_str(out, "state", r->run_state, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(out, err, ",\"files\":%" PRIu64 ",\"expected_rows\":%" PRIu64 ",\"stored\":%" PRIu64
+                       ",\"verified\":%s,\"retries\":%" PRIu64 ",\"seconds\":",
+                       r->files, r->expected_rows, r->stored, r->verified ? "true" : "false", r->retries);
+  if (st == VF_OK) st = vf_json_f64(out, r->seconds, err);
+  if (st == VF_OK) st = vf_json_raw(out, ",\"points_per_s\":", err);
+  if (st == VF_OK) st = vf_json_f64(out, r->points_per_s, err);
+  if (st == VF_OK) st = kv_str(out, "output", r->output, err);
+  if (st == VF_OK) st = vf_json_raw(out, ",\"shards\":[", err);
+  for (int s = 0; st == VF_OK && s < r->nshards; s++) {
+    const dist_shard_info *h = &r->shards[s];
+    st = vf_buf_printf(out, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
+                       ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
+                       s ? "," : "", s, dist_state_name(h->state), h->attempts, h->files, h->rows, h->points);
+    if (st == VF_OK) st = vf_json_f64(out, h->seconds, err);
+    if (st == VF_OK) st = kv_str(out, "job_ids", h->job_ids ? h->job_ids : "", err);
+    if (st == VF_OK) st = vf_json_raw(out, "}", err);
+  }
+  if (st == VF_OK) st = vf_json_raw(out, "]}", err);
+  return st;
+}
