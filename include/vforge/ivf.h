@@ -64,15 +64,19 @@ typedef struct ivf_params {
   int32_t dim;            /* > 0 */
   uint32_t nlist;         /* lists; 0: chosen from the row count (about 4*sqrt(N), >= 1) */
   uint32_t pq_m;          /* PQ sub-quantizers (dim % pq_m == 0); 0: dim/4 rounded to a divisor */
-  uint32_t rabitq_bits;   /* RaBitQ bits per dimension, 1..9; 0: 1 */
+  uint32_t rabitq_bits;   /* RaBitQ bits per dimension, 1..8; 0: 1 */
   uint32_t rerank;        /* > 0: keep float32 vectors in the file and re-rank the best
-                             rerank*k candidates exactly at search time (0: off) */
+                             rerank*k candidates exactly at search time (0: off).  RaBitQ
+                             instead re-ranks every row whose estimate plus its error bound
+                             could enter the exact top k.  Ignored (0) for flat. */
   uint64_t seed;          /* sampling, k-means, rotation; default 1234 when 0 */
-  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536) */
+  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536), lowered
+                             to what a quarter of the memory budget holds */
   int kmeans_iters;       /* 0: 20 */
   int threads;            /* 0: vf_threads() */
   uint64_t memory_budget; /* bytes; 0: vf_memory_budget() (every buffer counts, see builder) */
-  const char *spill_dir;  /* where spill files go; NULL: beside the output file */
+  const char *spill_dir;  /* where spill files go ("<out name>.spill.<pid>", ".assign.<pid>",
+                             removed at finish/abort); NULL: beside the output file */
 } ivf_params;
 
 /* ------------------------------------------------------------------- sampler */
@@ -126,8 +130,10 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
  *  @return : VF_ECORRUPT for a NaN/inf component (naming the row index within the call). */
 vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const char *const *ids,
                           const size_t *ids_len, vf_error *err);
-/*! ivf_builder_finish() : train, assign, encode, write the file; fills `report` (may be NULL).
- *  The builder is closed either way. */
+/*! ivf_builder_finish() : train, assign, encode, write the file; fills `report` (may be NULL;
+ *  its source_bytes is kept as the caller set it).  The builder is closed either way.
+ *  @return : VF_EUSAGE when no rows were added or nlist exceeds the training rows, VF_ENOMEM
+ *  when the budget cannot hold the lists' buffers, VF_EIO. */
 vf_status ivf_builder_finish(ivf_builder *b, ivf_build_report *report, vf_error *err);
 /*! ivf_builder_abort() : close without writing the index; spill files are removed. NULL ok. */
 void ivf_builder_abort(ivf_builder *b);

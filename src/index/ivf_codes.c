@@ -1,0 +1,331 @@
+/*
+ * ivf_codes.c — the code types of the IVF index: names, geometry, training and encoding of
+ * SQ8 / PQ / RaBitQ, and the file checksum.
+ *
+ * All codes encode the residual r = x - c of a row against its list's centroid (FAISS's
+ * by_residual), which is what makes 8-bit codes accurate enough on clustered data.
+ *
+ *  - SQ8: per dimension, code = round((r_j - min_j) / step_j), step_j = (max_j - min_j) / 255,
+ *    where min/max are taken over the residuals of EVERY encoded row (the builder makes a bounds
+ *    pass over the whole spill before encoding), so nothing is clipped.
+ *  - PQ: m sub-quantizers of 256 centroids each, trained by k-means on at most 256*64 residuals
+ *    of the training sample (10 iterations, sub-quantizers in parallel); codes are written
+ *    transposed in blocks of 32 rows (ivf_build.c) and scanned with per-list lookup tables.
+ *  - RaBitQ: residuals are zero-padded to D (d rounded up to 64), rotated by a seeded random
+ *    orthogonal matrix P (Gaussian + modified Gram-Schmidt) and normalised: o = P r / |P r|.
+ *    With B bits per dimension, o is quantised uniformly on [-m, m] (m = max |o_i|) into
+ *    u_i in [0, 2^B): v_i = (u_i + 1/2) * delta - m, xbar = v / |v|.  For B = 1 this is exactly
+ *    RaBitQ's xbar = sign(o) / sqrt(D); for B > 1 it is a multi-bit scalar refinement of it.
+ *    Each row record holds { |r|, <xbar, o>, a, b } and the codes, with
+ *    <xbar, y> = a * sum_i u_i y_i + b * sum_i y_i for any rotated y, so the estimator
+ *    <o, y> ~ <xbar, y> / <xbar, o> costs one table lookup per code byte (B = 1) or one u8 dot.
+ *    Error bound (RaBitQ, eps0 = 1.9): |<o, y> - est| <= |y| * 1.9 * sqrt((1 - ip^2) / ip^2) /
+ *    sqrt(D - 1), ip = <xbar, o>; ivf_search.c uses it to decide which rows to re-rank.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "index/ivf_internal.h"
+
+const char *const ivf_section_names[IVF_NSECTIONS] = {
+    "centroids", "quantizer", "list directory", "lists", "id offsets", "ids", "re-rank vectors"};
+
+static const char *const code_names[] = {"flat", "sq8", "pq", "rabitq"};
+
+/* ivf_code_name(): see ivf.h. */
+const char *ivf_code_name(ivf_code c) {
+  return (unsigned)c < 4 ? code_names[c] : "unknown";
+}
+
+bool ivf_code_parse(const char *name, ivf_code *out) {
+  if (!name) return false;
+  for (unsigned i = 0; i < 4; i++)
+    if (strcmp(name, code_names[i]) == 0) {
+      *out = (ivf_code)i;
+      return true;
+    }
+  return false;
+}
+
+/* --------------------------------------------------------------- geometry */
+
+void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t bits) {
+  memset(g, 0, sizeof *g);
+  g->type = type;
+  g->d = d;
+  switch (type) {
+  case IVF_FLAT: g->code_size = d * 4; break;
+  case IVF_SQ8: g->code_size = d; break;
+  case IVF_PQ:
+    g->m = pq_m;
+    g->dsub = pq_m ? d / pq_m : 0;
+    g->code_size = pq_m;
+    break;
+  case IVF_RABITQ:
+    g->D = (d + 63) / 64 * 64;
+    g->bits = bits;
+    g->code_size = IVF_RABITQ_NF * 4 + (bits == 1 ? g->D / 8 : g->D);
+    break;
+  }
+}
+
+uint64_t ivf_list_code_bytes(const ivf_geom *g, uint64_t count) {
+  if (g->type == IVF_PQ)
+    return (count + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK * IVF_PQ_BLOCK * (uint64_t)g->m;
+  return count * (uint64_t)g->code_size;
+}
+
+uint64_t ivf_quant_bytes(const ivf_geom *g) {
+  switch (g->type) {
+  case IVF_SQ8: return 2 * (uint64_t)g->d * 4;
+  case IVF_PQ: return (uint64_t)g->m * 256 * g->dsub * 4;
+  case IVF_RABITQ: return (uint64_t)g->D * g->D * 4;
+  default: return 0;
+  }
+}
+
+/* --------------------------------------------------------------- checksum */
+
+#define H_P1 0x9E3779B185EBCA87ull
+#define H_P2 0xC2B2AE3D27D4EB4Full
+#define H_P3 0x165667B19E3779F9ull
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t h_round(uint64_t acc, uint64_t w) {
+  acc += w * H_P2;
+  return rotl64(acc, 31) * H_P1;
+}
+
+void ivf_hash_init(ivf_hash *h) {
+  memset(h, 0, sizeof *h);
+  h->v[0] = H_P1 + H_P2;
+  h->v[1] = H_P2;
+  h->v[2] = 0;
+  h->v[3] = (uint64_t)0 - H_P1;
+}
+
+static inline void h_stripe(ivf_hash *h, const uint8_t *p) {
+  uint64_t w[4];
+  memcpy(w, p, 32);
+  h->v[0] = h_round(h->v[0], w[0]);
+  h->v[1] = h_round(h->v[1], w[1]);
+  h->v[2] = h_round(h->v[2], w[2]);
+  h->v[3] = h_round(h->v[3], w[3]);
+}
+
+void ivf_hash_update(ivf_hash *h, const void *data, size_t n) {
+  const uint8_t *p = data;
+  h->total += n;
+  if (h->nbuf) {
+    size_t take = 32 - h->nbuf < n ? 32 - h->nbuf : n;
+    memcpy(h->buf + h->nbuf, p, take);
+    h->nbuf += take;
+    p += take;
+    n -= take;
+    if (h->nbuf < 32) return;
+    h_stripe(h, h->buf);
+    h->nbuf = 0;
+  }
+  for (; n >= 32; p += 32, n -= 32)
+    h_stripe(h, p);
+  memcpy(h->buf, p, n);
+  h->nbuf = n;
+}
+
+uint64_t ivf_hash_final(const ivf_hash *h) {
+  uint64_t v[4] = {h->v[0], h->v[1], h->v[2], h->v[3]};
+  uint8_t tail[32] = {0};
+  memcpy(tail, h->buf, h->nbuf);
+  uint64_t w[4];
+  memcpy(w, tail, 32);
+  for (int i = 0; i < 4; i++)
+    v[i] = h_round(v[i], w[i]);
+  uint64_t acc = rotl64(v[0], 1) + rotl64(v[1], 7) + rotl64(v[2], 12) + rotl64(v[3], 18);
+  acc ^= h->total * H_P3;
+  acc ^= acc >> 33;
+  acc *= H_P2;
+  acc ^= acc >> 29;
+  acc *= H_P3;
+  acc ^= acc >> 32;
+  return acc;
+}
+
+/* ------------------------------------------------------------------ quant */
+
+void ivf_quant_free(ivf_quant *q) {
+  if (!q) return;
+  free(q->sq_min);
+  free(q->sq_step);
+  free(q->pq_cb);
+  free(q->rot);
+  q->sq_min = q->sq_step = q->pq_cb = q->rot = NULL;
+}
+
+typedef struct pq_job {
+  ivf_quant *q;
+  const float *res;
+  size_t n, nt;
+  uint64_t seed;
+  atomic_size_t next;
+  atomic_int failed;
+  float *scratch; /* per thread: nt x dsub */
+} pq_job;
+
+static void pq_worker(void *arg, int t) {
+  pq_job *j = arg;
+  const ivf_geom *g = &j->q->g;
+  float *sub = j->scratch + (size_t)t * j->nt * g->dsub;
+  for (;;) {
+    size_t m = atomic_fetch_add(&j->next, 1);
+    if (m >= g->m) break;
+    /* evenly strided rows of the sample (the sample is already a random one) */
+    for (size_t i = 0; i < j->nt; i++) {
+      size_t r = (size_t)((uint64_t)i * j->n / j->nt);
+      memcpy(sub + i * g->dsub, j->res + r * g->d + m * g->dsub, g->dsub * sizeof(float));
+    }
+    size_t k = j->nt < 256 ? j->nt : 256;
+    float *cb = j->q->pq_cb + m * 256 * g->dsub;
+    idx_kmeans_opts o = {.iters = 10, .seed = j->seed + m * 0x9e37ull, .threads = 1};
+    vf_error e = {0};
+    if (idx_kmeans(sub, j->nt, g->dsub, k, &o, cb, NULL, &e) != VF_OK) {
+      atomic_store(&j->failed, 1);
+      continue;
+    }
+    for (size_t c = k; c < 256; c++) /* fewer than 256 rows: unused copies (never chosen) */
+      memcpy(cb + c * g->dsub, cb, g->dsub * sizeof(float));
+  }
+}
+
+/* ivf_pq_train(): see ivf_internal.h. */
+vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, int threads,
+                       vf_error *err) {
+  const ivf_geom *g = &q->g;
+  if (n == 0) return vf_error_set(err, VF_EUSAGE, "pq: no training rows");
+  q->pq_cb = vf_mallocarray(g->m * 256 * g->dsub, sizeof(float));
+  size_t nt = n < 256 * 64 ? n : 256 * 64;
+  if (threads < 1) threads = 1;
+  if ((size_t)threads > g->m) threads = (int)g->m;
+  pq_job j = {.q = q, .res = res, .n = n, .nt = nt, .seed = seed};
+  atomic_init(&j.next, 0);
+  atomic_init(&j.failed, 0);
+  j.scratch = vf_mallocarray((size_t)threads * nt * g->dsub, sizeof(float));
+  if (!q->pq_cb || !j.scratch) {
+    free(j.scratch);
+    return vf_error_set(err, VF_ENOMEM, "pq: out of memory for the codebooks");
+  }
+  int saved = ivf_blas_single_begin();
+  vf_status st = ivf_parallel(threads, pq_worker, &j, err);
+  ivf_blas_single_end(saved);
+  free(j.scratch);
+  if (st == VF_OK && atomic_load(&j.failed))
+    st = vf_error_set(err, VF_ENOMEM, "pq: codebook training failed (out of memory)");
+  return st;
+}
+
+/* ivf_rabitq_rotation(): see ivf_internal.h. */
+vf_status ivf_rabitq_rotation(ivf_quant *q, uint64_t seed, vf_error *err) {
+  size_t D = q->g.D;
+  double *a = vf_mallocarray(D * D, sizeof *a);
+  q->rot = vf_mallocarray(D * D, sizeof(float));
+  if (!a || !q->rot) {
+    free(a);
+    return vf_error_set(err, VF_ENOMEM, "rabitq: out of memory for a %zu x %zu rotation", D, D);
+  }
+  ivf_rng rng = {seed ^ 0x7261626974717ull};
+  for (size_t i = 0; i < D * D; i += 2) { /* Box-Muller */
+    double u1 = ivf_rng_unit(&rng), u2 = ivf_rng_unit(&rng);
+    if (u1 < 1e-300) u1 = 1e-300;
+    double rr = sqrt(-2.0 * log(u1));
+    a[i] = rr * cos(6.283185307179586 * u2);
+    if (i + 1 < D * D) a[i + 1] = rr * sin(6.283185307179586 * u2);
+  }
+  /* modified Gram-Schmidt on the rows */
+  for (size_t i = 0; i < D; i++) {
+    double *ri = a + i * D;
+    for (size_t j = 0; j < i; j++) {
+      const double *rj = a + j * D;
+      double dp = 0;
+      for (size_t e = 0; e < D; e++)
+        dp += ri[e] * rj[e];
+      for (size_t e = 0; e < D; e++)
+        ri[e] -= dp * rj[e];
+    }
+    double nn = 0;
+    for (size_t e = 0; e < D; e++)
+      nn += ri[e] * ri[e];
+    nn = sqrt(nn);
+    if (nn < 1e-12) { /* numerically dependent (practically impossible): a unit vector */
+      memset(ri, 0, D * sizeof *ri);
+      ri[i] = 1.0;
+      nn = 1.0;
+    }
+    for (size_t e = 0; e < D; e++)
+      ri[e] /= nn;
+  }
+  for (size_t i = 0; i < D * D; i++)
+    q->rot[i] = (float)a[i];
+  free(a);
+  return VF_OK;
+}
+
+/* -------------------------------------------------------------- encoders */
+
+void ivf_encode_sq8(const ivf_quant *q, const float *res, uint8_t *out) {
+  for (size_t j = 0; j < q->g.d; j++) {
+    float s = q->sq_step[j];
+    float v = s > 0.0f ? (res[j] - q->sq_min[j]) / s : 0.0f;
+    v = nearbyintf(v);
+    out[j] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+  }
+}
+
+void ivf_encode_rabitq(const ivf_quant *q, const float *rres, uint8_t *out) {
+  const ivf_geom *g = &q->g;
+  size_t D = g->D;
+  double nr = 0, mx = 0;
+  for (size_t i = 0; i < D; i++) {
+    nr += (double)rres[i] * rres[i];
+    double a = fabs((double)rres[i]);
+    if (a > mx) mx = a;
+  }
+  nr = sqrt(nr);
+  float rec[IVF_RABITQ_NF] = {(float)nr, 1.0f, 0.0f, 0.0f};
+  uint8_t *code = out + IVF_RABITQ_NF * 4;
+  if (g->bits == 1) {
+    memset(code, 0, D / 8);
+    double ip = 0;
+    for (size_t i = 0; i < D; i++) {
+      if (rres[i] > 0.0f) code[i / 8] |= (uint8_t)(1u << (i % 8));
+      ip += fabs((double)rres[i]);
+    }
+    double sd = sqrt((double)D);
+    if (nr > 0) {
+      rec[1] = (float)(ip / nr / sd);
+      rec[2] = (float)(2.0 / sd);
+      rec[3] = (float)(-1.0 / sd);
+    } else { /* the row is its centroid: estimator gives 0 * anything */
+      rec[1] = 1.0f;
+    }
+  } else {
+    unsigned levels = 1u << g->bits;
+    double delta = mx > 0 ? 2.0 * mx / levels : 0.0;
+    double vn = 0, ip = 0;
+    for (size_t i = 0; i < D; i++) {
+      double u = delta > 0 ? floor((rres[i] + mx) / delta) : 0;
+      if (u < 0) u = 0;
+      if (u > levels - 1) u = levels - 1;
+      code[i] = (uint8_t)u;
+      double v = (u + 0.5) * delta - mx;
+      vn += v * v;
+      ip += v * rres[i];
+    }
+    vn = sqrt(vn);
+    if (nr > 0 && vn > 0) {
+      rec[1] = (float)(ip / vn / nr);
+      rec[2] = (float)(delta / vn);
+      rec[3] = (float)((0.5 * delta - mx) / vn);
+    }
+  }
+  if (!(rec[1] > 1e-6f)) rec[1] = 1e-6f;
+  memcpy(out, rec, sizeof rec);
+}

@@ -1,0 +1,212 @@
+/*
+ * ivf_simd.c — the list-scan kernels of IVF search (SQ8, PQ, RaBitQ): a scalar reference and
+ * AVX2+FMA variants compiled here under __attribute__((target)), chosen at run time the way
+ * distance.c chooses its kernels (idx_kernels_active(): CPU features, VFORGE_SIMD=scalar).
+ * Flat lists use distance.c's batch kernels directly.
+ */
+#include <math.h>
+
+#include "index/ivf_internal.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define IVF_HAVE_X86 1
+#include <immintrin.h>
+#else
+#define IVF_HAVE_X86 0
+#endif
+
+/* ------------------------------------------------------------------ scalar */
+
+static float sc_sq8_l2(const float *a, const float *s, const uint8_t *c, size_t d) {
+  float acc = 0.0f;
+  for (size_t j = 0; j < d; j++) {
+    float t = a[j] - s[j] * (float)c[j];
+    acc += t * t;
+  }
+  return acc;
+}
+
+static float sc_u8_dot(const float *w, const uint8_t *c, size_t d) {
+  float acc = 0.0f;
+  for (size_t j = 0; j < d; j++)
+    acc += w[j] * (float)c[j];
+  return acc;
+}
+
+static void sc_pq_block(const float *lut, const uint8_t *codes, size_t m, float *out) {
+  for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+    out[j] = 0.0f;
+  for (size_t i = 0; i < m; i++) {
+    const float *t = lut + i * 256;
+    const uint8_t *c = codes + i * IVF_PQ_BLOCK;
+    for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+      out[j] += t[c[j]];
+  }
+}
+
+static float sc_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
+  float acc = 0.0f;
+  for (size_t j = 0; j < nb; j++)
+    acc += lut[j * 256 + code[j]];
+  return acc;
+}
+
+static float sc_argmin(const float *cn, const float *ip, size_t n, uint32_t *idx) {
+  float bv = INFINITY;
+  uint32_t bi = 0;
+  for (size_t i = 0; i < n; i++) {
+    float v = cn[i] - (ip[i] + ip[i]);
+    if (v < bv) {
+      bv = v;
+      bi = (uint32_t)i;
+    }
+  }
+  *idx = bi;
+  return bv;
+}
+
+static const ivf_kern k_scalar = {"scalar",     sc_sq8_l2,    sc_u8_dot,
+                                  sc_pq_block,  sc_bytes_lut, sc_argmin};
+
+/* -------------------------------------------------------------------- AVX2 */
+
+#if IVF_HAVE_X86
+#define IVF_AVX2 __attribute__((target("avx2,fma")))
+
+IVF_AVX2 static inline float hsum8(__m256 v) {
+  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+
+IVF_AVX2 static inline __m256 load_u8x8(const uint8_t *c) {
+  __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)c);
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b));
+}
+
+IVF_AVX2 static float av_sq8_l2(const float *a, const float *s, const uint8_t *c, size_t d) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t j = 0;
+  for (; j + 16 <= d; j += 16) {
+    __m256 t0 = _mm256_fnmadd_ps(_mm256_loadu_ps(s + j), load_u8x8(c + j), _mm256_loadu_ps(a + j));
+    __m256 t1 = _mm256_fnmadd_ps(_mm256_loadu_ps(s + j + 8), load_u8x8(c + j + 8),
+                                 _mm256_loadu_ps(a + j + 8));
+    acc0 = _mm256_fmadd_ps(t0, t0, acc0);
+    acc1 = _mm256_fmadd_ps(t1, t1, acc1);
+  }
+  for (; j + 8 <= d; j += 8) {
+    __m256 t0 = _mm256_fnmadd_ps(_mm256_loadu_ps(s + j), load_u8x8(c + j), _mm256_loadu_ps(a + j));
+    acc0 = _mm256_fmadd_ps(t0, t0, acc0);
+  }
+  float acc = hsum8(_mm256_add_ps(acc0, acc1));
+  for (; j < d; j++) {
+    float t = a[j] - s[j] * (float)c[j];
+    acc += t * t;
+  }
+  return acc;
+}
+
+IVF_AVX2 static float av_u8_dot(const float *w, const uint8_t *c, size_t d) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  size_t j = 0;
+  for (; j + 16 <= d; j += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + j), load_u8x8(c + j), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + j + 8), load_u8x8(c + j + 8), acc1);
+  }
+  for (; j + 8 <= d; j += 8)
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + j), load_u8x8(c + j), acc0);
+  float acc = hsum8(_mm256_add_ps(acc0, acc1));
+  for (; j < d; j++)
+    acc += w[j] * (float)c[j];
+  return acc;
+}
+
+IVF_AVX2 static void av_pq_block(const float *lut, const uint8_t *codes, size_t m, float *out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  for (size_t i = 0; i < m; i++) {
+    const float *t = lut + i * 256;
+    const uint8_t *c = codes + i * IVF_PQ_BLOCK;
+    __m256i i0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)c));
+    __m256i i1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(c + 8)));
+    __m256i i2 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(c + 16)));
+    __m256i i3 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(c + 24)));
+    a0 = _mm256_add_ps(a0, _mm256_i32gather_ps(t, i0, 4));
+    a1 = _mm256_add_ps(a1, _mm256_i32gather_ps(t, i1, 4));
+    a2 = _mm256_add_ps(a2, _mm256_i32gather_ps(t, i2, 4));
+    a3 = _mm256_add_ps(a3, _mm256_i32gather_ps(t, i3, 4));
+  }
+  _mm256_storeu_ps(out, a0);
+  _mm256_storeu_ps(out + 8, a1);
+  _mm256_storeu_ps(out + 16, a2);
+  _mm256_storeu_ps(out + 24, a3);
+}
+
+IVF_AVX2 static float av_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
+  /* 8 bytes per gather: lane k looks up lut[(j+k)*256 + code[j+k]] */
+  const __m256i base = _mm256_setr_epi32(0, 256, 512, 768, 1024, 1280, 1536, 1792);
+  __m256 acc = _mm256_setzero_ps();
+  size_t j = 0;
+  for (; j + 8 <= nb; j += 8) {
+    __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(code + j)));
+    acc = _mm256_add_ps(acc, _mm256_i32gather_ps(lut + j * 256, _mm256_add_epi32(idx, base), 4));
+  }
+  float s = hsum8(acc);
+  for (; j < nb; j++)
+    s += lut[j * 256 + code[j]];
+  return s;
+}
+
+/* 8 lanes each keep their first minimum; the lanes are then merged by (value, index), so the
+ * result is exactly the scalar one (the values are computed identically: 2*ip is exact). */
+IVF_AVX2 static float av_argmin(const float *cn, const float *ip, size_t n, uint32_t *idx) {
+  __m256 bv = _mm256_set1_ps(INFINITY);
+  __m256i bi = _mm256_setzero_si256(), ci = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i step = _mm256_set1_epi32(8);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 p = _mm256_loadu_ps(ip + i);
+    __m256 v = _mm256_sub_ps(_mm256_loadu_ps(cn + i), _mm256_add_ps(p, p));
+    __m256 lt = _mm256_cmp_ps(v, bv, _CMP_LT_OQ);
+    bv = _mm256_blendv_ps(bv, v, lt);
+    bi = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(bi), _mm256_castsi256_ps(ci), lt));
+    ci = _mm256_add_epi32(ci, step);
+  }
+  float lv[8];
+  uint32_t li[8];
+  _mm256_storeu_ps(lv, bv);
+  _mm256_storeu_si256((__m256i *)(void *)li, bi);
+  float best = INFINITY;
+  uint32_t b = 0;
+  for (int l = 0; l < 8; l++)
+    if (lv[l] < best || (lv[l] == best && best != INFINITY && li[l] < b)) {
+      best = lv[l];
+      b = li[l];
+    }
+  for (; i < n; i++) {
+    float v = cn[i] - (ip[i] + ip[i]);
+    if (v < best) {
+      best = v;
+      b = (uint32_t)i;
+    }
+  }
+  *idx = b;
+  return best;
+}
+
+static const ivf_kern k_avx2 = {"avx2",      av_sq8_l2,    av_u8_dot,
+                                av_pq_block, av_bytes_lut, av_argmin};
+#endif
+
+const ivf_kern *ivf_kern_scalar(void) { return &k_scalar; }
+
+/* ivf_kern_active(): the AVX2 kernels when distance.c runs its AVX2 variant (same CPU check,
+ * same VFORGE_SIMD=scalar override), else the scalar reference. */
+const ivf_kern *ivf_kern_active(void) {
+#if IVF_HAVE_X86
+  if (idx_kernels_active()->simd == IDX_SIMD_AVX2) return &k_avx2;
+#endif
+  return &k_scalar;
+}

@@ -1,0 +1,300 @@
+/*
+ * kmeans.c — Lloyd's k-means with a BLAS-tiled assignment step, and the nearest-centroid
+ * assignment the IVF builder reuses.
+ *
+ * Assignment: |x - c|^2 = |x|^2 - 2 x.c + |c|^2, and |x|^2 does not change the argmin, so a
+ * block of rows is scored against a tile of centroids by one cblas_sgemm (x . c^T) plus the
+ * precomputed centroid norms.  Rows are cut into fixed blocks of ASSIGN_BLOCK rows whatever
+ * the thread count and every block is one identical sgemm call (OpenBLAS single-threaded inside
+ * our workers), so the assignment — and everything computed from it — is the same for 1 or N
+ * threads.  Ties go to the lower centroid index.
+ *
+ * Seeding: k-means++ (D^2 sampling) when n*k*d is small (it finds well-separated blobs that
+ * random seeding splits), else k distinct random rows as FAISS does; both from the seed.
+ *
+ * Update: centroid sums are accumulated in double, rows in input order, by one thread (a fixed
+ * reduction order; it costs n*d against the n*k*d of the assignment).  Empty clusters are
+ * refilled by splitting the largest cluster (FAISS's rule): the empty centroid becomes a copy of
+ * the big one, the two are pushed apart by a relative 1/1024 in opposite directions and the big
+ * cluster's count is halved between them.
+ *
+ * Metrics: k-means itself is euclidean.  `spherical` renormalises the centroids after each update
+ * (cosine: the IVF layer normalises the vectors first).  For dot (maximum inner product) the IVF
+ * layer clusters the raw vectors in L2 (balanced lists, each a neighbourhood of its centroid) and
+ * probes lists by q.c at search time; see ivf_build.c.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "index/ivf_internal.h"
+
+#define ASSIGN_BLOCK 256  /* rows per sgemm */
+#define CENT_TILE 1024    /* centroids per sgemm */
+#define KMPP_MAX_WORK 2e8 /* n*k*d up to which k-means++ seeds the centroids */
+
+extern void openblas_set_num_threads(int) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
+
+/* ivf_blas_single_begin(): see ivf_internal.h. */
+int ivf_blas_single_begin(void) {
+  if (!openblas_get_num_threads || !openblas_set_num_threads) return 0;
+  int n = openblas_get_num_threads();
+  if (n != 1) openblas_set_num_threads(1);
+  return n;
+}
+
+void ivf_blas_single_end(int saved) {
+  if (saved > 1 && openblas_set_num_threads) openblas_set_num_threads(saved);
+}
+
+/* --------------------------------------------------------------- threads */
+
+typedef struct par_slot {
+  ivf_par_fn fn;
+  void *arg;
+  int t;
+} par_slot;
+
+static void *par_main(void *p) {
+  par_slot *s = p;
+  s->fn(s->arg, s->t);
+  return NULL;
+}
+
+/* ivf_parallel(): see ivf_internal.h.  Thread 0 runs on the caller's thread. */
+vf_status ivf_parallel(int nthreads, ivf_par_fn fn, void *arg, vf_error *err) {
+  if (nthreads <= 1) {
+    fn(arg, 0);
+    return VF_OK;
+  }
+  pthread_t *th = vf_mallocarray((size_t)nthreads, sizeof *th);
+  par_slot *sl = vf_mallocarray((size_t)nthreads, sizeof *sl);
+  if (!th || !sl) {
+    free(th);
+    free(sl);
+    return vf_error_set(err, VF_ENOMEM, "ivf: out of memory for %d threads", nthreads);
+  }
+  int started = 1;
+  for (int t = 1; t < nthreads; t++) {
+    sl[t] = (par_slot){fn, arg, t};
+    if (pthread_create(&th[t], NULL, par_main, &sl[t]) != 0) break;
+    started++;
+  }
+  /* threads that could not start: their share runs here, in order */
+  fn(arg, 0);
+  for (int t = started; t < nthreads; t++)
+    fn(arg, t);
+  for (int t = 1; t < started; t++)
+    pthread_join(th[t], NULL);
+  free(th);
+  free(sl);
+  return VF_OK;
+}
+
+/* ------------------------------------------------------------ assignment */
+
+typedef struct assign_job {
+  const float *x, *c, *cnorm;
+  size_t n, d, k;
+  uint32_t *assign;
+  float *dist;
+  float *scratch; /* per thread ASSIGN_BLOCK x CENT_TILE */
+  atomic_size_t next;
+} assign_job;
+
+static void assign_worker(void *arg, int t) {
+  assign_job *j = arg;
+  size_t tile = j->k < CENT_TILE ? j->k : CENT_TILE;
+  float *ip = j->scratch + (size_t)t * ASSIGN_BLOCK * tile;
+  const ivf_kern *K = ivf_kern_active();
+  float best[ASSIGN_BLOCK];
+  uint32_t bi[ASSIGN_BLOCK];
+  size_t nblocks = (j->n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
+  for (;;) {
+    size_t b = atomic_fetch_add(&j->next, 1);
+    if (b >= nblocks) break;
+    size_t r0 = b * ASSIGN_BLOCK, nr = j->n - r0 < ASSIGN_BLOCK ? j->n - r0 : ASSIGN_BLOCK;
+    for (size_t i = 0; i < nr; i++) {
+      best[i] = INFINITY;
+      bi[i] = 0;
+    }
+    for (size_t c0 = 0; c0 < j->k; c0 += tile) {
+      size_t nc = j->k - c0 < tile ? j->k - c0 : tile;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
+                  (blasint)j->d, 1.0f, j->x + r0 * j->d, (blasint)j->d, j->c + c0 * j->d,
+                  (blasint)j->d, 0.0f, ip, (blasint)nc);
+      for (size_t i = 0; i < nr; i++) {
+        uint32_t c;
+        float v = K->argmin(j->cnorm + c0, ip + i * nc, nc, &c);
+        if (v < best[i]) { /* earlier tiles hold lower indices: strict */
+          best[i] = v;
+          bi[i] = (uint32_t)c0 + c;
+        }
+      }
+    }
+    for (size_t i = 0; i < nr; i++) {
+      j->assign[r0 + i] = bi[i];
+      if (j->dist) {
+        const float *xr = j->x + (r0 + i) * j->d;
+        float xn = 0.0f;
+        for (size_t e = 0; e < j->d; e++)
+          xn += xr[e] * xr[e];
+        float v = best[i] + xn;
+        j->dist[r0 + i] = v > 0.0f ? v : 0.0f;
+      }
+    }
+  }
+}
+
+/* ivf_assign_l2(): see ivf_internal.h. */
+vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
+                        size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
+  if (n == 0) return VF_OK;
+  if (threads < 1) threads = 1;
+  size_t nblocks = (n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
+  if ((size_t)threads > nblocks) threads = (int)nblocks;
+  assign_job j = {.x = x, .c = c, .cnorm = cnorm, .n = n, .d = d, .k = k, .assign = assign,
+                  .dist = dist};
+  atomic_init(&j.next, 0);
+  j.scratch = vf_mallocarray((size_t)threads * ASSIGN_BLOCK, (k < CENT_TILE ? k : CENT_TILE) * sizeof(float));
+  if (!j.scratch) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for the assignment");
+  int saved = ivf_blas_single_begin();
+  vf_status st = ivf_parallel(threads, assign_worker, &j, err);
+  ivf_blas_single_end(saved);
+  free(j.scratch);
+  return st;
+}
+
+/* --------------------------------------------------------------- k-means */
+
+static void centroid_norms(const float *c, size_t k, size_t d, float *cn) {
+  for (size_t j = 0; j < k; j++) {
+    float s = 0.0f;
+    for (size_t e = 0; e < d; e++)
+      s += c[j * d + e] * c[j * d + e];
+    cn[j] = s;
+  }
+}
+
+/* idx_kmeans(): see ivf.h. */
+vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kmeans_opts *opts,
+                     float *centroids, uint32_t *assign, vf_error *err) {
+  if (k == 0 || d == 0 || n < k)
+    return vf_error_set(err, VF_EUSAGE,
+                        "k-means: need 1 <= k <= rows and dim > 0 (k = %zu, rows = %zu, dim = %zu)",
+                        k, n, d);
+  int iters = opts && opts->iters > 0 ? opts->iters : 20;
+  uint64_t seed = opts ? opts->seed : 0;
+  int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();
+  bool spherical = opts && opts->spherical;
+
+  uint32_t *as = assign ? assign : vf_mallocarray(n, sizeof *as);
+  float *cn = vf_mallocarray(k, sizeof *cn);
+  double *sum = vf_mallocarray(k * d, sizeof *sum);
+  uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
+  size_t *perm = vf_mallocarray(n, sizeof *perm);
+  vf_status st = VF_OK;
+  if (!as || !cn || !sum || !cnt || !perm) {
+    st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k);
+    goto done;
+  }
+  ivf_rng rng = {seed ^ 0x6b6d65616e73ull};
+  if ((double)n * (double)k * (double)d <= KMPP_MAX_WORK) {
+    /* k-means++ seeding (D^2 sampling, sequential in row order) while it costs at most about
+     * one Lloyd iteration of a small problem; larger problems start from random rows (FAISS). */
+    const idx_kernels *K = idx_kernels_active();
+    float *mind = (float *)(void *)perm; /* n floats fit in n size_t */
+    float *tmp = vf_mallocarray(n, sizeof(float));
+    if (!tmp) {
+      st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows)", n);
+      goto done;
+    }
+    size_t first = (size_t)(ivf_rng_next(&rng) % (uint64_t)n);
+    memcpy(centroids, x + first * d, d * sizeof(float));
+    K->l2sq_batch(centroids, x, n, d, mind);
+    for (size_t j = 1; j < k; j++) {
+      double tot = 0;
+      for (size_t i = 0; i < n; i++)
+        tot += mind[i];
+      size_t pick = (size_t)(ivf_rng_next(&rng) % (uint64_t)n);
+      if (tot > 0) {
+        double r = ivf_rng_unit(&rng) * tot, acc = 0;
+        for (size_t i = 0; i < n; i++) {
+          acc += mind[i];
+          if (acc > r && mind[i] > 0) {
+            pick = i;
+            break;
+          }
+        }
+      }
+      float *cj = centroids + j * d;
+      memcpy(cj, x + pick * d, d * sizeof(float));
+      K->l2sq_batch(cj, x, n, d, tmp);
+      for (size_t i = 0; i < n; i++)
+        if (tmp[i] < mind[i]) mind[i] = tmp[i];
+    }
+    free(tmp);
+  } else {
+    /* k distinct rows from a seeded partial Fisher-Yates shuffle */
+    for (size_t i = 0; i < n; i++)
+      perm[i] = i;
+    for (size_t i = 0; i < k; i++) {
+      size_t j = i + (size_t)(ivf_rng_next(&rng) % (uint64_t)(n - i));
+      size_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+      memcpy(centroids + i * d, x + perm[i] * d, d * sizeof(float));
+    }
+  }
+  if (k == 1) iters = 1;
+  for (int it = 0; it < iters; it++) {
+    centroid_norms(centroids, k, d, cn);
+    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, NULL, err)) != VF_OK) goto done;
+    memset(sum, 0, k * d * sizeof *sum);
+    memset(cnt, 0, k * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) {
+      double *s = sum + (size_t)as[i] * d;
+      const float *xr = x + i * d;
+      for (size_t e = 0; e < d; e++)
+        s[e] += xr[e];
+      cnt[as[i]]++;
+    }
+    for (size_t j = 0; j < k; j++) {
+      if (!cnt[j]) continue;
+      for (size_t e = 0; e < d; e++)
+        centroids[j * d + e] = (float)(sum[j * d + e] / (double)cnt[j]);
+    }
+    /* empty clusters: split the largest (lowest index on ties) */
+    for (size_t j = 0; j < k; j++) {
+      if (cnt[j]) continue;
+      size_t big = 0;
+      for (size_t b = 1; b < k; b++)
+        if (cnt[b] > cnt[big]) big = b;
+      if (cnt[big] < 2) break; /* nothing left to split (duplicate rows) */
+      for (size_t e = 0; e < d; e++) {
+        float v = centroids[big * d + e];
+        float eps = (e % 2 ? 1.0f : -1.0f) / 1024.0f;
+        centroids[j * d + e] = v * (1.0f + eps) + (v == 0.0f ? eps * 1e-3f : 0.0f);
+        centroids[big * d + e] = v * (1.0f - eps) - (v == 0.0f ? eps * 1e-3f : 0.0f);
+      }
+      cnt[j] = cnt[big] / 2;
+      cnt[big] -= cnt[j];
+    }
+    if (spherical)
+      for (size_t j = 0; j < k; j++)
+        idx_normalize(centroids + j * d, d);
+  }
+  if (assign) {
+    centroid_norms(centroids, k, d, cn);
+    st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, NULL, err);
+  }
+done:
+  if (as != assign) free(as);
+  free(cn);
+  free(sum);
+  free(cnt);
+  free(perm);
+  return st;
+}
