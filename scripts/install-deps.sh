@@ -12,6 +12,7 @@ pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/f
 pkgs+=(ceph-mon ceph-osd radosgw) # a real S3 (Ceph radosgw, memstore OSD) for remote-corpus tests
 pkgs+=(nginx-light openssl)         # HuggingFace / HTTP stand-in
 pkgs+=(slurm-wlm munge)             # single-node Slurm for load-dist / brute-force-dist
+pkgs+=(libhdf5-dev python3-h5py)    # ann-benchmarks .hdf5 bundles (reader; h5py writes test fixtures)
 pkgs+=(python3-faiss python3-numpy) # FAISS exact-search reference for brute-force tests/bench (tests/eval, bench/brute-force)
 missing=()
 for p in "${pkgs[@]}"; do

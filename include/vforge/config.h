@@ -193,9 +193,12 @@ vf_status vf_config_render_json(const vf_config *cfg, vf_buf *out, vf_error *err
 
 /*! vf_config_files() : the corpus files of a uri / file_list / split-form datasource: the
  *  file_list when present (each entry a file, sorted by bare key), else corpus_discover() of
- *  the uri; `id_root` applied to keys.
- *  @return : VF_EUSAGE for a `type: dataset` datasource (see vf_config_part_path()); errors of
- *            corpus_discover(); VF_ECONFIG for a duplicated file. */
+ *  the uri; `id_root` applied to keys.  A `type: dataset` datasource gives one file per part,
+ *  in part order (corpus_file.dataset set; rows measured from each part's header/footer or the
+ *  parts index, see src/corpus/dataset.c).
+ *  @return : errors of corpus_discover(); VF_ECONFIG for a duplicated file; for a dataset,
+ *            VF_ENOTFOUND for a missing part without a link and VF_ECORRUPT naming both files
+ *            when a vectors part and its payload part differ in length. */
 vf_status vf_config_files(const vf_config *cfg, corpus_files *out, vf_error *err);
 
 /*! vf_config_part_path() : part `i` (start <= i < start+count) of a parts template (`path` or

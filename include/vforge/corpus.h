@@ -46,10 +46,16 @@ vf_status corpus_bare_key(const char *uri, const char *id_root, char **out, vf_e
 /*! corpus_point_id() : make_point_id(key, row) into out (36 chars + NUL). */
 void corpus_point_id(const char *key, size_t key_len, uint64_t row, char out[37]);
 
+struct corpus_dataset; /* a component dataset (src/corpus/dataset.h) */
+
 typedef struct corpus_file {
   char *uri;  /* what to open (local: absolute path) */
   char *key;  /* bare key (with id_root applied) */
   uint64_t size;
+  /* set for part `part` (0-based) of a `type: dataset` datasource (vf_config_files()): the
+   * record reader pairs that part's vectors file with its payload file; NULL otherwise */
+  struct corpus_dataset *dataset;
+  uint64_t part;
 } corpus_file;
 
 typedef struct corpus_files {
@@ -60,7 +66,7 @@ typedef struct corpus_files {
 
 /*! corpus_discover() : the files of a corpus URI.  A file URI is itself; a directory/prefix is
  *  every `*.parquet` below it, excluding any path with an `eval` component below the prefix,
- *  sorted byte-wise by key.  Remote schemes are VF_EUNSUPPORTED in this build.
+ *  sorted byte-wise by key.  Remote schemes go through io_list()/io_open_uri().
  *  @return : VF_ENOTFOUND when the path is missing or holds no parquet files. */
 vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err);
 void corpus_files_free(corpus_files *f);
@@ -212,7 +218,8 @@ typedef struct corpus_vec_source {
   const char *name;      /* vector name in the store */
   corpus_vec_kind kind;
   corpus_distance distance;
-  const char *column;    /* top-level column holding it */
+  const char *column;    /* top-level column holding it; NULL: the vectors component of a
+                            dataset part (npy/fbin/hdf5 rows) */
 } corpus_vec_source;
 
 typedef struct corpus_payload_source {
@@ -229,6 +236,8 @@ typedef struct corpus_record_spec {
   const corpus_idexpr *id;  /* NULL = vf_point_id(filename, file_row_number) */
   bool skip_bad_rows;       /* false: a bad row (wrong dimension, NaN/inf, null vector) is an
                                error naming the file and row; true: dropped and counted */
+  const char *payload_null_json; /* NULL: a null payload value leaves its key out; else this
+                               JSON text is stored instead (a dataset payload's `fill_null`) */
 } corpus_record_spec;
 
 typedef struct corpus_records corpus_records;
@@ -249,6 +258,16 @@ uint64_t corpus_records_bytes_read(const corpus_records *r);
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err);
 void corpus_records_close(corpus_records *r);
+
+/* ------------------------------------------------------------ component datasets */
+
+/*! corpus_dataset_part_rows() : rows of a dataset part (file->dataset set), measured from its
+ *  header or footer when the datasource was resolved; 0 for any other file. */
+uint64_t corpus_dataset_part_rows(const corpus_file *file);
+
+/*! corpus_dataset_cache_peak() : the most bytes of parts that vforge downloaded itself held at
+ *  once in a `cache: evict` dataset cache during this process (0 when none). */
+uint64_t corpus_dataset_cache_peak(void);
 
 /*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free).
  *  `vec_storage` (b->nvectors entries, caller-owned) receives the view's vector descriptors and

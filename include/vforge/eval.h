@@ -33,6 +33,13 @@ typedef struct eval_queries_opts {
   const char *const *columns;   /* payload columns to copy (NULL/0 = none) */
   int ncolumns;
   const char *output;           /* NULL = <prefix>/eval/queries_<N>.parquet */
+  const corpus_record_spec *records; /* NULL: parquet files, the vector column found by name as
+                                   above.  Else (a config, a dataset, a vector file) every file is
+                                   read through corpus_records_open() with this spec: vectors[0]
+                                   is the vector (written under its name; `column` unused) and
+                                   spec->id (NULL = vf_point_id(filename, file_row_number)) gives
+                                   the query ids (an integer id as decimal text); an id expression
+                                   that reads columns is VF_EUNSUPPORTED, and so are `columns`. */
 } eval_queries_opts;
 
 typedef struct eval_queries_result {
@@ -52,7 +59,9 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
                                 eval_queries_result *out, vf_error *err);
 
 typedef struct eval_bf_opts {
-  const char *queries;          /* queries parquet file */
+  const char *queries;          /* queries parquet file, or a vector file (.npy, .fbin/.u8bin/
+                                   .i8bin, an ann-benchmarks .hdf5 bundle's `test`): query i has
+                                   query_id "<i>" */
   uint32_t k;                   /* 1 .. 100000 */
   corpus_distance metric;
   const char *column;           /* vector column; NULL = as in eval_queries_opts */
@@ -60,6 +69,10 @@ typedef struct eval_bf_opts {
   uint32_t job_rank;            /* < num_jobs: this worker handles files i % num_jobs == rank */
   int threads;                  /* 0 = vf_threads() */
   const char *output;           /* NULL = the layout path (final file or rank<NNN>.parquet) */
+  const corpus_record_spec *records; /* as in eval_queries_opts: NULL = parquet files; else the
+                                   files are read through corpus_records_open() with this spec
+                                   (`column` then names the queries file's column only) and hit
+                                   ids come from spec->id (integer ids as decimal text) */
 } eval_bf_opts;
 
 typedef struct eval_bf_result {

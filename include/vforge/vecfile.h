@@ -93,15 +93,62 @@ vf_status npy_open(io_source *src, vec_file **out, vf_error *err);
 vf_status idx_open(io_source *src, const vec_open_opts *opts, vec_file **out, vf_error *err);
 
 /*! vec_open_path() : open a local vector file, choosing the reader from its first bytes
- *  ("\x93NUMPY" -> npy, 1f 8b or 00 00 TT NN -> IDX).
+ *  ("\x93NUMPY" -> npy, 1f 8b or 00 00 TT NN -> IDX, the HDF5 signature -> hdf5_open() of its
+ *  "train" dataset) or, for the headerless big-ann files, from its name (.fbin, .u8bin, .i8bin,
+ *  .ibin -> fbin_open()).
  *  @return : VF_ENOTFOUND when missing; VF_EUNSUPPORTED naming the file when the format is
  *            not one of these. */
 vf_status vec_open_path(const char *path, const vec_open_opts *opts, vec_file **out, vf_error *err);
 
+/*! fbin_open() : a big-ann-benchmarks binary vector file: u32le rows | u32le dim | rows*dim
+ *  elements, row-major.  The element type is not in the file: `dtype` comes from the name
+ *  (fbin_dtype_of_path()).  Ownership of src passes to the file.
+ *  @return : VF_ECORRUPT naming the file for a file shorter than the header or whose data is not
+ *            exactly rows*dim*itemsize bytes; VF_EUNSUPPORTED for a zero dimension. */
+vf_status fbin_open(io_source *src, vec_dtype dtype, vec_file **out, vf_error *err);
+
+/*! fbin_dtype_of_path() : the element type a big-ann file name implies: .fbin float32, .u8bin
+ *  uint8, .i8bin int8, .ibin int32 (also with a trailing ".<digits>" shard suffix stripped).
+ *  @return : false when the name has none of these extensions (*out is then VEC_F32). */
+bool fbin_dtype_of_path(const char *path, vec_dtype *out);
+
+/* big-ann-benchmarks ground truth: u32le nq | u32le k | nq*k int32 ids | nq*k float32
+ * distances (row i = query i, best first). */
+typedef struct vec_gt {
+  uint32_t nq, k;
+  int32_t *ids;   /* nq*k */
+  float *dist;    /* nq*k */
+} vec_gt;
+
+/*! bigann_gt_read() : read a whole big-ann ground-truth file (local path).
+ *  @return : VF_ENOTFOUND; VF_ECORRUPT naming the file when its size is not 8 + nq*k*8 bytes. */
+vf_status bigann_gt_read(const char *path, vec_gt *out, vf_error *err);
+void vec_gt_free(vec_gt *gt); /* NULL ok; zeroes */
+
+/*! hdf5_open() : one 1-D or 2-D dataset (e.g. "train", "test", "neighbors" of an
+ *  ann-benchmarks bundle) of a local HDF5 file as a vector file (libhdf5; every call into it is
+ *  serialised, because Debian's libhdf5 is not built thread-safe).  Float datasets (16, 32 or
+ *  64-bit) read as float32, integer datasets as int64 (HDF5 converts).  vec_format() is "hdf5".
+ *  @return : VF_ENOTFOUND naming the file or the dataset (and listing the file's datasets);
+ *            VF_ECORRUPT for a file libhdf5 cannot open; VF_EUNSUPPORTED for other element
+ *            classes or more than 2 dimensions. */
+vf_status hdf5_open(const char *path, const char *dataset, vec_file **out, vf_error *err);
+
+/*! hdf5_root_attr() : the string attribute `name` of the file's root group (e.g. ann-benchmarks'
+ *  "distance").  Caller frees *out.  @return : VF_ENOTFOUND when the file or attribute is
+ *  missing; VF_EUNSUPPORTED when it is not a string. */
+vf_status hdf5_root_attr(const char *path, const char *name, char **out, vf_error *err);
+
+/*! hdf5_has_dataset() : true when the local HDF5 file holds a dataset called `name`. */
+bool hdf5_has_dataset(const char *path, const char *name);
+
+/*! vec_is_hdf5() : true when the first 8 bytes are the HDF5 signature "\x89HDF\r\n\x1a\n". */
+bool vec_is_hdf5(const uint8_t *head, size_t n);
+
 void vec_close(vec_file *f); /* NULL ok */
 
 const char *vec_name(const vec_file *f);   /* the source name */
-const char *vec_format(const vec_file *f); /* "npy", "idx" */
+const char *vec_format(const vec_file *f); /* "npy", "idx", "fbin", "hdf5" */
 uint64_t vec_rows(const vec_file *f);
 uint64_t vec_dim(const vec_file *f); /* values per row: product of shape[1..], 1 for 1-D */
 const vec_layout *vec_layout_of(const vec_file *f);

@@ -17,8 +17,8 @@
 #include "vforge/config.h"
 
 static const cli_opt BENCH_OPTS[] = {
-    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet"},
-    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k"},
+    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\")"},
+    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row)"},
     {"k", "K", "neighbours per query (-k K; recall@k)"},
     {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue"},
     {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time"},

@@ -10,7 +10,7 @@ static const cli_opt CONVERT_OPTS[] = {
     {"vector-column", "NAME", "name of the vector column (default emb)"},
     {"rows-per-file", "N", "rows per parquet file (default 1000000)"},
     {"labels", "FILE[,FILE]",
-     "integer labels (IDX labels or a 1-D .npy), one per source row, as an INT32 column"},
+     "integer labels (IDX labels, a 1-D .npy or .ibin), one per source row, as an INT32 column"},
     {"label-column", "NAME", "name of the label column (default label)"},
     {"row-group-rows", "N", "rows per row group (default: about 32 MiB of vectors, at most 65536)"},
     {"overwrite", NULL, "replace the batch files of a previous conversion in DIR"},
@@ -24,8 +24,9 @@ const cli_cmd CLI_CONVERT = {
     "`id` (int64, the global row), the vector column (float32 vectors, fixed dimension, zstd)\n"
     "and, with --labels, `label` (int32).  Sources are concatenated in the order given and\n"
     "must share one dimension.  Formats: NumPy .npy (float32/16/64, uint8, int8..int64; shape\n"
-    "(N, D), C order) and IDX (MNIST ubyte; images (N, H, W) become vectors of H*W values),\n"
-    "plain or gzipped.",
+    "(N, D), C order), IDX (MNIST ubyte; images (N, H, W) become vectors of H*W values),\n"
+    "plain or gzipped, big-ann-benchmarks .fbin/.u8bin/.i8bin/.ibin (element type by name) and\n"
+    "HDF5 (the `train` dataset of an ann-benchmarks bundle).",
     CONVERT_OPTS,
     1,
     CLI_MAX_POS};

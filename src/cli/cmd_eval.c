@@ -1,6 +1,7 @@
 /* vforge generate-queries / brute-force / brute-force-merge: thin wrappers over eval.h. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "vforge/eval.h"
@@ -10,23 +11,36 @@ static const cli_opt GQ_OPTS[] = {
     {"n", "N", "number of query rows to sample (required)"},
     {"seed", "S", "sampling seed (default 42); the same seed gives the same file"},
     {"columns", "a,b", "payload columns to copy (strings/integers as they are, others as JSON text)"},
-    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist)"},
+    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist); "
+                      "for a CONFIG, the `vectors:` entry"},
     {"output", "FILE", "output file (default <prefix>/eval/queries_<N>.parquet)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
     {NULL, NULL, NULL}};
 
+#define CORPUS_ARG_HELP                                                                            \
+  "The corpus is a parquet URI, a load CONFIG (*.yaml: its datasource - uri, file_list or a\n"    \
+  "`type: dataset` with parts - its `vectors:` entry, --column NAME among several, and its\n"      \
+  "id_expression, which must follow from file and row) or a VECFILE (.npy, .fbin/.u8bin/.i8bin,\n"  \
+  ".hdf5 `train`: ids are row numbers, as `load` with `id_expression: row`).  Outputs go under\n"  \
+  "the config's corpus prefix (its uri, or the directory of its first file or part) or the\n"      \
+  "vector file's directory."
+
 const cli_cmd CLI_GENERATE_QUERIES = {
-    "generate-queries", "URI -n N [--seed S] [--columns a,b] [--column VEC] [--output FILE]",
+    "generate-queries", "URI|CONFIG|VECFILE -n N [--seed S] [--columns a,b] [--column VEC] [--output FILE]",
     "Sample N rows uniformly over the whole corpus (seeded, deterministic) and write them as a\n"
     "queries file: query_id (the row's point id), __source_file__, __source_row__, the vector\n"
-    "column and the chosen payload columns.",
+    "column and the chosen payload columns (--columns: parquet URIs only).\n"
+    CORPUS_ARG_HELP,
     GQ_OPTS, 1, 1};
 
 static const cli_opt BF_OPTS[] = {
-    {"queries", "Q", "queries parquet file (from generate-queries; required)"},
+    {"queries", "Q", "queries parquet file (from generate-queries) or vector file (.npy, .fbin, "
+                     "an ann-benchmarks .hdf5's `test`; query i is \"<i>\"); required"},
     {"k", "K", "neighbours per query (required)"},
-    {"metric", "M", "cosine (default), dot, euclid or manhattan; multivector: cosine or dot (max_sim); sparse: dot"},
-    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist)"},
+    {"metric", "M", "cosine (default; a CONFIG: the vector's distance; an .hdf5 bundle: its "
+                    "distance), dot, euclid or manhattan; multivector: cosine or dot (max_sim); sparse: dot"},
+    {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist); "
+                      "for a CONFIG, the `vectors:` entry"},
     {"num-jobs", "N", "split the corpus files over N jobs (file i goes to job i % N)"},
     {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1); writes a partial result"},
     {"output", "FILE", "output file (default: the eval/ layout path)"},
@@ -34,7 +48,7 @@ static const cli_opt BF_OPTS[] = {
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_BRUTE_FORCE = {
-    "brute-force", "URI --queries Q -k K [--metric M] [--num-jobs N --job-rank R] [--output FILE]",
+    "brute-force", "URI|CONFIG|VECFILE --queries Q -k K [--metric M] [--num-jobs N --job-rank R] [--output FILE]",
     "Exact top-K of every query over the corpus (streamed once, one row group at a time):\n"
     "<prefix>/eval/brute_force_queries_<N>_k<K>.parquet with query_id, hit_ids, hit_scores\n"
     "(best first; cosine similarity, dot, -L2 or -L1; ties by point id).  Output is byte-identical\n"
@@ -44,7 +58,9 @@ const cli_cmd CLI_BRUTE_FORCE = {
     "vectors of the best cosine/dot similarity to any of the row's vectors; a sparse column\n"
     "(struct{indices, values}) by the dot product over shared indices (rows sharing none are\n"
     "not hits).  Rows without a usable vector are skipped and counted.  --memory-budget:\n"
-    "refused (exit 1) when the queries, K hits each and two row groups of the column cannot fit.",
+    "refused (exit 1) when the queries, K hits each and two row groups of the column cannot fit.\n"
+    "With --num-jobs a dataset is split by parts (part i goes to job i % N).\n"
+    CORPUS_ARG_HELP,
     BF_OPTS, 1, 1};
 
 static const cli_opt BFM_OPTS[] = {
@@ -56,10 +72,11 @@ static const cli_opt BFM_OPTS[] = {
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_BRUTE_FORCE_MERGE = {
-    "brute-force-merge", "URI --queries Q -k K [--output FILE]",
+    "brute-force-merge", "URI|CONFIG|VECFILE --queries Q -k K [--output FILE]",
     "Merge every partial of `brute-force --num-jobs N` into the final ground-truth file\n"
     "(identical to a single-job run).  Refuses a missing rank or partials computed for another\n"
-    "queries file, K, metric, vector column or corpus, naming what differs.",
+    "queries file, K, metric, vector column or corpus, naming what differs.  The corpus argument\n"
+    "is the one given to brute-force (a parquet URI, CONFIG or VECFILE).",
     BFM_OPTS, 1, 1};
 
 int cmd_generate_queries(int argc, char **argv) {
@@ -67,7 +84,8 @@ int cmd_generate_queries(int argc, char **argv) {
   vf_error_clear(&err);
   cli_args a;
   cli_list cols = {0};
-  corpus_files files = {0};
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
   eval_queries_opts o = {0};
   eval_queries_result r = {0};
   const cli_cmd *c = &CLI_GENERATE_QUERIES;
@@ -84,14 +102,15 @@ int cmd_generate_queries(int argc, char **argv) {
   if (st == VF_OK) {
     o.column = cli_get(c, &a, "column");
     o.output = cli_get(c, &a, "output");
-    st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
+    st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
+    if (cc.records) o.records = &cc.spec;
   }
-  if (st == VF_OK) st = eval_generate_queries(&files, &o, &r, &err);
+  if (st == VF_OK) st = eval_generate_queries(&cc.files, &o, &r, &err);
   if (st == VF_OK)
     fprintf(stderr, "generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups read) -> %s\n",
             r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.path);
   free(r.path);
-  corpus_files_free(&files);
+  cli_corpus_close(&cc);
   cli_list_free(&cols);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }
@@ -114,7 +133,8 @@ int cmd_brute_force(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
   cli_args a;
-  corpus_files files = {0};
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
   eval_bf_opts o = {0};
   eval_bf_result r = {0};
   const cli_cmd *c = &CLI_BRUTE_FORCE;
@@ -133,15 +153,19 @@ int cmd_brute_force(int argc, char **argv) {
   o.num_jobs = (uint32_t)nj;
   o.job_rank = (uint32_t)jr;
   o.threads = vf_threads();
-  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
-  if (st == VF_OK) st = eval_brute_force(&files, &o, &r, &err);
+  if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
+  if (st == VF_OK && cc.records) {
+    o.records = &cc.spec;
+    if (!m) o.metric = cc.distance; /* the configured distance unless --metric */
+  }
+  if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
   if (st == VF_OK)
     fprintf(stderr, "brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files), k %u, %s, "
             "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
             r.rows_scanned, r.files, o.k, idx_metric_name(o.metric), r.rescored, r.rows_skipped,
             r.seconds, r.path);
   free(r.path);
-  corpus_files_free(&files);
+  cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }
 
@@ -149,18 +173,20 @@ int cmd_brute_force_merge(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
   cli_args a;
-  corpus_files files = {0};
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
   eval_bf_opts o = {0};
   eval_bf_result r = {0};
   const cli_cmd *c = &CLI_BRUTE_FORCE_MERGE;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
   if (st == VF_OK) st = bf_common_opts(c, &a, &o, &err);
-  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
-  if (st == VF_OK) st = eval_brute_force_merge(&files, &o, &r, &err);
+  if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
+  if (st == VF_OK && cc.records) o.records = &cc.spec;
+  if (st == VF_OK) st = eval_brute_force_merge(&cc.files, &o, &r, &err);
   if (st == VF_OK)
     fprintf(stderr, "brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
             r.queries, r.files, r.seconds, r.path);
   free(r.path);
-  corpus_files_free(&files);
+  cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "config_internal.h"
+#include "dataset.h"
 #include "vforge/format.h"
 
 #define RW_MAX_DEPTH 16
@@ -278,10 +279,7 @@ static int file_key_cmp(const void *a, const void *b) {
 vf_status vf_config_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   const vf_cfg_datasource *d = &cfg->datasource;
-  if (d->form == VF_CFG_DS_DATASET)
-    return vf_error_set(err, VF_EUSAGE,
-                        "%s: a 'type: dataset' datasource has component parts, not a file list",
-                        cfg->name);
+  if (d->form == VF_CFG_DS_DATASET) return ds_files(cfg, out, err); /* one file per part */
   if (!d->file_list) return corpus_discover(d->uri, d->id_root, out, err);
   vf_status st = VF_OK;
   size_t cap = 0;
@@ -419,7 +417,7 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
       uint64_t rows = 0;
       bool have_rows = false;
       if (exists && c->format == VF_CFG_FORMAT_PARQUET) {
-        corpus_file cf = {u.path, key, (uint64_t)sb.st_size};
+        corpus_file cf = {.uri = u.path, .key = key, .size = (uint64_t)sb.st_size};
         w->st = footer_rows(&cf, &rows, w->err);
         have_rows = w->st == VF_OK;
       }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataset.h"
 #include "internal.h"
 
 typedef enum el_kind { EL_F32 = 0, EL_F64, EL_F16 } el_kind;
@@ -91,6 +92,7 @@ typedef struct rec_pay {
 } rec_pay;
 
 struct corpus_records {
+  ds_reader *ds; /* a component-dataset part: every call forwards to it (dataset_read.c) */
   const corpus_file *file;
   corpus_record_spec spec;
   uint64_t global_row_base;
@@ -732,6 +734,15 @@ vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec 
   r->global_row_base = global_row_base;
   r->first_bad = -1;
   vf_buf_init(&r->tmp, 0);
+  if (file->dataset) {
+    vf_status dst = ds_reader_open(file, spec, global_row_base, &r->ds, err);
+    if (dst != VF_OK) {
+      free(r);
+      return dst;
+    }
+    *out = r;
+    return VF_OK;
+  }
   io_source *src = NULL;
   vf_status st = corpus_open(file, &src, err);
   if (st == VF_OK) st = pqt_open(src, NULL, &r->f, err);
@@ -791,17 +802,20 @@ fail:
 
 /*! corpus_records_row_groups() : row groups in the file. */
 int corpus_records_row_groups(const corpus_records *r) {
+  if (r->ds) return ds_reader_row_groups(r->ds);
   return pqt_meta(r->f)->nrow_groups;
 }
 
 /*! corpus_records_rows() : rows in the file (sum of its row groups). */
 uint64_t corpus_records_rows(const corpus_records *r) {
+  if (r->ds) return ds_reader_rows(r->ds);
   return r->rg_first[pqt_meta(r->f)->nrow_groups];
 }
 
 /*! corpus_records_row_group_first() : physical row of row group rg's first row (rg may be the
  *  row group count: then the file's row count). */
 uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
+  if (r->ds) return ds_reader_row_group_first(r->ds, rg);
   int n = pqt_meta(r->f)->nrow_groups;
   if (rg < 0) return 0;
   return r->rg_first[rg > n ? n : rg];
@@ -809,12 +823,18 @@ uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
 
 /*! corpus_records_bytes_read() : bytes fetched from the file so far (footer included). */
 uint64_t corpus_records_bytes_read(const corpus_records *r) {
+  if (r->ds) return ds_reader_bytes_read(r->ds);
   return pqt_source(r->f)->bytes_read;
 }
 
 /*! corpus_records_close() : free the reader (NULL ok).  Batches it filled stay valid. */
 void corpus_records_close(corpus_records *r) {
   if (!r) return;
+  if (r->ds) {
+    ds_reader_close(r->ds);
+    free(r);
+    return;
+  }
   for (int i = 0; r->vecs && i < r->spec.nvectors; i++) {
     free(r->vecs[i].conv);
     pqt_dense_free(&r->vecs[i].dense);
@@ -884,7 +904,11 @@ static vf_status render_payload(corpus_records *r, int64_t row, vf_buf *out, vf_
                           pqt_name(r->f), p->src->column);
     const char *val = (const char *)r->tmp.data + p->prefix_len;
     size_t vlen = r->tmp.len - p->prefix_len;
-    if (vlen == 4 && memcmp(val, "null", 4) == 0) continue;
+    if (vlen == 4 && memcmp(val, "null", 4) == 0) {
+      if (!r->spec.payload_null_json) continue;
+      val = r->spec.payload_null_json;
+      vlen = strlen(val);
+    }
     if (p->str_leaf >= 0) {
       const pqt_leaf_data *d = &r->data[p->str_data];
       int64_t vi = p->vidx ? p->vidx[row] : row;
@@ -1012,6 +1036,7 @@ static vf_status fill_vector(const corpus_records *r, const rec_vec *v, int64_t 
  *  the file, the physical row, the vector and its column. */
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err) {
+  if (r->ds) return ds_reader_read(r->ds, rg, from_row, out, skipped, err);
   if (skipped) *skipped = 0;
   const pqt_file_meta *m = pqt_meta(r->f);
   if (rg < 0 || rg >= m->nrow_groups)

@@ -19,6 +19,7 @@
 #include "vforge/corpus.h"
 #include "vforge/format.h"
 #include "vforge/index.h"
+#include "vforge/vecfile.h"
 
 /* ------------------------------------------------------------------ files */
 
@@ -200,9 +201,159 @@ void bench_queries_free(bench_queries *q) {
   memset(q, 0, sizeof *q);
 }
 
+/* ------------------------------------------- vector files as queries / truth (issue 8) */
+
+/* Queries and ground truth may also come from plain vector files: an ann-benchmarks HDF5
+ * bundle (`test` = queries, `neighbors` = truth as row numbers of `train`, `distances` for the
+ * scores), .npy / .fbin / .u8bin / .i8bin / .ibin queries, and a big-ann-benchmarks ground-truth
+ * file.  Query i is "query_id" "<i>" on both sides; a neighbor row r is point id r (the id a
+ * load with `id_expression: row` gives row r).  Anything else is read as parquet. */
+enum { VK_PARQUET = 0, VK_HDF5, VK_VEC };
+
+static int vec_kind(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return VK_PARQUET;
+  uint8_t m[8] = {0};
+  size_t n = fread(m, 1, sizeof m, fp);
+  fclose(fp);
+  if (n >= 4 && memcmp(m, "PAR1", 4) == 0) return VK_PARQUET;
+  if (vec_is_hdf5(m, n)) return VK_HDF5;
+  vec_dtype t;
+  if ((n >= 6 && memcmp(m, "\x93NUMPY", 6) == 0) || fbin_dtype_of_path(path, &t)) return VK_VEC;
+  return VK_PARQUET;
+}
+
+static char *row_text(uint64_t i) {
+  char b[24];
+  snprintf(b, sizeof b, "%llu", (unsigned long long)i);
+  return vf_strdup(b);
+}
+
+static vf_status queries_from_vec(const char *path, const char *column, int kind,
+                                  bench_queries *out, vf_error *err) {
+  vec_file *f = NULL;
+  /* hdf5: `column` names a dataset when the file has one of that name (bench passes the
+   * config's vector name), else the bundle's "test" */
+  const char *ds = column && kind == VK_HDF5 && hdf5_has_dataset(path, column) ? column : "test";
+  vf_status st = kind == VK_HDF5 ? hdf5_open(path, ds, &f, err) : vec_open_path(path, NULL, &f, err);
+  if (st != VF_OK) return vf_error_prefix(err, "queries file: ");
+  uint64_t n = vec_rows(f), dim = vec_dim(f);
+  if (n > BENCH_MAX_QUERIES || dim > INT32_MAX || n * dim > SIZE_MAX / sizeof(float)) {
+    st = vf_error_set(err, VF_EUNSUPPORTED, "%s: %llu queries of dimension %llu is too many",
+                      vec_name(f), (unsigned long long)n, (unsigned long long)dim);
+    vec_close(f);
+    return st;
+  }
+  out->n = (size_t)n;
+  out->dim = (int32_t)dim;
+  out->vectors = vf_mallocarray((size_t)(n * dim) + 1, sizeof(float));
+  out->ids = vf_calloc((size_t)n + 1, sizeof *out->ids);
+  out->column = vf_strdup(kind == VK_HDF5 ? ds : vec_format(f));
+  if (!out->vectors || !out->ids || !out->column) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = vec_read_rows(f, 0, n, out->vectors, err);
+  for (uint64_t i = 0; st == VF_OK && i < n; i++)
+    if (!(out->ids[i] = row_text(i))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  vec_close(f);
+  if (st != VF_OK) bench_queries_free(out);
+  return st;
+}
+
+/* Score of an ann-benchmarks distance (larger = nearer, as in DESIGN.md "Corpus layout"). */
+static float score_of(double d, bool angular) {
+  return (float)(angular ? 1.0 - d : -d);
+}
+
+static vf_status truth_alloc(bench_truth *t, size_t n, size_t k, vf_error *err) {
+  if (n > BENCH_MAX_QUERIES || k > BENCH_MAX_K || (k && n > BENCH_MAX_TRUTH_HITS / k))
+    return vf_error_set(err, VF_EUNSUPPORTED, "ground truth too large: %zu rows x %zu hits", n, k);
+  t->n = n;
+  t->k = k;
+  t->qids = vf_calloc(n + 1, sizeof *t->qids);
+  t->hit_ids = vf_calloc(n * k + 1, sizeof *t->hit_ids);
+  t->scores = vf_calloc(n * k + 1, sizeof *t->scores);
+  t->counts = vf_calloc(n + 1, sizeof *t->counts);
+  if (!t->qids || !t->hit_ids || !t->scores || !t->counts)
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    if (!(t->qids[i] = row_text(i))) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  return VF_OK;
+}
+
+/* Row i's hits from neighbor rows (a negative row ends the list: ann-benchmarks pads with -1). */
+static vf_status truth_row(bench_truth *t, size_t i, const int64_t *nb, const float *dist,
+                           bool angular, vf_error *err) {
+  size_t c = 0;
+  for (size_t j = 0; j < t->k; j++) {
+    if (nb[j] < 0) break;
+    if (!(t->hit_ids[i * t->k + j] = row_text((uint64_t)nb[j])))
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    t->scores[i * t->k + j] = dist ? score_of(dist[j], angular) : -(float)j;
+    c++;
+  }
+  t->counts[i] = c;
+  return VF_OK;
+}
+
+static vf_status truth_from_hdf5(const char *path, bench_truth *out, vf_error *err) {
+  vec_file *nf = NULL, *df = NULL;
+  char *metric = NULL;
+  vf_status st = hdf5_open(path, "neighbors", &nf, err);
+  if (st != VF_OK) return vf_error_prefix(err, "ground-truth file: ");
+  if (hdf5_has_dataset(path, "distances")) st = hdf5_open(path, "distances", &df, err);
+  if (st == VF_OK && df && (vec_rows(df) != vec_rows(nf) || vec_dim(df) != vec_dim(nf)))
+    st = vf_error_set(err, VF_ECORRUPT, "%s: 'distances' (%llu x %llu) and 'neighbors' (%llu x "
+                      "%llu) differ in shape", path, (unsigned long long)vec_rows(df),
+                      (unsigned long long)vec_dim(df), (unsigned long long)vec_rows(nf),
+                      (unsigned long long)vec_dim(nf));
+  vf_error e2;
+  bool angular = hdf5_root_attr(path, "distance", &metric, &e2) == VF_OK && metric &&
+                 (strcmp(metric, "angular") == 0 || strcmp(metric, "cosine") == 0);
+  size_t n = (size_t)vec_rows(nf), k = (size_t)vec_dim(nf);
+  int64_t *nb = NULL;
+  float *d = NULL;
+  if (st == VF_OK) st = truth_alloc(out, n, k, err);
+  if (st == VF_OK) {
+    nb = vf_mallocarray(k + 1, sizeof *nb);
+    d = vf_mallocarray(k + 1, sizeof *d);
+    if (!nb || !d) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; st == VF_OK && i < n; i++) {
+    st = vec_read_rows_i64(nf, i, 1, nb, err);
+    if (st == VF_OK && df) st = vec_read_rows(df, i, 1, d, err);
+    if (st == VF_OK) st = truth_row(out, i, nb, df ? d : NULL, angular, err);
+  }
+  free(nb);
+  free(d);
+  free(metric);
+  vec_close(nf);
+  vec_close(df);
+  if (st != VF_OK) bench_truth_free(out);
+  return st;
+}
+
+static vf_status truth_from_bigann(const char *path, bench_truth *out, vf_error *err) {
+  vec_gt gt;
+  vf_status st = bigann_gt_read(path, &gt, err);
+  if (st != VF_OK) return vf_error_prefix(err, "ground-truth file: ");
+  st = truth_alloc(out, gt.nq, gt.k, err);
+  int64_t *nb = vf_mallocarray((size_t)gt.k + 1, sizeof *nb);
+  if (st == VF_OK && !nb) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; st == VF_OK && i < gt.nq; i++) {
+    for (size_t j = 0; j < gt.k; j++)
+      nb[j] = gt.ids[i * gt.k + j];
+    st = truth_row(out, i, nb, gt.dist + i * gt.k, false, err);
+  }
+  free(nb);
+  vec_gt_free(&gt);
+  if (st != VF_OK) bench_truth_free(out);
+  return st;
+}
+
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err) {
   memset(out, 0, sizeof *out);
+  int kind = vec_kind(path);
+  if (kind != VK_PARQUET) return queries_from_vec(path, column, kind, out, err);
   pqt_file *f = NULL;
   pqt_leaf_data ld[2];
   pqt_leaf_data_init(&ld[0]);
@@ -332,6 +483,20 @@ static vf_status widen(bench_truth *t, size_t *cap_rows, size_t rows_needed, siz
 
 vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   memset(out, 0, sizeof *out);
+  int kind = vec_kind(path);
+  if (kind == VK_HDF5) return truth_from_hdf5(path, out, err);
+  if (kind == VK_VEC) return truth_from_bigann(path, out, err);
+  {
+    /* a regular file that is neither parquet nor a vector file: a big-ann ground truth */
+    FILE *fp = fopen(path, "rb");
+    uint8_t m[4] = {0};
+    size_t got = fp ? fread(m, 1, 4, fp) : 0;
+    if (fp) fclose(fp);
+    size_t pl = strlen(path);
+    if (fp && got == 4 && memcmp(m, "PAR1", 4) != 0 &&
+        !(pl >= 8 && strcmp(path + pl - 8, ".parquet") == 0))
+      return truth_from_bigann(path, out, err);
+  }
   pqt_file *f = NULL;
   pqt_leaf_data ld[3];
   for (int i = 0; i < 3; i++) pqt_leaf_data_init(&ld[i]);

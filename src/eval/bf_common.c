@@ -4,11 +4,13 @@
  * decoding one row group of it, creating output directories.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "eval/bf_internal.h"
 #include "vforge/io.h"
@@ -190,6 +192,49 @@ vf_status ev_mkdir_parent(const char *path, vf_error *err) {
   return st;
 }
 
+/* The output is remote when it has a scheme other than file:// (corpus_uri_parse decides). */
+static bool ev_out_remote(const char *path) {
+  return strstr(path, "://") != NULL && strncmp(path, "file://", 7) != 0;
+}
+
+/* ev_out_begin(): see bf_internal.h. */
+vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
+  *local = NULL;
+  if (!ev_out_remote(path)) {
+    vf_status st = ev_mkdir_parent(path, err);
+    if (st == VF_OK && !(*local = vf_strdup(path))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    return st;
+  }
+  if (strncmp(path, "s3://", 5) != 0)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "%s: outputs can be written to local paths and s3:// only", path);
+  const char *td = getenv("TMPDIR");
+  if (!td || !*td) td = "/tmp";
+  char *t = ev_strdupf(err, "%s/vforge-out-XXXXXX", td);
+  if (!t) return VF_ENOMEM;
+  int fd = mkstemp(t);
+  if (fd < 0) {
+    vf_status st = vf_error_set(err, VF_EIO, "cannot create a temporary file in %s for %s: %s", td,
+                                path, strerror(errno));
+    free(t);
+    return st;
+  }
+  close(fd);
+  *local = t;
+  return VF_OK;
+}
+
+/* ev_out_end(): see bf_internal.h. */
+vf_status ev_out_end(const char *path, char *local, vf_status st, vf_error *err) {
+  if (!local) return st;
+  if (ev_out_remote(path)) {
+    if (st == VF_OK) st = io_upload(local, path, err);
+    unlink(local);
+  }
+  free(local);
+  return st;
+}
+
 /* ev_strdupf(): see bf_internal.h. */
 char *ev_strdupf(vf_error *err, const char *fmt, ...) {
   va_list ap;
@@ -203,4 +248,86 @@ char *ev_strdupf(vf_error *err, const char *fmt, ...) {
   va_end(ap2);
   if (!s) vf_error_set(err, VF_ENOMEM, "out of memory");
   return s;
+}
+
+/* ------------------------------------------------------------------ point ids */
+
+/* ev_spec1(): see bf_internal.h. */
+corpus_record_spec ev_spec1(const corpus_record_spec *spec) {
+  corpus_record_spec s = *spec;
+  s.nvectors = 1;
+  s.payload = NULL;
+  s.npayload = 0;
+  s.payload_null_json = NULL;
+  s.skip_bad_rows = true;
+  return s;
+}
+
+/* ev_ids_init(): see bf_internal.h. */
+vf_status ev_ids_init(ev_ids *x, const corpus_files *files, const corpus_record_spec *spec,
+                      const char *what, vf_error *err) {
+  memset(x, 0, sizeof *x);
+  x->files = files;
+  if (!spec) return VF_OK;
+  x->id = spec->id;
+  int ncol = 0;
+  if (x->id) corpus_idexpr_columns(x->id, &ncol);
+  if (x->id && ncol > 0)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "%s: an id_expression that reads columns is not supported here (ids "
+                        "must follow from the file and row: row, vf_point_id(filename, "
+                        "file_row_number), make_point_id(...) of filename/literals and rows)", what);
+  if (x->id && !corpus_idexpr_deterministic(x->id))
+    return vf_error_set(err, VF_EUNSUPPORTED, "%s: uuid() ids differ on every run; ground truth "
+                        "needs ids that follow from the file and row", what);
+  x->bases = vf_calloc(files->n + 1, sizeof *x->bases);
+  if (!x->bases) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  corpus_record_spec s1 = ev_spec1(spec);
+  uint64_t total = 0;
+  vf_status st = VF_OK;
+  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+    x->bases[i] = total;
+    if (files->files[i].dataset) {
+      total += corpus_dataset_part_rows(&files->files[i]);
+      continue;
+    }
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files->files[i], &s1, total, &rr, err);
+    if (st == VF_OK) total += corpus_records_rows(rr);
+    corpus_records_close(rr);
+  }
+  x->bases[files->n] = total;
+  if (st != VF_OK) ev_ids_free(x);
+  return st;
+}
+
+void ev_ids_free(ev_ids *x) {
+  free(x->bases);
+  x->bases = NULL;
+}
+
+static vf_status no_column(void *user, const char *column, corpus_value *out, vf_error *err) {
+  (void)user;
+  (void)out;
+  return vf_error_set(err, VF_EUNSUPPORTED, "id column '%s' is not read here", column);
+}
+
+/* ev_id_text(): see bf_internal.h. */
+void ev_id_text(const ev_ids *x, size_t fi, uint64_t row, char out[37]) {
+  const corpus_file *f = &x->files->files[fi];
+  if (!x->id) {
+    corpus_point_id(f->key, strlen(f->key), row, out);
+    return;
+  }
+  corpus_row_ctx ctx = {.file_key = f->key, .file_key_len = strlen(f->key), .file_row = row,
+                        .global_row = x->bases[fi] + row, .get_column = no_column};
+  corpus_id id;
+  vf_error e;
+  if (corpus_idexpr_eval(x->id, &ctx, &id, &e) != VF_OK) {
+    /* not reached: expressions reading columns are refused by ev_ids_init() */
+    corpus_point_id(f->key, strlen(f->key), row, out);
+    return;
+  }
+  if (id.is_uuid) memcpy(out, id.uuid, 37);
+  else snprintf(out, 37, "%" PRIu64, id.num);
 }

@@ -37,8 +37,37 @@ vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t
 vf_status ev_mkdir_p(const char *dir, vf_error *err);
 /*! ev_mkdir_parent() : create the directory holding `path`. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err);
+/*! ev_out_begin() : where to write the output file `path`: a local path is itself (its
+ *  directory created); an s3:// URI gets a local temporary file (TMPDIR, else /tmp), uploaded by
+ *  ev_out_end.  Other remote schemes are VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
+vf_status ev_out_begin(const char *path, char **local, vf_error *err);
+/*! ev_out_end() : after writing `local` with status `st`: on success upload it to `path` when
+ *  remote (io_upload); always remove the temporary file and free `local`.  @return : st or the
+ *  upload's error. */
+vf_status ev_out_end(const char *path, char *local, vf_status st, vf_error *err);
 /*! ev_strdupf() : a formatted heap string (NULL on failure, with err set). */
 char *ev_strdupf(vf_error *err, const char *fmt, ...) VF_PRINTF(2, 3);
+
+/* Point ids of (file, physical row) keys: vf_point_id(key, row) for parquet corpora, or the id
+ * expression of a record spec (eval_*_opts.records) evaluated on the file key, the row and the
+ * global row (files' rows counted once, in file order). */
+typedef struct ev_ids {
+  const corpus_files *files;
+  const corpus_idexpr *id; /* NULL = vf_point_id(filename, file_row_number) */
+  uint64_t *bases;         /* records: files->n + 1 global row bases; else NULL */
+} ev_ids;
+/*! ev_ids_init() : for `spec` NULL the default ids; else count every file's rows (a dataset
+ *  part's measured rows, else its record reader) for the global row bases.  `what` names the
+ *  command in messages.  @return : VF_EUNSUPPORTED for an id expression that reads columns or
+ *  is not deterministic; reader errors. */
+vf_status ev_ids_init(ev_ids *x, const corpus_files *files, const corpus_record_spec *spec,
+                      const char *what, vf_error *err);
+void ev_ids_free(ev_ids *x);
+/*! ev_id_text() : the id of row `row` of file `fi` as text (an integer id in decimal). */
+void ev_id_text(const ev_ids *x, size_t fi, uint64_t row, char out[37]);
+/*! ev_spec1() : `spec` reduced to its first vector, no payload, bad rows skipped (what the
+ *  eval scans read). */
+corpus_record_spec ev_spec1(const corpus_record_spec *spec);
 
 #endif
 

@@ -11,12 +11,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval/bf_internal.h"
 #include "vforge/index.h"
+#include "vforge/io.h"
+#include "vforge/vecfile.h"
 
 #define EV_MAX_QUERIES ((uint64_t)1 << 26)
 #define EV_MAX_ID 1024
@@ -45,7 +48,33 @@ void ev_corpus_md5(const corpus_files *files, char out[33]) {
   hex16(d, out);
 }
 
+/* md5 of a remote (s3://, hf://, http(s)://) queries file, read through io_open_uri */
+static vf_status remote_md5(const char *uri, char out[33], vf_error *err) {
+  io_source *src = NULL;
+  vf_status st = io_open_uri(uri, &src, err);
+  if (st != VF_OK) return st;
+  vf_md5_ctx c;
+  vf_md5_init(&c);
+  size_t cap = (size_t)4 << 20;
+  uint8_t *buf = vf_malloc(cap);
+  if (!buf) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (uint64_t off = 0; st == VF_OK && off < src->size;) {
+    size_t n = src->size - off < cap ? (size_t)(src->size - off) : cap;
+    st = io_read_at(src, off, buf, n, err);
+    if (st == VF_OK) vf_md5_update(&c, buf, n);
+    off += n;
+  }
+  free(buf);
+  io_close(src);
+  if (st != VF_OK) return st;
+  uint8_t d[16];
+  vf_md5_final(&c, d);
+  hex16(d, out);
+  return VF_OK;
+}
+
 static vf_status file_md5(const char *path, char out[33], vf_error *err) {
+  if (strstr(path, "://") && strncmp(path, "file://", 7) != 0) return remote_md5(path, out, err);
   FILE *fp = fopen(path, "rb");
   if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
   vf_md5_ctx c;
@@ -93,11 +122,65 @@ static vf_status string_leaf(const pqt_file *f, const char *col, int *leaf, vf_e
   return VF_OK;
 }
 
+/* A local vector file as queries (the forms `bench` reads, bench_read.c): an ann-benchmarks
+ * HDF5 bundle's `test`, or .npy / .fbin / .u8bin / .i8bin rows; query i has query_id "<i>".
+ * *is_vec false: not such a file (read as parquet). */
+static vf_status queries_from_vec(const char *path, ev_queries *q, bool *is_vec, vf_error *err) {
+  *is_vec = false;
+  if (strstr(path, "://")) return VF_OK;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return VF_OK; /* the parquet path reports it */
+  uint8_t m[8] = {0};
+  size_t n = fread(m, 1, sizeof m, fp);
+  fclose(fp);
+  vec_dtype t;
+  bool h5 = vec_is_hdf5(m, n);
+  if (!h5 && !(n >= 6 && memcmp(m, "\x93NUMPY", 6) == 0) && !fbin_dtype_of_path(path, &t)) return VF_OK;
+  if (n >= 4 && memcmp(m, "PAR1", 4) == 0) return VF_OK;
+  *is_vec = true;
+  vec_file *f = NULL;
+  vf_status st = h5 ? hdf5_open(path, "test", &f, err) : vec_open_path(path, NULL, &f, err);
+  if (st != VF_OK) return vf_error_prefix(err, "queries file: ");
+  uint64_t rows = vec_rows(f), dim = vec_dim(f);
+  if (rows < 1 || rows > EV_MAX_QUERIES || dim > 1000000)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: %" PRIu64 " queries of dimension %" PRIu64
+                      " (expected 1..%" PRIu64 " queries)", path, rows, dim, EV_MAX_QUERIES);
+  if (st == VF_OK) {
+    q->n = rows;
+    q->dim = (int32_t)dim;
+    q->kind = CORPUS_VEC_DENSE;
+    q->vecs = vf_mallocarray((size_t)(rows * dim), sizeof(float));
+    q->ids = vf_calloc((size_t)rows, sizeof(char *));
+    q->vec_name = vf_strdup(h5 ? "test" : "vector");
+    if (!q->vecs || !q->ids || !q->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  if (st == VF_OK) st = vec_read_rows(f, 0, rows, q->vecs, err);
+  for (uint64_t i = 0; st == VF_OK && i < rows; i++) {
+    q->ids[i] = ev_strdupf(err, "%" PRIu64, i);
+    if (!q->ids[i]) st = VF_ENOMEM;
+  }
+  /* NaN / infinity cannot be ranked */
+  for (uint64_t i = 0; st == VF_OK && i < rows * dim; i++)
+    if (!isfinite(q->vecs[i]))
+      st = vf_error_set(err, VF_ECORRUPT, "%s: query %" PRIu64 " holds NaN or infinity", path, i / dim);
+  vec_close(f);
+  return st;
+}
+
 /* ev_queries_read(): see bf_internal.h. */
 vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err) {
   memset(q, 0, sizeof *q);
   pqt_file *f = NULL;
   vf_status st = file_md5(path, q->md5, err);
+  bool is_vec = false;
+  if (st == VF_OK) {
+    char md5[33];
+    memcpy(md5, q->md5, sizeof md5);
+    st = queries_from_vec(path, q, &is_vec, err);
+    memcpy(q->md5, md5, sizeof md5);
+    if (st != VF_OK) ev_queries_free(q);
+    if (st != VF_OK || is_vec) return st;
+  }
   if (st == VF_OK) st = ev_open_path(path, &f, err);
   int top = -1, idleaf = -1;
   if (st == VF_OK) st = ev_vector_column(f, column, &top, &q->kind, err);
@@ -326,12 +409,14 @@ vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, co
                      {.values = scores, .offsets = off}};
   pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
   pqt_writer *w = NULL;
-  if (st == VF_OK) st = ev_mkdir_parent(path, err);
-  if (st == VF_OK) st = pqt_writer_open(path, cols, 3, &wo, &w, err);
+  char *local = NULL;
+  if (st == VF_OK) st = ev_out_begin(path, &local, err);
+  if (st == VF_OK) st = pqt_writer_open(local, cols, 3, &wo, &w, err);
   for (int i = 0; st == VF_OK && i + 1 < nkv; i += 2) st = pqt_writer_add_kv(w, kv[i], kv[i + 1], err);
   if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)q->n, err);
   if (st == VF_OK) st = pqt_writer_close(w, err);
   else pqt_writer_abort(w);
+  st = ev_out_end(path, local, st, err);
   free(strs);
   free(scores);
   free(off);
@@ -449,12 +534,16 @@ static vf_status merge_partial(pqt_file *f, const ev_queries *q, uint32_t k, ev_
       }
       for (int64_t h = 0; h < c1[r]; h++) {
         int64_t a = ld[1].offsets[v + h], b = ld[1].offsets[v + h + 1];
-        if (b - a != 36) {
+        /* a point id: a UUID (36 chars) or an integer id in decimal (1..20 digits) */
+        bool digits = b - a >= 1 && b - a <= 20;
+        for (int64_t x = a; digits && x < b; x++)
+          digits = ld[1].values.data[x] >= '0' && ld[1].values.data[x] <= '9';
+        if (b - a != 36 && !digits) {
           st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hit id is not a point id", pqt_name(f), qi);
           break;
         }
-        memcpy(add[h].id, ld[1].values.data + a, 36);
-        add[h].id[36] = 0;
+        memcpy(add[h].id, ld[1].values.data + a, (size_t)(b - a));
+        add[h].id[b - a] = 0;
         memcpy(&add[h].score, ld[2].values.data + (size_t)(v + h) * 4, 4);
         if (h > 0 && hit_cmp(&add[h - 1], &add[h]) > 0) {
           st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hits are not in order", pqt_name(f), qi);
@@ -507,19 +596,39 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   uint32_t jobs = 0;
   if (!dir || !best || !nbest) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   /* the number of jobs: from the first partial found in the directory */
+  /* remote partials (s3://): the directory is a listing */
+  bool remote = dir && strstr(dir, "://") && strncmp(dir, "file://", 7) != 0;
+  io_listing rl = {0};
   if (st == VF_OK) {
-    DIR *dp = opendir(dir);
-    if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, strerror(errno));
     char first_name[300] = "";
-    struct dirent *de;
-    while (st == VF_OK && (de = readdir(dp)) != NULL) {
-      unsigned r;
-      char tail[16];
-      if (sscanf(de->d_name, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
-          (first_name[0] == 0 || strcmp(de->d_name, first_name) < 0))
-        snprintf(first_name, sizeof first_name, "%s", de->d_name);
+    if (remote) {
+      char *lp = ev_strdupf(err, "%s/", dir);
+      st = lp ? io_list(lp, &rl, err) : VF_ENOMEM;
+      free(lp);
+      if (st == VF_ENOTFOUND)
+        st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s", dir);
+      for (size_t i = 0; st == VF_OK && i < rl.n; i++) {
+        const char *nm = strrchr(rl.entries[i].uri, '/');
+        nm = nm ? nm + 1 : rl.entries[i].uri;
+        unsigned r;
+        char tail[16];
+        if (sscanf(nm, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
+            (first_name[0] == 0 || strcmp(nm, first_name) < 0))
+          snprintf(first_name, sizeof first_name, "%s", nm);
+      }
+    } else {
+      DIR *dp = opendir(dir);
+      if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, strerror(errno));
+      struct dirent *de;
+      while (st == VF_OK && (de = readdir(dp)) != NULL) {
+        unsigned r;
+        char tail[16];
+        if (sscanf(de->d_name, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
+            (first_name[0] == 0 || strcmp(de->d_name, first_name) < 0))
+          snprintf(first_name, sizeof first_name, "%s", de->d_name);
+      }
+      if (dp) closedir(dp);
     }
-    if (dp) closedir(dp);
     if (st == VF_OK && !first_name[0]) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no rank*.parquet in %s", dir);
     if (st == VF_OK) {
       char *p0 = ev_strdupf(err, "%s/%s", dir, first_name);
@@ -544,13 +653,20 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
       st = VF_ENOMEM;
       break;
     }
-    FILE *fp = fopen(p, "rb");
-    if (!fp) {
+    bool present = false;
+    if (remote) {
+      for (size_t i = 0; i < rl.n && !present; i++)
+        present = strcmp(rl.entries[i].uri, p) == 0;
+    } else {
+      FILE *fp = fopen(p, "rb");
+      present = fp != NULL;
+      if (fp) fclose(fp);
+    }
+    if (!present) {
       st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: partial rank%03u of %u is missing (%s)", r, jobs, p);
       free(p);
       break;
     }
-    fclose(fp);
     pqt_file *f = NULL;
     char rs[16], js[16];
     snprintf(rs, sizeof rs, "%u", r);
@@ -584,6 +700,7 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
     out->files = jobs;
   }
   out->seconds = vf_now() - t0;
+  io_listing_free(&rl);
   ev_kv_free(kv, nkv);
   free(path);
   free(metric);

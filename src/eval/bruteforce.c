@@ -34,6 +34,7 @@
 
 typedef struct bf_scan {
   const corpus_files *files;
+  const ev_ids *ids;
   corpus_distance metric;
   size_t d;
   uint64_t nq;
@@ -51,6 +52,8 @@ typedef struct bf_scan {
   const uint8_t *null_rows;
   size_t nrows;
   int64_t key0;        /* key of row 0 of the block */
+  const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
+  uint64_t key_hi;
   const idx_kernels *kern;
 } bf_scan;
 
@@ -63,13 +66,11 @@ typedef struct bf_worker {
 
 /* tie order: the point id text of each key */
 static int bf_tie(const void *user, int64_t a, int64_t b) {
-  const corpus_files *files = user;
+  const ev_ids *ids = user;
   char ia[37], ib[37];
-  const corpus_file *fa = &files->files[(size_t)((uint64_t)a >> BF_KEY_SHIFT)];
-  const corpus_file *fb = &files->files[(size_t)((uint64_t)b >> BF_KEY_SHIFT)];
   uint64_t mask = ((uint64_t)1 << BF_KEY_SHIFT) - 1;
-  corpus_point_id(fa->key, strlen(fa->key), (uint64_t)a & mask, ia);
-  corpus_point_id(fb->key, strlen(fb->key), (uint64_t)b & mask, ib);
+  ev_id_text(ids, (size_t)((uint64_t)a >> BF_KEY_SHIFT), (uint64_t)a & mask, ia);
+  ev_id_text(ids, (size_t)((uint64_t)b >> BF_KEY_SHIFT), (uint64_t)b & mask, ib);
   return strcmp(ia, ib);
 }
 
@@ -77,6 +78,10 @@ static double sumsq(const float *v, size_t d) {
   double s = 0;
   for (size_t i = 0; i < d; i++) s += (double)v[i] * (double)v[i];
   return s;
+}
+
+static const char *kind_name(corpus_vec_kind k) {
+  return k == CORPUS_VEC_SPARSE ? "sparse" : k == CORPUS_VEC_MULTI ? "a multivector" : "dense";
 }
 
 /* the one exact kernel: double accumulation in index order, rounded to float once */
@@ -184,7 +189,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (s->null_rows && s->null_rows[rj]) continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
-        idx_topk_push(h, e, s->key0 + (int64_t)rj);
+        idx_topk_push(h, e, s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj);
         if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
       }
     }
@@ -224,6 +229,10 @@ static void *worker_run(void *arg) {
 typedef struct bf_slot {
   pqt_leaf_data leaf;
   pqt_dense dense;
+  corpus_batch bt;     /* records: the decoded batch */
+  const float *data;   /* n*d: dense.data or the batch's vectors */
+  const uint8_t *null_rows;
+  uint64_t skipped;    /* records: rows the reader dropped as bad */
   float *xn, *xnorm;
   double *xx;
   size_t cap, n, fi;
@@ -245,18 +254,48 @@ typedef struct bf_reader {
   vf_error err;
   char *vec_name;
   uint64_t files_read;
+  const corpus_record_spec *spec; /* records: one vector, bad rows skipped; else NULL */
+  const ev_ids *ids;
 } bf_reader;
+
+/* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
+static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
+                            vf_error *err);
 
 static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int rg, size_t fi,
                            int64_t first, vf_error *err) {
-  size_t d = r->d;
   int32_t dim = r->dim;
   vf_status st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
   if (st != VF_OK) return st;
   if (dim != r->dim)
     return vf_error_set(err, VF_ECORRUPT, "%s: vectors have dimension %d but the queries %d",
                         r->files->files[fi].key, dim, r->dim);
-  size_t n = (size_t)sl->dense.rows;
+  sl->data = sl->dense.data;
+  sl->null_rows = sl->dense.null_rows;
+  sl->skipped = 0;
+  return slot_norms(r, sl, (size_t)sl->dense.rows, fi, first, err);
+}
+
+/* records: row group `rg` of an open record reader (rows it rejects are skipped, counted) */
+static vf_status fill_slot_records(bf_reader *r, bf_slot *sl, corpus_records *rr, int rg,
+                                   size_t fi, vf_error *err) {
+  uint64_t skipped = 0;
+  vf_status st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &sl->bt,
+                                     &skipped, err);
+  if (st != VF_OK) return st;
+  const corpus_vec_batch *vb = &sl->bt.vectors[0];
+  if (sl->bt.n && vb->dim != r->dim)
+    return vf_error_set(err, VF_ECORRUPT, "%s: vectors have dimension %d but the queries %d",
+                        r->files->files[fi].key, vb->dim, r->dim);
+  sl->data = vb->dense;
+  sl->null_rows = vb->null_rows;
+  sl->skipped = skipped;
+  return slot_norms(r, sl, sl->bt.n, fi, 0, err);
+}
+
+static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
+                            vf_error *err) {
+  size_t d = r->d;
   bool cos = r->o->metric == CORPUS_COSINE;
   if (n > sl->cap) {
     free(sl->xn);
@@ -272,11 +311,11 @@ static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int 
     }
   }
   for (size_t j = 0; j < n; j++) {
-    sl->xx[j] = sumsq(sl->dense.data + j * d, d);
+    sl->xx[j] = sumsq(sl->data + j * d, d);
     sl->xnorm[j] = (float)sqrt(sl->xx[j]);
   }
-  if (cos) {
-    memcpy(sl->xn, sl->dense.data, sizeof(float) * d * n);
+  if (cos && n) {
+    memcpy(sl->xn, sl->data, sizeof(float) * d * n);
     idx_normalize_rows(sl->xn, n, d);
   }
   sl->n = n;
@@ -306,7 +345,25 @@ static void *reader_run(void *arg) {
   const eval_bf_opts *o = r->o;
   int si = 0;
   vf_status st = VF_OK;
-  for (size_t fi = 0; st == VF_OK && fi < r->files->n; fi++) {
+  for (size_t fi = 0; st == VF_OK && r->spec && fi < r->files->n; fi++) {
+    if (fi % r->jobs != o->job_rank) continue;
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err);
+    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
+    if (st == VF_OK) r->files_read++;
+    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+      if (!wait_empty(r, si)) {
+        corpus_records_close(rr);
+        return NULL;
+      }
+      st = fill_slot_records(r, &r->slot[si], rr, rg, fi, &r->err);
+      if (st != VF_OK) break;
+      publish(r, si, 1);
+      si ^= 1;
+    }
+    corpus_records_close(rr);
+  }
+  for (size_t fi = 0; st == VF_OK && !r->spec && fi < r->files->n; fi++) {
     if (fi % r->jobs != o->job_rank) continue;
     pqt_file *f = NULL;
     int top = -1;
@@ -429,7 +486,8 @@ static void *mv_run(void *arg) {
 
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
-                         const ev_queries *q, idx_topk *heaps, int threads, char **vec_name,
+                         const ev_queries *q, idx_topk *heaps, int threads,
+                         const corpus_record_spec *rspec, const ev_ids *ids, char **vec_name,
                          eval_bf_result *out, vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
@@ -446,9 +504,10 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   vf_status st = VF_OK;
   if (!qnorm || !wk || !tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
-  const char *col = o->column ? o->column : q->vec_name;
+  const char *col = rspec ? rspec->vectors[0].name : o->column ? o->column : q->vec_name;
   corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
+  if (rspec) spec = *rspec;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   if (st == VF_OK) {
@@ -458,7 +517,7 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     if (fi % jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, 0, &rr, err);
+    st = corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err);
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) out->files++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -550,12 +609,33 @@ static const char *bf_size(uint64_t bytes, char out[32]) {
 }
 
 static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
-                           const ev_queries *q, const char *column, int *threads, vf_error *err) {
+                           const ev_queries *q, const char *column, const corpus_record_spec *rspec,
+                           const ev_ids *ids, int *threads, vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
   bool cos = o->metric == CORPUS_COSINE;
-  for (size_t fi = 0; fi < files->n; fi++) {
+  /* records (a config, a dataset): the reader's row groups; a batch holds the decoded vectors,
+   * the float matrix (+ its copy) and per-row bookkeeping */
+  for (size_t fi = 0; rspec && fi < files->n; fi++) {
+    if (fi % jobs != o->job_rank) continue;
+    corpus_records *rr = NULL;
+    vf_status st = corpus_records_open(&files->files[fi], rspec, ids->bases[fi], &rr, err);
+    if (st != VF_OK) return st;
+    int nrg = corpus_records_row_groups(rr);
+    for (int rg = 0; rg < nrg; rg++) {
+      uint64_t a = corpus_records_row_group_first(rr, rg);
+      uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
+      uint64_t rows = b > a ? b - a : 0, dense = rows * d * 4;
+      uint64_t need = 2 * dense + dense * (cos ? 2 : 1) + rows * 64;
+      if (need > slot) {
+        slot = need;
+        slot_rows = rows;
+      }
+    }
+    corpus_records_close(rr);
+  }
+  for (size_t fi = 0; !rspec && fi < files->n; fi++) {
     if (fi % jobs != o->job_rank) continue;
     pqt_file *f = NULL;
     int top = -1;
@@ -626,10 +706,21 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if (files->n >= ((size_t)1 << 23))
     return vf_error_set(err, VF_EUSAGE, "brute-force: too many files (%zu)", files->n);
   ev_queries q;
-  vf_status st = ev_queries_read(o->queries, o->column, &q, err);
+  ev_ids ids;
+  corpus_record_spec spec1 = o->records ? ev_spec1(o->records) : (corpus_record_spec){0};
+  vf_status st = ev_ids_init(&ids, files, o->records, "brute-force", err);
   if (st != VF_OK) return st;
+  st = ev_queries_read(o->queries, o->column, &q, err);
+  if (st != VF_OK) {
+    ev_ids_free(&ids);
+    return st;
+  }
   bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
-  if (q.kind == CORPUS_VEC_SPARSE && o->metric != CORPUS_DOT)
+  if (o->records && q.kind != o->records->vectors[0].kind)
+    st = vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
+                      "of the corpus is %s", q.vec_name, kind_name(q.kind),
+                      o->records->vectors[0].name, kind_name(o->records->vectors[0].kind));
+  else if (q.kind == CORPUS_VEC_SPARSE && o->metric != CORPUS_DOT)
     st = vf_error_set(err, VF_EUSAGE, "brute-force: sparse column '%s' is scored with dot, not %s",
                       q.vec_name, idx_metric_name(o->metric));
   else if (multi && o->metric != CORPUS_COSINE && o->metric != CORPUS_DOT)
@@ -637,18 +728,20 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
                       "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
   if (st != VF_OK) {
     ev_queries_free(&q);
+    ev_ids_free(&ids);
     return st;
   }
   int threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  st = bf_budget(files, o, jobs, &q, o->column, &threads, err);
+  st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
   if (st != VF_OK) {
     ev_queries_free(&q);
+    ev_ids_free(&ids);
     return st;
   }
   size_t d = (size_t)q.dim;
-  bf_scan s = {.files = files, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
+  bf_scan s = {.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
                .kern = idx_kernels_active()};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
@@ -660,7 +753,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
-    st = idx_topk_init(&s.heaps[i], o->k, bf_tie, files, err);
+    st = idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err);
   }
   if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
     s.qn = vf_mallocarray(q.n ? q.n : 1, sizeof(float) * d);
@@ -689,6 +782,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.jobs = jobs;
   rd.dim = q.dim;
   rd.d = d;
+  rd.spec = o->records ? &spec1 : NULL;
+  rd.ids = &ids;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
   pthread_cond_init(&rd.cv, NULL);
@@ -700,7 +795,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
   bool reader_started = false;
-  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, &rd.vec_name, out, err);
+  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, out, err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -713,13 +808,15 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     int state = sl->state;
     pthread_mutex_unlock(&rd.mu);
     if (state != 1) break; /* 2: end, 3: error (reported after the join) */
-    s.x = sl->dense.data;
-    s.xn = o->metric == CORPUS_COSINE ? sl->xn : sl->dense.data;
+    s.x = sl->data;
+    s.xn = o->metric == CORPUS_COSINE ? sl->xn : sl->data;
     s.xx = sl->xx;
     s.xnorm = sl->xnorm;
-    s.null_rows = sl->dense.null_rows;
+    s.null_rows = sl->null_rows;
     s.nrows = sl->n;
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
+    s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
+    s.rows = rd.spec ? sl->bt.file_rows : NULL;
     for (int t = 1; t < threads; t++)
       if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
         worker_run(&wk[t]);
@@ -728,7 +825,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     worker_run(&wk[0]);
     for (int t = 1; t < threads; t++)
       if (tid[t]) pthread_join(tid[t], NULL);
-    out->rows_scanned += sl->n;
+    out->rows_scanned += sl->n + sl->skipped;
+    out->rows_skipped += sl->skipped;
     vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
                       .files_done = sl->fi / jobs, .files_total = files_in_job,
                       .elapsed_s = vf_now() - t0};
@@ -765,10 +863,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
       nhits[i] = (uint32_t)nh;
       for (size_t h = 0; h < nh; h++) {
         uint64_t key = (uint64_t)tmp[h].key;
-        const corpus_file *cf = &files->files[(size_t)(key >> BF_KEY_SHIFT)];
         ev_hit *e = &hits[i * o->k + h];
         e->score = tmp[h].score;
-        corpus_point_id(cf->key, strlen(cf->key), key & (((uint64_t)1 << BF_KEY_SHIFT) - 1), e->id);
+        ev_id_text(&ids, (size_t)(key >> BF_KEY_SHIFT), key & (((uint64_t)1 << BF_KEY_SHIFT) - 1), e->id);
       }
     }
     free(tmp);
@@ -780,7 +877,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     char cmd5[33];
     ev_corpus_md5(files, cmd5);
     bool partial = o->num_jobs > 0;
-    const char *col = o->column ? o->column : (vec_name ? vec_name : q.vec_name);
+    const char *col = o->records ? o->records->vectors[0].name
+                      : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
     st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, jobs, o->job_rank, partial, &kv, &nkv, err);
     if (st == VF_OK) {
       if (o->output) path = vf_strdup(o->output);
@@ -809,6 +907,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   for (int i = 0; i < 2; i++) {
     pqt_leaf_data_free(&rd.slot[i].leaf);
     pqt_dense_free(&rd.slot[i].dense);
+    corpus_batch_free(&rd.slot[i].bt);
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
@@ -824,5 +923,6 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   free(s.qq);
   free(s.qnorm);
   ev_queries_free(&q);
+  ev_ids_free(&ids);
   return st;
 }

@@ -178,7 +178,9 @@ typedef struct qgen {
   int64_t *moff;   /* multivector: n+1 offsets into the vectors in mvals; sparse: into sidx/mvals */
   vf_buf mvals;    /* multivector: the floats of every query's vectors; sparse: the values */
   vf_buf sidx;     /* sparse: the uint32 indices */
-  vf_buf ids;      /* n * 36 */
+  vf_buf ids;      /* query ids, id_off[i] .. id_off[i+1] */
+  int64_t *id_off;
+  ev_ids idmap;    /* how rows become ids */
   vf_buf keys;     /* source keys */
   int64_t *key_off;
   int64_t *src_rows;
@@ -354,6 +356,7 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       char id[37];
       corpus_point_id(cf->key, strlen(cf->key), frow, id);
       st = vf_buf_append(&g->ids, id, 36, err);
+      g->id_off[i + 1] = (int64_t)g->ids.len;
       if (st == VF_OK) st = vf_buf_append(&g->keys, cf->key, strlen(cf->key), err);
       g->key_off[i + 1] = (int64_t)g->keys.len;
       g->src_rows[i] = (int64_t)frow;
@@ -403,18 +406,97 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
   return st;
 }
 
+/* records (eval_queries_opts.records): the sampled rows of file fi through the record reader */
+static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *next, vf_error *err) {
+  const corpus_file *cf = &g->files->files[fi];
+  corpus_record_spec spec = ev_spec1(g->o->records);
+  corpus_vec_kind kind = g->kind;
+  corpus_records *rr = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  vf_status st = corpus_records_open(cf, &spec, base, &rr, err);
+  int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
+  for (int rg = 0; st == VF_OK && rg < nrg && *next < g->n; rg++) {
+    uint64_t a = corpus_records_row_group_first(rr, rg);
+    uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
+    uint64_t hi = base + b;
+    if (g->rows[*next] >= hi) continue;
+    g->rg_read++;
+    st = corpus_records_read(rr, rg, a, &bt, NULL, err);
+    if (st != VF_OK) break;
+    const corpus_vec_batch *vb = &bt.vectors[0];
+    if (kind != CORPUS_VEC_SPARSE && bt.n) {
+      if (g->dim && vb->dim != g->dim) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
+                          cf->key, g->vec_name, vb->dim, g->dim);
+        break;
+      }
+      g->dim = vb->dim;
+    }
+    if (kind == CORPUS_VEC_DENSE && !g->vecs && g->dim > 0) {
+      g->vecs = vf_mallocarray(g->n, sizeof(float) * (size_t)g->dim);
+      if (!g->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n);
+    }
+    uint64_t q = *next, i = g->done;
+    size_t bj = 0;
+    for (; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
+      uint64_t frow = g->rows[q] - base;
+      while (bj < bt.n && bt.file_rows[bj] < frow) bj++;
+      bool have = bj < bt.n && bt.file_rows[bj] == frow && !(vb->null_rows && vb->null_rows[bj]);
+      if (kind == CORPUS_VEC_DENSE) {
+        if (!have || !g->vecs) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null "
+                            "or invalid '%s' vector", cf->key, frow, g->vec_name);
+          break;
+        }
+        memcpy(g->vecs + i * (size_t)g->dim, vb->dense + bj * (size_t)g->dim,
+               sizeof(float) * (size_t)g->dim);
+      } else {
+        int64_t c = have ? vb->offsets[bj + 1] - vb->offsets[bj] : 0;
+        if (c < 1) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null, "
+                            "empty or invalid '%s' %s", cf->key, frow, g->vec_name,
+                            kind == CORPUS_VEC_SPARSE ? "sparse vector" : "multivector");
+          break;
+        }
+        g->moff[i + 1] = g->moff[i] + c;
+        if (kind == CORPUS_VEC_SPARSE) {
+          st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
+          if (st == VF_OK)
+            st = vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err);
+        } else {
+          st = vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
+                             sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+        }
+      }
+      char id[37];
+      ev_id_text(&g->idmap, fi, frow, id);
+      if (st == VF_OK) st = vf_buf_append(&g->ids, id, strlen(id), err);
+      g->id_off[i + 1] = (int64_t)g->ids.len;
+      if (st == VF_OK) st = vf_buf_append(&g->keys, cf->key, strlen(cf->key), err);
+      g->key_off[i + 1] = (int64_t)g->keys.len;
+      g->src_rows[i] = (int64_t)frow;
+    }
+    if (st == VF_OK) {
+      g->done = i;
+      *next = q;
+    }
+  }
+  corpus_records_close(rr);
+  corpus_batch_free(&bt);
+  return st;
+}
+
 static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
   int nc = 4 + g->ncols;
   pqt_wcolumn *cols = vf_calloc((size_t)nc, sizeof *cols);
   pqt_wbatch *b = vf_calloc((size_t)nc, sizeof *b);
-  int64_t *id_off = vf_mallocarray(g->n + 1, sizeof(int64_t));
-  if (!cols || !b || !id_off) {
+  const int64_t *id_off = g->id_off;
+  if (!cols || !b) {
     free(cols);
     free(b);
-    free(id_off);
     return vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  for (uint64_t i = 0; i <= g->n; i++) id_off[i] = (int64_t)(i * 36);
   cols[0] = (pqt_wcolumn){"query_id", PQT_W_STRING, false, 0};
   cols[1] = (pqt_wcolumn){"__source_file__", PQT_W_STRING, false, 0};
   cols[2] = (pqt_wcolumn){"__source_row__", PQT_W_INT64, false, 0};
@@ -426,7 +508,6 @@ static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
     if (!inner) {
       free(cols);
       free(b);
-      free(id_off);
       return vf_error_set(err, VF_ENOMEM, "out of memory");
     }
     for (uint64_t v = 0; v <= nv; v++) inner[v] = (int64_t)(v * (uint64_t)g->dim);
@@ -453,14 +534,15 @@ static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
   if (!g->keys.data) b[1].bytes = (const uint8_t *)"";
   pqt_writer *w = NULL;
   pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
-  vf_status st = ev_mkdir_parent(path, err);
-  if (st == VF_OK) st = pqt_writer_open(path, cols, nc, &wo, &w, err);
+  char *local = NULL;
+  vf_status st = ev_out_begin(path, &local, err);
+  if (st == VF_OK) st = pqt_writer_open(local, cols, nc, &wo, &w, err);
   if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)g->n, err);
   if (st == VF_OK) st = pqt_writer_close(w, err);
   else pqt_writer_abort(w);
+  st = ev_out_end(path, local, st, err);
   free(cols);
   free(b);
-  free(id_off);
   free(inner);
   return st;
 }
@@ -472,19 +554,32 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
   if (o->n == 0 || o->n > QG_MAX_N)
     return vf_error_set(err, VF_EUSAGE, "generate-queries: -n must be 1..%" PRIu64, QG_MAX_N);
   qgen g = {.files = files, .o = o, .n = o->n};
-  vf_status st = VF_OK;
+  if (o->records && o->ncolumns > 0)
+    return vf_error_set(err, VF_EUNSUPPORTED, "generate-queries: --columns reads parquet corpora "
+                        "only (not a config, dataset or vector file)");
+  vf_status st = ev_ids_init(&g.idmap, files, o->records, "generate-queries", err);
+  if (st != VF_OK) return st;
   uint64_t *bases = vf_mallocarray(files->n + 1, sizeof(uint64_t));
-  if (!bases) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!bases) {
+    ev_ids_free(&g.idmap);
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  if (o->records) {
+    memcpy(bases, g.idmap.bases, (files->n + 1) * sizeof *bases);
+    g.kind = o->records->vectors[0].kind;
+    g.vec_name = vf_strdup(o->records->vectors[0].name);
+    if (!g.vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
   /* pass 1: rows per file (footers only) */
-  uint64_t total = 0;
-  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+  uint64_t total = o->records ? bases[files->n] : 0;
+  for (size_t i = 0; st == VF_OK && !o->records && i < files->n; i++) {
     pqt_file *f = NULL;
     bases[i] = total;
     st = ev_open(&files->files[i], &f, err);
     if (st == VF_OK) total += (uint64_t)pqt_meta(f)->num_rows;
     pqt_close(f);
   }
-  bases[files->n] = total;
+  if (!o->records) bases[files->n] = total;
   out->corpus_rows = total;
   if (st == VF_OK && o->n > total)
     st = vf_error_set(err, VF_EUSAGE, "generate-queries: -n %" PRIu64 " exceeds the corpus's %" PRIu64 " rows",
@@ -503,11 +598,12 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     g.ncols = o->ncolumns;
     g.cols = vf_calloc((size_t)(g.ncols ? g.ncols : 1), sizeof *g.cols);
     g.key_off = vf_calloc(g.n + 1, sizeof(int64_t));
+    g.id_off = vf_calloc(g.n + 1, sizeof(int64_t));
     g.src_rows = vf_calloc(g.n, sizeof(int64_t));
     g.moff = vf_calloc(g.n + 1, sizeof(int64_t));
     vf_buf_init(&g.mvals, 0);
     vf_buf_init(&g.sidx, 0);
-    if (!g.cols || !g.key_off || !g.src_rows || !g.moff) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (!g.cols || !g.key_off || !g.id_off || !g.src_rows || !g.moff) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     vf_buf_init(&g.ids, 0);
     vf_buf_init(&g.keys, 0);
     for (int c = 0; st == VF_OK && c < g.ncols; c++) {
@@ -524,7 +620,8 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
   uint64_t next = 0;
   for (size_t i = 0; st == VF_OK && i < files->n && next < g.n; i++) {
     if (g.rows[next] >= bases[i + 1]) continue;
-    st = gather_file(&g, i, bases[i], &next, err);
+    st = o->records ? gather_records(&g, i, bases[i], &next, err)
+                    : gather_file(&g, i, bases[i], &next, err);
   }
   if (st == VF_OK && next != g.n)
     st = vf_error_set(err, VF_EINTERNAL, "generate-queries: gathered %" PRIu64 " of %" PRIu64 " rows", next, g.n);
@@ -558,6 +655,8 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
   vf_buf_free(&g.ids);
   vf_buf_free(&g.keys);
   free(g.key_off);
+  free(g.id_off);
+  ev_ids_free(&g.idmap);
   free(g.src_rows);
   free(g.moff);
   vf_buf_free(&g.mvals);

@@ -547,22 +547,30 @@ vf_status vec_open_path(const char *path, const vec_open_opts *opts, vec_file **
                         vf_error *err) {
   *out = NULL;
   io_source *src = NULL;
+  vec_dtype bt;
+  bool is_bin = fbin_dtype_of_path(path, &bt);
   vf_status st = io_open_local(path, &src, err);
   if (st != VF_OK) return st;
-  uint8_t m[6] = {0};
+  if (is_bin) return fbin_open(src, bt, out, err);
+  uint8_t m[8] = {0};
   size_t n = src->size < sizeof m ? (size_t)src->size : sizeof m;
   if ((st = io_read_at(src, 0, m, n, err)) != VF_OK) {
     io_close(src);
     return st;
   }
   if (n >= 6 && memcmp(m, "\x93NUMPY", 6) == 0) return npy_open(src, out, err);
+  if (vec_is_hdf5(m, n)) {
+    io_close(src);
+    return hdf5_open(path, "train", out, err);
+  }
   if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) return idx_open(src, opts, out, err);
   if (n >= 4 && m[0] == 0 && m[1] == 0 &&
       (m[2] == 0x08 || m[2] == 0x09 || m[2] == 0x0B || m[2] == 0x0C || m[2] == 0x0D ||
        m[2] == 0x0E))
     return idx_open(src, opts, out, err);
   st = vf_error_set(err, VF_EUNSUPPORTED,
-                    "%s: not a vector file vforge reads (.npy, IDX or gzipped IDX; first bytes "
+                    "%s: not a vector file vforge reads (.npy, IDX, gzipped IDX, HDF5, or .fbin/.u8bin/"
+                    ".i8bin/.ibin by name; first bytes "
                     "%02x %02x %02x %02x)",
                     src->name, m[0], m[1], m[2], m[3]);
   io_close(src);

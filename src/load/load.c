@@ -85,11 +85,6 @@ static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_erro
   if (o->num_jobs < 1 || o->job_rank < 0 || o->job_rank >= o->num_jobs)
     return vf_error_set(err, VF_EUSAGE, "--job-rank must be in 0..%d (--num-jobs %d), got %d",
                         o->num_jobs - 1, o->num_jobs, o->job_rank);
-  if (cfg->datasource.form == VF_CFG_DS_DATASET)
-    return vf_error_set(err, VF_EUNSUPPORTED,
-                        "%s: `type: dataset` datasources cannot be loaded by this build "
-                        "(parquet corpora only)",
-                        cfg->name ? cfg->name : "config");
   if (!o->store_type && cfg->vectorstore.type == VF_CFG_STORE_QDRANT &&
       (!cfg->vectorstore.url || !cfg->vectorstore.url[0]))
     return vf_error_set(err, VF_ECONFIG, "%s: vectorstore.url is required for type qdrant",
@@ -137,6 +132,12 @@ static vf_status read_rows(ld_setup *s, vf_error *err) {
   if (!s->rows || !s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
+    if (s->files.files[i].dataset) { /* a dataset part: measured when the parts were resolved */
+      s->base[i] = total;
+      s->rows[i] = corpus_dataset_part_rows(&s->files.files[i]);
+      total += s->rows[i];
+      continue;
+    }
     pqt_file *f = NULL;
     vf_status st = open_file(&s->files.files[i], &f, err);
     if (st != VF_OK) return st;
@@ -181,7 +182,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   }
   for (int i = 0; i < s->nvec && st == VF_OK; i++) {
     const vf_cfg_vector *v = &cfg->vectors[i];
-    if (!v->column)
+    if (!v->column && v->source != VF_CFG_COMPONENT_VECTORS)
       return vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", cfg->name, v->line, v->name);
     s->vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
     s->vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
@@ -352,6 +353,10 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     }
     if (!pf->completed) rows_total += pf->row_end - pf->row_begin;
   }
+  if (st == VF_OK && o->offset > 0 && o->offset >= stream)
+    st = vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
+                      "files hold %" PRIu64 " rows (rows 0..%" PRIu64 ")", o->offset, stream,
+                      stream ? stream - 1 : 0);
   if (st == VF_OK && !current_found)
     st = vf_error_set(err, VF_EUSAGE, "%s: the file in progress, %s, is not among this worker's "
                       "files any more (did the corpus change?); remove the state to start over",

@@ -317,8 +317,6 @@ VF_TEST(dataset_components) {
                              "\"exclude\":null,\"fill_null\":null,\"cache\":\"evict\"}"));
   CHECK(json && strstr(json, "\"fill_null\":0,\"cache\":\"keep\""));
   free(json);
-  corpus_files files;
-  CHECK_STATUS(vf_config_files(&c, &files, &err), VF_EUSAGE);
   vf_config_free(&c);
 
   /* literal braces, a start offset and a single-file component */

@@ -1,0 +1,145 @@
+/*
+ * cli_corpus.c — the corpus a command's URI argument names (generate-queries, brute-force,
+ * brute-force-merge; `index build` later): a parquet corpus URI, a YAML load config or a single
+ * vector file.
+ *
+ * A config gives its datasource's files through vf_config_files() (uri, file_list or a
+ * `type: dataset` with parts), one `vectors:` entry (--column NAME among several) and the
+ * id expression; every file is then read through corpus_records_open() with that spec, so a
+ * dataset part pairs its vectors with its payload exactly as `load` does.  A single vector file
+ * (.npy, .fbin/.u8bin/.i8bin, .hdf5/.h5 — its `train`) becomes a one-part dataset with
+ * `id_expression: row` (point id = row number), the ids `load` stores for such a config and
+ * that `bench` maps ann-benchmarks `neighbors` / big-ann ground truth to.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "vforge/vecfile.h"
+
+static bool ends_with(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n >= m && strcasecmp(s + n - m, suf) == 0;
+}
+
+static bool is_remote(const char *uri) {
+  return strstr(uri, "://") != NULL && strncmp(uri, "file://", 7) != 0;
+}
+
+/* the vector-file format of a local path by its name: "npy", "fbin", "hdf5" or NULL */
+static const char *vecfile_format(const char *uri) {
+  if (is_remote(uri)) return NULL;
+  if (ends_with(uri, ".npy")) return "npy";
+  if (ends_with(uri, ".fbin") || ends_with(uri, ".u8bin") || ends_with(uri, ".i8bin")) return "fbin";
+  if (ends_with(uri, ".hdf5") || ends_with(uri, ".h5")) return "hdf5";
+  return NULL;
+}
+
+/* append `s` as a YAML single-quoted scalar ('' for ', $$ for $: values are ${VAR}-expanded) */
+static vf_status yaml_quoted(vf_buf *b, const char *s, vf_error *err) {
+  vf_status st = vf_buf_append(b, "'", 1, err);
+  for (const char *p = s; st == VF_OK && *p; p++) {
+    if (*p == '\'') st = vf_buf_append(b, "''", 2, err);
+    else if (*p == '$') st = vf_buf_append(b, "$$", 2, err);
+    else if ((unsigned char)*p < 0x20)
+      st = vf_error_set(err, VF_EUSAGE, "%s: a path with control characters is not supported", s);
+    else st = vf_buf_append(b, p, 1, err);
+  }
+  if (st == VF_OK) st = vf_buf_append(b, "'", 1, err);
+  return st;
+}
+
+/* a one-part dataset config over the vector file `path` (format fmt) */
+static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cfg, vf_error *err) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: no such vector file", path);
+  fclose(fp);
+  /* an ann-benchmarks bundle names its metric; anything else defaults to cosine */
+  const char *dist = "cosine";
+  if (strcmp(fmt, "hdf5") == 0) {
+    char *m = NULL;
+    vf_error e2;
+    if (hdf5_root_attr(path, "distance", &m, &e2) == VF_OK && m) {
+      if (!strcmp(m, "euclidean") || !strcmp(m, "l2")) dist = "euclid";
+      else if (!strcmp(m, "dot") || !strcmp(m, "ip")) dist = "dot";
+    }
+    free(m);
+  }
+  vf_buf y;
+  vf_buf_init(&y, 512);
+  vf_status st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: %s}\n"
+                               "datasource:\n  type: dataset\n  id_expression: row\n"
+                               "  vectors: {format: %s, path: ", dist, fmt);
+  if (st == VF_OK) st = yaml_quoted(&y, path, err);
+  if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
+  if (st == VF_OK) st = vf_config_parse((const char *)y.data, y.len, path, cfg, err);
+  vf_buf_free(&y);
+  return st;
+}
+
+/* cli_corpus_open(): see cli.h. */
+vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
+                          cli_corpus *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *fmt = vecfile_format(uri);
+  bool yaml = !is_remote(uri) && (ends_with(uri, ".yaml") || ends_with(uri, ".yml"));
+  if (!fmt && !yaml) return corpus_discover(uri, id_root, &out->files, err);
+  vf_status st = yaml ? vf_config_load(uri, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
+  vf_config *cfg = &out->cfg;
+  if (st == VF_OK && id_root && !cfg->datasource.id_root && !(cfg->datasource.id_root = vf_strdup(id_root)))
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  /* the vector: --column names a `vectors:` entry (for a vector file, the only one) */
+  const vf_cfg_vector *v = NULL;
+  if (st == VF_OK) {
+    if (column && yaml) {
+      v = vf_config_find_vector(cfg, column);
+      if (!v) {
+        vf_buf names;
+        vf_buf_init(&names, 256);
+        for (size_t i = 0; i < cfg->nvectors; i++)
+          vf_buf_printf(&names, NULL, "%s%s", i ? ", " : "", cfg->vectors[i].name);
+        vf_buf_append(&names, "", 1, NULL);
+        st = vf_error_set(err, VF_EUSAGE, "%s: no vector '%s' in `vectors:` (it has: %s)", uri,
+                          column, names.data ? (const char *)names.data : "");
+        vf_buf_free(&names);
+      }
+    } else if (cfg->nvectors == 1) {
+      v = &cfg->vectors[0];
+    } else {
+      st = vf_error_set(err, VF_EUSAGE, "%s: %zu vectors in `vectors:`; choose one with --column NAME",
+                        uri, cfg->nvectors);
+    }
+  }
+  if (st == VF_OK && !v->column && v->source != VF_CFG_COMPONENT_VECTORS)
+    st = vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", uri, v->line, v->name);
+  if (st == VF_OK) {
+    out->vec = (corpus_vec_source){v->name, v->kind, v->distance,
+                                   v->source == VF_CFG_COMPONENT_VECTORS ? NULL : v->column};
+    out->distance = v->distance;
+    out->has_distance = true;
+    st = corpus_idexpr_parse(cfg->datasource.id_expression ? cfg->datasource.id_expression
+                                                           : VF_CONFIG_DEFAULT_ID_EXPRESSION,
+                             &out->id, err);
+    if (st != VF_OK) vf_error_prefix(err, "%s: datasource.id_expression: ", uri);
+  }
+  if (st == VF_OK) {
+    out->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
+                                                  : VF_CONFIG_DEFAULT_ID_EXPRESSION;
+    out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
+    out->records = true;
+    st = vf_config_files(cfg, &out->files, err);
+  }
+  if (st == VF_OK && out->files.n == 0)
+    st = vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri);
+  if (st != VF_OK) cli_corpus_close(out);
+  return st;
+}
+
+/* cli_corpus_close(): see cli.h. */
+void cli_corpus_close(cli_corpus *c) {
+  corpus_files_free(&c->files);
+  corpus_idexpr_free(c->id);
+  vf_config_free(&c->cfg);
+  memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,432 @@
+/*
+ * Record batches from one part of a component dataset (src/corpus/dataset.h): row i of the
+ * vectors file (npy / fbin / hdf5) and row i of the payload parquet become point i.
+ *
+ * The payload part is read by the ordinary parquet record reader (ids, payload and any vector
+ * that names a payload `column`), so the read unit is the payload's row group; the vectors of
+ * the same physical rows are then read from the vectors file and placed at their positions in
+ * the spec.  Without a payload part the unit is DS_VIRTUAL_RG_ROWS rows and the ids come from
+ * the id expression alone (`row`, `vf_point_id(filename, file_row_number)`, ...).
+ *
+ * Pairing is by physical row, never by position in a batch: each returned point carries its
+ * file row and its vector is read at that row, so a row dropped as bad on either side cannot
+ * shift the other side.  Opening a part checks its measured size against the one the parts
+ * were resolved with (the parts index) and takes a reference in the part cache, which is how
+ * `cache: evict` knows when a part can go.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset_internal.h"
+#include "vforge/format.h"
+
+struct ds_reader {
+  struct corpus_dataset *d;
+  size_t part;
+  const corpus_file *file;
+  corpus_record_spec spec;
+  uint64_t base;
+  bool acquired;
+  vec_file *vf;
+  uint64_t rows, dim;
+  corpus_file pfile; /* the payload part, keyed like the dataset part */
+  corpus_records *pr;
+  corpus_vec_source *pvecs; /* spec vectors read from the payload parquet */
+  int *pvec_at;             /* their index in spec.vectors */
+  int npvecs;
+  corpus_payload_source *psrc; /* payload sources given to the parquet reader */
+  int npsrc;
+  char **owned_names; /* column names of an automatic payload list */
+  int nowned;
+  float *vbuf;
+  size_t vcap;
+  uint64_t vbytes; /* bytes of vectors read */
+};
+
+static bool in_list(char *const *l, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(l[i], s) == 0) return true;
+  return false;
+}
+
+/* The payload sources: payload_fields when given, else every
+ * top-level column of the payload file allowed by `columns` / `exclude`. */
+static vf_status payload_sources(ds_reader *r, vf_error *err) {
+  const struct corpus_dataset *d = r->d;
+  if (r->spec.npayload > 0) {
+    r->psrc = vf_calloc((size_t)r->spec.npayload, sizeof *r->psrc);
+    if (!r->psrc) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    for (int i = 0; i < r->spec.npayload; i++)
+      r->psrc[i] = r->spec.payload[i];
+    r->npsrc = r->spec.npayload;
+    return VF_OK;
+  }
+  io_source *src = NULL;
+  pqt_file *f = NULL;
+  vf_status st = io_open_local(r->pfile.uri, &src, err);
+  if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+  if (st != VF_OK) return st;
+  const pqt_schema *sc = pqt_schema_of(f);
+  for (size_t i = 0; i < d->npcolumns; i++)
+    if (pqt_find_top(f, d->pcolumns[i]) < 0) {
+      st = vf_error_set(err, VF_ENOTFOUND, "%s: datasource.payload.columns: no column '%s'",
+                        r->pfile.uri, d->pcolumns[i]);
+      pqt_close(f);
+      return st;
+    }
+  r->psrc = vf_calloc((size_t)sc->ntop + 1, sizeof *r->psrc);
+  r->owned_names = vf_calloc((size_t)sc->ntop + 1, sizeof *r->owned_names);
+  if (!r->psrc || !r->owned_names) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; st == VF_OK && i < sc->ntop; i++) {
+    const char *name = sc->nodes[sc->top[i]].name;
+    if (d->npcolumns && !in_list(d->pcolumns, d->npcolumns, name)) continue;
+    if (in_list(d->pexclude, d->npexclude, name)) continue;
+    char *n = vf_strdup(name);
+    if (!n) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      break;
+    }
+    r->owned_names[r->nowned++] = n;
+    r->psrc[r->npsrc++] = (corpus_payload_source){n, n};
+  }
+  pqt_close(f);
+  return st;
+}
+
+vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec,
+                         uint64_t global_row_base, ds_reader **out, vf_error *err) {
+  *out = NULL;
+  struct corpus_dataset *d = file->dataset;
+  if (file->part >= d->nparts)
+    return vf_error_set(err, VF_EUSAGE, "%s: no dataset part %" PRIu64, d->name, file->part);
+  ds_reader *r = vf_calloc(1, sizeof *r);
+  if (!r) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  r->d = d;
+  r->part = (size_t)file->part;
+  r->file = file;
+  r->spec = *spec;
+  r->base = global_row_base;
+  const ds_part *p = &d->parts[r->part];
+  vf_status st = ds_part_acquire(d, r->part, err);
+  r->acquired = st == VF_OK;
+  if (st == VF_OK) st = ds_open_vectors(d, p->vpath, &r->vf, err);
+  if (st == VF_OK) {
+    r->rows = vec_rows(r->vf);
+    r->dim = vec_dim(r->vf);
+    if (r->rows != p->rows)
+      st = vf_error_set(err, VF_ECORRUPT,
+                        "%s: dataset part %zu (%s) has %" PRIu64 " rows, but the parts index %s "
+                        "records %" PRIu64 " (the part changed): delete %s to re-measure the parts",
+                        d->name, r->part, p->vpath, r->rows, d->index_path, p->rows,
+                        d->index_path);
+  }
+  int nv = spec->nvectors;
+  r->pvecs = vf_calloc((size_t)nv + 1, sizeof *r->pvecs);
+  r->pvec_at = vf_calloc((size_t)nv + 1, sizeof *r->pvec_at);
+  if (st == VF_OK && (!r->pvecs || !r->pvec_at)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; st == VF_OK && i < nv; i++) {
+    const corpus_vec_source *v = &spec->vectors[i];
+    if (!v->column) {
+      if (v->kind != CORPUS_VEC_DENSE)
+        st = vf_error_set(err, VF_ECONFIG, "%s: vector '%s': %s files hold dense vectors only",
+                          d->name, v->name, vec_format(r->vf));
+      continue;
+    }
+    if (!d->has_payload) {
+      st = vf_error_set(err, VF_ECONFIG,
+                        "%s: vector '%s' reads column '%s', but the dataset has no payload part",
+                        d->name, v->name, v->column);
+      break;
+    }
+    r->pvec_at[r->npvecs] = i;
+    r->pvecs[r->npvecs++] = *v;
+  }
+  if (st == VF_OK && d->has_payload) {
+    r->pfile.uri = p->ppath;
+    r->pfile.key = file->key;
+    st = payload_sources(r, err);
+    if (st == VF_OK) {
+      corpus_record_spec ps = *spec;
+      ps.vectors = r->pvecs;
+      ps.nvectors = r->npvecs;
+      ps.payload = r->psrc;
+      ps.npayload = r->npsrc;
+      if (d->fill_null) ps.payload_null_json = d->fill_null;
+      st = corpus_records_open(&r->pfile, &ps, global_row_base, &r->pr, err);
+    }
+    if (st == VF_OK && corpus_records_rows(r->pr) != r->rows)
+      st = vf_error_set(err, VF_ECORRUPT,
+                        "%s: dataset part %zu: the vectors file %s has %" PRIu64
+                        " rows but the payload file %s has %" PRIu64
+                        " (row i of each becomes point i: the counts must be equal)",
+                        d->name, r->part, p->vpath, r->rows, p->ppath, corpus_records_rows(r->pr));
+  }
+  if (st != VF_OK) {
+    ds_reader_close(r);
+    return st;
+  }
+  *out = r;
+  return VF_OK;
+}
+
+int ds_reader_row_groups(const ds_reader *r) {
+  if (r->pr) return corpus_records_row_groups(r->pr);
+  return (int)((r->rows + DS_VIRTUAL_RG_ROWS - 1) / DS_VIRTUAL_RG_ROWS);
+}
+
+uint64_t ds_reader_rows(const ds_reader *r) {
+  return r->rows;
+}
+
+uint64_t ds_reader_row_group_first(const ds_reader *r, int rg) {
+  if (r->pr) return corpus_records_row_group_first(r->pr, rg);
+  if (rg < 0) return 0;
+  uint64_t f = (uint64_t)rg * DS_VIRTUAL_RG_ROWS;
+  return f < r->rows ? f : r->rows;
+}
+
+uint64_t ds_reader_bytes_read(const ds_reader *r) {
+  /* the payload reader's count plus the vector bytes (the vec reader reads exactly those) */
+  return (r->pr ? corpus_records_bytes_read(r->pr) : 0) + r->vbytes;
+}
+
+void ds_reader_close(ds_reader *r) {
+  if (!r) return;
+  corpus_records_close(r->pr);
+  vec_close(r->vf);
+  if (r->acquired) ds_part_release(r->d, r->part);
+  for (int i = 0; i < r->nowned; i++)
+    free(r->owned_names[i]);
+  free(r->owned_names);
+  free(r->psrc);
+  free(r->pvecs);
+  free(r->pvec_at);
+  free(r->vbuf);
+  free(r);
+}
+
+static vf_status no_column(void *user, const char *column, corpus_value *out, vf_error *err) {
+  (void)out;
+  const ds_reader *r = user;
+  return vf_error_set(err, VF_ECONFIG,
+                      "%s: the id expression reads column '%s', but the dataset has no payload "
+                      "part (use `row` or vf_point_id(filename, file_row_number))",
+                      r->d->name, column);
+}
+
+/* Rows [from, end) of a part without payload: ids and empty payloads. */
+static vf_status read_plain(ds_reader *r, uint64_t from, uint64_t end, corpus_batch *out,
+                            vf_error *err) {
+  size_t n = (size_t)(end - from);
+  void *a = vf_realloc(out->ids, (n + 1) * sizeof *out->ids);
+  if (a) out->ids = a;
+  void *b = a ? vf_realloc(out->file_rows, (n + 1) * sizeof *out->file_rows) : NULL;
+  if (b) out->file_rows = b;
+  void *c = b ? vf_realloc(out->payload_offsets, (n + 1) * sizeof *out->payload_offsets) : NULL;
+  if (c) out->payload_offsets = c;
+  if (!c) return vf_error_set(err, VF_ENOMEM, "out of memory for %zu rows", n);
+  vf_buf_reset(&out->payload);
+  out->payload_offsets[0] = 0;
+  const char *key = r->file->key;
+  size_t klen = strlen(key);
+  for (size_t k = 0; k < n; k++) {
+    uint64_t row = from + k;
+    out->file_rows[k] = row;
+    if (r->spec.id) {
+      corpus_row_ctx rc = {.file_key = key,
+                           .file_key_len = klen,
+                           .file_row = row,
+                           .global_row = r->base + row,
+                           .get_column = no_column,
+                           .user = r};
+      vf_status st = corpus_idexpr_eval(r->spec.id, &rc, &out->ids[k], err);
+      if (st != VF_OK) return st;
+    } else {
+      memset(&out->ids[k], 0, sizeof out->ids[k]);
+      out->ids[k].is_uuid = true;
+      corpus_point_id(key, klen, row, out->ids[k].uuid);
+    }
+    vf_status st = vf_buf_append(&out->payload, "{}", 2, err);
+    if (st != VF_OK) return st;
+    out->payload_offsets[k + 1] = (int64_t)out->payload.len;
+  }
+  out->n = n;
+  return VF_OK;
+}
+
+/* Free a batch's vector array (all buffers). */
+static void vectors_free(corpus_batch *b) {
+  for (int i = 0; b->vectors && i < b->nvectors; i++) {
+    corpus_vec_batch *v = &b->vectors[i];
+    free(v->dense);
+    free(v->offsets);
+    free(v->indices);
+    free(v->values);
+    free(v->multi);
+    free(v->null_rows);
+  }
+  free(b->vectors);
+  b->vectors = NULL;
+  b->nvectors = 0;
+}
+
+static int64_t first_nonfinite(const float *x, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[i], 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return (int64_t)i;
+  }
+  return -1;
+}
+
+/* Drop the rows with keep[k] == 0 from the batch (dense vectors only); payload_offsets are
+ * left for the caller to rebuild. */
+static vf_status compact(corpus_batch *b, const uint8_t *keep, vf_error *err) {
+  for (int i = 0; i < b->nvectors; i++)
+    if (b->vectors[i].kind != CORPUS_VEC_DENSE)
+      return vf_error_set(err, VF_EUNSUPPORTED,
+                          "skip_bad_rows: dropping rows of a batch with sparse or multivector "
+                          "vectors from a dataset's payload is not supported");
+  vf_buf np;
+  vf_buf_init(&np, 0);
+  vf_status st = VF_OK;
+  const int64_t *po = b->payload_offsets;
+  size_t w = 0;
+  for (size_t k = 0; k < b->n && st == VF_OK; k++) {
+    if (!keep[k]) continue;
+    b->ids[w] = b->ids[k];
+    b->file_rows[w] = b->file_rows[k];
+    for (int i = 0; i < b->nvectors; i++) {
+      corpus_vec_batch *v = &b->vectors[i];
+      size_t dim = (size_t)v->dim;
+      if (v->dense && w != k) memmove(v->dense + w * dim, v->dense + k * dim, dim * sizeof(float));
+    }
+    st = vf_buf_append(&np, b->payload.data + po[k], (size_t)(po[k + 1] - po[k]), err);
+    w++;
+  }
+  if (st != VF_OK) {
+    vf_buf_free(&np);
+    return st;
+  }
+  vf_buf_free(&b->payload);
+  b->payload = np;
+  b->n = w;
+  return VF_OK;
+}
+
+vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *out,
+                         uint64_t *skipped, vf_error *err) {
+  if (skipped) *skipped = 0;
+  vf_status st;
+  uint64_t end;
+  if (r->pr) {
+    uint64_t psk = 0;
+    st = corpus_records_read(r->pr, rg, from_row, out, &psk, err);
+    if (st != VF_OK) return st;
+    if (skipped) *skipped = psk;
+    end = corpus_records_row_group_first(r->pr, rg + 1);
+  } else {
+    int nrg = ds_reader_row_groups(r);
+    if (rg < 0 || rg >= nrg)
+      return vf_error_set(err, VF_EUSAGE, "%s: no row group %d (the part has %d)", r->file->uri,
+                          rg, nrg);
+    uint64_t first = ds_reader_row_group_first(r, rg);
+    end = ds_reader_row_group_first(r, rg + 1);
+    if (from_row < first || from_row > end)
+      return vf_error_set(err, VF_EUSAGE, "%s: row %" PRIu64 " is not in row group %d",
+                          r->file->uri, from_row, rg);
+    vectors_free(out);
+    if ((st = read_plain(r, from_row, end, out, err)) != VF_OK) return st;
+  }
+  out->file_key = r->file->key;
+  /* the vectors in spec order: the payload reader's ones moved to their places */
+  int nv = r->spec.nvectors;
+  corpus_vec_batch *vv = vf_calloc((size_t)nv + 1, sizeof *vv);
+  if (!vv) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int j = 0; j < r->npvecs && out->vectors && j < out->nvectors; j++)
+    vv[r->pvec_at[j]] = out->vectors[j];
+  free(out->vectors);
+  out->vectors = vv;
+  out->nvectors = nv;
+  size_t n = out->n;
+  if (n == 0) return VF_OK;
+  uint64_t lo = out->file_rows[0], hi = out->file_rows[n - 1] + 1;
+  (void)end;
+  if (hi > r->rows)
+    return vf_error_set(err, VF_EINTERNAL, "%s: row %" PRIu64 " past the part's %" PRIu64 " rows",
+                        r->file->uri, hi - 1, r->rows);
+  size_t dim = (size_t)r->dim;
+  size_t need = (size_t)(hi - lo) * dim;
+  bool any_vec = false;
+  for (int i = 0; i < nv; i++)
+    any_vec |= r->spec.vectors[i].column == NULL;
+  if (!any_vec) return VF_OK;
+  if (need > r->vcap) {
+    float *nb = vf_realloc(r->vbuf, need * sizeof(float));
+    if (!nb) return vf_error_set(err, VF_ENOMEM, "out of memory for %zu floats", need);
+    r->vbuf = nb;
+    r->vcap = need;
+  }
+  if ((st = vec_read_rows(r->vf, lo, hi - lo, r->vbuf, err)) != VF_OK) return st;
+  r->vbytes += (hi - lo) * dim * vec_dtype_size(vec_layout_of(r->vf)->dtype);
+  uint8_t *keep = NULL;
+  size_t nbad = 0;
+  for (int i = 0; i < nv; i++) {
+    const corpus_vec_source *s = &r->spec.vectors[i];
+    if (s->column) continue;
+    corpus_vec_batch *o = &out->vectors[i];
+    o->name = s->name;
+    o->kind = CORPUS_VEC_DENSE;
+    o->distance = s->distance;
+    o->dim = (int32_t)dim;
+    o->dense = vf_malloc(n * dim * sizeof(float) + 1);
+    if (!o->dense) {
+      free(keep);
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n; k++) {
+      const float *x = r->vbuf + (size_t)(out->file_rows[k] - lo) * dim;
+      memcpy(o->dense + k * dim, x, dim * sizeof(float));
+      int64_t bad = first_nonfinite(x, dim);
+      if (bad < 0) continue;
+      if (!r->spec.skip_bad_rows) {
+        free(keep);
+        return vf_error_set(err, VF_ECORRUPT,
+                            "%s: row %" PRIu64 ": vector '%s' has a non-finite value at "
+                            "position %" PRId64 " (set loader.skip_bad_rows to drop such rows)",
+                            vec_name(r->vf), out->file_rows[k], s->name, bad);
+      }
+      if (!keep) {
+        keep = vf_malloc(n);
+        if (!keep) return vf_error_set(err, VF_ENOMEM, "out of memory");
+        memset(keep, 1, n);
+      }
+      if (keep[k]) nbad++;
+      keep[k] = 0;
+    }
+  }
+  if (keep) {
+    /* payload offsets of the kept rows, rebuilt from the old ones */
+    int64_t *po = out->payload_offsets;
+    int64_t *lens = vf_mallocarray(n + 1, sizeof *lens);
+    if (!lens) {
+      free(keep);
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    size_t w = 0;
+    for (size_t k = 0; k < n; k++)
+      if (keep[k]) lens[w++] = po[k + 1] - po[k];
+    st = compact(out, keep, err);
+    if (st == VF_OK) {
+      out->payload_offsets[0] = 0;
+      for (size_t k = 0; k < w; k++)
+        out->payload_offsets[k + 1] = out->payload_offsets[k] + lens[k];
+      if (skipped) *skipped += nbad;
+    }
+    free(lens);
+    free(keep);
+  }
+  return st;
+}
