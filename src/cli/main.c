@@ -262,6 +262,9 @@ static const struct {
     {"brute-force", cmd_brute_force, "exact top-K ground truth for a queries file"},
     {"brute-force-merge", cmd_brute_force_merge, "merge the partials of brute-force --num-jobs runs"},
     {"bench", cmd_bench, "recall@k, latency and QPS of a store against exact ground truth"},
+    {"load-dist", cmd_load_dist, "load with N workers on Slurm or local processes (run directory, resubmission)"},
+    {"brute-force-dist", cmd_brute_force_dist, "brute-force ground truth with N workers on Slurm or local processes"},
+    {"index", cmd_index, "build, search and inspect IVF index files"},
     {"version", cmd_version, "print the version"},
 };
 

@@ -979,6 +979,7 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
                                      "write_consistency_factor",
                                      "on_disk_payload",
                                      "recreate",
+                                     "index", /* local store: checked by the store itself */
                                      NULL};
   const char *path = "vectorstore.params";
   vf_cfg_vectorstore *vs = &c->cfg->vectorstore;

@@ -10,6 +10,8 @@
  *   .seq                                   the sequence counter (flock'ed while incremented)
  *   .lock                                  writers hold LOCK_SH while a segment is open;
  *                                          compaction takes LOCK_EX (non-blocking)
+ *   index-<j>-<vector>.ivf / .json         the IVF index of dense vector j and its manifest
+ *                                          (built at finalize; see "IVF index" below)
  * Segment columns (readable by DuckDB, arrow, any parquet tool):
  *   id STRING        the canonical id text (decimal integer, or lowercase UUID 8-4-4-4-12)
  *   id_num INT64     the integer id when it fits in int64, else null (for SQL convenience;
@@ -25,7 +27,7 @@
  * rows in file order, the last occurrence of an id wins.  Reads build an id table (id -> the
  * winning segment row) — all ids of a collection must fit in memory (about 100 bytes per point:
  * a 32-byte hash entry at load <= 1/2 plus an 8-byte slot per stored row);
- * that is the stated limit of this store until the IVF issue.  Finalize (enable_indexing)
+ * that is the stated limit of this store.  Finalize (enable_indexing)
  * compacts: every segment holding superseded rows is rewritten in place without them (each
  * rewrite is atomic; a crash half-way leaves a consistent store, since only losers are dropped),
  * after which each id is stored in exactly one segment row.
@@ -45,6 +47,13 @@
  * are scored for every query of the call while they are in the CPU cache.  When the vectors
  * would exceed vf_memory_budget() (or cannot be allocated) the handle logs it once and streams
  * the segments instead, one row group of one vector column at a time, on every search.
+ *
+ * Search with an index.  Finalize builds an IVF index per dense vector (vectorstore.params.index:
+ * type flat|sq8|pq|rabitq|none (default sq8), nlist (default about 4*sqrt(N)), nprobe (default
+ * max(16, nlist/16)), pq_m, rabitq_bits, rerank, seed, min_rows (default 10000: smaller
+ * collections are not indexed)).  While the collection holds exactly the segments the index was
+ * built over, searches go through it (approximate: recall depends on nprobe); otherwise they
+ * scan exactly.  Ties in index answers are ordered by id text.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -56,9 +65,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "qdrant_internal.h"
 #include "vforge/format.h"
 #include "vforge/index.h"
 #include "vforge/io.h"
+#include "vforge/ivf.h"
 #include "vforge/store.h"
 
 #define LS_DEFAULT_PATH "./vforge-data"
@@ -115,6 +126,15 @@ typedef struct ls_cache {
   size_t ngroups, gcap;
 } ls_cache;
 
+/* params.index of the collection's config (see "IVF index" below) */
+typedef struct ls_index_params {
+  bool none;          /* type: none */
+  ivf_code type;      /* default sq8 */
+  uint32_t nlist, nprobe, pq_m, rabitq_bits, rerank; /* 0: the IVF defaults / nlist-derived nprobe */
+  uint64_t min_rows;  /* fewer points: no index (default 10000) */
+  uint64_t seed;
+} ls_index_params;
+
 typedef struct local_store {
   store base;
   char *dir, *json_path, *lock_path, *seq_path;
@@ -140,6 +160,12 @@ typedef struct local_store {
   uint64_t view_gen; /* incremented whenever the view is rebuilt */
   ls_cache cache;
   bool stream_logged; /* the "searching by streaming scan" notice was logged */
+  ls_index_params ixp;
+  ivf_index *ix;      /* the open index of vector ix_vec (NULL: none usable, exact scan) */
+  int ix_vec;
+  uint64_t ix_gen;    /* view generation the manifest was checked against */
+  bool ix_valid, ix_logged;
+  uint32_t ix_nprobe;
 } local_store;
 
 static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
@@ -489,7 +515,8 @@ static vf_status ls_remove_collection(local_store *s, vf_error *err) {
   while ((de = readdir(d)) != NULL) {
     const char *n = de->d_name;
     if (!(is_segment_name(n) || strstr(n, ".parquet.tmp.") || strcmp(n, "collection.json") == 0 ||
-          strncmp(n, "collection.json.tmp.", 20) == 0 || strcmp(n, ".seq") == 0))
+          strncmp(n, "collection.json.tmp.", 20) == 0 || strcmp(n, ".seq") == 0 ||
+          strncmp(n, "index-", 6) == 0))
       continue;
     char *p = path_join(s->dir, n);
     if (!p) {
@@ -1129,6 +1156,328 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
   return st;
 }
 
+/* ------------------------------------------------------------- IVF index */
+
+/* The local store's IVF index (one per dense vector, built at finalize after compaction):
+ *   index-<j>-<name>.ivf    the index file (ivf.h; written atomically by the builder)
+ *   index-<j>-<name>.json   its manifest: the segments (name, size) it covers and the nprobe
+ *                           searches use; written after the index, so an index without a
+ *                           manifest is never used.
+ * A search uses the index only while the collection holds exactly the manifest's segments;
+ * after any later flush or compaction it falls back to the exact scan until the next finalize. */
+
+#define LS_INDEX_MIN_ROWS 10000 /* default: smaller collections are searched exactly */
+
+static vf_status ls_index_params_parse(local_store *s, const char *params_json, vf_error *err) {
+  ls_index_params *ip = &s->ixp;
+  memset(ip, 0, sizeof *ip);
+  ip->type = IVF_SQ8;
+  ip->min_rows = LS_INDEX_MIN_ROWS;
+  if (!params_json || !*params_json) return VF_OK;
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  vf_status st = qj_parse(params_json, strlen(params_json), "vectorstore.params", &doc, err);
+  if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
+  const qj_val *ix = st == VF_OK ? qj_get(&doc, "index") : NULL;
+  if (ix && ix->t != QJ_OBJ)
+    st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping");
+  static const char *const keys[] = {"type", "nlist", "nprobe", "pq_m", "rabitq_bits",
+                                     "rerank", "min_rows", "seed", NULL};
+  for (size_t i = 0; st == VF_OK && ix && i < ix->n; i++) {
+    const char *k = ix->keys[i];
+    const qj_val *v = &ix->items[i];
+    int w = -1;
+    for (int q = 0; keys[q]; q++)
+      if (strcmp(k, keys[q]) == 0) w = q;
+    if (w < 0) {
+      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index: unknown key '%s' (type, nlist, "
+                        "nprobe, pq_m, rabitq_bits, rerank, min_rows, seed)", k);
+    } else if (w == 0) {
+      if (v->t != QJ_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
+        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, pq, "
+                          "rabitq or none");
+      else
+        ip->none = strcmp(v->str, "none") == 0;
+    } else {
+      if (v->t != QJ_NUM || v->num < 0 || v->num != (double)(uint64_t)v->num ||
+          (w != 6 && w != 7 && v->num > 4294967295.0))
+        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.%s: expected a non-negative "
+                          "integer", k);
+      else if (w == 1) ip->nlist = (uint32_t)v->num;
+      else if (w == 2) ip->nprobe = (uint32_t)v->num;
+      else if (w == 3) ip->pq_m = (uint32_t)v->num;
+      else if (w == 4) ip->rabitq_bits = (uint32_t)v->num;
+      else if (w == 5) ip->rerank = (uint32_t)v->num;
+      else if (w == 6) ip->min_rows = (uint64_t)v->num;
+      else ip->seed = (uint64_t)v->num;
+    }
+  }
+  qj_free(&doc);
+  return st;
+}
+
+/* index-<j>-<name with [A-Za-z0-9_.-] kept, others '_'>.<ext> */
+static char *ls_index_path(const local_store *s, int j, const char *ext) {
+  const char *n = s->base.vectors[j].name;
+  size_t l = strlen(n);
+  char *name = vf_malloc(l + 40);
+  if (!name) return NULL;
+  int o = snprintf(name, 32, "index-%d-", j);
+  for (size_t i = 0; i < l; i++) {
+    char c = n[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    name[o++] = ok ? c : '_';
+  }
+  snprintf(name + o, 8, ".%s", ext);
+  char *p = path_join(s->dir, name);
+  free(name);
+  return p;
+}
+
+static vf_status ls_unlink_quiet(const char *p, vf_error *err) {
+  if (p && unlink(p) != 0 && errno != ENOENT)
+    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+  return VF_OK;
+}
+
+/* Stream the winning rows of vector j of every segment of the view into the builder. */
+static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *added,
+                               vf_error *err) {
+  const store_vector_spec *sp = &s->base.vectors[j];
+  const ls_view *v = &s->view;
+  size_t d = (size_t)sp->dim;
+  pqt_leaf_data ld[2];
+  pqt_leaf_data_init(&ld[0]);
+  pqt_leaf_data_init(&ld[1]);
+  pqt_dense dn;
+  memset(&dn, 0, sizeof dn);
+  float *keep = NULL;
+  const char **ids = NULL;
+  size_t *lens = NULL, cap = 0;
+  vf_status st = VF_OK;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    const ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    int top = -1, leaves[2] = {-1, -1};
+    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaves[1], err);
+    if (st == VF_OK && (leaves[0] = ls_leaf_of(f, "id")) < 0)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column", pqt_name(f));
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int32_t gd = sp->dim;
+      if ((st = pqt_read_leaves(f, g, leaves, 2, ld, err)) != VF_OK) break;
+      if ((st = pqt_dense_from_leaf(f, top, &ld[1], row, &gd, &dn, err)) != VF_OK) break;
+      size_t n = (size_t)dn.rows;
+      if (row + dn.rows > sg->nrows || ld[0].type != PQT_BYTE_ARRAY || ld[0].nvalues != dn.rows) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: the id and '%s' columns disagree",
+                          pqt_name(f), g, sp->name);
+        break;
+      }
+      if (n > cap) {
+        free(keep);
+        free(ids);
+        free(lens);
+        keep = vf_mallocarray(n, d * sizeof *keep);
+        ids = vf_mallocarray(n, sizeof *ids);
+        lens = vf_mallocarray(n, sizeof *lens);
+        cap = keep && ids && lens ? n : 0;
+        if (!cap) {
+          st = vf_error_set(err, VF_ENOMEM, "index build: out of memory for %zu rows", n);
+          break;
+        }
+      }
+      size_t m2 = 0;
+      for (size_t r = 0; r < n; r++) {
+        if (sg->slot[row + (int64_t)r] < 0 || (dn.null_rows && dn.null_rows[r])) continue;
+        memcpy(keep + m2 * d, dn.data + r * d, d * sizeof *keep);
+        ids[m2] = (const char *)ld[0].values.data + ld[0].offsets[r];
+        lens[m2] = (size_t)(ld[0].offsets[r + 1] - ld[0].offsets[r]);
+        m2++;
+      }
+      if (m2) st = ivf_builder_add(b, keep, m2, ids, lens, err);
+      if (st != VF_OK) vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
+      *added += m2;
+      row += dn.rows;
+    }
+    pqt_close(f);
+  }
+  free(keep);
+  free(ids);
+  free(lens);
+  pqt_leaf_data_free(&ld[0]);
+  pqt_leaf_data_free(&ld[1]);
+  pqt_dense_free(&dn);
+  return st;
+}
+
+/* Build (or drop) the index of every dense vector over the current view. */
+static vf_status ls_build_indexes(local_store *s, vf_error *err) {
+  const ls_index_params *ip = &s->ixp;
+  vf_status st = ls_view_build(s, err);
+  uint64_t n = s->view.count;
+  for (int j = 0; st == VF_OK && j < s->base.nvectors; j++) {
+    const store_vector_spec *sp = &s->base.vectors[j];
+    if (sp->kind != CORPUS_VEC_DENSE) continue;
+    char *path = ls_index_path(s, j, "ivf"), *mpath = ls_index_path(s, j, "json");
+    if (!path || !mpath) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    /* the old manifest goes first: no search may pair it with a half-replaced index */
+    if (st == VF_OK) st = ls_unlink_quiet(mpath, err);
+    if (st == VF_OK) st = ls_unlink_quiet(path, err);
+    const char *why = ip->none                         ? "params.index.type is none"
+                      : n < ip->min_rows               ? "fewer points than params.index.min_rows"
+                      : sp->distance == CORPUS_MANHATTAN ? "IVF indexes do not support manhattan"
+                                                         : NULL;
+    if (st == VF_OK && why) {
+      vf_log(VF_LOG_INFO, "collection '%s': no index for '%s' (%s; %llu points): searches scan "
+             "exactly", s->base.collection, sp->name, why, (unsigned long long)n);
+    } else if (st == VF_OK) {
+      ivf_params p;
+      memset(&p, 0, sizeof p);
+      p.type = ip->type;
+      p.metric = sp->distance;
+      p.dim = sp->dim;
+      p.nlist = ip->nlist;
+      p.pq_m = ip->pq_m;
+      p.rabitq_bits = ip->rabitq_bits;
+      p.rerank = ip->rerank;
+      p.seed = ip->seed;
+      ivf_builder *b = NULL;
+      uint64_t added = 0;
+      double t0 = vf_now();
+      st = ivf_builder_open(&p, path, n, &b, err);
+      if (st == VF_OK) st = ls_index_feed(s, j, b, &added, err);
+      ivf_build_report rep;
+      memset(&rep, 0, sizeof rep);
+      if (st == VF_OK) {
+        st = ivf_builder_finish(b, &rep, err);
+        b = NULL;
+      }
+      ivf_builder_abort(b);
+      uint32_t nprobe = ip->nprobe ? ip->nprobe : (rep.nlist / 16 > 16 ? rep.nlist / 16 : 16);
+      if (nprobe > rep.nlist) nprobe = rep.nlist;
+      vf_buf mj;
+      vf_buf_init(&mj, 0);
+      if (st == VF_OK)
+        st = vf_buf_printf(&mj, err, "{\"vector\":%d,\"type\":\"%s\",\"nlist\":%u,\"nprobe\":%u,"
+                           "\"rows\":%llu,\"segments\":[", j, ivf_code_name(rep.type), rep.nlist,
+                           nprobe, (unsigned long long)rep.rows);
+      for (int i = 0; st == VF_OK && i < s->view.nsegs; i++) {
+        st = vf_buf_printf(&mj, err, "%s{\"name\":", i ? "," : "");
+        if (st == VF_OK) st = vf_json_string(&mj, s->view.segs[i].name, strlen(s->view.segs[i].name), err);
+        if (st == VF_OK) st = vf_buf_printf(&mj, err, ",\"size\":%llu}", (unsigned long long)s->view.segs[i].size);
+      }
+      if (st == VF_OK) st = vf_json_raw(&mj, "]}\n", err);
+      if (st == VF_OK) st = vf_atomic_write_file(mpath, mj.data, mj.len, err);
+      vf_buf_free(&mj);
+      if (st == VF_OK)
+        vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
+               "searches scan %u lists) in %.1f s", s->base.collection, ivf_code_name(rep.type),
+               sp->name, (unsigned long long)added, rep.nlist, nprobe, vf_now() - t0);
+      else
+        vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
+    }
+    free(path);
+    free(mpath);
+  }
+  s->ix_valid = false; /* searches look at the manifests again */
+  return st;
+}
+
+/* Open the index of vector j when its manifest matches the view (else *ix stays NULL). */
+static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
+  if (s->ix_valid && s->ix_vec == j && s->ix_gen == s->view_gen) return VF_OK;
+  ivf_close(s->ix);
+  s->ix = NULL;
+  s->ix_valid = true;
+  s->ix_vec = j;
+  s->ix_gen = s->view_gen;
+  char *mpath = ls_index_path(s, j, "json"), *path = ls_index_path(s, j, "ivf");
+  char *text = NULL;
+  size_t len = 0;
+  vf_status st = !mpath || !path ? vf_error_set(err, VF_ENOMEM, "out of memory")
+                                 : read_small_file(mpath, &text, &len, err);
+  if (st == VF_ENOTFOUND) {
+    st = VF_OK; /* no index: exact scan */
+    goto out;
+  }
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  if (st == VF_OK) st = qj_parse(text, len, mpath, &doc, err);
+  const qj_val *segs = st == VF_OK ? qj_get(&doc, "segments") : NULL;
+  const qj_val *np = st == VF_OK ? qj_get(&doc, "nprobe") : NULL;
+  bool same = segs && segs->t == QJ_ARR && np && np->t == QJ_NUM && np->num >= 1 &&
+              segs->n == (size_t)s->view.nsegs;
+  for (int i = 0; same && i < s->view.nsegs; i++) {
+    const qj_val *nm = qj_get(&segs->items[i], "name"), *sz = qj_get(&segs->items[i], "size");
+    same = nm && nm->t == QJ_STR && strcmp(nm->str, s->view.segs[i].name) == 0 && sz &&
+           sz->t == QJ_NUM && sz->num == (double)s->view.segs[i].size;
+  }
+  if (st == VF_OK && !same) {
+    vf_log(VF_LOG_INFO, "collection '%s': the index of '%s' predates the current segments: "
+           "searching exactly until the next finalize", s->base.collection, s->base.vectors[j].name);
+  } else if (st == VF_OK) {
+    s->ix_nprobe = s->ixp.nprobe ? s->ixp.nprobe : (uint32_t)np->num;
+    st = ivf_open(path, &s->ix, err);
+    ivf_info in;
+    if (st == VF_OK) {
+      ivf_info_get(s->ix, &in);
+      if (in.dim != s->base.vectors[j].dim || in.metric != s->base.vectors[j].distance) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: dimension %d / metric %s differ from vector '%s'",
+                          path, (int)in.dim, idx_metric_name(in.metric), s->base.vectors[j].name);
+        ivf_close(s->ix);
+        s->ix = NULL;
+      }
+    }
+    if (st == VF_OK && !s->ix_logged) {
+      vf_log(VF_LOG_INFO, "collection '%s': searching '%s' with its %s IVF index (%llu points, "
+             "nlist %u, nprobe %u)", s->base.collection, s->base.vectors[j].name,
+             ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist, s->ix_nprobe);
+      s->ix_logged = true;
+    }
+  }
+  qj_free(&doc);
+out:
+  if (st != VF_OK) s->ix_valid = false;
+  free(text);
+  free(mpath);
+  free(path);
+  return st;
+}
+
+/* Search vector j through the open index. */
+static vf_status ls_index_search(local_store *s, const float *queries, size_t nq, int32_t dim,
+                                 size_t k, store_results *out, vf_error *err) {
+  idx_hit *hits = vf_mallocarray(nq ? nq * k : 1, sizeof *hits);
+  size_t *counts = vf_calloc(nq ? nq : 1, sizeof *counts);
+  vf_status st = VF_OK;
+  if (!hits || !counts || !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
+      !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)))
+    st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
+  out->nq = nq;
+  out->k = k;
+  ivf_search_opts so = {.nprobe = s->ix_nprobe, .threads = 0, .rerank = 0};
+  if (st == VF_OK) st = ivf_search(s->ix, queries, nq, dim, k, &so, hits, counts, err);
+  for (size_t q = 0; st == VF_OK && q < nq; q++) {
+    out->counts[q] = counts[q];
+    for (size_t i = 0; i < counts[q] && st == VF_OK; i++) {
+      size_t len = 0;
+      const char *id = ivf_id(s->ix, hits[q * k + i].key, &len);
+      store_hit *h = &out->hits[q * k + i];
+      h->score = hits[q * k + i].score;
+      if (!store_id_parse(id, len, &h->id))
+        st = vf_error_set(err, VF_ECORRUPT, "collection '%s': index row %lld has the id '%.*s', "
+                          "neither an integer nor a UUID", s->base.collection,
+                          (long long)hits[q * k + i].key, (int)(len > 64 ? 64 : len), id);
+    }
+  }
+  free(hits);
+  free(counts);
+  if (st != VF_OK) store_results_free(out);
+  return st;
+}
+
 static vf_status ls_search(store *base, const char *vector, const float *queries, size_t nq,
                            int32_t dim, size_t k, store_results *out, vf_error *err) {
   local_store *s = (local_store *)base;
@@ -1153,7 +1502,9 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
                         (int)dim, sp->name, (int)sp->dim);
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = ls_view_build(s, err);
+  if (st == VF_OK) st = ls_index_load(s, j, err);
   if (st != VF_OK) return st;
+  if (s->ix) return ls_index_search(s, queries, nq, dim, k, out, err);
   bool cached = false;
   if ((st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
   ls_view *v = &s->view;
@@ -1457,11 +1808,7 @@ static vf_status ls_enable_indexing(store *base, vf_error *err) {
   local_store *s = (local_store *)base;
   vf_status st = ls_compact(s, err);
   if (st != VF_OK) return st;
-  vf_log(VF_LOG_INFO,
-         "collection '%s': no index type available in this build: the local store "
-         "answers searches by exact scan",
-         base->collection);
-  return VF_OK;
+  return ls_build_indexes(s, err);
 }
 
 static vf_status ls_wait_indexed(store *base, double timeout_s, vf_error *err) {
@@ -1478,6 +1825,7 @@ static void ls_close(store *base) {
   if (s->lock_fd >= 0) close(s->lock_fd);
   ls_view_free(&s->view);
   ls_cache_free(&s->cache);
+  ivf_close(s->ix);
   store_head_free(base);
   free(s->dir);
   free(s->json_path);
@@ -1553,6 +1901,7 @@ vf_status store_local_open(const store_config *cfg, store **out, vf_error *err) 
   s->segment_rows = cfg->segment_rows ? cfg->segment_rows : LS_DEFAULT_SEGMENT_ROWS;
   s->rg_bytes = cfg->row_group_bytes ? cfg->row_group_bytes : LS_DEFAULT_RG_BYTES;
   s->recreate_pending = cfg->recreate;
+  if ((st = ls_index_params_parse(s, cfg->params_json, err)) != VF_OK) goto fail;
   const char *root = cfg->path && *cfg->path ? cfg->path : LS_DEFAULT_PATH;
   if (!(s->dir = path_join(root, s->base.collection)) ||
       !(s->json_path = path_join(s->dir, "collection.json")) ||

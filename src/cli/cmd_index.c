@@ -1,0 +1,543 @@
+/*
+ * vforge index build|search|info — IVF index files (include/vforge/ivf.h).
+ *
+ * build:  discover the corpus, sum the rows from the footers (so the training sample is
+ *         stratified over the whole input), read the dense vector column and the point ids one
+ *         row group at a time and stream them into ivf_builder; print the build report.
+ * search: the queries file (generate-queries layout) through ivf_search, written in the
+ *         brute-force output schema (query_id, hit_ids, hit_scores) by the eval writer;
+ *         optionally recall@k against a ground-truth file.
+ * info:   the header and list statistics of an index file.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "eval/bf_internal.h"
+#include "vforge/bench.h"
+#include "vforge/ivf.h"
+#include "vforge/store.h"
+
+/* ------------------------------------------------------------------ build */
+
+static const cli_opt BUILD_OPTS[] = {
+    {"output", "FILE", "index file to write (required; written atomically)"},
+    {"type", "T", "list codes: flat, sq8, pq or rabitq (required)"},
+    {"nlist", "N", "inverted lists (default: about 4*sqrt(rows))"},
+    {"pq-m", "M", "pq: sub-quantizers, a divisor of the dimension (default: dim/4)"},
+    {"rabitq-bits", "B", "rabitq: bits per dimension, 1..8 (default 1)"},
+    {"rerank", "R", "keep float32 vectors and re-rank the best R*k candidates exactly (default 0: off)"},
+    {"metric", "M", "cosine (default), dot or euclid"},
+    {"seed", "S", "seed of the training sample, k-means and rotation (default 1234)"},
+    {"max-train", "N", "training sample rows (default max(256*nlist, 65536))"},
+    {"column", "NAME", "the dense vector column (needed only when several exist)"},
+    {"id-expression", "E", "point ids (default vf_point_id(filename, file_row_number))"},
+    {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"spill-dir", "DIR", "where spill files go (default: beside the output file)"},
+    {"json", NULL, "print the build report as one JSON object on stdout"},
+    {NULL, NULL, NULL}};
+
+static const cli_cmd CLI_INDEX_BUILD = {
+    "index build", "URI --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] [--rabitq-bits B] "
+    "[--rerank R] [--metric M] [--seed S] [--column NAME] [--id-expression E] [--json]",
+    "Build an IVF index file from the dense vector column of a corpus.  The rows are streamed\n"
+    "once (one row group at a time) and spilled compressed beside the output; the coarse\n"
+    "quantizer and the codes are trained on a seeded sample stratified over the whole corpus\n"
+    "(one random row per equal slice of the rows, counted from the file footers), so a part of\n"
+    "the corpus that sits only at its end or in a few files is represented in proportion.\n"
+    "--memory-budget bounds every buffer of the build.  Same rows, parameters and seed: the\n"
+    "same file, whatever --threads.  --json keys: rows, nlist, type, training_rows_seen,\n"
+    "training_rows_retained, source_bytes, spill_bytes, seconds, peak_rss_bytes,\n"
+    "list_max_over_mean, list_balance, seconds_read, seconds_train, seconds_assign,\n"
+    "seconds_write, dim, metric, files, output.",
+    BUILD_OPTS, 1, 1};
+
+static const cli_opt SEARCH_OPTS[] = {
+    {"queries", "Q", "queries parquet file (query_id + a dense vector column; required)"},
+    {"k", "K", "neighbours per query (required)"},
+    {"nprobe", "P", "lists scanned per query (default 1; capped at nlist)"},
+    {"rerank", "R", "override the file's re-rank factor (needs an index built with --rerank)"},
+    {"column", "NAME", "the vector column of the queries file (needed only when several exist)"},
+    {"output", "FILE", "results file (default: <dir of Q>/ivf_<name of Q>_k<K>.parquet)"},
+    {"ground-truth", "GT", "also report recall@k against this brute-force file"},
+    {"json", NULL, "print {queries, k, nprobe, seconds, qps, output[, recall, recall_max]} on stdout"},
+    {NULL, NULL, NULL}};
+
+static const cli_cmd CLI_INDEX_SEARCH = {
+    "index search", "FILE --queries Q -k K [--nprobe P] [--output F] [--ground-truth GT] [--json]",
+    "Search an IVF index with every query of a queries file (as written by generate-queries)\n"
+    "and write query_id, hit_ids (list<string>), hit_scores (list<float>), best first — the\n"
+    "brute-force output schema; larger score = nearer (cosine, dot, -L2).  With --ground-truth\n"
+    "the summary adds recall@k (strict, and counting ties at the cutoff).",
+    SEARCH_OPTS, 1, 1};
+
+static const cli_opt INFO_OPTS[] = {
+    {"json", NULL, "print the information as one JSON object on stdout"},
+    {NULL, NULL, NULL}};
+
+static const cli_cmd CLI_INDEX_INFO = {
+    "index info", "FILE [--json]",
+    "Print an index file's parameters (type, metric, dim, nlist, pq_m, rabitq_bits, rerank,\n"
+    "seed, version), its rows and size, and the list sizes (min, max, max/mean, balance).\n"
+    "Opening checks every section bound and the file checksum.",
+    INFO_OPTS, 1, 1};
+
+static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, uint32_t *out,
+                         vf_error *err) {
+  uint64_t v = 0;
+  vf_status st = cli_get_u64(c, a, name, 0, &v, err);
+  if (st == VF_OK && v > UINT32_MAX)
+    st = vf_error_set(err, VF_EUSAGE, "--%s must be at most %u", name, UINT32_MAX);
+  *out = (uint32_t)v;
+  return st;
+}
+
+/* the vector column to read: --column, else the only dense vector column of the first file */
+static vf_status build_column(const corpus_files *files, const char *column, char **out,
+                              vf_error *err) {
+  pqt_file *f = NULL;
+  vf_status st = ev_open(&files->files[0], &f, err);
+  int top = -1;
+  if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
+  if (st == VF_OK) {
+    *out = vf_strdup(pqt_schema_of(f)->nodes[top].name);
+    if (!*out) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  pqt_close(f);
+  return st;
+}
+
+typedef struct build_ids {
+  char *text;  /* n x 37 */
+  const char **ptr;
+  size_t *len;
+  size_t cap;
+} build_ids;
+
+static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
+  if (bt->n > b->cap) {
+    free(b->text);
+    free(b->ptr);
+    free(b->len);
+    b->text = vf_mallocarray(bt->n, 37);
+    b->ptr = vf_mallocarray(bt->n, sizeof *b->ptr);
+    b->len = vf_mallocarray(bt->n, sizeof *b->len);
+    b->cap = b->text && b->ptr && b->len ? bt->n : 0;
+    if (!b->cap) return vf_error_set(err, VF_ENOMEM, "out of memory for %zu ids", bt->n);
+  }
+  for (size_t i = 0; i < bt->n; i++) {
+    char *t = b->text + i * 37;
+    store_id_format(&bt->ids[i], t);
+    b->ptr[i] = t;
+    b->len[i] = strlen(t);
+  }
+  return VF_OK;
+}
+
+static void print_build_human(const ivf_build_report *r, const char *out, int32_t dim,
+                              corpus_distance metric, double seconds) {
+  fprintf(stderr,
+          "index build: %" PRIu64 " rows x %d (%s), %s, nlist %u -> %s\n"
+          "  training: %" PRIu64 " rows seen, %" PRIu64 " retained; source %.1f MiB, spill %.1f MiB\n"
+          "  lists: max/mean %.2f, balance %.3f; peak RSS %.1f MiB\n"
+          "  time: %.2f s (read %.2f, train %.2f, assign %.2f, write %.2f)\n",
+          r->rows, (int)dim, idx_metric_name(metric), ivf_code_name(r->type), r->nlist, out,
+          r->training_rows_seen, r->training_rows_retained, (double)r->source_bytes / 1048576.0,
+          (double)r->spill_bytes / 1048576.0, r->list_max_over_mean, r->list_balance,
+          (double)r->peak_rss_bytes / 1048576.0, seconds, r->seconds_read, r->seconds_train,
+          r->seconds_assign, r->seconds_write);
+}
+
+static vf_status print_build_json(const ivf_build_report *r, const char *out, int32_t dim,
+                                  corpus_distance metric, size_t nfiles, vf_error *err) {
+  vf_buf b;
+  vf_buf_init(&b, 0);
+  vf_status st = vf_buf_printf(&b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
+                               "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
+                               ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
+                               r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
+                               r->training_rows_retained, r->source_bytes, r->spill_bytes);
+  if (st == VF_OK) st = vf_json_f64(&b, r->seconds, err);
+  if (st == VF_OK) st = vf_buf_printf(&b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes);
+  if (st == VF_OK) st = vf_json_f64(&b, r->list_max_over_mean, err);
+  if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", err);
+  if (st == VF_OK) st = vf_json_f64(&b, r->list_balance, err);
+  const double stage[4] = {r->seconds_read, r->seconds_train, r->seconds_assign, r->seconds_write};
+  const char *names[4] = {"seconds_read", "seconds_train", "seconds_assign", "seconds_write"};
+  for (int i = 0; i < 4 && st == VF_OK; i++) {
+    st = vf_buf_printf(&b, err, ",\"%s\":", names[i]);
+    if (st == VF_OK) st = vf_json_f64(&b, stage[i], err);
+  }
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\"dim\":%d,\"metric\":\"%s\",\"files\":%zu,\"output\":", (int)dim,
+                       idx_metric_name(metric), nfiles);
+  if (st == VF_OK) st = vf_json_string(&b, out, strlen(out), err);
+  if (st == VF_OK) st = vf_json_raw(&b, "}\n", err);
+  if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+  vf_buf_free(&b);
+  return st;
+}
+
+static int index_build(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  double t0 = vf_now();
+  const cli_cmd *c = &CLI_INDEX_BUILD;
+  cli_args a;
+  corpus_files files = {0};
+  corpus_idexpr *idx = NULL;
+  char *column = NULL;
+  ivf_builder *b = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  build_ids ids = {0};
+  ivf_params p;
+  memset(&p, 0, sizeof p);
+  p.metric = CORPUS_COSINE;
+  ivf_build_report rep;
+  memset(&rep, 0, sizeof rep);
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  const char *out = st == VF_OK ? cli_get(c, &a, "output") : NULL;
+  const char *type = st == VF_OK ? cli_get(c, &a, "type") : NULL;
+  if (st == VF_OK && !out) st = vf_error_set(&err, VF_EUSAGE, "index build: --output FILE is required");
+  if (st == VF_OK && !type)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --type is required (flat, sq8, pq or rabitq)");
+  if (st == VF_OK && !ivf_code_parse(type, &p.type))
+    st = vf_error_set(&err, VF_EUSAGE, "index build: unknown --type '%s' (flat, sq8, pq or rabitq)", type);
+  const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
+  if (m && (!idx_metric_parse(m, &p.metric) || p.metric == CORPUS_MANHATTAN))
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --metric '%s': expected cosine, dot or euclid", m);
+  if (st == VF_OK) st = get_u32(c, &a, "nlist", &p.nlist, &err);
+  if (st == VF_OK) st = get_u32(c, &a, "pq-m", &p.pq_m, &err);
+  if (st == VF_OK) st = get_u32(c, &a, "rabitq-bits", &p.rabitq_bits, &err);
+  if (st == VF_OK) st = get_u32(c, &a, "rerank", &p.rerank, &err);
+  if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 1234, &p.seed, &err);
+  if (st == VF_OK) st = cli_get_u64(c, &a, "max-train", 0, &p.max_train, &err);
+  if (st == VF_OK && cli_get(c, &a, "pq-m") && p.type != IVF_PQ)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-m needs --type pq");
+  if (st == VF_OK && cli_get(c, &a, "rabitq-bits") && p.type != IVF_RABITQ)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --rabitq-bits needs --type rabitq");
+  p.threads = vf_threads();
+  p.memory_budget = vf_memory_budget();
+  p.spill_dir = st == VF_OK ? cli_get(c, &a, "spill-dir") : NULL;
+  const char *ie = st == VF_OK ? cli_get(c, &a, "id-expression") : NULL;
+  if (ie) {
+    st = corpus_idexpr_parse(ie, &idx, &err);
+    if (st == VF_OK && !corpus_idexpr_deterministic(idx))
+      st = vf_error_set(&err, VF_EUSAGE, "index build: --id-expression '%s' is not deterministic "
+                        "(an index must map rows to the same ids on every build)", ie);
+  }
+  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
+  if (st == VF_OK) st = build_column(&files, cli_get(c, &a, "column"), &column, &err);
+  corpus_vec_source vs = {.name = column, .kind = CORPUS_VEC_DENSE, .distance = p.metric, .column = column};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .id = idx, .skip_bad_rows = false};
+  /* pass 1: rows from the footers (strata of the training sample, default nlist) */
+  uint64_t total = 0;
+  for (size_t fi = 0; st == VF_OK && fi < files.n; fi++) {
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files.files[fi], &spec, total, &rr, &err);
+    if (st == VF_OK) total += corpus_records_rows(rr);
+    corpus_records_close(rr);
+  }
+  if (st == VF_OK && total == 0)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: %s holds no rows", a.pos[0]);
+  /* pass 2: stream the rows into the builder */
+  double tr0 = vf_now(), last = tr0;
+  uint64_t done = 0, base = 0, source_bytes = 0;
+  for (size_t fi = 0; st == VF_OK && fi < files.n; fi++) {
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files.files[fi], &spec, base, &rr, &err);
+    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
+    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, &err);
+      if (st != VF_OK || bt.n == 0) continue;
+      const corpus_vec_batch *vb = &bt.vectors[0];
+      if (!b) {
+        p.dim = vb->dim;
+        st = ivf_builder_open(&p, out, total, &b, &err);
+      } else if (vb->dim != p.dim) {
+        st = vf_error_set(&err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
+                          files.files[fi].key, column, (int)vb->dim, (int)p.dim);
+      }
+      if (st == VF_OK) st = ids_fill(&ids, &bt, &err);
+      if (st == VF_OK) {
+        st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, &err);
+        if (st != VF_OK) vf_error_prefix(&err, "%s: row group %d: ", files.files[fi].key, rg);
+      }
+      if (st != VF_OK) break;
+      done += bt.n;
+      double now = vf_now();
+      if (now - last >= 0.5) {
+        last = now;
+        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files.n, now - t0};
+        vf_progress_emit(&pr);
+      }
+    }
+    if (rr) {
+      base += corpus_records_rows(rr);
+      source_bytes += corpus_records_bytes_read(rr);
+    }
+    corpus_records_close(rr);
+  }
+  double tread = vf_now() - tr0;
+  if (st == VF_OK && !b)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: %s holds no vectors", a.pos[0]);
+  if (st == VF_OK) {
+    st = ivf_builder_finish(b, &rep, &err);
+    b = NULL;
+  }
+  if (st == VF_OK) {
+    rep.source_bytes = source_bytes;
+    if (rep.seconds_read <= 0) rep.seconds_read = tread;
+    rep.seconds = vf_now() - t0;
+    print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
+    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, files.n, &err);
+  }
+  ivf_builder_abort(b);
+  corpus_batch_free(&bt);
+  free(ids.text);
+  free(ids.ptr);
+  free(ids.len);
+  free(column);
+  corpus_idexpr_free(idx);
+  corpus_files_free(&files);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}
+
+/* ----------------------------------------------------------------- search */
+
+/* <dir of Q>/ivf_<Q's file name without .parquet>_k<K>.parquet */
+static char *default_output(const char *q, uint64_t k, vf_error *err) {
+  const char *slash = strrchr(q, '/');
+  const char *name = slash ? slash + 1 : q;
+  size_t dl = slash ? (size_t)(slash - q) : 0, nl = strlen(name);
+  if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
+  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, k);
+  return ev_strdupf(err, "ivf_%.*s_k%" PRIu64 ".parquet", (int)nl, name, k);
+}
+
+/* recall@k of the answers against a ground-truth file (bench.h rules) */
+static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, const idx_hit *hits,
+                               const size_t *counts, const ivf_index *ix, double *strict,
+                               double *tie, vf_error *err) {
+  bench_truth t;
+  memset(&t, 0, sizeof t);
+  size_t *rows = NULL;
+  store_hit *sh = vf_mallocarray(k, sizeof *sh);
+  vf_status st = sh ? bench_read_truth(gt, &t, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK && k > t.k)
+    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t.k, gt);
+  bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
+  if (st == VF_OK) st = bench_align(&bq, &t, &rows, err);
+  double s1 = 0, s2 = 0;
+  for (size_t i = 0; st == VF_OK && i < bq.n; i++) {
+    size_t n = 0;
+    for (size_t h = 0; h < counts[i]; h++) {
+      size_t len = 0;
+      const char *id = ivf_id(ix, hits[i * k + h].key, &len);
+      if (!store_id_parse(id, len, &sh[n].id)) continue; /* an id no truth file can hold */
+      sh[n++].score = hits[i * k + h].score;
+    }
+    double a = 0, b = 0;
+    bench_recall_one(&t, rows[i], k, sh, n, &a, &b);
+    s1 += a;
+    s2 += b;
+  }
+  *strict = bq.n ? s1 / (double)bq.n : 0;
+  *tie = bq.n ? s2 / (double)bq.n : 0;
+  free(rows);
+  free(sh);
+  bench_truth_free(&t);
+  return st;
+}
+
+static int index_search(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  const cli_cmd *c = &CLI_INDEX_SEARCH;
+  cli_args a;
+  ivf_index *ix = NULL;
+  ev_queries q;
+  memset(&q, 0, sizeof q);
+  idx_hit *hits = NULL;
+  size_t *counts = NULL;
+  ev_hit *eh = NULL;
+  uint32_t *nh = NULL;
+  char *out = NULL;
+  uint64_t k = 0, nprobe = 0, rerank = 0;
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  const char *qpath = st == VF_OK ? cli_get(c, &a, "queries") : NULL;
+  if (st == VF_OK && !qpath) st = vf_error_set(&err, VF_EUSAGE, "index search: --queries Q is required");
+  if (st == VF_OK && !cli_get(c, &a, "k")) st = vf_error_set(&err, VF_EUSAGE, "index search: -k K is required");
+  if (st == VF_OK) st = cli_get_u64(c, &a, "k", 0, &k, &err);
+  if (st == VF_OK && (k < 1 || k > 100000)) st = vf_error_set(&err, VF_EUSAGE, "index search: -k must be 1..100000");
+  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 1, &nprobe, &err);
+  if (st == VF_OK && (nprobe < 1 || nprobe > UINT32_MAX))
+    st = vf_error_set(&err, VF_EUSAGE, "index search: --nprobe must be at least 1");
+  if (st == VF_OK) st = cli_get_u64(c, &a, "rerank", 0, &rerank, &err);
+  if (st == VF_OK && rerank > UINT32_MAX) st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank is too large");
+  if (st == VF_OK) st = ivf_open(a.pos[0], &ix, &err);
+  ivf_info info;
+  memset(&info, 0, sizeof info);
+  if (st == VF_OK) ivf_info_get(ix, &info);
+  if (st == VF_OK && rerank && !info.rerank)
+    st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
+                      "(%s keeps no float32 vectors)", a.pos[0]);
+  if (st == VF_OK) st = ev_queries_read(qpath, cli_get(c, &a, "column"), &q, &err);
+  if (st == VF_OK && q.kind != CORPUS_VEC_DENSE)
+    st = vf_error_set(&err, VF_EUSAGE, "%s: column '%s' is not a dense vector column", qpath, q.vec_name);
+  if (st == VF_OK && q.dim != info.dim)
+    st = vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
+                      (int)q.dim, a.pos[0], (int)info.dim);
+  size_t nq = (size_t)q.n;
+  if (st == VF_OK) {
+    hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
+    counts = vf_calloc(nq ? nq : 1, sizeof *counts);
+    eh = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *eh);
+    nh = vf_calloc(nq ? nq : 1, sizeof *nh);
+    if (!hits || !counts || !eh || !nh) st = vf_error_set(&err, VF_ENOMEM, "out of memory for %zu x %" PRIu64 " hits", nq, k);
+  }
+  double secs = 0;
+  if (st == VF_OK) {
+    ivf_search_opts so = {.nprobe = (uint32_t)nprobe, .threads = vf_threads(), .rerank = (uint32_t)rerank};
+    double ts = vf_now();
+    st = ivf_search(ix, q.vecs, nq, q.dim, (size_t)k, &so, hits, counts, &err);
+    secs = vf_now() - ts;
+  }
+  for (size_t i = 0; st == VF_OK && i < nq; i++) {
+    nh[i] = (uint32_t)counts[i];
+    for (size_t h = 0; h < counts[i] && st == VF_OK; h++) {
+      size_t len = 0;
+      const char *id = ivf_id(ix, hits[i * k + h].key, &len);
+      ev_hit *e = &eh[i * k + h];
+      if (len > 36)
+        st = vf_error_set(&err, VF_ECORRUPT, "%s: the id of row %lld is longer than 36 bytes",
+                          a.pos[0], (long long)hits[i * k + h].key);
+      else {
+        memcpy(e->id, id, len);
+        e->id[len] = 0;
+        e->score = hits[i * k + h].score;
+      }
+    }
+  }
+  if (st == VF_OK) {
+    const char *o = cli_get(c, &a, "output");
+    out = o ? vf_strdup(o) : default_output(qpath, k, &err);
+    if (!out) st = o ? vf_error_set(&err, VF_ENOMEM, "out of memory") : err.code;
+  }
+  if (st == VF_OK) {
+    char np[24], kk[24];
+    snprintf(np, sizeof np, "%" PRIu64, nprobe < info.nlist ? nprobe : (uint64_t)info.nlist);
+    snprintf(kk, sizeof kk, "%" PRIu64, k);
+    const char *kv[] = {"vforge.index.file", a.pos[0], "vforge.index.type", ivf_code_name(info.type),
+                        "vforge.index.metric", idx_metric_name(info.metric), "vforge.index.nprobe", np,
+                        "vforge.index.k", kk, "vforge.index.queries", q.md5};
+    st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
+  }
+  double rs = 0, rt = 0;
+  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
+  if (gt) st = search_recall(gt, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
+  if (st == VF_OK) {
+    uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
+    double qps = secs > 0 ? (double)nq / secs : 0;
+    fprintf(stderr, "index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
+            "%.3f s, %.0f queries/s -> %s\n", nq, k, np, info.nlist, ivf_code_name(info.type), secs, qps, out);
+    if (gt) fprintf(stderr, "  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
+    if (cli_get(c, &a, "json")) {
+      vf_buf b;
+      vf_buf_init(&b, 0);
+      st = vf_buf_printf(&b, &err, "{\"queries\":%zu,\"k\":%" PRIu64 ",\"nprobe\":%" PRIu64 ",\"seconds\":", nq, k, np);
+      if (st == VF_OK) st = vf_json_f64(&b, secs, &err);
+      if (st == VF_OK) st = vf_json_raw(&b, ",\"qps\":", &err);
+      if (st == VF_OK) st = vf_json_f64(&b, qps, &err);
+      if (st == VF_OK && gt) st = vf_json_raw(&b, ",\"recall\":", &err);
+      if (st == VF_OK && gt) st = vf_json_f64(&b, rs, &err);
+      if (st == VF_OK && gt) st = vf_json_raw(&b, ",\"recall_max\":", &err);
+      if (st == VF_OK && gt) st = vf_json_f64(&b, rt, &err);
+      if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
+      if (st == VF_OK) st = vf_json_string(&b, out, strlen(out), &err);
+      if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
+      if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+      vf_buf_free(&b);
+    }
+  }
+  free(out);
+  free(hits);
+  free(counts);
+  free(eh);
+  free(nh);
+  ev_queries_free(&q);
+  ivf_close(ix);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}
+
+/* ------------------------------------------------------------------- info */
+
+static int index_info(int argc, char **argv) {
+  vf_error err;
+  vf_error_clear(&err);
+  const cli_cmd *c = &CLI_INDEX_INFO;
+  cli_args a;
+  ivf_index *ix = NULL;
+  vf_status st = cli_parse(c, argc, argv, &a, &err);
+  if (st == VF_OK) st = ivf_open(a.pos[0], &ix, &err);
+  if (st == VF_OK) {
+    ivf_info in;
+    ivf_info_get(ix, &in);
+    if (cli_get(c, &a, "json")) {
+      vf_buf b;
+      vf_buf_init(&b, 0);
+      st = vf_buf_printf(&b, &err, "{\"version\":%u,\"type\":\"%s\",\"metric\":\"%s\",\"dim\":%d,"
+                         "\"nlist\":%u,\"pq_m\":%u,\"rabitq_bits\":%u,\"rerank\":%u,\"seed\":%" PRIu64
+                         ",\"rows\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"list_min\":%u,\"list_max\":%u,"
+                         "\"list_max_over_mean\":", in.version, ivf_code_name(in.type),
+                         idx_metric_name(in.metric), (int)in.dim, in.nlist, in.pq_m, in.rabitq_bits,
+                         in.rerank, in.seed, in.rows, in.file_bytes, in.list_min, in.list_max);
+      if (st == VF_OK) st = vf_json_f64(&b, in.list_max_over_mean, &err);
+      if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", &err);
+      if (st == VF_OK) st = vf_json_f64(&b, in.list_balance, &err);
+      if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
+      if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+      vf_buf_free(&b);
+    } else {
+      printf("file:        %s\nversion:     %u\ntype:        %s\nmetric:      %s\ndim:         %d\n"
+             "rows:        %" PRIu64 "\nnlist:       %u\n", a.pos[0], in.version, ivf_code_name(in.type),
+             idx_metric_name(in.metric), (int)in.dim, in.rows, in.nlist);
+      if (in.type == IVF_PQ) printf("pq_m:        %u\n", in.pq_m);
+      if (in.type == IVF_RABITQ) printf("rabitq_bits: %u\n", in.rabitq_bits);
+      printf("rerank:      %u%s\nseed:        %" PRIu64 "\nfile bytes:  %" PRIu64 "\n"
+             "lists:       min %u, max %u, max/mean %.3f, balance %.3f\n", in.rerank,
+             in.rerank ? " (float32 vectors kept)" : " (off)", in.seed, in.file_bytes, in.list_min,
+             in.list_max, in.list_max_over_mean, in.list_balance);
+    }
+  }
+  ivf_close(ix);
+  return st == VF_OK ? 0 : cli_fail(st, &err);
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static void index_usage(FILE *to) {
+  fprintf(to, "usage: vforge index build|search|info ...\n\n"
+              "  build URI --output FILE --type flat|sq8|pq|rabitq   build an IVF index file\n"
+              "  search FILE --queries Q -k K [--nprobe P]           search it with a queries file\n"
+              "  info FILE [--json]                                  parameters and list sizes\n\n"
+              "'vforge index SUBCOMMAND --help' shows its options.\n");
+}
+
+int cmd_index(int argc, char **argv) {
+  if (argc < 1) {
+    index_usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+    index_usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[0], "build") == 0) return index_build(argc - 1, argv + 1);
+  if (strcmp(argv[0], "search") == 0) return index_search(argc - 1, argv + 1);
+  if (strcmp(argv[0], "info") == 0) return index_info(argc - 1, argv + 1);
+  fprintf(stderr, "vforge: error: vforge index: unknown subcommand '%s' (build, search, info)\n", argv[0]);
+  return 2;
+}

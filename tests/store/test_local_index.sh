@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The local store's IVF index: `load run` (finalize) builds index-0-emb.ivf + its manifest for a
+# collection of >= 10000 points, `vforge bench` against the store then searches through it (the
+# "searching 'emb' with its ... IVF index" log line) and reaches its recall; a flat index probing
+# every list (params.index: {type: flat, nlist: 32, nprobe: 32}) gives the exact answers
+# (recall 1); a collection under params.index.min_rows gets no index and exact search; a
+# segment flushed after finalize makes the index stale (exact search, logged) until the next
+# finalize (`load load --no-manage-indexing` commits segments without finalizing); bad
+# params.index values are configuration errors (exit 2, naming the key).
+# Data: numpy (seeded, 12000 x 32 clustered rows) -> .npy -> `vforge convert`.
+set -u
+V=${VFORGE:?set VFORGE to the vforge binary}
+py=/usr/bin/python3
+[ -x "$py" ] && "$py" -c 'import numpy' 2> /dev/null || { echo "python3-numpy not installed"; exit 77; }
+tmp=$(mktemp -d "${VF_TMP:-/tmp}/local-index.XXXXXX" 2>/dev/null || mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+"$py" - "$tmp" <<'EOP' || { echo "FAIL: generating the data"; exit 1; }
+import sys, numpy as np
+rng = np.random.default_rng(7)
+c = rng.normal(0, 1, (64, 32)).astype(np.float32)
+x = (c[rng.integers(0, 64, 12000)] + rng.normal(0, 0.4, (12000, 32))).astype(np.float32)
+np.save(sys.argv[1] + "/c.npy", x)
+np.save(sys.argv[1] + "/small.npy", x[:3000])
+np.save(sys.argv[1] + "/far.npy", -x[:1000])
+EOP
+"$V" --quiet convert "$tmp/c.npy" --output "$tmp/corpus" --rows-per-file 5000 2> "$tmp/err.txt" || { echo "FAIL: convert: $(cat "$tmp/err.txt")"; exit 1; }
+for d in small far; do
+  "$V" --quiet convert "$tmp/$d.npy" --output "$tmp/$d" 2> "$tmp/err.txt" || { echo "FAIL: convert: $(cat "$tmp/err.txt")"; exit 1; }
+done
+"$V" --quiet generate-queries "$tmp/corpus" -n 50 --seed 5 --output "$tmp/q.parquet" 2> "$tmp/err.txt" &&
+  "$V" --quiet brute-force "$tmp/corpus" --queries "$tmp/q.parquet" -k 10 --output "$tmp/gt.parquet" 2> "$tmp/err.txt" ||
+  { echo "FAIL: queries / ground truth: $(cat "$tmp/err.txt")"; exit 1; }
+
+# config NAME CORPUS PARAMS_LINE
+config() {
+  cat > "$tmp/$1.yaml" <<EOC
+vectors:
+  emb: {type: dense, column: emb, distance: cosine}
+datasource:
+  uri: $2
+vectorstore:
+  type: local
+  path: $tmp/store
+  collection_name: $1
+$3
+loader: {batch_size: 1000, concurrency: 2}
+EOC
+}
+
+# bench_recall NAME: bench --json against the store; prints the recall, stderr in $tmp/bench.err
+bench_recall() {
+  "$V" bench --store local --path "$tmp/store" --collection "$1" --queries "$tmp/q.parquet" \
+    --ground-truth "$tmp/gt.parquet" -k 10 --json > "$tmp/bench.json" 2> "$tmp/bench.err" || return 1
+  "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["errors"] == 0, r; print(r["recall"])' "$tmp/bench.json"
+}
+
+ge() { "$py" -c "import sys; sys.exit(0 if $1 >= $2 else 1)"; }
+
+# --- default: sq8 for >= 10000 points
+config dflt "$tmp/corpus" ""
+if "$V" load run "$tmp/dflt.yaml" > /dev/null 2> "$tmp/err.txt"; then
+  if [ -f "$tmp/store/dflt/index-0-emb.ivf" ] && [ -f "$tmp/store/dflt/index-0-emb.json" ] &&
+     grep -q "built the sq8 IVF index of 'emb' (12000 points" "$tmp/err.txt"; then
+    ok "default: finalize built the sq8 index ($(grep -o "nlist [0-9]*, searches scan [0-9]* lists" "$tmp/err.txt"))"
+  else
+    fail "default: no index after finalize: $(ls "$tmp/store/dflt") / $(cat "$tmp/err.txt")"
+  fi
+  "$V" index info "$tmp/store/dflt/index-0-emb.ivf" --json > "$tmp/info.json" 2> "$tmp/err.txt" &&
+    "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["type"]=="sq8" and r["rows"]==12000 and r["metric"]=="cosine", r' "$tmp/info.json" ||
+    fail "default: index info: $(cat "$tmp/info.json" "$tmp/err.txt")"
+  if r=$(bench_recall dflt); then
+    if grep -q "searching 'emb' with its sq8 IVF index (12000 points" "$tmp/bench.err" && ge "$r" 0.85; then
+      ok "default: bench used the index, recall@10 $r"
+    else
+      fail "default: recall $r or no index log line: $(cat "$tmp/bench.err")"
+    fi
+  else
+    fail "default: bench: $(cat "$tmp/bench.err")"
+  fi
+else
+  fail "default: load run: $(cat "$tmp/err.txt")"
+fi
+
+# --- flat, every list probed: exact
+config flat "$tmp/corpus" "  params: {index: {type: flat, nlist: 32, nprobe: 32}}"
+if "$V" load run "$tmp/flat.yaml" > /dev/null 2> "$tmp/err.txt"; then
+  if r=$(bench_recall flat); then
+    if grep -q "searching 'emb' with its flat IVF index (12000 points, nlist 32, nprobe 32)" "$tmp/bench.err" && ge "$r" 0.999; then
+      ok "flat nprobe = nlist: recall@10 $r through the index"
+    else
+      fail "flat: recall $r or no index log line: $(cat "$tmp/bench.err")"
+    fi
+  else
+    fail "flat: bench: $(cat "$tmp/bench.err")"
+  fi
+  # a segment committed after finalize (load without finalize: --no-manage-indexing): the
+  # index is stale, searches are exact again (the new points are the negated vectors: far)
+  config far "$tmp/far" "  collection_name: flat"
+  sed -i '/collection_name: far/d' "$tmp/far.yaml"
+  if "$V" load load "$tmp/far.yaml" --no-manage-indexing --state-dir "$tmp/state-far" > /dev/null 2> "$tmp/err.txt"; then
+    if r=$(bench_recall flat) && grep -q "predates the current segments" "$tmp/bench.err" && ge "$r" 0.999; then
+      ok "stale index after a later load: exact search (recall $r), logged"
+    else
+      fail "stale index: recall ${r:-?}: $(cat "$tmp/bench.err")"
+    fi
+  else
+    fail "load without finalize into the finalized collection: $(cat "$tmp/err.txt")"
+  fi
+else
+  fail "flat: load run: $(cat "$tmp/err.txt")"
+fi
+
+# --- under min_rows: no index, exact
+config small "$tmp/small" ""
+if "$V" load run "$tmp/small.yaml" > /dev/null 2> "$tmp/err.txt"; then
+  if ls "$tmp/store/small" | grep -q '^index-'; then fail "small: an index was built for 3000 points"
+  elif grep -q "no index for 'emb' (fewer points than params.index.min_rows" "$tmp/err.txt"; then ok "3000 points: no index, logged"
+  else fail "small: no log line: $(cat "$tmp/err.txt")"; fi
+else
+  fail "small: load run: $(cat "$tmp/err.txt")"
+fi
+
+# --- bad params.index: configuration errors
+while IFS='|' read -r bad want; do
+  config bad "$tmp/small" "  params: $bad"
+  "$V" load run "$tmp/bad.yaml" > /dev/null 2> "$tmp/err.txt"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -qF "$want" "$tmp/err.txt"; then ok "params $bad: exit 2: $(tail -1 "$tmp/err.txt")"
+  else fail "params $bad: exit $rc, want '$want': $(cat "$tmp/err.txt")"; fi
+done <<'EOB'
+{index: {type: hnsw}}|vectorstore.params.index.type: expected flat, sq8, pq, rabitq or none
+{index: {nlist: -3}}|vectorstore.params.index.nlist: expected a non-negative integer
+{index: {nprobes: 4}}|vectorstore.params.index: unknown key 'nprobes'
+{index: 5}|vectorstore.params.index
+EOB
+
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all ok"
