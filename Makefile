@@ -1,13 +1,16 @@
 # Thin wrapper over CMake for the README's two commands and CI.
 #   make demo   install deps, build, run vforge on the bundled example corpus
 #   make check  install deps, build (-Werror), run every test, then the ASan+UBSan pass and fuzz smoke
+#   make fuzz   build the libFuzzer harnesses (clang) and run each for FUZZ_SECONDS (default 60) on
+#               its seed corpus plus the regression inputs; figures in $(FUZZ_BUILD)/fuzz-report.txt
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 
-.PHONY: all deps build demo check test test-asan fuzz-smoke bench clean format
+.PHONY: all deps build demo check test test-asan fuzz-build fuzz fuzz-smoke bench clean format
 
 all: build
 
@@ -30,10 +33,17 @@ test-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  bash tests/run.sh $(ASAN_BUILD) "asan"
 
-fuzz-smoke:
+fuzz-build:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVFORGE_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
-	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# CI: each harness briefly (crash regressions always replayed first)
+fuzz-smoke: fuzz-build
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+
+# each harness for FUZZ_SECONDS; executions and CPU seconds per harness in fuzz-report.txt
+fuzz: fuzz-build
+	FUZZ_REPORT=$(FUZZ_BUILD)/fuzz-report.txt bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # The services (radosgw, nginx, Slurm) start once, as children, for both test passes.
 check: deps

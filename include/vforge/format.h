@@ -265,6 +265,15 @@ typedef struct pqt_file pqt_file;
 typedef struct pqt_open_opts {
   bool verify_crc;        /* check page CRCs when present (default true) */
   uint64_t max_footer;    /* footer size cap, default 256 MiB */
+  /* Under a memory budget (vf_memory_budget() != 0 when the file is opened) a row group whose
+   * column chunks hold more than budget/32 bytes is presented as several consecutive row-group
+   * slices (pqt_meta() then lists the slices; rows, order and physical row numbers are
+   * unchanged) and each slice is decoded page by page from bounded reads.  true: list and read
+   * the file's row groups as written (inspect). */
+  bool whole_row_groups;
+  /* > 0: slice row groups holding more than this many bytes into slices of about this size,
+   * whatever the budget (tests and fuzzers exercise slicing on small files with it) */
+  uint64_t slice_bytes;
 } pqt_open_opts;
 
 /*! pqt_open() : read and parse the footer of `src` (ownership of src passes to the file, also
@@ -310,13 +319,19 @@ void pqt_leaf_data_init(pqt_leaf_data *d);
 void pqt_leaf_data_free(pqt_leaf_data *d);
 
 /*! pqt_read_leaves() : decode `nleaves` leaf columns of row group `rg`, fetching their column
- *  chunks with coalesced ranged reads.  outs[i] receives leaves[i].
+ *  chunks with coalesced ranged reads.  outs[i] receives leaves[i].  A row-group slice (see
+ *  pqt_open_opts) is decoded page by page: pages are read in windows of about budget/32 bytes,
+ *  each page is decoded on its own and the rows of the slice are copied out, so memory follows
+ *  the slice, not the row group.  Only a single page that cannot fit in the budget (its bytes,
+ *  decompressed and decoded) is refused, with VF_ENOMEM naming the file, column, row group, page
+ *  offset and sizes.
  *  @return : errors name the file, row group, column path and byte offset. */
 vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, pqt_leaf_data *outs,
                           vf_error *err);
 
 /*! pqt_read_page_index() : the OffsetIndex (and ColumnIndex when present; `ci` may be NULL) of
- *  one column chunk.  @return : VF_ENOTFOUND when the file has no page index for it. */
+ *  one column chunk (for a row-group slice: of its whole row group, rows counted from the row
+ *  group's first).  @return : VF_ENOTFOUND when the file has no page index for it. */
 vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *oi,
                               pqt_column_index *ci, vf_error *err);
 

@@ -215,7 +215,8 @@ int cmd_inspect(int argc, char **argv) {
     io_source *src = NULL;
     pqt_file *f = NULL;
     st = corpus_open(&files.files[i], &src, &err);
-    if (st == VF_OK) st = pqt_open(src, NULL, &f, &err);
+    /* the row groups as written, even under --memory-budget (which slices them for readers) */
+    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = true, .whole_row_groups = true}, &f, &err);
     if (st != VF_OK) break;
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
     total_rgs += (uint64_t)pqt_meta(f)->nrow_groups;

@@ -678,7 +678,7 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
                         "brute-force: needs about %s (%" PRIu64 " queries x (dim %" PRIu64
                         " + K %u): %s; two row groups of %" PRIu64 " rows: %s; scratch %s), more "
                         "than the memory budget of %s (raise --memory-budget, use fewer queries "
-                        "or a smaller K, or write the corpus with smaller row groups)",
+                        "or a smaller K)",
                         bf_size(need1, a), q->n, d, o->k, bf_size(fixed, b), slot_rows,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }

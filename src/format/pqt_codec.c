@@ -48,6 +48,20 @@ static const char *codec_name(int codec) {
   }
 }
 
+/*! pqt_codec_max_ratio() : see pqt_internal.h.  Bounds from the formats: deflate's longest match
+ *  (258 bytes) costs at least 2 bits (1032:1); a snappy copy of 64 bytes costs 3 bytes; an LZ4
+ *  sequence grows by 255 bytes per extra length byte; a zstd RLE block turns 4 bytes into 128 KiB. */
+uint64_t pqt_codec_max_ratio(int codec) {
+  switch (codec) {
+  case PQT_GZIP: return 1032;
+  case PQT_SNAPPY: return 22;
+  case PQT_LZ4:
+  case PQT_LZ4_RAW: return 256;
+  case PQT_ZSTD: return 32768;
+  default: return 0;
+  }
+}
+
 static vf_status corrupt(vf_error *err, int codec, const char *detail) {
   return vf_error_set(err, VF_ECORRUPT, "%s data is corrupt (%s)", codec_name(codec), detail);
 }

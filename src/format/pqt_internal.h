@@ -143,6 +143,11 @@ vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t 
 vf_status pqt_compress(int codec, int level, const uint8_t *src, size_t src_len, vf_buf *out,
                        vf_error *err);
 
+/*! pqt_codec_max_ratio() : the largest uncompressed/compressed ratio `codec` can produce (deflate
+ *  1032, snappy 22, LZ4 255, zstd 32768 with slack), 0 when unbounded (BROTLI, UNCOMPRESSED,
+ *  unknown): a page declaring more is a decompression bomb or corrupt. */
+uint64_t pqt_codec_max_ratio(int codec);
+
 /* CRC-32 (IEEE, as zlib's crc32) used for page checksums */
 uint32_t pqt_crc32(const uint8_t *p, size_t n);
 

@@ -23,6 +23,22 @@
  *    page sizes must be non-negative i32s; decompression buffers and decoded output honour
  *    vf_memory_budget() (a page of a few KiB may legally inflate to 1 GiB).
  *    Errors name the file, row group, column path and the byte offset of the page.
+ *  - Row groups larger than the memory budget (Spark writes 128 MiB-1 GiB ones) are sliced at
+ *    open: pqt_meta() lists consecutive slices of about budget/32 decoded bytes, so every caller
+ *    that plans and decodes per row group (scan, cat, load, brute-force) is bounded without
+ *    knowing.  A slice is decoded page by page (stream_leaf): a per-leaf position (next page
+ *    header, levels and records before it, the chunk's dictionary) is kept between slices, pages
+ *    are read through one window of bounded size, each page is decoded alone into a scratch
+ *    leaf and the entries whose record falls in the slice are copied out.  A page that straddles
+ *    the slice's end is decoded again by the next slice (the position stays on it), so slices
+ *    read in order cost one extra page decode each; reading an earlier slice restarts the
+ *    chunk.  Page statistics are counted by the slice that finishes the page, so the totals
+ *    equal an unsliced read.  Only one page that cannot fit (bytes + decompressed + decoded) is
+ *    refused.
+ *  - Decompression bombs: a page whose declared uncompressed size exceeds what its codec can
+ *    produce from its compressed size (deflate 1032:1, snappy 22:1, LZ4 255:1, zstd 32768:1;
+ *    brotli has no useful bound and is capped by the budget and the i32 size only) is refused
+ *    before anything is allocated; the decompressors write into exactly the declared size.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,6 +55,35 @@
  * so the only cap beyond the type is the memory budget (checked in buf_reserve). */
 #define PQT_MAX_PAGE_BYTES ((int64_t)INT32_MAX)
 #define PQT_MAX_INDEX_BYTES ((int64_t)64 << 20)
+/* slicing: a slice holds about budget/PQT_SLICE_DIV decoded bytes (brute-force keeps two
+ * slices of 4-5x their decoded size, scan three), at least PQT_MIN_SLICE; at most
+ * PQT_MAX_SLICES slices per file (larger slices beyond that: the budget checks still hold) */
+#define PQT_SLICE_DIV 32u
+#define PQT_MIN_SLICE ((uint64_t)64 << 10)
+#define PQT_MAX_SLICES 65536u
+/* and at most this many column-chunk entries over all slices (a footer claiming terabytes in
+ * many columns must not make the slice table itself large) */
+#define PQT_MAX_SLICE_CHUNKS ((uint64_t)1 << 17)
+#define PQT_SLICE_ALIGN 64
+/* a page header is read in a window of this size first, grown 8-fold up to PQT_MAX_HEADER */
+#define PQT_HEADER_PEEK ((uint64_t)1 << 10)
+#define PQT_MAX_HEADER ((uint64_t)16 << 20)
+
+/* Streaming position of one leaf inside one (physical) row group, kept between slices. */
+typedef struct leaf_stream {
+  int phys;          /* physical row group, -1 when unpositioned */
+  uint64_t start, end; /* column chunk byte range */
+  uint64_t next;     /* file offset of the next page header */
+  int64_t levels;    /* level entries before `next`; -1 after a jump in a repeated column */
+  int64_t rows;      /* records started before `next` */
+  bool seen_data;
+  vf_buf dict;       /* the chunk's dictionary (swapped into pqt_file while decoding) */
+  int64_t *dict_off;
+  int64_t dict_off_cap;
+  int64_t dict_n;
+  int oi_rg;         /* physical row group of `oi`; -1 not loaded, -2 the chunk has none */
+  pqt_offset_index oi; /* page locations: skip to a slice's first page without reading the rest */
+} leaf_stream;
 
 struct pqt_file {
   io_source *src;
@@ -61,6 +106,17 @@ struct pqt_file {
   vf_buf tmp; /* byte arrays being converted to FLBA */
   int64_t *tmp_off;
   size_t tmp_off_cap;
+  /* row-group slices (NULL/0 when no row group is sliced): meta.row_groups holds the slices,
+   * phys_rgs the row groups as written */
+  pqt_row_group *phys_rgs;
+  int nphys;
+  int *v_phys;      /* slice -> physical row group */
+  int64_t *v_row0;  /* slice -> first row inside its physical row group */
+  uint64_t window;  /* read window for streamed pages */
+  leaf_stream *streams; /* per leaf, allocated on the first streamed read */
+  pqt_leaf_data pg; /* one decoded page (streaming) */
+  vf_buf win;       /* file bytes [win_off, win_off + win.len) */
+  uint64_t win_off;
 };
 
 /* ----------------------------------------------------------------- helpers */
@@ -173,6 +229,133 @@ static vf_status buf_reserve(vf_buf *b, uint64_t extra, vf_error *err) {
   return vf_buf_reserve(b, (size_t)extra, err);
 }
 
+/* ---------------------------------------------------------------- slicing */
+
+static int64_t scale_i64(int64_t v, int64_t part, int64_t whole) {
+  if (v <= 0 || whole <= 0) return v;
+  double r = (double)v * (double)part / (double)whole;
+  return r >= (double)INT64_MAX ? INT64_MAX : (int64_t)r + 1;
+}
+
+/* decoded bytes one row group is expected to hold (all columns) */
+static uint64_t rg_bytes(const pqt_row_group *g) {
+  uint64_t u = 0;
+  for (int c = 0; c < g->ncolumns; c++) {
+    const pqt_column_meta *cm = &g->columns[c].meta;
+    int64_t b = cm->total_uncompressed_size > cm->total_compressed_size
+                    ? cm->total_uncompressed_size
+                    : cm->total_compressed_size;
+    if (b > 0) u = u > UINT64_MAX - (uint64_t)b ? UINT64_MAX : u + (uint64_t)b;
+  }
+  return u;
+}
+
+static uint64_t slices_of(const pqt_row_group *g, uint64_t target) {
+  uint64_t u = rg_bytes(g);
+  if (g->num_rows <= 1 || u <= target) return 1;
+  uint64_t n = u / target + 1;
+  return n > (uint64_t)g->num_rows ? (uint64_t)g->num_rows : n;
+}
+
+/* Present row groups over budget/PQT_SLICE_DIV as slices (see the file comment). */
+static vf_status slice_row_groups(pqt_file *f, vf_error *err) {
+  uint64_t budget = vf_memory_budget();
+  if ((!budget && !f->opts.slice_bytes) || f->opts.whole_row_groups || f->meta.nrow_groups <= 0)
+    return VF_OK;
+  uint64_t target = f->opts.slice_bytes;
+  if (!target) {
+    target = budget / PQT_SLICE_DIV;
+    if (target < PQT_MIN_SLICE) target = PQT_MIN_SLICE;
+  }
+  uint64_t ncols = (uint64_t)(f->schema.nleaves > 0 ? f->schema.nleaves : 1);
+  uint64_t nv;
+  bool any;
+  for (;;) {
+    nv = 0;
+    any = false;
+    for (int g = 0; g < f->meta.nrow_groups; g++) {
+      uint64_t n = slices_of(&f->meta.row_groups[g], target);
+      nv = nv > UINT64_MAX - n ? UINT64_MAX : nv + n; /* saturating: row counts are claims */
+      any |= n > 1;
+    }
+    if ((nv <= PQT_MAX_SLICES && nv * ncols <= PQT_MAX_SLICE_CHUNKS) || target > UINT64_MAX / 2)
+      break;
+    target *= 2;
+  }
+  if (!any) return VF_OK;
+  pqt_row_group *v = vf_calloc((size_t)nv, sizeof *v);
+  int *vp = vf_calloc((size_t)nv, sizeof *vp);
+  int64_t *vr = vf_calloc((size_t)nv, sizeof *vr);
+  if (!v || !vp || !vr) {
+    free(v);
+    free(vp);
+    free(vr);
+    return vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups", pqt_name(f));
+  }
+  size_t k = 0;
+  vf_status st = VF_OK;
+  for (int g = 0; g < f->meta.nrow_groups && st == VF_OK; g++) {
+    const pqt_row_group *pg = &f->meta.row_groups[g];
+    uint64_t n = slices_of(pg, target);
+    int64_t per = (int64_t)(((uint64_t)pg->num_rows + n - 1) / n);
+    /* slices start at multiples of PQT_SLICE_ALIGN rows: kernels that score rows in blocks of
+     * 4/8/16 from the start of each call then do the same arithmetic as on the whole group */
+    if (n > 1) per = (per + PQT_SLICE_ALIGN - 1) / PQT_SLICE_ALIGN * PQT_SLICE_ALIGN;
+    for (int64_t r0 = 0; r0 < pg->num_rows || (r0 == 0 && pg->num_rows == 0); r0 += per) {
+      if (k >= nv) { /* cannot happen: slices_of() counted them */
+        st = vf_error_set(err, VF_EINTERNAL, "%s: slicing row group %d", pqt_name(f), g);
+        break;
+      }
+      int64_t rows = pg->num_rows - r0 < per ? pg->num_rows - r0 : per;
+      pqt_row_group *s = &v[k];
+      *s = *pg;
+      s->num_rows = rows;
+      s->total_byte_size = scale_i64(pg->total_byte_size, rows, pg->num_rows);
+      if (pg->total_compressed_size >= 0)
+        s->total_compressed_size = scale_i64(pg->total_compressed_size, rows, pg->num_rows);
+      s->ordinal = -1;
+      s->columns = vf_calloc((size_t)(pg->ncolumns > 0 ? pg->ncolumns : 1), sizeof *s->columns);
+      if (!s->columns) {
+        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups", pqt_name(f));
+        break;
+      }
+      for (int c = 0; c < pg->ncolumns; c++) { /* shallow: strings stay owned by the file meta */
+        pqt_column_chunk *cc = &s->columns[c];
+        *cc = pg->columns[c];
+        if (n > 1) {
+          cc->meta.total_uncompressed_size =
+              scale_i64(cc->meta.total_uncompressed_size, rows, pg->num_rows);
+          cc->meta.total_compressed_size =
+              scale_i64(cc->meta.total_compressed_size, rows, pg->num_rows);
+          cc->meta.num_values = scale_i64(cc->meta.num_values, rows, pg->num_rows);
+          cc->meta.stats.has_null_count = false; /* the page index stays the row group's */
+        }
+      }
+      vp[k] = g;
+      vr[k] = r0;
+      k++;
+      if (pg->num_rows == 0) break;
+    }
+  }
+  if (st != VF_OK) {
+    for (size_t i = 0; i < k; i++) free(v[i].columns);
+    free(v);
+    free(vp);
+    free(vr);
+    return st;
+  }
+  vf_log(VF_LOG_DEBUG, "%s: %d row groups read as %zu slices of about %" PRIu64 " bytes",
+         pqt_name(f), f->meta.nrow_groups, k, target);
+  f->phys_rgs = f->meta.row_groups;
+  f->nphys = f->meta.nrow_groups;
+  f->meta.row_groups = v;
+  f->meta.nrow_groups = (int)k;
+  f->v_phys = vp;
+  f->v_row0 = vr;
+  f->window = target;
+  return VF_OK;
+}
+
 /* ------------------------------------------------------------------- open */
 
 /*! pqt_open() : see format.h. */
@@ -193,6 +376,8 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
     if (!f->opts.max_footer) f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
   }
   f->dict_n = -1;
+  pqt_leaf_data_init(&f->pg);
+  vf_buf_init(&f->win, 0);
   vf_buf_init(&f->page, 0);
   vf_buf_init(&f->dict, 0);
   vf_buf_init(&f->tmp, 0);
@@ -323,6 +508,8 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
            name, f->meta.num_rows, rows);
     f->meta.num_rows = rows;
   }
+  st = slice_row_groups(f, err);
+  if (st != VF_OK) goto fail;
   free(tail);
   free(footer_copy);
   *out = f;
@@ -337,6 +524,25 @@ fail:
 /*! pqt_close() : free everything, including the io_source.  NULL ok. */
 void pqt_close(pqt_file *f) {
   if (!f) return;
+  if (f->phys_rgs) {
+    for (int g = 0; g < f->meta.nrow_groups; g++)
+      free(f->meta.row_groups[g].columns);
+    free(f->meta.row_groups);
+    f->meta.row_groups = f->phys_rgs;
+    f->meta.nrow_groups = f->nphys;
+  }
+  free(f->v_phys);
+  free(f->v_row0);
+  if (f->streams) {
+    for (int i = 0; i < f->schema.nleaves; i++) {
+      vf_buf_free(&f->streams[i].dict);
+      free(f->streams[i].dict_off);
+      pqt_offset_index_free(&f->streams[i].oi);
+    }
+    free(f->streams);
+  }
+  pqt_leaf_data_free(&f->pg);
+  vf_buf_free(&f->win);
   for (int i = 0; i < f->nchunks_cap; i++)
     vf_buf_free(&f->chunks[i]);
   free(f->chunks);
@@ -412,6 +618,7 @@ typedef struct chunk_ctx {
   bool def_mat;      /* d->def holds real levels */
   bool seen_data;    /* a data page has been decoded */
   uint64_t page_off; /* file offset of the current page header */
+  bool cont;         /* streaming: levels of this chunk were decoded before this page */
   vf_error *err;
 } chunk_ctx;
 
@@ -740,6 +947,18 @@ static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len
   }
   if (ulen < 0 || ulen > PQT_MAX_PAGE_BYTES)
     return page_err(x, VF_ECORRUPT, "uncompressed page size %" PRId64 " is out of range", ulen);
+  uint64_t ratio = pqt_codec_max_ratio(codec);
+  if (ratio && (uint64_t)ulen > ratio * (uint64_t)len + 4096)
+    return page_err(x, VF_ECORRUPT,
+                    "declared uncompressed size %" PRId64 " bytes is more than %s can produce from "
+                    "%zu compressed bytes (at most %" PRIu64 ":1): refusing a decompression bomb",
+                    ulen, pqt_codec_name(codec), len, ratio);
+  uint64_t budget = vf_memory_budget();
+  if (budget && (uint64_t)ulen > budget)
+    return page_err(x, VF_ENOMEM,
+                    "page declares %" PRId64 " uncompressed bytes (%zu compressed), more than the "
+                    "memory budget of %" PRIu64 " bytes (raise --memory-budget)",
+                    ulen, len, budget);
   vf_buf_reset(&x->f->page);
   vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
   if (st != VF_OK) return page_prefix(x, st);
@@ -857,7 +1076,7 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
   }
   if (rep_out) {
     int64_t r = (int64_t)count_byte(rep_out, n, 0);
-    if (d->nlevels == 0 && n > 0 && rep_out[0] != 0)
+    if (d->nlevels == 0 && !x->cont && n > 0 && rep_out[0] != 0)
       return page_err(x, VF_ECORRUPT,
                       "the column chunk starts with repetition level %u instead of 0", rep_out[0]);
     d->nrows += r;
@@ -934,15 +1153,85 @@ static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start) {
   return VF_OK;
 }
 
-/*! pqt_read_leaves() : see format.h.  Chunk ranges are fetched with io_read_ranges(). */
-vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, pqt_leaf_data *outs,
-                          vf_error *err) {
+/* Checks shared by both read paths: the chunk exists, is readable, and matches the schema. */
+static vf_status check_chunk(pqt_file *f, int rg, const pqt_row_group *g, int leaf, vf_error *err) {
   const char *name = pqt_name(f);
-  if (rg < 0 || rg >= f->meta.nrow_groups)
-    return vf_error_set(err, VF_EUSAGE, "%s: row group %d does not exist (the file has %d)", name,
-                        rg, f->meta.nrow_groups);
-  if (nleaves <= 0) return VF_OK;
-  const pqt_row_group *g = &f->meta.row_groups[rg];
+  if (leaf < 0 || leaf >= f->schema.nleaves || leaf >= g->ncolumns)
+    return vf_error_set(err, VF_EUSAGE, "%s: leaf column %d does not exist", name, leaf);
+  const pqt_column_chunk *cc = &g->columns[leaf];
+  if (cc->file_path)
+    return vf_error_set(
+        err, VF_EUNSUPPORTED,
+        "%s: row group %d, column %s is stored in another file (%s), which is not supported", name,
+        rg, leaf_path(f, leaf), cc->file_path);
+  if (cc->encrypted)
+    return vf_error_set(err, VF_EUNSUPPORTED,
+                        "%s: row group %d, column %s is encrypted (parquet modular encryption), "
+                        "which is not supported",
+                        name, rg, leaf_path(f, leaf));
+  if (!cc->has_meta_data)
+    return vf_error_set(err, VF_ECORRUPT, "%s: row group %d, column %s has no column metadata",
+                        name, rg, leaf_path(f, leaf));
+  const pqt_leaf *lf = &f->schema.leaves[leaf];
+  if (cc->meta.type != (int)lf->type)
+    return vf_error_set(err, VF_ECORRUPT,
+                        "%s: row group %d, column %s: chunk type %s differs from the schema's %s",
+                        name, rg, leaf_path(f, leaf), pqt_physical_name(cc->meta.type),
+                        pqt_physical_name(lf->type));
+  if (lf->type == PQT_FIXED_LEN_BYTE_ARRAY && (lf->type_length <= 0 || lf->type_length > (1 << 24)))
+    return vf_error_set(err, VF_ECORRUPT,
+                        "%s: column %s: FIXED_LEN_BYTE_ARRAY length %d is out of range", name,
+                        leaf_path(f, leaf), lf->type_length);
+  return VF_OK;
+}
+
+/* The chunk's byte range: from the dictionary page when its offset is plausible, clamped to the
+ * data area. */
+static void chunk_range(const pqt_file *f, const pqt_column_meta *cm, uint64_t *start,
+                        uint64_t *len) {
+  uint64_t s0 = (uint64_t)cm->data_page_offset;
+  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset)
+    s0 = (uint64_t)cm->dictionary_page_offset;
+  uint64_t l = (uint64_t)cm->total_compressed_size;
+  if (s0 >= f->data_end) s0 = (uint64_t)cm->data_page_offset;
+  if (l > f->data_end - s0) l = f->data_end - s0; /* clamp sizes that overshoot */
+  *start = s0;
+  *len = l;
+}
+
+/* Empty an output leaf for a new read (allocations kept; levels it cannot have dropped). */
+static vf_status leaf_reset(pqt_file *f, int leaf, pqt_leaf_data *d, vf_error *err) {
+  const pqt_leaf *lf = &f->schema.leaves[leaf];
+  d->leaf = leaf;
+  d->type = lf->type;
+  d->width = lf->type == PQT_BYTE_ARRAY ? 0 : physical_width(lf->type, lf->type_length);
+  d->nlevels = d->nvalues = d->nrows = 0;
+  d->compressed_bytes = d->uncompressed_bytes = 0;
+  d->npages = 0;
+  vf_buf_reset(&d->values);
+  if (lf->type == PQT_BYTE_ARRAY) {
+    vf_status st = grow_array((void **)&d->offsets, &d->off_cap, 1, sizeof(int64_t), err);
+    if (st != VF_OK) return st;
+    d->offsets[0] = 0;
+  }
+  if (lf->max_def == 0 && d->def) {
+    free(d->def);
+    d->def = NULL;
+    d->def_cap = 0;
+  }
+  if (lf->max_rep == 0 && d->rep) {
+    free(d->rep);
+    d->rep = NULL;
+    d->rep_cap = 0;
+  }
+  return VF_OK;
+}
+
+
+/* Whole column chunks of (physical) row group `rg` = *g: one coalesced io_read_ranges(). */
+static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const int *leaves,
+                            int nleaves, pqt_leaf_data *outs, vf_error *err) {
+  const char *name = pqt_name(f);
   if (nleaves > f->nchunks_cap) {
     vf_buf *nb = realloc(f->chunks, (size_t)nleaves * sizeof *nb);
     if (!nb) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
@@ -962,48 +1251,14 @@ vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, p
   }
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
-    if (leaf < 0 || leaf >= f->schema.nleaves || leaf >= g->ncolumns) {
-      st = vf_error_set(err, VF_EUSAGE, "%s: leaf column %d does not exist", name, leaf);
-      goto out;
-    }
-    const pqt_column_chunk *cc = &g->columns[leaf];
-    if (cc->file_path) {
-      st = vf_error_set(
-          err, VF_EUNSUPPORTED,
-          "%s: row group %d, column %s is stored in another file (%s), which is not supported",
-          name, rg, leaf_path(f, leaf), cc->file_path);
-      goto out;
-    }
-    if (!cc->has_meta_data || cc->encrypted) {
-      st =
-          cc->encrypted
-              ? vf_error_set(
-                    err, VF_EUNSUPPORTED,
-                    "%s: row group %d, column %s is encrypted (parquet modular encryption), "
-                    "which is not supported",
-                    name, rg, leaf_path(f, leaf))
-              : vf_error_set(err, VF_ECORRUPT, "%s: row group %d, column %s has no column metadata",
-                             name, rg, leaf_path(f, leaf));
-      goto out;
-    }
-    const pqt_column_meta *cm = &cc->meta;
-    const pqt_leaf *lf = &f->schema.leaves[leaf];
-    if (cm->type != (int)lf->type) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: row group %d, column %s: chunk type %s differs from the schema's %s",
-                        name, rg, leaf_path(f, leaf), pqt_physical_name(cm->type),
-                        pqt_physical_name(lf->type));
-      goto out;
-    }
+    st = check_chunk(f, rg, g, leaf, err);
+    if (st != VF_OK) goto out;
+    const pqt_column_meta *cm = &g->columns[leaf].meta;
     starts[i] = 0;
     vf_buf_reset(&f->chunks[i]);
     if (cm->num_values == 0) continue;
-    uint64_t start = (uint64_t)cm->data_page_offset;
-    if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset)
-      start = (uint64_t)cm->dictionary_page_offset;
-    uint64_t len = (uint64_t)cm->total_compressed_size;
-    if (start >= f->data_end) start = (uint64_t)cm->data_page_offset;
-    if (len > f->data_end - start) len = f->data_end - start; /* clamp sizes that overshoot */
+    uint64_t start, len;
+    chunk_range(f, cm, &start, &len);
     starts[i] = start;
     vf_buf *b = &f->chunks[i];
     vf_buf_reset(b);
@@ -1027,36 +1282,9 @@ vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, p
     chunk_ctx x = {
         .f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = &g->columns[leaf].meta, .d = d, .err = err};
     x.width = physical_width(lf->type, lf->type_length);
-    if (lf->type == PQT_FIXED_LEN_BYTE_ARRAY &&
-        (lf->type_length <= 0 || lf->type_length > (1 << 24))) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: column %s: FIXED_LEN_BYTE_ARRAY length %d is out of range", name,
-                        leaf_path(f, leaf), lf->type_length);
-      goto out;
-    }
-    d->leaf = leaf;
-    d->type = lf->type;
-    d->width = lf->type == PQT_BYTE_ARRAY ? 0 : x.width;
-    d->nlevels = d->nvalues = d->nrows = 0;
-    d->compressed_bytes = d->uncompressed_bytes = 0;
-    d->npages = 0;
-    vf_buf_reset(&d->values);
-    if (lf->type == PQT_BYTE_ARRAY) {
-      st = grow_array((void **)&d->offsets, &d->off_cap, 1, sizeof(int64_t), err);
-      if (st != VF_OK) goto out;
-      d->offsets[0] = 0;
-    }
-    if (lf->max_def == 0 && d->def) {
-      free(d->def);
-      d->def = NULL;
-      d->def_cap = 0;
-    }
+    st = leaf_reset(f, leaf, d, err);
+    if (st != VF_OK) goto out;
     x.def_mat = d->def != NULL; /* reuse an allocation; freed below if no nulls */
-    if (lf->max_rep == 0 && d->rep) {
-      free(d->rep);
-      d->rep = NULL;
-      d->rep_cap = 0;
-    }
     st = decode_chunk(&x, &f->chunks[i], starts[i]);
     if (st != VF_OK) goto out;
     if (x.def_mat && d->def) {
@@ -1082,6 +1310,388 @@ out:
   return st;
 }
 
+/* ------------------------------------------------------- streamed slices */
+
+static void swap_dict(pqt_file *f, leaf_stream *ls) {
+  vf_buf b = f->dict;
+  f->dict = ls->dict;
+  ls->dict = b;
+  int64_t *o = f->dict_off;
+  f->dict_off = ls->dict_off;
+  ls->dict_off = o;
+  int64_t c = f->dict_off_cap;
+  f->dict_off_cap = ls->dict_off_cap;
+  ls->dict_off_cap = c;
+  int64_t n = f->dict_n;
+  f->dict_n = ls->dict_n;
+  ls->dict_n = n;
+}
+
+/* Make f->win hold file bytes [off, off + need), reading up to `want` bytes (within `end`). */
+static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t want, uint64_t end,
+                          const uint8_t **p) {
+  pqt_file *f = x->f;
+  if (off >= f->win_off && off - f->win_off <= f->win.len &&
+      f->win.len - (off - f->win_off) >= need) {
+    *p = f->win.data + (off - f->win_off);
+    return VF_OK;
+  }
+  uint64_t len = want > need ? want : need;
+  if (len > end - off) len = end - off;
+  if (len < need) return page_err(x, VF_ECORRUPT, "the column chunk ends at offset %" PRIu64, end);
+  vf_buf_reset(&f->win);
+  f->win_off = 0;
+  vf_status st = buf_reserve(&f->win, len ? len : 1, x->err);
+  if (st != VF_OK) return page_prefix(x, st);
+  st = io_read_at(f->src, off, f->win.data, (size_t)len, x->err);
+  if (st != VF_OK) return page_prefix(x, st);
+  f->win.len = (size_t)len;
+  f->win_off = off;
+  *p = f->win.data;
+  return VF_OK;
+}
+
+/* Append level entries [a, b) of the decoded page f->pg (def levels valid when pg_def) to d. */
+static vf_status append_entries(chunk_ctx *x, pqt_leaf_data *d, bool pg_def, bool *d_def,
+                                size_t a, size_t b) {
+  const pqt_leaf_data *pg = &x->f->pg;
+  const pqt_leaf *lf = x->lf;
+  uint8_t maxd = (uint8_t)lf->max_def;
+  size_t n = b - a;
+  if (n == 0) return VF_OK;
+  size_t va = pg_def ? count_byte(pg->def, a, maxd) : a;
+  size_t nn = pg_def ? count_byte(pg->def + a, n, maxd) : n;
+  int64_t need = d->nlevels + (int64_t)n;
+  vf_status st;
+  if (lf->max_rep > 0) {
+    st = grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
+    if (st != VF_OK) return page_prefix(x, st);
+    memcpy(d->rep + d->nlevels, pg->rep + a, n);
+    d->nrows += (int64_t)count_byte(pg->rep + a, n, 0);
+  } else {
+    d->nrows += (int64_t)n;
+  }
+  if (*d_def || nn != n) {
+    st = grow_array((void **)&d->def, &d->def_cap, need, 1, x->err);
+    if (st != VF_OK) return page_prefix(x, st);
+    if (!*d_def) memset(d->def, maxd, (size_t)d->nlevels);
+    *d_def = true;
+    if (pg_def) memcpy(d->def + d->nlevels, pg->def + a, n);
+    else memset(d->def + d->nlevels, maxd, n);
+  }
+  if (lf->type == PQT_BYTE_ARRAY) {
+    int64_t lo = pg->offsets[va], hi = pg->offsets[va + nn];
+    st = buf_reserve(&d->values, (uint64_t)(hi - lo), x->err);
+    if (st == VF_OK)
+      st = grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
+                      sizeof(int64_t), x->err);
+    if (st != VF_OK) return page_prefix(x, st);
+    int64_t base = (int64_t)d->values.len;
+    if (hi > lo) vf_buf_put(&d->values, pg->values.data + lo, (size_t)(hi - lo));
+    for (size_t k = 1; k <= nn; k++)
+      d->offsets[d->nvalues + (int64_t)k] = base + (pg->offsets[va + k] - lo);
+  } else {
+    size_t w = (size_t)x->width;
+    st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
+    if (st != VF_OK) return page_prefix(x, st);
+    vf_buf_put(&d->values, pg->values.data + va * w, nn * w);
+  }
+  d->nlevels = need;
+  d->nvalues += (int64_t)nn;
+  return VF_OK;
+}
+
+/* A visible row group index standing for physical row group `rg` (its first slice): the page
+ * index reader takes visible indices and maps them back. */
+static int phys_as_visible(const pqt_file *f, int rg) {
+  for (int v = 0; v < f->meta.nrow_groups; v++)
+    if (f->v_phys[v] == rg) return v;
+  return 0;
+}
+
+/* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page. */
+static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t r1,
+                             pqt_leaf_data *d, vf_error *err) {
+  const pqt_row_group *g = &f->phys_rgs[rg];
+  const pqt_leaf *lf = &f->schema.leaves[leaf];
+  const pqt_column_meta *cm = &g->columns[leaf].meta;
+  leaf_stream *ls = &f->streams[leaf];
+  chunk_ctx x = {.f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = cm, .err = err};
+  x.width = physical_width(lf->type, lf->type_length);
+  if (ls->phys != rg || r0 < ls->rows) { /* position at the chunk's first page */
+    ls->phys = rg;
+    uint64_t len = 0;
+    ls->start = ls->end = 0;
+    if (cm->num_values > 0) chunk_range(f, cm, &ls->start, &len);
+    ls->end = ls->start + len;
+    ls->next = ls->start;
+    ls->levels = ls->rows = 0;
+    ls->seen_data = false;
+    ls->dict_n = -1;
+  }
+  uint64_t budget = vf_memory_budget();
+  uint64_t window = f->window > PQT_MIN_SLICE ? f->window : PQT_MIN_SLICE;
+  bool d_def = false;
+  vf_status st = VF_OK;
+  swap_dict(f, ls);
+  while (ls->levels < 0 || ls->levels < cm->num_values) {
+    x.page_off = ls->next;
+    if (ls->next >= ls->end) {
+      if (ls->levels < 0) break; /* after a jump: the row count check below decides */
+      st = page_err(&x, VF_ECORRUPT, "the column chunk ends after %" PRId64 " of its %" PRId64
+                    " values", ls->levels, cm->num_values);
+      break;
+    }
+    bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
+    /* read ahead about what the slice's remaining records take (window at most) */
+    uint64_t want = window;
+    if (g->num_rows > 0 && r1 > ls->rows) {
+      double est = (double)(ls->end - ls->start) * (double)(r1 - ls->rows) / (double)g->num_rows;
+      est = est * 1.125 + 4 * (double)PQT_HEADER_PEEK;
+      if (est < (double)want) want = (uint64_t)est;
+    }
+    /* the header: a peek window, grown while it is too short to parse */
+    pqt_page_header h;
+    size_t hlen = 0;
+    for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
+      uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
+      const uint8_t *hp;
+      st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
+      if (st != VF_OK) break;
+      vf_cursor c;
+      vf_cur_init(&c, hp, (size_t)have, ls->next);
+      memset(&h, 0, sizeof h);
+      st = pqt_parse_page_header(&c, &h, err);
+      if (st == VF_OK) {
+        hlen = (size_t)(c.p - hp);
+        break;
+      }
+      if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) {
+        st = page_prefix(&x, st);
+        break;
+      }
+    }
+    if (st != VF_OK) break;
+    if (h.compressed_size < 0 || h.uncompressed_size < 0) {
+      st = page_err(&x, VF_ECORRUPT, "negative page size");
+      break;
+    }
+    uint64_t psize = (uint64_t)h.compressed_size;
+    if (psize > ls->end - ls->next - hlen) {
+      st = page_err(&x, VF_ECORRUPT,
+                    "page of %" PRIu64 " bytes runs past the end of the column chunk (which ends "
+                    "at offset %" PRIu64 ")",
+                    psize, ls->end);
+      break;
+    }
+    uint64_t page_end = ls->next + hlen + psize;
+    bool data = h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2;
+    if (data && before) {
+      /* jump with the offset index to the last page starting at or before record r0 */
+      if (ls->oi_rg != rg) {
+        pqt_offset_index_free(&ls->oi);
+        ls->oi_rg = -2;
+        const pqt_column_chunk *cc = &g->columns[leaf];
+        if (cc->offset_index_offset >= 0 && cc->offset_index_length > 0) {
+          vf_error e2;
+          vf_error_clear(&e2);
+          if (pqt_read_page_index(f, phys_as_visible(f, rg), leaf, &ls->oi, NULL, &e2) == VF_OK)
+            ls->oi_rg = rg;
+          else
+            pqt_offset_index_free(&ls->oi); /* unusable index: walk the headers instead */
+        }
+      }
+      if (ls->oi_rg == rg) {
+        int best = -1;
+        for (int k = 0; k < ls->oi.npages; k++) {
+          const pqt_page_location *pl = &ls->oi.pages[k];
+          if (pl->first_row_index > r0) break;
+          if ((uint64_t)pl->offset > ls->next && (uint64_t)pl->offset < ls->end &&
+              pl->first_row_index >= ls->rows)
+            best = k;
+        }
+        if (best >= 0) {
+          ls->next = (uint64_t)ls->oi.pages[best].offset;
+          ls->rows = ls->oi.pages[best].first_row_index;
+          ls->levels = lf->max_rep == 0 ? ls->rows : -1;
+          continue;
+        }
+      }
+      /* or skip a page from its header alone when it ends before record r0 (flat columns:
+       * entries are records; v2 pages: whole records, num_rows given) */
+      int64_t prow = -1;
+      if (lf->max_rep == 0) prow = h.num_values;
+      else if (h.type == PQT_DATA_PAGE_V2) prow = h.num_rows;
+      if (prow >= 0 && h.num_values >= 0 && ls->rows + prow <= r0) {
+        ls->next = page_end;
+        ls->rows += prow;
+        if (ls->levels >= 0) ls->levels += h.num_values;
+        ls->seen_data = true;
+        continue;
+      }
+    }
+    /* the one refusal left: a single page that cannot fit (bytes, decompressed, decoded) */
+    uint64_t pneed = hlen + psize + (cm->codec != PQT_UNCOMPRESSED ? 2u : 1u) *
+                                        (uint64_t)h.uncompressed_size;
+    if (budget && pneed > budget) {
+      st = page_err(&x, VF_ENOMEM,
+                    "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
+                    " bytes to read and decode, more than the memory budget of %" PRIu64
+                    " bytes (raise --memory-budget)",
+                    psize, h.uncompressed_size, pneed, budget);
+      break;
+    }
+    const uint8_t *p;
+    st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
+    if (st != VF_OK) break;
+    p += hlen;
+    if (h.has_crc && f->opts.verify_crc &&
+        (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
+      uint32_t crc = pqt_crc32(p, (size_t)psize);
+      if (crc != h.crc) {
+        st = page_err(&x, VF_ECORRUPT,
+                      "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
+                      x.page_off, h.crc, crc);
+        break;
+      }
+    }
+    if (h.type == PQT_DICTIONARY_PAGE) {
+      const uint8_t *u;
+      size_t ulen;
+      x.seen_data = ls->seen_data;
+      x.d = d;
+      st = decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
+      if (st == VF_OK) st = decode_dict_page(&x, &h, u, ulen);
+      if (st != VF_OK) break;
+      if (r0 == 0) {
+        d->npages++;
+        d->compressed_bytes += psize;
+        d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
+      }
+      ls->next = page_end;
+      continue;
+    }
+    if (h.type != PQT_DATA_PAGE && h.type != PQT_DATA_PAGE_V2) {
+      ls->next = page_end; /* INDEX_PAGE and unknown page types carry nothing we need */
+      continue;
+    }
+    /* one data page alone into the scratch leaf */
+    pqt_leaf_data *pg = &f->pg;
+    pg->nlevels = pg->nvalues = pg->nrows = 0;
+    vf_buf_reset(&pg->values);
+    if (lf->type == PQT_BYTE_ARRAY) {
+      st = grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
+      if (st != VF_OK) break;
+      pg->offsets[0] = 0;
+    }
+    x.d = pg;
+    x.def_mat = false;
+    x.cont = ls->levels > 0;
+    x.seen_data = true;
+    ls->seen_data = true;
+    st = decode_data_page(&x, &h, p, (size_t)psize,
+                          ls->levels >= 0 ? cm->num_values - ls->levels : INT64_MAX);
+    if (st != VF_OK) break;
+    bool pg_def = x.def_mat;
+    size_t n = (size_t)pg->nlevels;
+    /* entries [a, b) belong to records in [r0, r1) */
+    size_t a = n, b = n;
+    if (lf->max_rep == 0) {
+      int64_t lv = ls->levels;
+      a = r0 <= lv ? 0 : (r0 - lv >= (int64_t)n ? n : (size_t)(r0 - lv));
+      b = r1 <= lv ? 0 : (r1 - lv >= (int64_t)n ? n : (size_t)(r1 - lv));
+    } else {
+      int64_t row = ls->rows - 1; /* record of the entry before this page */
+      bool got_a = false;
+      for (size_t k = 0; k < n; k++) {
+        if (pg->rep[k] == 0) row++;
+        if (!got_a && row >= r0) {
+          a = k;
+          got_a = true;
+        }
+        if (row >= r1) {
+          b = k;
+          break;
+        }
+      }
+      if (!got_a) a = b;
+    }
+    if (a < b) {
+      st = append_entries(&x, d, pg_def, &d_def, a, b);
+      if (st != VF_OK) break;
+    }
+    if (b < n) break; /* record r1 starts here: the next slice decodes this page again */
+    ls->next = page_end;
+    if (ls->levels >= 0) ls->levels += (int64_t)n;
+    ls->rows += lf->max_rep > 0 ? (int64_t)count_byte(pg->rep, n, 0) : (int64_t)n;
+    if (a < b) { /* counted once: by the slice that finishes the page */
+      d->npages++;
+      d->compressed_bytes += psize;
+      d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
+    }
+    if (lf->max_rep == 0 && ls->levels >= r1) break;
+  }
+  swap_dict(f, ls);
+  if (st != VF_OK) {
+    ls->phys = -1; /* start over on the next read */
+    return st;
+  }
+  if (!d_def && d->def) {
+    free(d->def);
+    d->def = NULL;
+    d->def_cap = 0;
+  }
+  int64_t got = lf->max_rep == 0 ? d->nlevels : d->nrows;
+  if (got != r1 - r0)
+    return vf_error_set(err, VF_ECORRUPT,
+                        "%s: row group %d, column %s: rows %" PRId64 "..%" PRId64
+                        ": decoded %" PRId64 " rows, expected %" PRId64,
+                        pqt_name(f), rg, leaf_path(f, leaf), r0, r1, got, r1 - r0);
+  return VF_OK;
+}
+
+/* Rows [r0, r0 + nrows) of physical row group `rg`, streamed. */
+static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, const int *leaves,
+                            int nleaves, pqt_leaf_data *outs, vf_error *err) {
+  const pqt_row_group *g = &f->phys_rgs[rg];
+  if (!f->streams) {
+    f->streams = vf_calloc((size_t)(f->schema.nleaves > 0 ? f->schema.nleaves : 1),
+                           sizeof *f->streams);
+    if (!f->streams) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", pqt_name(f));
+    for (int i = 0; i < f->schema.nleaves; i++) {
+      f->streams[i].phys = -1;
+      f->streams[i].oi_rg = -1;
+      f->streams[i].dict_n = -1;
+      vf_buf_init(&f->streams[i].dict, 0);
+    }
+  }
+  for (int i = 0; i < nleaves; i++) {
+    int leaf = leaves[i];
+    vf_status st = check_chunk(f, rg, g, leaf, err);
+    if (st == VF_OK) st = leaf_reset(f, leaf, &outs[i], err);
+    if (st == VF_OK) st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
+    if (st != VF_OK) return st;
+  }
+  return VF_OK;
+}
+
+/*! pqt_read_leaves() : see format.h.  Whole row groups: the chunk ranges are fetched with
+ *  io_read_ranges(); slices: read_slice(). */
+vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, pqt_leaf_data *outs,
+                          vf_error *err) {
+  if (rg < 0 || rg >= f->meta.nrow_groups)
+    return vf_error_set(err, VF_EUSAGE, "%s: row group %d does not exist (the file has %d)",
+                        pqt_name(f), rg, f->meta.nrow_groups);
+  if (nleaves <= 0) return VF_OK;
+  if (!f->phys_rgs) return read_whole(f, rg, &f->meta.row_groups[rg], leaves, nleaves, outs, err);
+  int p = f->v_phys[rg];
+  const pqt_row_group *pg = &f->phys_rgs[p];
+  if (f->meta.row_groups[rg].num_rows == pg->num_rows)
+    return read_whole(f, p, pg, leaves, nleaves, outs, err);
+  return read_slice(f, p, f->v_row0[rg], f->meta.row_groups[rg].num_rows, leaves, nleaves, outs,
+                    err);
+}
+
 /* ------------------------------------------------------------- page index */
 
 /*! pqt_read_page_index() : see format.h. */
@@ -1092,7 +1702,9 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
   if (ci) memset(ci, 0, sizeof *ci);
   if (rg < 0 || rg >= f->meta.nrow_groups || leaf < 0 || leaf >= f->meta.row_groups[rg].ncolumns)
     return vf_error_set(err, VF_EUSAGE, "%s: no row group %d / column %d", name, rg, leaf);
-  const pqt_column_chunk *cc = &f->meta.row_groups[rg].columns[leaf];
+  if (f->phys_rgs) rg = f->v_phys[rg]; /* a slice: its row group's index (physical rows) */
+  const pqt_row_group *rgp = f->phys_rgs ? &f->phys_rgs[rg] : &f->meta.row_groups[rg];
+  const pqt_column_chunk *cc = &rgp->columns[leaf];
   if (cc->offset_index_offset < 0 || cc->offset_index_length <= 0)
     return vf_error_set(err, VF_ENOTFOUND, "%s: row group %d, column %s has no page index", name,
                         rg, leaf_path(f, leaf));

@@ -24,13 +24,17 @@ for i in $(seq -w 1 40); do ln "$tmp/one/batch_00000000.parquet" "$tmp/many/copy
 bf() { "$V" --threads 1 $1 brute-force "$tmp/many" --queries "$tmp/q.parquet" -k 10 --metric euclid --output "$2"; }
 bf "" "$tmp/free.parquet" 2>/dev/null
 
-# --- --memory-budget: two row groups of 2000 x 784 floats need ~30 MiB
+# --- --memory-budget: row groups of 2000 x 784 floats (~6 MiB each) over budget/32 are read in
+# slices page by page (issue 10), so 16M now suffices and gives the same bytes; a budget that
+# cannot hold the queries, their heaps and the scratch (1M) is refused and writes nothing
+bf "--memory-budget=16M" "$tmp/small.parquet" 2>/dev/null || fail "budget 16M: run failed"
+cmp -s "$tmp/free.parquet" "$tmp/small.parquet" || fail "--memory-budget 16M output differs"
 set +e
-msg=$(bf "--memory-budget=16M" "$tmp/small.parquet" 2>&1); rc=$?
+msg=$(bf "--memory-budget=1M" "$tmp/tiny.parquet" 2>&1); rc=$?
 set -e
-[ $rc -eq 1 ] || fail "budget 16M: expected exit 1, got $rc ($msg)"
-echo "$msg" | grep -q "memory budget of 16 MiB" || fail "budget message: $msg"
-[ ! -e "$tmp/small.parquet" ] || fail "a refused run wrote output"
+[ $rc -eq 1 ] || fail "budget 1M: expected exit 1, got $rc ($msg)"
+echo "$msg" | grep -q "memory budget of 1024 KiB" || fail "budget message: $msg"
+[ ! -e "$tmp/tiny.parquet" ] || fail "a refused run wrote output"
 bf "--memory-budget=96M" "$tmp/budget.parquet" 2>/dev/null
 cmp -s "$tmp/free.parquet" "$tmp/budget.parquet" || fail "--memory-budget 96M output differs"
 # K and queries count too: 64 queries x K 100000 hits do not fit in 96M
