@@ -37,6 +37,7 @@
  * is an error: a part that exists but could not be checked must never end a corpus early.
  */
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,9 +163,10 @@ static void hs_put_client(httpsrc *s, hs_client *c) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* One ranged GET of [off, off + n) into dst with client c. */
-static vf_status hs_fetch(httpsrc *s, hs_client *c, uint64_t off, uint8_t *dst, size_t n,
-                          vf_error *err) {
+/* One ranged GET of [off, off + n) into dst with client c (one attempt at this level; the HTTP
+ * client below already retried timeouts, resets, 429 and 5xx). */
+static vf_status hs_fetch_once(httpsrc *s, hs_client *c, uint64_t off, uint8_t *dst, size_t n,
+                               vf_error *err) {
   char range[64];
   snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)off,
            (unsigned long long)(off + n - 1));
@@ -197,6 +199,27 @@ static vf_status hs_fetch(httpsrc *s, hs_client *c, uint64_t off, uint8_t *dst, 
   /* idle clients keep small buffers only (a big one would be held per pooled client) */
   if (c->rs.body.cap > ((size_t)1 << 20)) vf_buf_free(&c->rs.body);
   return VF_OK;
+}
+
+/* hs_fetch_once() with bounded retries of the failures the HTTP layer cannot see: a body
+ * shorter than asked (a transfer cut behind a lying Content-Length) or a wrong Content-Range.
+ * Each retry is logged and counted; the last error is returned unchanged. */
+static vf_status hs_fetch(httpsrc *s, hs_client *c, uint64_t off, uint8_t *dst, size_t n,
+                          vf_error *err) {
+  io_remote_opts ro;
+  io_remote_opts_get(&ro);
+  for (int attempt = 0;; attempt++) {
+    vf_status st = hs_fetch_once(s, c, off, dst, n, err);
+    bool retryable = err && st == VF_EIO && strstr(err->msg, "short body") != NULL;
+    retryable = retryable || (err && st == VF_ENET && strstr(err->msg, "the server sent bytes") != NULL);
+    if (st == VF_OK || !retryable || attempt >= ro.max_retries) return st;
+    double wait = 0.05 * (double)(1u << (attempt < 6 ? attempt : 6));
+    vf_log(VF_LOG_WARN, "%s (attempt %d of %d; retrying in %.2f s)", err->msg, attempt + 1,
+           ro.max_retries + 1, wait);
+    io_remote_count(0, 1, 0, 0);
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
 }
 
 /* ------------------------------------------------------------ footer cache */

@@ -72,6 +72,8 @@ static vf_status qd_nomem(vf_error *err) {
 
 /* Send a request to <collection path><suffix>; on success the response body is parsed into
  * q->doc.  *status receives the HTTP status (404 only when allow_404). */
+#define QD_BAD_BODY_RETRIES 3 /* re-sends of a call whose 2xx body was not valid JSON */
+
 static vf_status qd_call(qd_store *q, const char *method, const char *suffix, const vf_buf *body,
                          bool allow_404, long *status, vf_error *err) {
   char path[1024];
@@ -84,19 +86,27 @@ static vf_status qd_call(qd_store *q, const char *method, const char *suffix, co
     rq.body_len = body->len;
   }
   rq.allow_404 = allow_404;
-  qj_free(&q->doc);
-  vf_status st = io_http_request(q->http, &rq, &q->resp, err);
-  io_http_stats hs;
-  io_http_get_stats(q->http, &hs);
-  q->base.retries = hs.retries;
-  if (status) *status = q->resp.status;
-  if (st != VF_OK) return vf_error_prefix(err, "qdrant collection '%s': ", q->base.collection);
-  if (q->resp.status == 404 && allow_404) return VF_OK;
-  char what[300];
-  snprintf(what, sizeof what, "qdrant: the response to %s %.200s", method, path);
-  st = qj_parse((const char *)q->resp.body.data, q->resp.body.len, what, &q->doc, err);
-  if (st == VF_ECORRUPT) err->code = st = VF_ENET; /* a broken server answer is a remote failure */
-  return st;
+  /* A 2xx answer whose body is not JSON was cut or corrupted in transit (e.g. behind a
+   * Content-Length that lied): every call here is idempotent (GET, PUT/upsert by id, PATCH,
+   * DELETE, POST count/query), so it is sent again, a bounded number of times, logged. */
+  for (int attempt = 0;; attempt++) {
+    qj_free(&q->doc);
+    vf_status st = io_http_request(q->http, &rq, &q->resp, err);
+    io_http_stats hs;
+    io_http_get_stats(q->http, &hs);
+    q->base.retries = hs.retries + (uint64_t)attempt;
+    if (status) *status = q->resp.status;
+    if (st != VF_OK) return vf_error_prefix(err, "qdrant collection '%s': ", q->base.collection);
+    if (q->resp.status == 404 && allow_404) return VF_OK;
+    char what[300];
+    snprintf(what, sizeof what, "qdrant: the response to %s %.200s", method, path);
+    st = qj_parse((const char *)q->resp.body.data, q->resp.body.len, what, &q->doc, err);
+    if (st != VF_ECORRUPT) return st;
+    err->code = st = VF_ENET; /* a broken server answer is a remote failure */
+    if (attempt >= QD_BAD_BODY_RETRIES) return st;
+    vf_log(VF_LOG_WARN, "%s (attempt %d of %d; sending it again)", err->msg, attempt + 1,
+           QD_BAD_BODY_RETRIES + 1);
+  }
 }
 
 /* ------------------------------------------------------------ the schema */
@@ -113,6 +123,8 @@ static vf_status qd_pass(qd_store *q, vf_buf *b, const char *from, const char *t
   vf_status st = vf_buf_printf(b, err, ",\"%s\":", to);
   return st == VF_OK ? vf_buf_append(b, v->raw, v->raw_len, err) : st;
 }
+
+static vf_status qd_compare(qd_store *q, vf_error *err);
 
 static vf_status qd_create(qd_store *q, vf_error *err) {
   vf_buf *b = &q->body;
@@ -159,8 +171,21 @@ static vf_status qd_create(qd_store *q, vf_error *err) {
   for (size_t i = 0; i < sizeof pass / sizeof pass[0] && st == VF_OK; i++)
     st = qd_pass(q, b, pass[i][0], pass[i][1], err);
   if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
-  if (st == VF_OK) st = qd_call(q, "PUT", "", b, false, NULL, err);
+  long status = 0;
+  if (st == VF_OK) st = qd_call(q, "PUT", "", b, false, &status, err);
   if (st == VF_OK) vf_log(VF_LOG_INFO, "qdrant: created collection '%s'", q->base.collection);
+  if (st != VF_OK && status == 409) {
+    /* "already exists": our own create whose response was lost and then retried, or another
+     * process preparing at the same time — accept it when its schema is ours */
+    vf_log(VF_LOG_WARN, "qdrant: collection '%s' already exists after the create request "
+           "(a retried create or a concurrent one); checking its schema", q->base.collection);
+    long gs = 0;
+    st = qd_call(q, "GET", "", NULL, true, &gs, err);
+    if (st == VF_OK && gs == 404)
+      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': create answered 409 but the "
+                        "collection does not exist", q->base.collection);
+    if (st == VF_OK) st = qd_compare(q, err);
+  }
   return st;
 }
 
