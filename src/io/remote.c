@@ -109,7 +109,7 @@ vf_status io_open_uri(const char *uri, io_source **out, vf_error *err) {
   return io_open_uri_sized(uri, -1, out, err);
 }
 
-/* io_open_uri_sized(): see remote_internal.h.  s3 finds its size itself (HEAD). */
+/* io_open_uri_sized(): see remote_internal.h. */
 vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_error *err) {
   *out = NULL;
   corpus_uri u;
@@ -132,7 +132,7 @@ vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_e
     st = io_httpsrc_open(uri, uri, &ho, size, out, err);
     break;
   }
-  case CORPUS_S3: st = io_s3_open(uri, u.container, u.path, out, err); break;
+  case CORPUS_S3: st = io_s3_open(uri, u.container, u.path, size, out, err); break;
   case CORPUS_HF_DATASET:
   case CORPUS_HF_BUCKET:
     st = io_hf_open(uri, u.scheme == CORPUS_HF_DATASET ? "datasets" : "buckets", u.container,

@@ -63,8 +63,9 @@ typedef struct io_s3_creds io_s3_creds;
 vf_status io_s3_resolve(const char *bucket, const char *key, io_s3_creds **holder,
                         io_http_opts *opts, char **url, vf_error *err);
 void io_s3_creds_free(io_s3_creds *c);
-vf_status io_s3_open(const char *uri, const char *bucket, const char *key, io_source **out,
-                     vf_error *err);
+/* size >= 0: known from a listing (no HEAD); < 0: found with a HEAD */
+vf_status io_s3_open(const char *uri, const char *bucket, const char *key, int64_t size,
+                     io_source **out, vf_error *err);
 vf_status io_s3_list(const char *uri, const char *bucket, const char *prefix, io_listing *out,
                      vf_error *err);
 vf_status io_s3_upload(const char *src, const char *uri, const char *bucket, const char *key,

@@ -329,8 +329,8 @@ static vf_status s3_head(io_http *h, const char *url, const char *uri, const cha
 /* ---------------------------------------------------------------- open */
 
 /* io_s3_open(): see remote_internal.h. */
-vf_status io_s3_open(const char *uri, const char *bucket, const char *key, io_source **out,
-                     vf_error *err) {
+vf_status io_s3_open(const char *uri, const char *bucket, const char *key, int64_t known_size,
+                     io_source **out, vf_error *err) {
   *out = NULL;
   if (!key || !*key || key[strlen(key) - 1] == '/')
     return vf_error_set(err, VF_EUSAGE, "%s: names no object (expected s3://bucket/key)", uri);
@@ -341,14 +341,18 @@ vf_status io_s3_open(const char *uri, const char *bucket, const char *key, io_so
   char *url = NULL;
   st = io_s3_resolve(bucket, key, &c, &o, &url, err);
   if (st) return vf_error_prefix(err, "%s: ", uri);
-  io_http *h = NULL;
-  st = io_http_open(NULL, &o, &h, err);
-  bool found = false;
-  uint64_t size = 0;
-  if (st == VF_OK) st = s3_head(h, url, uri, bucket, c, &found, &size, err);
-  io_http_close(h);
-  if (st == VF_OK && !found)
-    st = vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey)", uri);
+  /* the size from a listing saves the HEAD (one request per file); without it the HEAD also
+   * turns a missing key or bad credentials into a clear error before any read */
+  uint64_t size = known_size >= 0 ? (uint64_t)known_size : 0;
+  if (known_size < 0) {
+    io_http *h = NULL;
+    st = io_http_open(NULL, &o, &h, err);
+    bool found = false;
+    if (st == VF_OK) st = s3_head(h, url, uri, bucket, c, &found, &size, err);
+    io_http_close(h);
+    if (st == VF_OK && !found)
+      st = vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey)", uri);
+  }
   if (st == VF_OK) st = io_httpsrc_open(url, uri, &o, (int64_t)size, out, err);
   free(url);
   io_s3_creds_free(c);
