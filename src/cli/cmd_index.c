@@ -39,7 +39,7 @@ static const cli_opt BUILD_OPTS[] = {
     {NULL, NULL, NULL}};
 
 static const cli_cmd CLI_INDEX_BUILD = {
-    "index build", "URI --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] [--rabitq-bits B] "
+    "index build", "URI|CONFIG|VECFILE --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] [--rabitq-bits B] "
     "[--rerank R] [--metric M] [--seed S] [--column NAME] [--id-expression E] [--json]",
     "Build an IVF index file from the dense vector column of a corpus.  The rows are streamed\n"
     "once (one row group at a time) and spilled compressed beside the output; the coarse\n"
@@ -50,7 +50,10 @@ static const cli_cmd CLI_INDEX_BUILD = {
     "same file, whatever --threads.  --json keys: rows, nlist, type, training_rows_seen,\n"
     "training_rows_retained, source_bytes, spill_bytes, seconds, peak_rss_bytes,\n"
     "list_max_over_mean, list_balance, seconds_read, seconds_train, seconds_assign,\n"
-    "seconds_write, dim, metric, files, output.",
+    "seconds_write, dim, metric, files, output.\n"
+    "The corpus may also be a YAML config (its datasource, e.g. a component dataset of .npy/.fbin\n"
+    "parts, its vector (--column picks one of several), id_expression and distance) or a single\n"
+    "vector file (.npy, .fbin, .hdf5 `train`; ids are row numbers).",
     BUILD_OPTS, 1, 1};
 
 static const cli_opt SEARCH_OPTS[] = {
@@ -185,7 +188,9 @@ static int index_build(int argc, char **argv) {
   double t0 = vf_now();
   const cli_cmd *c = &CLI_INDEX_BUILD;
   cli_args a;
-  corpus_files files = {0};
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
+  const corpus_files *files = &cc.files;
   corpus_idexpr *idx = NULL;
   char *column = NULL;
   ivf_builder *b = NULL;
@@ -228,15 +233,35 @@ static int index_build(int argc, char **argv) {
       st = vf_error_set(&err, VF_EUSAGE, "index build: --id-expression '%s' is not deterministic "
                         "(an index must map rows to the same ids on every build)", ie);
   }
-  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(c, &a, "id-root"), &files, &err);
-  if (st == VF_OK) st = build_column(&files, cli_get(c, &a, "column"), &column, &err);
-  corpus_vec_source vs = {.name = column, .kind = CORPUS_VEC_DENSE, .distance = p.metric, .column = column};
-  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .id = idx, .skip_bad_rows = false};
+  /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
+  if (st == VF_OK)
+    st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
+  corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
+  if (st == VF_OK && cc.records) {
+    vs = cc.vec;
+    if (vs.kind != CORPUS_VEC_DENSE)
+      st = vf_error_set(&err, VF_EUSAGE, "index build: vector '%s' of %s is not dense", vs.name,
+                        a.pos[0]);
+    if (st == VF_OK && !m && cc.has_distance) {
+      if (cc.distance == CORPUS_MANHATTAN)
+        st = vf_error_set(&err, VF_EUSAGE, "index build: vector '%s' uses manhattan distance; "
+                          "give --metric cosine, dot or euclid", vs.name);
+      p.metric = cc.distance;
+    }
+    column = vf_strdup(vs.name);
+    if (st == VF_OK && !column) st = vf_error_set(&err, VF_ENOMEM, "index build: out of memory");
+  } else if (st == VF_OK) {
+    st = build_column(files, cli_get(c, &a, "column"), &column, &err);
+    vs.name = vs.column = column;
+  }
+  vs.distance = p.metric;
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
+                             .id = idx ? idx : (cc.records ? cc.id : NULL), .skip_bad_rows = false};
   /* pass 1: rows from the footers (strata of the training sample, default nlist) */
   uint64_t total = 0;
-  for (size_t fi = 0; st == VF_OK && fi < files.n; fi++) {
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     corpus_records *rr = NULL;
-    st = corpus_records_open(&files.files[fi], &spec, total, &rr, &err);
+    st = corpus_records_open(&files->files[fi], &spec, total, &rr, &err);
     if (st == VF_OK) total += corpus_records_rows(rr);
     corpus_records_close(rr);
   }
@@ -245,9 +270,9 @@ static int index_build(int argc, char **argv) {
   /* pass 2: stream the rows into the builder */
   double tr0 = vf_now(), last = tr0;
   uint64_t done = 0, base = 0, source_bytes = 0;
-  for (size_t fi = 0; st == VF_OK && fi < files.n; fi++) {
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     corpus_records *rr = NULL;
-    st = corpus_records_open(&files.files[fi], &spec, base, &rr, &err);
+    st = corpus_records_open(&files->files[fi], &spec, base, &rr, &err);
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
       st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, &err);
@@ -258,19 +283,19 @@ static int index_build(int argc, char **argv) {
         st = ivf_builder_open(&p, out, total, &b, &err);
       } else if (vb->dim != p.dim) {
         st = vf_error_set(&err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
-                          files.files[fi].key, column, (int)vb->dim, (int)p.dim);
+                          files->files[fi].key, column, (int)vb->dim, (int)p.dim);
       }
       if (st == VF_OK) st = ids_fill(&ids, &bt, &err);
       if (st == VF_OK) {
         st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, &err);
-        if (st != VF_OK) vf_error_prefix(&err, "%s: row group %d: ", files.files[fi].key, rg);
+        if (st != VF_OK) vf_error_prefix(&err, "%s: row group %d: ", files->files[fi].key, rg);
       }
       if (st != VF_OK) break;
       done += bt.n;
       double now = vf_now();
       if (now - last >= 0.5) {
         last = now;
-        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files.n, now - t0};
+        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files->n, now - t0};
         vf_progress_emit(&pr);
       }
     }
@@ -292,7 +317,7 @@ static int index_build(int argc, char **argv) {
     if (rep.seconds_read <= 0) rep.seconds_read = tread;
     rep.seconds = vf_now() - t0;
     print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
-    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, files.n, &err);
+    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, files->n, &err);
   }
   ivf_builder_abort(b);
   corpus_batch_free(&bt);
@@ -301,7 +326,7 @@ static int index_build(int argc, char **argv) {
   free(ids.len);
   free(column);
   corpus_idexpr_free(idx);
-  corpus_files_free(&files);
+  cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }
 
