@@ -258,6 +258,12 @@ uint64_t corpus_records_bytes_read(const corpus_records *r);
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err);
 void corpus_records_close(corpus_records *r);
+/*! corpus_records_probe_dim() : the dimension of a dense or multi vector of `file`, read through
+ *  the record reader with bad rows skipped, from the first row group that yields a point (so one
+ *  bad row at the start of a corpus is reported by the load, naming its row, not by the probe).
+ *  @return : VF_ECORRUPT when no row of the file has a valid vector. */
+vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
+                                   int32_t *dim, vf_error *err);
 
 /* ------------------------------------------------------------ component datasets */
 

@@ -238,6 +238,9 @@ vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err); /* frees f */
 void vf_atomic_abort(vf_atomic_file *f);                      /* frees f; NULL ok */
 /*! vf_atomic_write_file() : the whole of p[0..n) as `path`, atomically (open, write, commit). */
 vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err);
+/*! vf_mkdir_p() : create directory `path` and its missing parents with `mode` (existing ones are
+ *  fine).  @return : VF_EIO naming the directory that could not be created. */
+vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err);
 
 /* --------------------------------------------------- threads and memory */
 

@@ -139,22 +139,10 @@ static vf_status seq_read(cv_seq *s, uint64_t n, float *fo, int64_t *io, vf_erro
 /* ------------------------------------------------------------ output directory */
 
 static vf_status mkdir_p(const char *dir, vf_error *err) {
-  char *p = vf_strdup(dir);
-  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  vf_status st = VF_OK;
-  size_t len = strlen(p);
-  for (size_t i = 1; i <= len && st == VF_OK; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-      st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
-    p[i] = c;
-  }
+  vf_status st = vf_mkdir_p(dir, 0777, err);
   struct stat sb;
   if (st == VF_OK && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
     st = vf_error_set(err, VF_EUSAGE, "%s: the output exists and is not a directory", dir);
-  free(p);
   return st;
 }
 

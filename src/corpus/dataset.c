@@ -95,25 +95,6 @@ static uint64_t file_size(const char *p) {
   return p && stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
-static vf_status mkdir_p(const char *dir, vf_error *err) {
-  char *p = vf_strdup(dir);
-  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (char *s = p + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
-      free(p);
-      return st;
-    }
-    *s = '/';
-  }
-  vf_status st = VF_OK;
-  if (mkdir(p, 0777) != 0 && errno != EEXIST)
-    st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
-  free(p);
-  return st;
-}
 
 static char *dir_of(const char *path) {
   const char *s = strrchr(path, '/');
@@ -216,7 +197,7 @@ static vf_status fetch_part(struct corpus_dataset *d, size_t i, bool *got_v, boo
                           "to download it from",
                           d->name, i, f[k].path);
     char *dir = dir_of(f[k].path);
-    vf_status st = dir ? mkdir_p(dir, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+    vf_status st = dir ? vf_mkdir_p(dir, 0777, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
     free(dir);
     if (st != VF_OK) return st;
     uint64_t n = 0;
@@ -505,7 +486,7 @@ static void index_write(const struct corpus_dataset *d, const char *spec_hex) {
                        i + 1 < d->nparts ? "," : "");
   if (st == VF_OK) st = vf_buf_printf(&b, &e, "]}\n");
   char *dir = dir_of(d->index_path);
-  if (st == VF_OK) st = dir ? mkdir_p(dir, &e) : VF_ENOMEM;
+  if (st == VF_OK) st = dir ? vf_mkdir_p(dir, 0777, &e) : VF_ENOMEM;
   if (st == VF_OK) st = vf_atomic_write_file(d->index_path, b.data, b.len, &e);
   if (st != VF_OK)
     vf_log(VF_LOG_WARN, "%s: could not write the parts index %s: %s", d->name, d->index_path,

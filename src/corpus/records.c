@@ -1167,3 +1167,27 @@ void corpus_batch_free(corpus_batch *b) {
   vf_buf_free(&b->payload);
   memset(b, 0, sizeof *b);
 }
+
+/* corpus_records_probe_dim(): see corpus.h. */
+vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
+                                   int32_t *dim, vf_error *err) {
+  corpus_record_spec spec = {0};
+  spec.vectors = src;
+  spec.nvectors = 1;
+  spec.skip_bad_rows = true;
+  corpus_records *r = NULL;
+  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
+  corpus_batch b = {0};
+  *dim = 0;
+  int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
+  for (int rg = 0; st == VF_OK && rg < nrg && *dim == 0; rg++) {
+    st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
+    if (st == VF_OK && b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
+  }
+  if (st == VF_OK && *dim <= 0)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
+                      file->uri, src->name);
+  corpus_batch_free(&b);
+  corpus_records_close(r);
+  return st;
+}

@@ -232,7 +232,7 @@ static vf_status make_run_dir(dist_manifest *m, const char *runs_dir, const char
   char *abs = dm_abs_path(base);
   free(def);
   if (!abs) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  st = dm_mkdir_p(abs, err);
+  st = vf_mkdir_p(abs, 0700, err);
   size_t n = strlen(abs) + strlen(id) + 2;
   m->run_dir = vf_malloc(n);
   m->run_id = vf_strdup(id);
@@ -339,29 +339,6 @@ static vf_status submit_command(dist_manifest *m, const de_resources *res, vf_er
 
 /* ------------------------------------------------------------------ finalize */
 
-static vf_status vector_dim(const corpus_file *file, const corpus_vec_source *src, int32_t *dim,
-                           vf_error *err) {
-  corpus_record_spec spec = {0};
-  spec.vectors = src;
-  spec.nvectors = 1;
-  spec.skip_bad_rows = true;
-  corpus_records *r = NULL;
-  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
-  corpus_batch b = {0};
-  *dim = 0;
-  int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
-  for (int rg = 0; st == VF_OK && rg < nrg && *dim == 0; rg++) {
-    st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
-    if (st == VF_OK && b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
-  }
-  if (st == VF_OK && *dim <= 0)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
-                      file->uri, src->name);
-  corpus_batch_free(&b);
-  corpus_records_close(r);
-  return st;
-}
-
 /* enable indexing, wait, count exactly; the collection must hold exactly the corpus rows */
 static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double timeout_s, vf_error *err) {
   double t0 = vf_now();
@@ -377,7 +354,7 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
     vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
     vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = vector_dim(&files.files[0], &vsrc[i], &vspec[i].dim, err);
+      st = corpus_records_probe_dim(&files.files[0], &vsrc[i], &vspec[i].dim, err);
   }
   store_config sc = {0};
   sc.type = cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";

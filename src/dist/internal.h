@@ -62,7 +62,6 @@ vf_status dm_add_job(dm_shard *s, const char *job, vf_error *err);
 /* the run directory of `run`: a path (contains '/') or an id under runs_dir */
 char *dm_resolve(const char *runs_dir, const char *run, vf_error *err, vf_status *st);
 char *dm_default_runs_dir(void);
-vf_status dm_mkdir_p(const char *path, vf_error *err);
 vf_status dm_to_report(const dist_manifest *m, dist_report *r, vf_error *err);
 /* the done marker of a shard exists: read its JSON summary (load: points, seconds) */
 bool dm_done_marker(dist_manifest *m, int shard);

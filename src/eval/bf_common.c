@@ -161,25 +161,6 @@ vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t
   return pqt_dense_from_leaf(f, top, leaf, first_row, dim, out, err);
 }
 
-/* ev_mkdir_p(): see bf_internal.h. */
-vf_status ev_mkdir_p(const char *dir, vf_error *err) {
-  size_t n = strlen(dir);
-  char *p = vf_strdup(dir);
-  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (size_t i = 1; i <= n; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      vf_status st = vf_error_set(err, VF_EIO, "cannot create directory %s: %s", p, strerror(errno));
-      free(p);
-      return st;
-    }
-    p[i] = c;
-  }
-  free(p);
-  return VF_OK;
-}
 
 /* ev_mkdir_parent(): see bf_internal.h. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err) {
@@ -187,7 +168,7 @@ vf_status ev_mkdir_parent(const char *path, vf_error *err) {
   if (!slash || slash == path) return VF_OK;
   char *d = vf_strndup(path, (size_t)(slash - path));
   if (!d) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  vf_status st = ev_mkdir_p(d, err);
+  vf_status st = vf_mkdir_p(d, 0777, err);
   free(d);
   return st;
 }

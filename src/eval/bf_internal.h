@@ -33,8 +33,6 @@ bool ev_sparse_sort(uint32_t *idx, float *val, size_t n, ev_pair *tmp);
  *  (`*dim` in: expected or 0; out: the dimension).  `leaf` is reused across calls. */
 vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t *dim,
                         pqt_leaf_data *leaf, pqt_dense *out, vf_error *err);
-/*! ev_mkdir_p() : create a directory and its parents. */
-vf_status ev_mkdir_p(const char *dir, vf_error *err);
 /*! ev_mkdir_parent() : create the directory holding `path`. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err);
 /*! ev_out_begin() : where to write the output file `path`: a local path is itself (its

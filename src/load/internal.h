@@ -33,8 +33,6 @@ void ld_state_free(ld_state *s);
 vf_status ld_state_read(const char *path, ld_state *out, vf_error *err);
 /*! ld_state_write() : write `s` to `path` atomically (temp + fsync + rename). */
 vf_status ld_state_write(const char *path, const ld_state *s, vf_error *err);
-/*! ld_mkdir_p() : create a directory and its parents (existing ones are fine). */
-vf_status ld_mkdir_p(const char *path, vf_error *err);
 
 /* One file of this worker: the rows [row_begin, row_end) are to be loaded. */
 typedef struct ld_plan_file {

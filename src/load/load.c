@@ -99,32 +99,6 @@ static vf_status open_file(const corpus_file *file, pqt_file **f, vf_error *err)
   return st;
 }
 
-/* The dimension of a dense or multi vector: read through the record reader with bad rows
- * skipped, from the first row group that yields a point, so one bad row at the start of the
- * corpus is reported by the load (naming its row) rather than by this probe. */
-static vf_status vector_dim(const corpus_file *file, const corpus_vec_source *src, int32_t *dim,
-                           vf_error *err) {
-  corpus_record_spec spec = {0};
-  spec.vectors = src;
-  spec.nvectors = 1;
-  spec.skip_bad_rows = true;
-  corpus_records *r = NULL;
-  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
-  corpus_batch b = {0};
-  *dim = 0;
-  int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
-  for (int rg = 0; st == VF_OK && rg < nrg && *dim == 0; rg++) {
-    st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
-    if (st == VF_OK && b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
-  }
-  if (st == VF_OK && *dim <= 0)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
-                      file->uri, src->name);
-  corpus_batch_free(&b);
-  corpus_records_close(r);
-  return st;
-}
-
 static vf_status read_rows(ld_setup *s, vf_error *err) {
   size_t n = s->files.n;
   s->rows = vf_calloc(n + 1, sizeof *s->rows);
@@ -187,7 +161,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
     s->vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = vector_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
+      st = corpus_records_probe_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
   }
   if (st != VF_OK) return st;
   s->rspec.vectors = s->vsrc;
@@ -247,7 +221,7 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
   if (st == VF_OK) st = store_count(h, true, &before, err);
   if (st == VF_OK) st = store_defer_indexing(h, err);
   store_close(h);
-  if (st == VF_OK) st = ld_mkdir_p(s->state_dir, err);
+  if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
   if (st == VF_OK) {
     /* prepare.json: whether the collection was empty (finalize may then demand equality) */
     size_t n = strlen(s->state_dir) + 16;
@@ -382,7 +356,7 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     tmpl.current_key = prev.current_key;
     tmpl.current_row = prev.current_row;
   }
-  if (st == VF_OK) st = ld_mkdir_p(s->state_dir, err);
+  if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
   /* write the state before the first upsert: from here on a rerun must say --resume */
   if (st == VF_OK && !have_prev) st = ld_state_write(path, &tmpl, err);
   if (st == VF_OK) {

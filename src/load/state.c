@@ -32,24 +32,6 @@ void ld_state_free(ld_state *s) {
   memset(s, 0, sizeof *s);
 }
 
-vf_status ld_mkdir_p(const char *path, vf_error *err) {
-  char *p = vf_strdup(path);
-  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  size_t len = strlen(p);
-  for (size_t i = 1; i <= len; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
-      free(p);
-      return st;
-    }
-    p[i] = c;
-  }
-  free(p);
-  return VF_OK;
-}
 
 /* ------------------------------------------------------------------ writing */
 

@@ -300,26 +300,6 @@ static char *path_join(const char *a, const char *b) {
   return p;
 }
 
-static vf_status mkdir_p(const char *path, vf_error *err) {
-  char *p = vf_strdup(path);
-  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (char *q = p + 1;; q++) {
-    if (*q == '/' || *q == 0) {
-      char c = *q;
-      *q = 0;
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-        vf_status st =
-            vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
-        free(p);
-        return st;
-      }
-      *q = c;
-      if (!c) break;
-    }
-  }
-  free(p);
-  return VF_OK;
-}
 
 static bool is_segment_name(const char *n) {
   size_t l = strlen(n);
@@ -541,7 +521,7 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
                         "collection '%s': ensure_collection while this handle has unflushed "
                         "points",
                         base->collection);
-  vf_status st = mkdir_p(s->dir, err);
+  vf_status st = vf_mkdir_p(s->dir, 0777, err);
   if (st != VF_OK) return st;
   s->verified = false;
   s->view.valid = false;

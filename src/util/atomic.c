@@ -149,3 +149,23 @@ vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_err
   vf_atomic_abort(f);
   return st;
 }
+
+/* vf_mkdir_p(): see util.h. */
+vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err) {
+  char *p = vf_strdup(path);
+  if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t len = strlen(p);
+  for (size_t i = 1; i <= len; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char c = p[i];
+    p[i] = 0;
+    if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
+      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
+      free(p);
+      return st;
+    }
+    p[i] = c;
+  }
+  free(p);
+  return VF_OK;
+}

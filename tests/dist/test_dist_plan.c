@@ -102,7 +102,7 @@ VF_TEST(test_manifest_roundtrip) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/dist-manifest-%d", vf_test_tmpdir(), (int)getpid());
   vf_error err;
-  CHECK_OK(dm_mkdir_p(dir, &err));
+  CHECK_OK(vf_mkdir_p(dir, 0700, &err));
   dist_manifest *m = sample(dir);
   CHECK_OK(dm_add_job(&m->shards[0], "12_0", &err));
   CHECK_OK(dm_add_job(&m->shards[0], "15_0", &err));
