@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "dataset_internal.h"
+#include "internal.h"
 #include "vforge/format.h"
 
 struct ds_reader {
@@ -256,22 +257,6 @@ static vf_status read_plain(ds_reader *r, uint64_t from, uint64_t end, corpus_ba
   return VF_OK;
 }
 
-/* Free a batch's vector array (all buffers). */
-static void vectors_free(corpus_batch *b) {
-  for (int i = 0; b->vectors && i < b->nvectors; i++) {
-    corpus_vec_batch *v = &b->vectors[i];
-    free(v->dense);
-    free(v->offsets);
-    free(v->indices);
-    free(v->values);
-    free(v->multi);
-    free(v->null_rows);
-  }
-  free(b->vectors);
-  b->vectors = NULL;
-  b->nvectors = 0;
-}
-
 static int64_t first_nonfinite(const float *x, size_t n) {
   for (size_t i = 0; i < n; i++) {
     uint32_t u;
@@ -337,7 +322,7 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
     if (from_row < first || from_row > end)
       return vf_error_set(err, VF_EUSAGE, "%s: row %" PRIu64 " is not in row group %d",
                           r->file->uri, from_row, rg);
-    vectors_free(out);
+    corpus_batch_vectors_free(out);
     if ((st = read_plain(r, from_row, end, out, err)) != VF_OK) return st;
   }
   out->file_key = r->file->key;

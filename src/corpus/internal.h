@@ -50,4 +50,8 @@ vf_status corpus_idcols_bind(corpus_idcols *c, const pqt_leaf_data *data, const 
 vf_status corpus_idcols_get(void *user, const char *column, corpus_value *out, vf_error *err);
 void corpus_idcols_free(corpus_idcols *c);
 
+/*! corpus_batch_vectors_free() : free a batch's vector array and every buffer in it (records.c;
+ *  also used by the dataset reader). */
+void corpus_batch_vectors_free(corpus_batch *b);
+
 #endif

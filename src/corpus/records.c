@@ -930,8 +930,8 @@ static vf_status render_payload(corpus_records *r, int64_t row, vf_buf *out, vf_
   return st;
 }
 
-/* Free a batch's vector array and every buffer in it. */
-static void batch_vectors_free(corpus_batch *b) {
+/* corpus_batch_vectors_free(): see internal.h. */
+void corpus_batch_vectors_free(corpus_batch *b) {
   for (int i = 0; b->vectors && i < b->nvectors; i++) {
     corpus_vec_batch *v = &b->vectors[i];
     free(v->dense);
@@ -949,7 +949,7 @@ static void batch_vectors_free(corpus_batch *b) {
 /* Make the batch's vector array match the spec (freeing buffers of a different layout). */
 static vf_status batch_vectors(corpus_batch *b, int nvectors, vf_error *err) {
   if (b->vectors && b->nvectors == nvectors) return VF_OK;
-  batch_vectors_free(b);
+  corpus_batch_vectors_free(b);
   b->vectors = vf_calloc((size_t)nvectors + 1, sizeof *b->vectors);
   if (!b->vectors) return vf_error_set(err, VF_ENOMEM, "out of memory");
   b->nvectors = nvectors;
@@ -1160,7 +1160,7 @@ void corpus_batch_slice(const corpus_batch *b, size_t off, size_t n, corpus_vec_
  *  zeroed and reusable. */
 void corpus_batch_free(corpus_batch *b) {
   if (!b) return;
-  batch_vectors_free(b);
+  corpus_batch_vectors_free(b);
   free(b->ids);
   free(b->file_rows);
   free(b->payload_offsets);

@@ -188,6 +188,26 @@ typedef struct qgen {
   uint64_t rg_read;
 } qgen;
 
+/* Append query i's sparse or multivector value: row bj of the batch `vb` (`have`: the row is there
+ * and not null).  An absent, null or empty value is an error naming the file and physical row. */
+static vf_status take_nondense(qgen *g, const corpus_vec_batch *vb, size_t bj, bool have,
+                               corpus_vec_kind kind, uint64_t i, const char *key, uint64_t frow,
+                               vf_error *err) {
+  int64_t c = have ? vb->offsets[bj + 1] - vb->offsets[bj] : 0;
+  if (c < 1)
+    return vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null, "
+                        "empty or invalid '%s' %s", key, frow, g->vec_name,
+                        kind == CORPUS_VEC_SPARSE ? "sparse vector" : "multivector");
+  g->moff[i + 1] = g->moff[i] + c;
+  if (kind == CORPUS_VEC_SPARSE) {
+    vf_status st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
+    return st == VF_OK ? vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err)
+                       : st;
+  }
+  return vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
+                       sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+}
+
 static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, vf_error *err) {
   const corpus_file *cf = &g->files->files[fi];
   pqt_file *f = NULL;
@@ -329,22 +349,9 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       if (kind != CORPUS_VEC_DENSE) {
         while (bj < bt.n && bt.file_rows[bj] < frow) bj++;
         const corpus_vec_batch *vb = &bt.vectors[0];
-        int64_t c = bj < bt.n && bt.file_rows[bj] == frow ? vb->offsets[bj + 1] - vb->offsets[bj] : 0;
-        if (c < 1 || (vb->null_rows && vb->null_rows[bj])) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null, "
-                            "empty or invalid '%s' %s", cf->key, frow, g->vec_name,
-                            kind == CORPUS_VEC_SPARSE ? "sparse vector" : "multivector");
-          break;
-        }
-        g->moff[i + 1] = g->moff[i] + c;
-        if (kind == CORPUS_VEC_SPARSE) {
-          st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
-          if (st == VF_OK)
-            st = vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err);
-        } else {
-          st = vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
-                             sizeof(float) * (size_t)c * (size_t)vb->dim, err);
-        }
+        bool have = bj < bt.n && bt.file_rows[bj] == frow && !(vb->null_rows && vb->null_rows[bj]);
+        st = take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err);
+        if (st != VF_OK) break;
       } else if (dense.null_rows && dense.null_rows[r]) {
         st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null '%s' vector",
                           cf->key, frow, g->vec_name);
@@ -452,22 +459,8 @@ static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *nex
         memcpy(g->vecs + i * (size_t)g->dim, vb->dense + bj * (size_t)g->dim,
                sizeof(float) * (size_t)g->dim);
       } else {
-        int64_t c = have ? vb->offsets[bj + 1] - vb->offsets[bj] : 0;
-        if (c < 1) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null, "
-                            "empty or invalid '%s' %s", cf->key, frow, g->vec_name,
-                            kind == CORPUS_VEC_SPARSE ? "sparse vector" : "multivector");
-          break;
-        }
-        g->moff[i + 1] = g->moff[i] + c;
-        if (kind == CORPUS_VEC_SPARSE) {
-          st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
-          if (st == VF_OK)
-            st = vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err);
-        } else {
-          st = vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
-                             sizeof(float) * (size_t)c * (size_t)vb->dim, err);
-        }
+        st = take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err);
+        if (st != VF_OK) break;
       }
       char id[37];
       ev_id_text(&g->idmap, fi, frow, id);
