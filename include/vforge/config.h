@@ -43,6 +43,7 @@ typedef struct vf_cfg_vector {
   corpus_distance distance; /* default cosine; sparse vectors: dot (the only one allowed) */
   bool max_sim;             /* `comparator: max_sim` (multivector only, and their default) */
   vf_cfg_component source;  /* NONE unless the datasource is `type: dataset` */
+  bool distance_given;      /* `distance:` was written (else the default above applies) */
   int line;                 /* config line of the vector's key, for later messages */
 } vf_cfg_vector;
 
@@ -183,6 +184,10 @@ vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err);
 /*! vf_config_free() : release everything `cfg` owns and zero it.  NULL and zeroed are fine. */
 void vf_config_free(vf_config *cfg);
 
+/*! vf_config_vector_distance() : the distance vector `v` is compared with: the configured one,
+ *  or — when `distance:` is not written and the vectors come from an ann-benchmarks .hdf5 bundle —
+ *  the bundle's `distance` attribute (angular → cosine, euclidean → euclid, dot/ip → dot). */
+corpus_distance vf_config_vector_distance(const vf_config *cfg, const vf_cfg_vector *v);
 /*! vf_config_find_vector() : the vector named `name`, NULL if none. */
 const vf_cfg_vector *vf_config_find_vector(const vf_config *cfg, const char *name);
 

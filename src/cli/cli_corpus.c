@@ -114,9 +114,10 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
   if (st == VF_OK && !v->column && v->source != VF_CFG_COMPONENT_VECTORS)
     st = vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", uri, v->line, v->name);
   if (st == VF_OK) {
-    out->vec = (corpus_vec_source){v->name, v->kind, v->distance,
+    corpus_distance dist = vf_config_vector_distance(cfg, v);
+    out->vec = (corpus_vec_source){v->name, v->kind, dist,
                                    v->source == VF_CFG_COMPONENT_VECTORS ? NULL : v->column};
-    out->distance = v->distance;
+    out->distance = dist;
     out->has_distance = true;
     st = corpus_idexpr_parse(cfg->datasource.id_expression ? cfg->datasource.id_expression
                                                            : VF_CONFIG_DEFAULT_ID_EXPRESSION,

@@ -210,7 +210,7 @@ int cmd_bench(int argc, char **argv) {
     have_spec = st == VF_OK;
   } else if (st == VF_OK) { /* a remote store: the one vector searched, as the config says */
     const vf_cfg_vector *v = vf_config_find_vector(&cfg, o.vector);
-    one = (store_vector_spec){o.vector, CORPUS_VEC_DENSE, v ? v->distance : CORPUS_COSINE, q.dim};
+    one = (store_vector_spec){o.vector, CORPUS_VEC_DENSE, v ? vf_config_vector_distance(&cfg, v) : CORPUS_COSINE, q.dim};
     o.store.vectors = &one;
     o.store.nvectors = 1;
     have_spec = true;

@@ -440,6 +440,7 @@ static vf_status parse_vector(cctx *c, const cfg_node *kn, const cfg_node *v, vf
     path_join(p, path, "distance");
     if ((st = get_enum(c, x, p, DISTANCES, &e)) != VF_OK) return st;
     out->distance = (corpus_distance)e;
+    out->distance_given = true;
     if (out->kind == CORPUS_VEC_SPARSE && out->distance != CORPUS_DOT)
       return cerr(c, x->line, "%s: sparse vectors are compared by dot product only", p);
   }

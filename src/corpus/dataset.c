@@ -531,6 +531,42 @@ static char *absolute(const char *p) {
   return o;
 }
 
+static const char *idx_distance_label(int d) {
+  return d == CORPUS_COSINE ? "cosine" : d == CORPUS_DOT ? "dot" : d == CORPUS_EUCLID ? "euclid"
+                                                                                       : "manhattan";
+}
+
+/* The `distance` attribute of the hdf5 bundle vector `v` is read from, as a corpus_distance;
+ * -1 when `v` does not come from a local .hdf5 bundle or the bundle names no known metric. */
+static int bundle_distance(const vf_config *cfg, const vf_cfg_vector *v) {
+  const vf_cfg_dataset_component *c = &cfg->datasource.vectors;
+  if (cfg->datasource.form != VF_CFG_DS_DATASET || v->source != VF_CFG_COMPONENT_VECTORS ||
+      c->format != VF_CFG_FORMAT_HDF5)
+    return -1;
+  char *path = NULL, *link = NULL;
+  vf_error e;
+  if (part_paths(cfg, c, 0, &path, &link, &e) != VF_OK) return -1;
+  free(link);
+  char *m = NULL;
+  int want = -1;
+  if (path && file_exists(path) && hdf5_root_attr(path, "distance", &m, &e) == VF_OK) {
+    want = strcmp(m, "angular") == 0 || strcmp(m, "cosine") == 0     ? CORPUS_COSINE
+           : strcmp(m, "euclidean") == 0 || strcmp(m, "l2") == 0    ? CORPUS_EUCLID
+           : strcmp(m, "dot") == 0 || strcmp(m, "ip") == 0          ? CORPUS_DOT
+                                                                    : -1;
+    free(m);
+  }
+  free(path);
+  return want;
+}
+
+/* vf_config_vector_distance(): see config.h. */
+corpus_distance vf_config_vector_distance(const vf_config *cfg, const vf_cfg_vector *v) {
+  if (v->distance_given) return v->distance;
+  int want = bundle_distance(cfg, v);
+  return want >= 0 ? (corpus_distance)want : v->distance;
+}
+
 vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   const vf_cfg_datasource *ds = &cfg->datasource;
@@ -604,24 +640,16 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
     free(dir);
     if (!d->index_path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  /* an ann-benchmarks bundle names its metric: warn when a vector is configured otherwise */
-  if (st == VF_OK && d->vformat == VF_CFG_FORMAT_HDF5 && file_exists(d->parts[0].vpath)) {
-    char *m = NULL;
-    vf_error e2;
-    if (hdf5_root_attr(d->parts[0].vpath, "distance", &m, &e2) == VF_OK) {
-      int want = strcmp(m, "angular") == 0 || strcmp(m, "cosine") == 0       ? CORPUS_COSINE
-                 : strcmp(m, "euclidean") == 0 || strcmp(m, "l2") == 0      ? CORPUS_EUCLID
-                 : strcmp(m, "dot") == 0 || strcmp(m, "ip") == 0            ? CORPUS_DOT
-                                                                            : -1;
-      for (size_t i = 0; want >= 0 && i < cfg->nvectors; i++)
-        if (cfg->vectors[i].source == VF_CFG_COMPONENT_VECTORS &&
-            (int)cfg->vectors[i].distance != want)
-          vf_log(VF_LOG_WARN,
-                 "%s: %s says distance '%s', but vector '%s' is configured with another distance "
-                 "(set `distance:` on the vector to match the bundle)",
-                 name, d->parts[0].vpath, m, cfg->vectors[i].name);
-      free(m);
-    }
+  /* an ann-benchmarks bundle names its metric: warn when a vector is configured otherwise
+   * (without `distance:` the bundle's is used, see vf_config_vector_distance) */
+  for (size_t i = 0; st == VF_OK && i < cfg->nvectors; i++) {
+    const vf_cfg_vector *v = &cfg->vectors[i];
+    int want = bundle_distance(cfg, v);
+    if (v->distance_given && want >= 0 && (int)v->distance != want)
+      vf_log(VF_LOG_WARN,
+             "%s: %s says distance '%s', but vector '%s' is configured with distance '%s'",
+             name, d->parts[0].vpath, idx_distance_label(want), v->name,
+             idx_distance_label((int)v->distance));
   }
   bool indexed = false;
   if (st == VF_OK) st = index_read(d, &indexed, err);

@@ -351,8 +351,9 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
   if (st == VF_OK && (!vspec || !vsrc)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (size_t i = 0; st == VF_OK && i < nv; i++) {
     const vf_cfg_vector *v = &cfg->vectors[i];
-    vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
-    vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
+    corpus_distance dist = vf_config_vector_distance(cfg, v);
+    vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
+    vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
       st = corpus_records_probe_dim(&files.files[0], &vsrc[i], &vspec[i].dim, err);
   }

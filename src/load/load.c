@@ -158,8 +158,9 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     const vf_cfg_vector *v = &cfg->vectors[i];
     if (!v->column && v->source != VF_CFG_COMPONENT_VECTORS)
       return vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", cfg->name, v->line, v->name);
-    s->vsrc[i] = (corpus_vec_source){v->name, v->kind, v->distance, v->column};
-    s->vspec[i] = (store_vector_spec){v->name, v->kind, v->distance, 0};
+    corpus_distance dist = vf_config_vector_distance(cfg, v);
+    s->vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
+    s->vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
       st = corpus_records_probe_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
   }

@@ -95,6 +95,13 @@ if "$V" bench "$tmp/fm.yaml" --queries "$tmp/queries.fbin" --ground-truth "$tmp/
     ok "bench with .fbin queries and a big-ann ground truth: recall@10 $r2" || fail "fbin/big-ann recall $r2"
 else fail "bench fbin/big-ann: $(tail -3 "$tmp/bench2.err")"; fi
 
+# without `distance:` the bundle's distance attribute (euclidean) is the vector's distance
+sed -e 's/{type: dense, distance: euclid}/{type: dense}/' -e "s|$tmp/store|$tmp/store-attr|" "$tmp/fm.yaml" > "$tmp/fm-attr.yaml"
+if "$V" --quiet load run "$tmp/fm-attr.yaml" -n 500 > "$tmp/attr.out" 2>&1 &&
+   grep -q '"euclid"' "$tmp/store-attr/fmnist/collection.json"; then
+  ok "distance taken from the bundle's attribute when the config has none"
+else fail "bundle distance not used: $(tail -2 "$tmp/attr.out"; cat "$tmp/store-attr/fmnist/collection.json" 2>/dev/null)"; fi
+
 # convert reads the bundle's train
 if "$V" --quiet convert "$H" --output "$tmp/conv" > /dev/null 2> "$tmp/conv.err" &&
    [ "$("$V" cat "$tmp/conv" --columns id | wc -l)" -eq 3000 ]; then
