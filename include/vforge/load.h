@@ -53,7 +53,8 @@ typedef struct ld_report {
   uint64_t files;
   uint64_t bytes_read;
   double seconds;
-  double points_per_s;
+  double points_per_s;        /* run: points / (seconds - finalize_seconds), the loading rate */
+  double finalize_seconds;    /* finalize: compaction, index build, wait and count */
   uint64_t retries;
   uint64_t skipped_rows;
   /* finalize */

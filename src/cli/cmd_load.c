@@ -24,7 +24,7 @@ static const cli_opt LOAD_OPTS[] = {
     {"state-dir", "DIR", "where load states live (default <store path>/<collection>/_load)"},
     {"checkpoint-batches", "N", "flush the store and checkpoint about every N batches (default 1024; also every 5 s)"},
     {"store", "TYPE", "override vectorstore.type: local | discard (discard measures the pipeline)"},
-    {"json", NULL, "print one JSON object {points, files, bytes_read, seconds, points_per_s, "
+    {"json", NULL, "print one JSON object {points, files, bytes_read, seconds, points_per_s, finalize_seconds, "
                    "retries, skipped_rows} on stdout"},
     {NULL, NULL, NULL}};
 
@@ -56,10 +56,10 @@ static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, 
 static void summary(const char *sub, const ld_report *r) {
   if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
   fprintf(stderr,
-          "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s = %.0f points/s, "
-          "%" PRIu64 " retries, %" PRIu64 " skipped rows\n",
+          "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s (%.0f points/s "
+          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows\n",
           sub, r->points, r->files, (double)r->bytes_read / 1e6, r->seconds, r->points_per_s,
-          r->retries, r->skipped_rows);
+          r->finalize_seconds, r->retries, r->skipped_rows);
 }
 
 int cmd_load(int argc, char **argv) {

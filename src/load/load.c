@@ -544,7 +544,8 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
            s->scfg.collection_name, count, expected);
     remove_states(s->state_dir);
   }
-  rep->seconds += vf_now() - t0;
+  rep->finalize_seconds = vf_now() - t0;
+  rep->seconds += rep->finalize_seconds;
   return VF_OK;
 }
 
@@ -580,7 +581,8 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
   if (st == VF_OK) st = load_with(cfg, o, &s, rep, err);
   if (st == VF_OK) st = finalize_with(o, &s, rep, err);
   rep->seconds = vf_now() - t0;
-  rep->points_per_s = rep->seconds > 0 ? (double)rep->points / rep->seconds : 0;
+  double loading = rep->seconds - rep->finalize_seconds;
+  rep->points_per_s = loading > 0 ? (double)rep->points / loading : 0;
   free(path);
   setup_free(&s);
   return st;
@@ -594,6 +596,8 @@ vf_status ld_report_json(const ld_report *r, vf_buf *out, vf_error *err) {
   if (st == VF_OK) st = vf_json_f64(out, r->seconds, err);
   if (st == VF_OK) st = vf_json_raw(out, ",\"points_per_s\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->points_per_s, err);
+  if (st == VF_OK) st = vf_json_raw(out, ",\"finalize_seconds\":", err);
+  if (st == VF_OK) st = vf_json_f64(out, r->finalize_seconds, err);
   if (st == VF_OK)
     st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64 "}",
                        r->retries, r->skipped_rows);
