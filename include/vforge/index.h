@@ -2,10 +2,13 @@
  * vforge index — distance kernels and top-K selection (exact search, brute force; the IVF
  * issue extends this header with k-means, codes and the index file).
  *
- * Kernels: a scalar reference and an AVX2+FMA variant of every distance, compiled in the same
- * translation unit with __attribute__((target)) so the library needs no global -mavx2 flag.
- * The variant is chosen once (first use) from __builtin_cpu_supports; VFORGE_SIMD=scalar in
- * the environment forces the reference (for debugging and for comparing results).
+ * Kernels: a scalar reference, an AVX2+FMA and an AVX-512 (F/BW/DQ/VL + FMA) variant of every
+ * distance, compiled in the same translation unit with __attribute__((target)) so the library
+ * needs no global -mavx2/-mavx512f flag.  The variant is chosen once (first use) from
+ * __builtin_cpu_supports: AVX-512 when the CPU has it, else AVX2, else scalar.  The environment
+ * variable VFORGE_SIMD=scalar|avx2|avx512 forces a variant (for debugging, benchmarking and
+ * comparing results); when the CPU cannot run the one asked for, the best one below it is used
+ * (and a warning logged), so VFORGE_SIMD=scalar always gets the reference.
  *
  * Scores follow DESIGN.md "Corpus layout": larger = nearer.  cosine -> cosine similarity, dot
  * -> dot product, euclid -> -L2 (not squared), manhattan -> -L1.
@@ -24,13 +27,14 @@ extern "C" {
 
 typedef enum idx_simd {
   IDX_SIMD_SCALAR = 0, /* portable reference */
-  IDX_SIMD_AVX2        /* x86-64 AVX2 + FMA */
+  IDX_SIMD_AVX2,       /* x86-64 AVX2 + FMA */
+  IDX_SIMD_AVX512      /* x86-64 AVX-512 F/BW/DQ/VL + FMA */
 } idx_simd;
 
 /* One set of kernels.  `d` is the dimension (any value >= 0; no alignment is assumed). */
 typedef struct idx_kernels {
   idx_simd simd;
-  const char *name; /* "scalar", "avx2" */
+  const char *name; /* "scalar", "avx2", "avx512" */
   float (*dot)(const float *a, const float *b, size_t d);
   float (*l2sq)(const float *a, const float *b, size_t d); /* squared euclidean distance */
   float (*l1)(const float *a, const float *b, size_t d);   /* manhattan distance */
@@ -44,8 +48,14 @@ typedef struct idx_kernels {
  *  @return : NULL when this CPU (or this build) cannot run that variant. */
 const idx_kernels *idx_kernels_for(idx_simd simd);
 
+/*! idx_simd_parse() : "scalar", "avx2", "avx512" (the variants' names) into *out.
+ *  @return : false for an unknown name. */
+bool idx_simd_parse(const char *name, idx_simd *out);
+
 /*! idx_kernels_active() : the variant every idx_* call below uses: the best one this CPU runs,
- *  or the scalar reference when the environment has VFORGE_SIMD=scalar.  Chosen once. */
+ *  or, when the environment has VFORGE_SIMD=scalar|avx2|avx512, the best one at or below that
+ *  (an unknown value is ignored with a warning).  Chosen once per process.
+ *  @return : never NULL. */
 const idx_kernels *idx_kernels_active(void);
 
 /* Convenience wrappers over idx_kernels_active(). */

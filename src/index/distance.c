@@ -1,13 +1,15 @@
 /*
- * distance.c — float32 distance kernels: a scalar reference and AVX2+FMA variants, chosen once
- * at run time.
+ * distance.c — float32 distance kernels: a scalar reference, AVX2+FMA and AVX-512 variants,
+ * chosen once at run time.
  *
  * Why this shape (after pgvector's vector.c and zstd's dispatch): the library is built once
  * for a generic x86-64 (or any other) target, yet exact search and brute force spend nearly
  * all their time here, so the AVX2 bodies are compiled in this same file under
  * __attribute__((target("avx2,fma"))) and only called after __builtin_cpu_supports() said the
  * CPU has both features.  No global -mavx2 flag exists, so nothing else in the library can
- * accidentally emit AVX2 instructions.  VFORGE_SIMD=scalar forces the reference.
+ * accidentally emit AVX2 instructions.  The AVX-512 bodies follow the same pattern (target
+ * "avx512f,avx512bw,avx512dq,avx512vl,fma"), preferred when the CPU has all of those.
+ * VFORGE_SIMD=scalar|avx2|avx512 forces a variant (or the best one below it the CPU runs).
  *
  * The scalar reference accumulates in float in index order (what a reader expects of "the
  * definition"); the AVX2 kernels use 4 x 8-lane accumulators, so their results differ from the
@@ -236,6 +238,203 @@ static bool cpu_has_avx2(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+/* ----------------------------------------------------------------- AVX-512 */
+
+/* AVX-512 (F for the arithmetic and masked loads, VL/BW/DQ only so the compiler may use the
+ * narrower forms): 4 x 16-lane accumulators, and the tail of every row is one masked load
+ * (masked-off lanes read nothing, so a row ending at the end of a mapping is safe) instead of
+ * a scalar loop. */
+#define IDX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+
+IDX_AVX512 static inline __mmask16 tail16(size_t n) { /* the low n (< 16) lanes */
+  return (__mmask16)((1u << n) - 1u);
+}
+
+IDX_AVX512 static float x5_dot(const float *a, const float *b, size_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 64 <= d; i += 64) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+    s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+    s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+  }
+  for (; i + 16 <= d; i += 16)
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+  if (i < d) {
+    __mmask16 m = tail16(d - i);
+    s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+IDX_AVX512 static float x5_l2sq(const float *a, const float *b, size_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 64 <= d; i += 64) {
+    __m512 t0 = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    __m512 t1 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16));
+    __m512 t2 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32));
+    __m512 t3 = _mm512_sub_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48));
+    s0 = _mm512_fmadd_ps(t0, t0, s0);
+    s1 = _mm512_fmadd_ps(t1, t1, s1);
+    s2 = _mm512_fmadd_ps(t2, t2, s2);
+    s3 = _mm512_fmadd_ps(t3, t3, s3);
+  }
+  for (; i + 16 <= d; i += 16) {
+    __m512 t = _mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    s0 = _mm512_fmadd_ps(t, t, s0);
+  }
+  if (i < d) {
+    __mmask16 m = tail16(d - i);
+    __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i));
+    s1 = _mm512_fmadd_ps(t, t, s1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+IDX_AVX512 static float x5_l1(const float *a, const float *b, size_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 64 <= d; i += 64) {
+    s0 = _mm512_add_ps(
+        s0, _mm512_abs_ps(_mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i))));
+    s1 = _mm512_add_ps(
+        s1, _mm512_abs_ps(_mm512_sub_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16))));
+    s2 = _mm512_add_ps(
+        s2, _mm512_abs_ps(_mm512_sub_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32))));
+    s3 = _mm512_add_ps(
+        s3, _mm512_abs_ps(_mm512_sub_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48))));
+  }
+  for (; i + 16 <= d; i += 16)
+    s0 = _mm512_add_ps(
+        s0, _mm512_abs_ps(_mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i))));
+  if (i < d) {
+    __mmask16 m = tail16(d - i);
+    s1 = _mm512_add_ps(s1, _mm512_abs_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, a + i),
+                                                       _mm512_maskz_loadu_ps(m, b + i))));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+/* 4 rows per pass, as the AVX2 batch kernels; the tail is one masked step per row. */
+IDX_AVX512 static void x5_dot_batch(const float *q, const float *rows, size_t n, size_t d,
+                                    float *out) {
+  size_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    const float *x0 = rows + r * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= d; i += 16) {
+      __m512 qv = _mm512_loadu_ps(q + i);
+      s0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(x0 + i), s0);
+      s1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(x1 + i), s1);
+      s2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(x2 + i), s2);
+      s3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(x3 + i), s3);
+    }
+    if (i < d) {
+      __mmask16 m = tail16(d - i);
+      __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+      s0 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, x0 + i), s0);
+      s1 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, x1 + i), s1);
+      s2 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, x2 + i), s2);
+      s3 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, x3 + i), s3);
+    }
+    out[r] = _mm512_reduce_add_ps(s0);
+    out[r + 1] = _mm512_reduce_add_ps(s1);
+    out[r + 2] = _mm512_reduce_add_ps(s2);
+    out[r + 3] = _mm512_reduce_add_ps(s3);
+  }
+  for (; r < n; r++)
+    out[r] = x5_dot(q, rows + r * d, d);
+}
+
+IDX_AVX512 static void x5_l2sq_batch(const float *q, const float *rows, size_t n, size_t d,
+                                     float *out) {
+  size_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    const float *x0 = rows + r * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= d; i += 16) {
+      __m512 qv = _mm512_loadu_ps(q + i);
+      __m512 t0 = _mm512_sub_ps(qv, _mm512_loadu_ps(x0 + i));
+      __m512 t1 = _mm512_sub_ps(qv, _mm512_loadu_ps(x1 + i));
+      __m512 t2 = _mm512_sub_ps(qv, _mm512_loadu_ps(x2 + i));
+      __m512 t3 = _mm512_sub_ps(qv, _mm512_loadu_ps(x3 + i));
+      s0 = _mm512_fmadd_ps(t0, t0, s0);
+      s1 = _mm512_fmadd_ps(t1, t1, s1);
+      s2 = _mm512_fmadd_ps(t2, t2, s2);
+      s3 = _mm512_fmadd_ps(t3, t3, s3);
+    }
+    if (i < d) {
+      __mmask16 m = tail16(d - i);
+      __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+      __m512 t0 = _mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x0 + i));
+      __m512 t1 = _mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x1 + i));
+      __m512 t2 = _mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x2 + i));
+      __m512 t3 = _mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x3 + i));
+      s0 = _mm512_fmadd_ps(t0, t0, s0);
+      s1 = _mm512_fmadd_ps(t1, t1, s1);
+      s2 = _mm512_fmadd_ps(t2, t2, s2);
+      s3 = _mm512_fmadd_ps(t3, t3, s3);
+    }
+    out[r] = _mm512_reduce_add_ps(s0);
+    out[r + 1] = _mm512_reduce_add_ps(s1);
+    out[r + 2] = _mm512_reduce_add_ps(s2);
+    out[r + 3] = _mm512_reduce_add_ps(s3);
+  }
+  for (; r < n; r++)
+    out[r] = x5_l2sq(q, rows + r * d, d);
+}
+
+IDX_AVX512 static void x5_l1_batch(const float *q, const float *rows, size_t n, size_t d,
+                                   float *out) {
+  size_t r = 0;
+  for (; r + 4 <= n; r += 4) {
+    const float *x0 = rows + r * d, *x1 = x0 + d, *x2 = x1 + d, *x3 = x2 + d;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= d; i += 16) {
+      __m512 qv = _mm512_loadu_ps(q + i);
+      s0 = _mm512_add_ps(s0, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_loadu_ps(x0 + i))));
+      s1 = _mm512_add_ps(s1, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_loadu_ps(x1 + i))));
+      s2 = _mm512_add_ps(s2, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_loadu_ps(x2 + i))));
+      s3 = _mm512_add_ps(s3, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_loadu_ps(x3 + i))));
+    }
+    if (i < d) {
+      __mmask16 m = tail16(d - i);
+      __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+      s0 = _mm512_add_ps(s0, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x0 + i))));
+      s1 = _mm512_add_ps(s1, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x1 + i))));
+      s2 = _mm512_add_ps(s2, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x2 + i))));
+      s3 = _mm512_add_ps(s3, _mm512_abs_ps(_mm512_sub_ps(qv, _mm512_maskz_loadu_ps(m, x3 + i))));
+    }
+    out[r] = _mm512_reduce_add_ps(s0);
+    out[r + 1] = _mm512_reduce_add_ps(s1);
+    out[r + 2] = _mm512_reduce_add_ps(s2);
+    out[r + 3] = _mm512_reduce_add_ps(s3);
+  }
+  for (; r < n; r++)
+    out[r] = x5_l1(q, rows + r * d, d);
+}
+
+static const idx_kernels k_avx512 = {IDX_SIMD_AVX512, "avx512",     x5_dot,        x5_l2sq,
+                                     x5_l1,           x5_dot_batch, x5_l2sq_batch, x5_l1_batch};
+
+static bool cpu_has_avx512(void) {
+  __builtin_cpu_init();
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+}
 #endif /* IDX_HAVE_X86 */
 
 /* ---------------------------------------------------------------- dispatch */
@@ -250,22 +449,56 @@ const idx_kernels *idx_kernels_for(idx_simd simd) {
 #else
     return NULL;
 #endif
+  case IDX_SIMD_AVX512:
+#if IDX_HAVE_X86
+    return cpu_has_avx512() ? &k_avx512 : NULL;
+#else
+    return NULL;
+#endif
   }
   return NULL;
+}
+
+/* idx_simd_parse(): see index.h. */
+bool idx_simd_parse(const char *name, idx_simd *out) {
+  static const struct {
+    const char *name;
+    idx_simd s;
+  } names[] = {{"scalar", IDX_SIMD_SCALAR}, {"avx2", IDX_SIMD_AVX2}, {"avx512", IDX_SIMD_AVX512}};
+  if (!name) return false;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i].name) == 0) {
+      *out = names[i].s;
+      return true;
+    }
+  return false;
 }
 
 /* The choice is made once; concurrent first calls compute the same pointer, so a benign
  * relaxed atomic store is all the synchronisation needed. */
 static const idx_kernels *_Atomic g_active;
 
-/* idx_kernels_active(): see index.h. */
+/* idx_kernels_active(): see index.h.  The best variant at or below `want` that this CPU runs
+ * (variants are ordered scalar < avx2 < avx512); the scalar reference always runs. */
 const idx_kernels *idx_kernels_active(void) {
   const idx_kernels *k = g_active;
   if (VF_LIKELY(k != NULL)) return k;
+  idx_simd want = IDX_SIMD_AVX512;
   const char *env = getenv("VFORGE_SIMD");
+  if (env && *env && !idx_simd_parse(env, &want)) {
+    vf_log(VF_LOG_WARN,
+           "VFORGE_SIMD=%s: unknown kernel variant (expected scalar, avx2 or avx512); "
+           "using the best this CPU runs",
+           env);
+    want = IDX_SIMD_AVX512;
+  }
   k = NULL;
-  if (!env || strcmp(env, "scalar") != 0) k = idx_kernels_for(IDX_SIMD_AVX2);
+  for (int s = (int)want; s > IDX_SIMD_SCALAR && !k; s--)
+    k = idx_kernels_for((idx_simd)s);
   if (!k) k = &k_scalar;
+  if (env && *env && k->simd != want)
+    vf_log(VF_LOG_WARN, "VFORGE_SIMD=%s: this CPU cannot run it; using the %s kernels", env,
+           k->name);
   g_active = k;
   return k;
 }

@@ -141,8 +141,12 @@ typedef struct ivf_kern {
   float (*argmin)(const float *cn, const float *ip, size_t n, uint32_t *idx);
 } ivf_kern;
 
+/*! ivf_kern_active() : the variant matching idx_kernels_active() (CPU, VFORGE_SIMD). */
 const ivf_kern *ivf_kern_active(void);
 const ivf_kern *ivf_kern_scalar(void);
+/*! ivf_kern_for() : the kernels of one variant.
+ *  @return : NULL when this CPU (or build) cannot run it (as idx_kernels_for()). */
+const ivf_kern *ivf_kern_for(idx_simd simd);
 
 /* ------------------------------------------------------------ header / index */
 
