@@ -86,6 +86,13 @@ uint64_t ivf_quant_bytes(const ivf_geom *g) {
 
 /* --------------------------------------------------------------- checksum */
 
+/* PQ codebook training: FAISS's defaults (at most 256 points per code, i.e. 65536 rows, and 25
+ * k-means iterations per sub-quantizer).  Fewer (16384 rows, 10 iterations) cost 0.013 recall@10
+ * on Fashion-MNIST (nlist 256, M 56, nprobe 8: 0.747 vs 0.760; FAISS 0.758) for 4 s of a 13 s
+ * build; FAISS's own PQ build of that index takes minutes, so matching its training is cheap. */
+#define PQ_TRAIN_ROWS ((size_t)256 * 256)
+#define PQ_TRAIN_ITERS 25
+
 #define H_P1 0x9E3779B185EBCA87ull
 #define H_P2 0xC2B2AE3D27D4EB4Full
 #define H_P3 0x165667B19E3779F9ull
@@ -185,7 +192,7 @@ static void pq_worker(void *arg, int t) {
     }
     size_t k = j->nt < 256 ? j->nt : 256;
     float *cb = j->q->pq_cb + m * 256 * g->dsub;
-    idx_kmeans_opts o = {.iters = 10, .seed = j->seed + m * 0x9e37ull, .threads = 1};
+    idx_kmeans_opts o = {.iters = PQ_TRAIN_ITERS, .seed = j->seed + m * 0x9e37ull, .threads = 1};
     vf_error e = {0};
     if (idx_kmeans(sub, j->nt, g->dsub, k, &o, cb, NULL, &e) != VF_OK) {
       atomic_store(&j->failed, 1);
@@ -202,7 +209,7 @@ vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, 
   const ivf_geom *g = &q->g;
   if (n == 0) return vf_error_set(err, VF_EUSAGE, "pq: no training rows");
   q->pq_cb = vf_mallocarray(g->m * 256 * g->dsub, sizeof(float));
-  size_t nt = n < 256 * 64 ? n : 256 * 64;
+  size_t nt = n < PQ_TRAIN_ROWS ? n : PQ_TRAIN_ROWS;
   if (threads < 1) threads = 1;
   if ((size_t)threads > g->m) threads = (int)g->m;
   pq_job j = {.q = q, .res = res, .n = n, .nt = nt, .seed = seed};
