@@ -16,9 +16,14 @@ mkdir -p "$tmp/c" "$tmp/out"
 for i in 1 2 3 4; do ln "$tmp/one/batch_00000000.parquet" "$tmp/c/copy_$i.parquet"; done
 "$V" generate-queries "$tmp/c" -n 64 --seed 5 --output "$tmp/q.parquet" 2>/dev/null || { echo "FAIL: queries"; exit 1; }
 bf() { "$V" --threads 2 brute-force "$tmp/c" --queries "$tmp/q.parquet" -k 10 --metric euclid --output "$tmp/out/gt.parquet"; }
-t0=$(now_ms)
-bf 2>/dev/null || { echo "FAIL: reference run"; exit 1; }
-REF_MS=$(( $(now_ms) - t0 ))
+# the faster of two runs (a slow cold first run would spread kills past later runs' end)
+REF_MS=
+for r in 1 2; do
+  t0=$(now_ms)
+  bf 2>/dev/null || { echo "FAIL: reference run"; exit 1; }
+  t=$(( $(now_ms) - t0 ))
+  [ -z "$REF_MS" ] || [ "$t" -lt "$REF_MS" ] && REF_MS=$t
+done
 cp "$tmp/out/gt.parquet" "$tmp/ref.parquet"
 touch -d '-1 sec' "$tmp/ref.parquet"
 CRASH_SEED=${CRASH_SEED:-4242} crash_loop brute-force 6 "$tmp/out/gt.parquet" "$tmp/ref.parquet" -- bf
