@@ -256,7 +256,7 @@ static const struct {
     {"inspect", cmd_inspect, "files, rows, schema, row groups, codecs, page index"},
     {"cat", cmd_cat, "rows as JSON lines"},
     {"scan", cmd_scan, "decode everything; rows, bytes, MB/s and a checksum"},
-    {"convert", cmd_convert, "vector files (.npy, IDX) -> parquet corpus"},
+    {"convert", cmd_convert, "vector files (.npy, .fbin, .hdf5, IDX) -> parquet corpus"},
     {"load", cmd_load, "load a corpus into a vector store (run|prepare|load|finalize|inspect)"},
     {"generate-queries", cmd_generate_queries, "sample query rows into <prefix>/eval/queries_<N>.parquet"},
     {"brute-force", cmd_brute_force, "exact top-K ground truth for a queries file"},
