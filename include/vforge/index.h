@@ -1,6 +1,6 @@
 /*
- * vforge index — distance kernels and top-K selection (exact search, brute force; the IVF
- * issue extends this header with k-means, codes and the index file).
+ * vforge index — distance kernels and top-K selection (exact search, brute force); k-means, the
+ * IVF codes, builder and index file are in vforge/ivf.h.
  *
  * Kernels: a scalar reference, an AVX2+FMA and an AVX-512 (F/BW/DQ/VL + FMA) variant of every
  * distance, compiled in the same translation unit with __attribute__((target)) so the library

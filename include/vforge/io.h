@@ -2,7 +2,7 @@
  * vforge io — byte sources with a size and positional reads, and range coalescing.
  *
  * Readers (parquet, npy, ...) only see io_source: `size` once, then `read_at` for the byte
- * ranges they need.  Local files use pread; remote backends (http, s3, hf) plug in later behind
+ * ranges they need.  Local files use pread; remote backends (http(s), s3, hf) plug in behind
  * the same vtable without touching any reader.  io_read_ranges() merges nearby ranges so a
  * reader asking for several column chunks issues few large reads.
  */

@@ -1,6 +1,6 @@
 /*
  * vforge store — one interface for vector stores: the embedded `local` store (the default),
- * `discard` (drops batches; measures the pipeline) and, in the next issue, `qdrant`.
+ * `discard` (drops batches; measures the pipeline) and `qdrant` (REST; tested against a stand-in).
  *
  * The lifecycle is Qdrant's, because it is the strictest (issue 4):
  *
