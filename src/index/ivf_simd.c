@@ -68,6 +68,29 @@ static float sc_argmin(const float *cn, const float *ip, size_t n, uint32_t *idx
 static const ivf_kern k_scalar = {"scalar",     sc_sq8_l2,    sc_u8_dot,
                                   sc_pq_block,  sc_bytes_lut, sc_argmin};
 
+/* The end of a SIMD argmin: reduce the per-lane bests (lv[l] at index li[l]; first index on ties,
+ * as the scalar loop) and finish rows i..n-1 one by one, so every variant returns exactly
+ * sc_argmin's result. */
+static float argmin_finish(const float *lv, const uint32_t *li, int lanes, const float *cn,
+                           const float *ip, size_t i, size_t n, uint32_t *idx) {
+  float best = INFINITY;
+  uint32_t b = 0;
+  for (int l = 0; l < lanes; l++)
+    if (lv[l] < best || (lv[l] == best && best != INFINITY && li[l] < b)) {
+      best = lv[l];
+      b = li[l];
+    }
+  for (; i < n; i++) {
+    float v = cn[i] - (ip[i] + ip[i]);
+    if (v < best) {
+      best = v;
+      b = (uint32_t)i;
+    }
+  }
+  *idx = b;
+  return best;
+}
+
 /* -------------------------------------------------------------------- AVX2 */
 
 #if IVF_HAVE_X86
@@ -178,22 +201,7 @@ IVF_AVX2 static float av_argmin(const float *cn, const float *ip, size_t n, uint
   uint32_t li[8];
   _mm256_storeu_ps(lv, bv);
   _mm256_storeu_si256((__m256i *)(void *)li, bi);
-  float best = INFINITY;
-  uint32_t b = 0;
-  for (int l = 0; l < 8; l++)
-    if (lv[l] < best || (lv[l] == best && best != INFINITY && li[l] < b)) {
-      best = lv[l];
-      b = li[l];
-    }
-  for (; i < n; i++) {
-    float v = cn[i] - (ip[i] + ip[i]);
-    if (v < best) {
-      best = v;
-      b = (uint32_t)i;
-    }
-  }
-  *idx = b;
-  return best;
+  return argmin_finish(lv, li, 8, cn, ip, i, n, idx);
 }
 
 static const ivf_kern k_avx2 = {"avx2",      av_sq8_l2,    av_u8_dot,
@@ -275,22 +283,7 @@ IVF_AVX512 static float x5_argmin(const float *cn, const float *ip, size_t n, ui
   uint32_t li[16];
   _mm512_storeu_ps(lv, bv);
   _mm512_storeu_si512((void *)li, bi);
-  float best = INFINITY;
-  uint32_t b = 0;
-  for (int l = 0; l < 16; l++)
-    if (lv[l] < best || (lv[l] == best && best != INFINITY && li[l] < b)) {
-      best = lv[l];
-      b = li[l];
-    }
-  for (; i < n; i++) {
-    float v = cn[i] - (ip[i] + ip[i]);
-    if (v < best) {
-      best = v;
-      b = (uint32_t)i;
-    }
-  }
-  *idx = b;
-  return best;
+  return argmin_finish(lv, li, 16, cn, ip, i, n, idx);
 }
 
 /* PQ ADC and RaBitQ 1-bit are table gathers: 16-lane gathers measured no faster than the AVX2
