@@ -86,11 +86,7 @@ static char *hf_endpoint(void) {
 /* The client options: bearer token, redirects, CA bundle, retries (strings borrowed from the
  * environment / remote options; io_httpsrc_open copies them). */
 static void hf_http_opts(io_http_opts *ho) {
-  io_remote_opts ro;
-  io_remote_opts_get(&ro);
-  memset(ho, 0, sizeof *ho);
-  ho->ca_bundle = ro.ca_bundle;
-  ho->max_retries = ro.max_retries;
+  io_remote_http_opts(ho);
   ho->follow_redirects = true;
   const char *tok = getenv("HF_TOKEN");
   if (tok && *tok) ho->bearer_token = tok;

@@ -94,13 +94,18 @@ void io_remote_opts_get(io_remote_opts *out) {
   }
 }
 
-/* The HTTP options for plain http(s):// sources: no credentials, redirects followed. */
-static void plain_http_opts(io_http_opts *ho) {
+/* io_remote_http_opts(): see remote_internal.h. */
+void io_remote_http_opts(io_http_opts *ho) {
   io_remote_opts ro;
   io_remote_opts_get(&ro);
   memset(ho, 0, sizeof *ho);
   ho->ca_bundle = ro.ca_bundle;
   ho->max_retries = ro.max_retries;
+}
+
+/* The HTTP options for plain http(s):// sources: no credentials, redirects followed. */
+static void plain_http_opts(io_http_opts *ho) {
+  io_remote_http_opts(ho);
   ho->follow_redirects = true;
 }
 

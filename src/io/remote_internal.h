@@ -21,6 +21,9 @@ void io_remote_count(uint64_t requests, uint64_t retries, uint64_t bytes_receive
                      uint64_t bytes_sent);
 /*! io_remote_opts_get() : the options set by io_remote_set_opts (defaults applied). */
 void io_remote_opts_get(io_remote_opts *out);
+/*! io_remote_http_opts() : zeroed client options carrying the remote defaults every backend
+ *  starts from: the CA bundle and the retry count of io_remote_opts_get(). */
+void io_remote_http_opts(io_http_opts *ho);
 /*! io_open_uri_sized() : io_open_uri() with the object's size already known (from a listing;
  *  < 0: unknown), which spares http(s)/hf sources their HEAD request. */
 vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_error *err);

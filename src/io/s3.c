@@ -144,11 +144,7 @@ static vf_status check_bucket(const char *uri, const char *bucket, vf_error *err
 }
 
 static void fill_opts(const io_s3_creds *c, io_http_opts *o) {
-  io_remote_opts ro;
-  io_remote_opts_get(&ro);
-  memset(o, 0, sizeof *o);
-  o->ca_bundle = ro.ca_bundle;
-  o->max_retries = ro.max_retries;
+  io_remote_http_opts(o);
   o->connect_timeout_s = 10;
   o->timeout_s = 300; /* a 64 MiB part on a slow link */
   if (c->keys.key_id) {

@@ -428,11 +428,8 @@ static vf_status form_add(vf_buf *b, const char *name, const char *value, vf_err
 }
 
 static io_http_opts base_opts(void) {
-  io_remote_opts ro;
-  io_remote_opts_get(&ro);
-  io_http_opts o = {0};
-  o.ca_bundle = ro.ca_bundle;
-  o.max_retries = ro.max_retries;
+  io_http_opts o;
+  io_remote_http_opts(&o);
   return o;
 }
 
