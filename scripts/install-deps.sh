@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything vforge builds and tests with: Debian -dev packages (found via pkg-config)
-# and the npm oracles (DuckDB, arrow-rs via parquet-wasm) from the committed lock file.
+# the npm oracles (DuckDB, arrow-rs via parquet-wasm) from the committed lock file, and the PyPI
+# packages of requirements.lock (pyarrow, polars, duckdb, faiss-cpu, pytest, ...) into .venv.
 # Idempotent: skips apt-get when every package is already present.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,4 +30,13 @@ if [ "${VFORGE_SKIP_NPM:-0}" != 1 ] && [ -f "$here/tests/oracle/package.json" ];
     apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
   (cd "$here/tests/oracle" && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; })
+fi
+if [ "${VFORGE_SKIP_PIP:-0}" != 1 ] && [ -f "$here/requirements.lock" ]; then
+  # .venv/.stamp is newer than the lock once the pinned set is installed
+  if [ ! -x "$here/.venv/bin/python" ] || [ ! "$here/.venv/.stamp" -nt "$here/requirements.lock" ]; then
+    py=$(command -v python3)
+    "$py" -m venv "$here/.venv" || { apt-get install -y -qq --no-install-recommends python3-venv >/dev/null && /usr/bin/python3 -m venv "$here/.venv"; }
+    "$here/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements.lock"
+    touch "$here/.venv/.stamp"
+  fi
 fi

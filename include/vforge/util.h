@@ -41,7 +41,8 @@ typedef enum vf_status {
   VF_EIO,          /* local I/O failure                                   -> exit 1 */
   VF_ENET,         /* network/remote failure                              -> exit 1 */
   VF_ENOMEM,       /* allocation failed or memory budget exceeded         -> exit 1 */
-  VF_EINTERNAL     /* a bug                                               -> exit 1 */
+  VF_EINTERNAL,    /* a bug                                               -> exit 1 */
+  VF_ECANCELED     /* the run was cancelled (vf_cancel_request)    -> exit 130/143 */
 } vf_status;
 
 #define VF_ERROR_MSG_MAX 1024
@@ -188,6 +189,25 @@ void vf_set_log_handler(vf_log_fn fn, void *user);
 void vf_set_progress_handler(vf_progress_fn fn, void *user);
 void vf_log(vf_log_level level, const char *fmt, ...) VF_PRINTF(2, 3);
 void vf_progress_emit(const vf_progress *p);
+
+/* ---------------------------------------------------------- cancellation */
+
+/* Cancellation is one process-wide flag that long library calls poll (between row groups,
+ * batches, k-means iterations, list writes): the CLI's SIGINT/SIGTERM handler and the Python
+ * front end's Ctrl-C both only set it, and the call that sees it cleans up its temporaries and
+ * returns VF_ECANCELED.  No cleanup logic lives in a signal handler. */
+
+/*! vf_cancel_request() : ask every long call to stop; `signo` (SIGINT, SIGTERM, or 0 for an API
+ *  caller) is remembered for the exit code.  Async-signal-safe (one atomic store). */
+void vf_cancel_request(int signo);
+/*! vf_cancelled() : true once vf_cancel_request() was called (and not reset). */
+bool vf_cancelled(void);
+/*! vf_cancel_signal() : the signal passed to the first vf_cancel_request(), 0 if none. */
+int vf_cancel_signal(void);
+/*! vf_cancel_reset() : clear the flag (the Python front end, between calls). */
+void vf_cancel_reset(void);
+/*! vf_check_cancel() : VF_OK, or VF_ECANCELED with "interrupted" in `err` when cancelled. */
+vf_status vf_check_cancel(vf_error *err);
 
 /* ------------------------------------------------------------------ time */
 

@@ -10,6 +10,7 @@
  * md5 lives in md5.c, JSON in json.c, atomic files in atomic.c, CPU/memory settings in sys.c.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -73,6 +74,7 @@ const char *vf_status_name(vf_status st) {
   case VF_ENET: return "net";
   case VF_ENOMEM: return "nomem";
   case VF_EINTERNAL: return "internal";
+  case VF_ECANCELED: return "canceled";
   }
   return "unknown";
 }
@@ -85,8 +87,28 @@ int vf_status_exit_code(vf_status st) {
   case VF_ECORRUPT:
   case VF_EUNSUPPORTED:
   case VF_ENOTFOUND: return 2;
+  case VF_ECANCELED: return vf_cancel_signal() > 0 ? 128 + vf_cancel_signal() : 130;
   default: return 1;
   }
+}
+
+/* ---------------------------------------------------------- cancellation */
+
+static atomic_int g_cancel_signal = -1; /* -1: not cancelled; else the signal (0 = API) */
+
+void vf_cancel_request(int signo) {
+  int expected = -1;
+  atomic_compare_exchange_strong(&g_cancel_signal, &expected, signo < 0 ? 0 : signo);
+}
+bool vf_cancelled(void) { return atomic_load_explicit(&g_cancel_signal, memory_order_relaxed) >= 0; }
+int vf_cancel_signal(void) {
+  int s = atomic_load(&g_cancel_signal);
+  return s > 0 ? s : 0;
+}
+void vf_cancel_reset(void) { atomic_store(&g_cancel_signal, -1); }
+vf_status vf_check_cancel(vf_error *err) {
+  if (VF_LIKELY(!vf_cancelled())) return VF_OK;
+  return vf_error_set(err, VF_ECANCELED, "interrupted");
 }
 
 /* ------------------------------------------------------------ allocation */
