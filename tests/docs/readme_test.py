@@ -105,6 +105,8 @@ def parse_marker(text, line):
                               f"(known: {', '.join(sorted(DIRECTIVES))})")
         if name != "stderr" and not arg:
             raise ReadmeError(f"{DOC}:{line}: readme-test directive '{name}' needs a value")
+        if name in ("exit", "timeout") and not arg.isdigit():
+            raise ReadmeError(f"{DOC}:{line}: readme-test '{name}' wants a number, not '{arg}'")
         if name == "replace" and " => " not in arg:
             raise ReadmeError(f"{DOC}:{line}: readme-test 'replace: OLD => NEW' lacks ' => '")
         out.append((name, arg))
@@ -437,6 +439,8 @@ class Runner:
                 return "skipped", why
         timeout = int(b.get("timeout")[0]) if b.has("timeout") else 300
         want_rc = int(b.get("exit")[0]) if b.has("exit") else 0
+        if not any(ln.strip() for ln in b.body):
+            raise ReadmeError(f"{b.where()}: an empty block")
         text = self.replaced(b, "\n".join(b.body) + "\n")
         for p in b.get("file"):
             dest = os.path.join(self.repo, p)
@@ -446,6 +450,8 @@ class Runner:
         steps = None
         if b.lang == "console":
             steps = console_steps(text.rstrip("\n").split("\n"))
+            if not steps:
+                raise ReadmeError(f"{b.where()}: a console block without a `$ ` command")
             redir = "2>&1" if b.has("stderr") else ""
             cmds = []
             for k, (cmd, _) in enumerate(steps):
@@ -541,7 +547,7 @@ def main():
         for n, b in enumerate(code):
             try:
                 status, detail = r.run_block(b, n)
-            except ReadmeError as e:
+            except (ReadmeError, OSError) as e:
                 status, detail = "failed", str(e)
             first = next((ln.strip() for ln in b.body if ln.strip()), "")[:70]
             print(f"{status.upper():7} {b.where()}: {first}" + (f"  [{detail}]" if status != "failed" else ""), flush=True)

@@ -60,6 +60,7 @@ refuse prose '<!-- readme-test: skip: x -->\ntext\n```sh\ntrue\n```\n' 'prose.md
 refuse dangling 'text\n<!-- readme-test: skip: x -->\n' 'dangling.md:2: readme-test marker not directly above'
 refuse unknown '<!-- readme-test: skipp: x -->\n```sh\ntrue\n```\n' "unknown readme-test directive 'skipp'"
 refuse novalue '<!-- readme-test: needs -->\n```sh\ntrue\n```\n' "directive 'needs' needs a value"
+refuse number '<!-- readme-test: timeout: soon -->\n```sh\ntrue\n```\n' "readme-test 'timeout' wants a number"
 refuse bare '```\nvforge version\n```\n' 'bare.md:1: code fence without a language'
 refuse lang '```rust\nfn main() {}\n```\n' "unknown code block language 'rust'"
 refuse unclosed '```sh\ntrue\n' 'unclosed.md:1: code fence never closed'
