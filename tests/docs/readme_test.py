@@ -374,21 +374,27 @@ class Runner:
         return self.vforge_py
 
     def script(self, b, n, body_cmds):
-        """The bash script of block n: fixtures, env, setup, then body_cmds (lines)."""
-        pre = ["set -eo pipefail",
+        """The bash script of block n: fixtures, env, setup, then body_cmds (lines).  A failing
+        command names its README line (or the setup / fixture it came from) on the block's stderr
+        (fd 9, so never inside a console step's compared output)."""
+        path = os.path.join(self.state, f"block{n:02d}.sh")
+        pre = ["set -eEo pipefail",
+               "exec 9>&2",
+               "__fail() {",
+               f"  if [ \"$3\" = {shlex.quote(path)} ] && [ \"$2\" -gt \"$__BODY\" ]; then",
+               f"    echo \"readme-test: exit $1 at {DOC} line $(($2 + __OFF)): $4\"",
+               "  else echo \"readme-test: exit $1 in the block's setup ($3 line $2): $4\"; fi >&9",
+               "}",
+               "trap '__fail $? $LINENO \"${BASH_SOURCE[0]}\" \"$BASH_COMMAND\"' ERR",
                f"source {shlex.quote(os.path.join(self.src, 'tests/docs/readme_fixtures.sh'))}"]
-        for e in b.get("env"):
-            pre.append("export " + e)
-        for s in b.get("setup"):
-            pre.append(s)
-        pre.append("exec 9>&2")   # the trap's message goes to the block's stderr, never into a step's output
-        pre.append(f"trap 'echo \"readme-test: exit $? at {DOC} line $((LINENO + __OFF)): $BASH_COMMAND\" >&9' ERR")
-        off = b.line + 1 - (len(pre) + 2)   # README line of body line 1 minus its script line
-        pre.append(f"__OFF={off}")
+        pre += ["export " + e for e in b.get("env")]
+        pre += b.get("setup")
+        body_first = len(pre) + 3                          # script line of body line 1 (after the 2 below)
+        pre += [f"__BODY={body_first - 1}", f"__OFF={b.line + 1 - body_first}"]
         return "\n".join(pre + body_cmds) + "\n"
 
     def run_script(self, b, n, text, timeout):
-        path = os.path.join(self.state, f"block{n:02d}.sh")
+        path = os.path.join(self.state, f"block{n:02d}.sh")   # the path script() names
         with open(path, "w") as f:
             f.write(text)
         out = os.path.join(self.state, f"block{n:02d}.out")
@@ -492,7 +498,8 @@ class Runner:
                 continue
             got = open(os.path.join(self.state, f"block{n:02d}.step{k}"), errors="replace").read().rstrip("\n").split("\n")
             if not output_matches(want, got):
-                return "failed", (f"the output of `{cmd[0]}` differs from the documented one\n"
+                what = "stdout + stderr" if b.has("stderr") else "stdout (a `stderr` marker adds stderr)"
+                return "failed", (f"the output of `{cmd[0]}` differs from the documented one; compared: {what}\n"
                                   + "    documented:\n" + "".join(f"      {w}\n" for w in want)
                                   + "    actual:\n" + "".join(f"      {g}\n" for g in got[:40]))
         return "passed", f"{secs:.1f} s"
