@@ -258,6 +258,17 @@ vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, co
                              vf_error *err);
 void corpus_source_close(corpus_source *c); /* zeroed ok */
 
+/*! corpus_read_vectors() : every dense vector of a source, in corpus order, as one row-major
+ *  float32 matrix (*rows x *dim; caller frees *out).  A parquet URI: the dense column `column`
+ *  (NULL: the only one), each row group decoded in place into its slice of the matrix by
+ *  `threads` workers (0 = vf_threads()), values as stored (float16/double converted); a config,
+ *  dataset or vector file: its chosen vector through the record reader, checked as `load`
+ *  checks it.  Polls vf_check_cancel() between row groups.
+ *  @return : VF_ECORRUPT naming file and row for a null vector or a dimension that changes;
+ *            VF_ENOMEM over the memory budget; reader errors. */
+vf_status corpus_read_vectors(const corpus_source *src, const char *column, int threads,
+                              float **out, uint64_t *rows, int32_t *dim, vf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -402,3 +402,49 @@ VF_TEST(arrow_cancel_stops_the_stream) {
   vf_cancel_reset();
   s.release(&s);
 }
+
+/* ------------------------------------------------------------ read_vectors */
+
+VF_TEST(read_vectors_matches_records_any_threads) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/examples/corpus", src_dir());
+  corpus_source src;
+  vf_error err;
+  CHECK_OK(corpus_source_open(dir, NULL, &src, &err));
+  float *m1 = NULL, *m2 = NULL;
+  uint64_t n1 = 0, n2 = 0;
+  int32_t d1 = 0, d2 = 0;
+  CHECK_OK(corpus_read_vectors(&src, NULL, 1, &m1, &n1, &d1, &err));
+  CHECK_OK(corpus_read_vectors(&src, "emb", 2, &m2, &n2, &d2, &err));
+  CHECK_EQ_INT(n1, 6000);
+  CHECK_EQ_INT(n2, 6000);
+  CHECK(d1 > 0 && d1 == d2);
+  if (m1 && m2) CHECK(memcmp(m1, m2, (size_t)n1 * (size_t)d1 * sizeof(float)) == 0);
+  static const corpus_vec_source vs[] = {{"emb", CORPUS_VEC_DENSE, CORPUS_COSINE, "emb"}};
+  corpus_record_spec spec = {.vectors = vs, .nvectors = 1};
+  size_t at = 0;
+  for (size_t fi = 0; m1 && fi < src.files.n; fi++) {
+    corpus_records *r = NULL;
+    CHECK_OK(corpus_records_open(&src.files.files[fi], &spec, 0, &r, &err));
+    corpus_batch b = {0};
+    for (int rg = 0; r && rg < corpus_records_row_groups(r); rg++) {
+      CHECK_OK(corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, &err));
+      CHECK(memcmp(m1 + at * (size_t)d1, b.vectors[0].dense, b.n * (size_t)d1 * sizeof(float)) == 0);
+      at += b.n;
+    }
+    corpus_batch_free(&b);
+    corpus_records_close(r);
+  }
+  CHECK_EQ_INT(at, 6000);
+  free(m1);
+  free(m2);
+  CHECK_STATUS(corpus_read_vectors(&src, "text", 1, &m1, &n1, &d1, &err), VF_EUSAGE);
+  corpus_source_close(&src);
+  /* a null vector is an error naming its row */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tests/data/null_element.parquet", src_dir());
+  CHECK_OK(corpus_source_open(path, NULL, &src, &err));
+  CHECK_STATUS(corpus_read_vectors(&src, NULL, 1, &m1, &n1, &d1, &err), VF_ECORRUPT);
+  CHECK(strstr(err.msg, "row 4") != NULL);
+  corpus_source_close(&src);
+}
