@@ -333,7 +333,7 @@ static vf_status vec_type(const ax_reader *r, int vi, ax_type *t, vf_error *err)
     static const char *const names[2] = {"indices", "values"}, *const leaf[2] = {"I", "f"};
     for (int i = 0; i < 2; i++) {
       ax_type *c = &t->children[i];
-      if ((st = ax_type_set(c, "+l", names[i], 0, err)) != VF_OK ||
+      if ((st = ax_type_set(c, "+l", names[i], ARROW_FLAG_NULLABLE, err)) != VF_OK ||
           (st = ax_type_children(c, 1, err)) != VF_OK ||
           (st = ax_type_set(&c->children[0], leaf[i], "item", ARROW_FLAG_NULLABLE, err)) != VF_OK)
         return st;

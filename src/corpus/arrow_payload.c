@@ -175,7 +175,19 @@ static vf_status node_type(const pqt_file *f, int node, bool as_elem, const char
   if (n->leaf >= 0) {
     prim_info pi;
     prim_classify(f, n->leaf, &pi);
-    return ax_type_set(t, pi.format, name, flags, err);
+    if ((st = ax_type_set(t, pi.format, name, flags, err)) != VF_OK) return st;
+    /* JSON and UUID columns are Arrow's canonical extension types over utf8 / fixed(16) */
+    const pqt_schema_elem *e = &pqt_meta(f)->schema[n->elem];
+    const char *ext = NULL;
+    if (pi.kind == PK_BYTES && (e->logical == PQT_LT_JSON || e->converted_type == PQT_CT_JSON))
+      ext = "arrow.json";
+    else if (e->logical == PQT_LT_UUID && pi.width == 16 && pi.kind == PK_FIXED)
+      ext = "arrow.uuid";
+    if (ext) {
+      const char *kv[4] = {"ARROW:extension:name", ext, "ARROW:extension:metadata", ""};
+      st = ax_type_metadata(t, kv, 2, err);
+    }
+    return st;
   }
   if (n->nleaves <= 0 || n->nchildren <= 0) return unsupported(f, n, "a group without columns", err);
   if ((st = ax_type_set(t, "+s", name, flags, err)) != VF_OK ||
