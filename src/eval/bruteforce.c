@@ -692,6 +692,19 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   return VF_OK;
 }
 
+/* score the current block: worker 0 on this thread, the others on their own (inline when a
+ * thread cannot be started) */
+static void score_block(bf_worker *wk, pthread_t *tid, int threads) {
+  for (int t = 1; t < threads; t++)
+    if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
+      worker_run(&wk[t]);
+      tid[t] = 0;
+    }
+  worker_run(&wk[0]);
+  for (int t = 1; t < threads; t++)
+    if (tid[t]) pthread_join(tid[t], NULL);
+}
+
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
                            const uint32_t *nhits, vf_error *err) {
   memset(h, 0, sizeof *h);
@@ -852,14 +865,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
     s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
     s.rows = rd.spec ? sl->bt.file_rows : NULL;
-    for (int t = 1; t < threads; t++)
-      if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
-        worker_run(&wk[t]);
-        tid[t] = 0;
-      }
-    worker_run(&wk[0]);
-    for (int t = 1; t < threads; t++)
-      if (tid[t]) pthread_join(tid[t], NULL);
+    score_block(wk, tid, threads);
     out->rows_scanned += sl->n + sl->skipped;
     out->rows_skipped += sl->skipped;
     vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
@@ -1041,14 +1047,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.xnorm = xnorm;
     s.nrows = nr;
     s.key0 = (int64_t)r0;
-    for (int t = 1; t < threads; t++)
-      if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
-        worker_run(&wk[t]);
-        tid[t] = 0;
-      }
-    worker_run(&wk[0]);
-    for (int t = 1; t < threads; t++)
-      if (tid[t]) pthread_join(tid[t], NULL);
+    score_block(wk, tid, threads);
   }
   openblas_set_num_threads(vf_threads());
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
