@@ -451,8 +451,9 @@ static PyObject *Stream_next_capsules(Stream *self, PyObject *unused) {
     free(a);
     return NULL;
   }
-  if (!a->release) {
+  if (!a->release) { /* the end: the stream is consumed */
     free(a);
+    self->s.release(&self->s);
     Py_RETURN_NONE;
   }
   PyObject *ac = PyCapsule_New(a, "arrow_array", capsule_array_free);

@@ -162,8 +162,12 @@ class Stream:
         return pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
 
     def read_all(self) -> Any:
-        """Every batch as one ``pyarrow.Table`` (the batches' buffers, not copies)."""
-        return self.to_pyarrow().read_all()
+        """Every batch as one ``pyarrow.Table`` (the batches' buffers, not copies; Ctrl-C
+        interrupts between row groups)."""
+        import pyarrow as pa
+
+        schema = self.schema
+        return pa.Table.from_batches(list(self), schema=schema)
 
     @property
     def closed(self) -> bool:

@@ -845,12 +845,54 @@ static vf_status plan_parquet(ax_reader *r, const vf_arrow_opts *o, vf_error *er
   return st;
 }
 
+static vf_status plan_fields(ax_reader *r, const vf_arrow_opts *o, const corpus_record_spec *all,
+                             vf_error *err);
+
+/* A dataset without payload_fields stores every column of its payload component (the dataset
+ * reader's own list): ask a reader of the first part for it. */
+static vf_status dataset_payload(ax_reader *r, corpus_payload_source **out, int *n, vf_error *err) {
+  *out = NULL;
+  *n = 0;
+  corpus_record_spec spec = r->src.spec;
+  spec.payload_raw = true;
+  corpus_records *rr = NULL;
+  vf_status st = corpus_records_open(&r->src.files.files[0], &spec, 0, &rr, err);
+  corpus_payload_view pv;
+  if (st == VF_OK && corpus_records_payload_view(rr, &pv) && pv.npayload > 0) {
+    *out = vf_calloc((size_t)pv.npayload, sizeof **out);
+    if (!*out) st = oom(err);
+    for (int i = 0; st == VF_OK && i < pv.npayload; i++) {
+      char *name = own_name(r, pv.payload[i].column);
+      if (!name) st = oom(err);
+      else (*out)[(*n)++] = (corpus_payload_source){name, name};
+    }
+  }
+  corpus_records_close(rr);
+  return st;
+}
+
 /* A config or a vector file: its vectors and payload fields, or those `columns` names. */
 static vf_status plan_records(ax_reader *r, const vf_arrow_opts *o, vf_error *err) {
-  const corpus_record_spec *all = &r->src.spec;
+  corpus_record_spec allspec = r->src.spec;
+  const corpus_record_spec *all = &allspec;
   if (o->vectors_given)
     return vf_error_set(err, VF_EUSAGE, "vectors= applies to parquet corpora (a config's `vectors:` "
                         "says which columns are vectors)");
+  corpus_payload_source *dsp = NULL;
+  if (all->npayload == 0 && r->src.files.n && r->src.files.files[0].dataset) {
+    int ndsp = 0;
+    vf_status dst = dataset_payload(r, &dsp, &ndsp, err);
+    if (dst != VF_OK) return dst;
+    allspec.payload = dsp;
+    allspec.npayload = ndsp;
+  }
+  vf_status st = plan_fields(r, o, all, err);
+  free(dsp);
+  return st;
+}
+
+static vf_status plan_fields(ax_reader *r, const vf_arrow_opts *o, const corpus_record_spec *all,
+                             vf_error *err) {
   int n = o->ncolumns > 0 ? o->ncolumns : all->nvectors + all->npayload;
   r->vecs = vf_calloc((size_t)n + 1, sizeof *r->vecs);
   r->pays = vf_calloc((size_t)n + 1, sizeof *r->pays);
