@@ -13,7 +13,12 @@
  *    max_outstanding; a query that would exceed the bound is dropped and counted as an error
  *    (memory stays bounded when the store cannot keep up).
  * Each handle runs one untimed warm-up search first (the local store reads its id table on the
- * first search), and the clock starts when every worker is ready.
+ * first search), then the workers share `warmup` more (untimed, unscored: the page cache, the
+ * store's caches, connections), and the clock starts when every worker is ready.
+ * Search parameters are set per handle before its warm-up (nprobe: store_local_set_nprobe;
+ * Qdrant: store_qdrant_set_search), so a sweep point (bench_sweep.c) is exactly a plain run.
+ * vf_cancelled() is polled before every query and every scheduled send: a cancelled run returns
+ * VF_ECANCELED once its in-flight searches return.
  * Percentiles are exact: every latency is kept and sorted (nearest rank).
  */
 #include <errno.h>

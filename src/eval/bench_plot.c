@@ -106,13 +106,12 @@ static void fmt_decade(double v, char *out, size_t cap) {
   else snprintf(out, cap, "%g", v);
 }
 
-/* decade bounds around [lo, hi] (values > 0) */
+/* [lo, hi] (values > 0) with a margin of 40 % either side, so no marker sits on the frame */
 static void log_range(double lo, double hi, double *a, double *b) {
   if (!(lo > 0)) lo = hi > 0 ? hi : 1;
   if (!(hi > 0)) hi = lo;
-  *a = pow(10, floor(log10(lo)));
-  *b = pow(10, ceil(log10(hi)));
-  if (*b <= *a) *b = *a * 10;
+  *a = lo / 1.4;
+  *b = hi * 1.4;
 }
 
 static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const char *ylabel,
@@ -122,11 +121,14 @@ static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const ch
   for (int dim = 0; dim < 2; dim++) {
     const axis *a = dim == 0 ? &p->x : &p->y;
     if (a->log) {
-      bool few = log10(a->hi / a->lo) <= 2.01; /* label 2 and 5 too when there are few decades */
-      for (double d = a->lo; d <= a->hi * 1.0001; d *= 10) {
+      /* grid lines at m x 10^e; labels at 10^e, also at 2 and 5 x 10^e over three decades or
+       * less, at every m within one decade */
+      double decades = log10(a->hi / a->lo);
+      for (double d = pow(10, floor(log10(a->lo))); d <= a->hi; d *= 10) {
         for (int m = 1; m < 10; m++) {
           double v = d * m;
-          if (v > a->hi * 1.0001) break;
+          if (v > a->hi) break;
+          if (v < a->lo) continue;
           double px = ax_map(a, v);
           cairo_set_source_rgb(cr, m == 1 ? 0.82 : 0.93, m == 1 ? 0.82 : 0.93, m == 1 ? 0.82 : 0.93);
           if (dim == 0) {
@@ -137,7 +139,7 @@ static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const ch
             cairo_line_to(cr, p->x1, px);
           }
           cairo_stroke(cr);
-          if (m != 1 && !(few && (m == 2 || m == 5))) continue;
+          if (m != 1 && !(decades <= 3 && (m == 2 || m == 5)) && !(decades < 1)) continue;
           char lab[32];
           fmt_decade(v, lab, sizeof lab);
           cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -163,7 +165,7 @@ static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const ch
         }
         cairo_stroke(cr);
         char lab[32];
-        snprintf(lab, sizeof lab, step < 0.05 ? "%.2f" : "%.1f", v);
+        snprintf(lab, sizeof lab, step < 0.1 - 1e-9 ? "%.2f" : "%.1f", v);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         font(cr, PLOT_TICK_SIZE, false);
         if (dim == 0) text_at(cr, px, p->y1 + 6, lab, 0.5, 0);
@@ -292,52 +294,41 @@ static void draw_latency_series(cairo_t *cr, const panel *p, const bench_series 
   }
 }
 
-/* the percentile key in the latency panel's top-left corner */
-static void draw_percentile_key(cairo_t *cr, const panel *p) {
-  static const double dash[] = {6, 3}, dot[] = {1.5, 2.5};
-  static const char *const names[] = {"p50", "p95", "p99"};
-  double x = p->x0 + 12, y = p->y0 + 16;
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_rectangle(cr, x - 6, y - 10, 78, 56);
-  cairo_fill(cr);
-  font(cr, PLOT_TICK_SIZE, false);
-  for (int i = 0; i < 3; i++, y += 16) {
-    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-    cairo_set_line_width(cr, 1.8);
-    if (i == 1) cairo_set_dash(cr, dash, 2, 0);
-    if (i == 2) cairo_set_dash(cr, dot, 2, 0);
-    cairo_move_to(cr, x, y);
-    cairo_line_to(cr, x + 30, y);
-    cairo_stroke(cr);
-    cairo_set_dash(cr, NULL, 0, 0);
-    text_at(cr, x + 38, y, names[i], 0, 0.5);
-  }
-}
-
+/* The legend row under the panels: one entry per series (its colour: a line and a filled
+ * marker), then the latency panel's line styles (p50 solid, p95 dashed, p99 dotted). */
 static void draw_legend(cairo_t *cr, const bench_series *s, size_t n, double y, double width) {
+  static const double dash[] = {6, 3}, dot[] = {1.5, 2.5};
+  static const char *const pnames[] = {"latency p50", "p95", "p99"};
   font(cr, PLOT_LABEL_SIZE, false);
-  double total = 0, w[BENCH_MAX_SERIES];
-  for (size_t i = 0; i < n; i++) {
+  size_t ne = n + 3;
+  double total = 0, w[BENCH_MAX_SERIES + 3];
+  for (size_t i = 0; i < ne; i++) {
     cairo_text_extents_t e;
-    cairo_text_extents(cr, s[i].label, &e);
-    w[i] = 40 + e.x_advance + 24;
+    cairo_text_extents(cr, i < n ? s[i].label : pnames[i - n], &e);
+    w[i] = 40 + e.x_advance + (i + 1 == n ? 48 : 24);
     total += w[i];
   }
   double x = total < width ? (width - total) / 2 : 10;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < ne; i++) {
     if (x + w[i] > width && x > 10) { /* wrap */
       x = 10;
       y += 20;
     }
-    rgb c = PALETTE[i];
-    set_rgb(cr, c);
     cairo_set_line_width(cr, 2);
+    if (i < n) {
+      set_rgb(cr, PALETTE[i]);
+    } else {
+      cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+      if (i == n + 1) cairo_set_dash(cr, dash, 2, 0);
+      if (i == n + 2) cairo_set_dash(cr, dot, 2, 0);
+    }
     cairo_move_to(cr, x, y);
     cairo_line_to(cr, x + 30, y);
     cairo_stroke(cr);
-    circle(cr, x + 15, y, true, c);
+    cairo_set_dash(cr, NULL, 0, 0);
+    if (i < n) circle(cr, x + 15, y, true, PALETTE[i]);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    text_at(cr, x + 40, y, s[i].label, 0, 0.5);
+    text_at(cr, x + 40, y, i < n ? s[i].label : pnames[i - n], 0, 0.5);
     x += w[i];
   }
 }
@@ -401,7 +392,6 @@ static void draw(cairo_t *cr, const bench_series *s, size_t n, const char *title
     draw_latency_series(cr, &right, &s[i], PALETTE[i], ord);
     cairo_restore(cr);
   }
-  draw_percentile_key(cr, &right);
   draw_legend(cr, s, n, H - 36, W);
 }
 
