@@ -6,8 +6,10 @@
  * and --results lines (config, machine, version, no URL userinfo).  The CLI end to end is
  * tests/eval/test_bench_sweep.sh. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "store/qdrant_internal.h" /* qj_*: reading the JSON back */
 #include "vf_test.h"
@@ -334,6 +336,8 @@ VF_TEST(sweep_checks_before_running) {
     vf_buf b;
     vf_buf_init(&b, 0);
     CHECK_OK(bench_results_json(&pts[0], 0, 1, &info, &m, &b, &err));
+    CHECK_OK(vf_buf_append(&b, "", 1, &err)); /* a C string for strstr */
+    b.len--;
     const char *text = (const char *)b.data;
     CHECK(strstr(text, "s3cr3t") == NULL && strstr(text, "alice") == NULL && strstr(text, "pw2") == NULL);
     CHECK(b.data[b.len - 1] == '\n');
@@ -355,5 +359,38 @@ VF_TEST(sweep_checks_before_running) {
     vf_buf_free(&b);
   }
   bench_points_free(pts, n);
+  fixture_free(&f);
+}
+
+/* vf_cancel_request() during a run stops it between queries: an open loop of 40 queries at
+ * 10/s (4 s) cancelled after 0.2 s returns VF_ECANCELED well before its schedule ends */
+static void *cancel_soon(void *arg) {
+  (void)arg;
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  vf_cancel_request(0);
+  return NULL;
+}
+
+VF_TEST(run_cancelled_midway) {
+  fixture f;
+  fixture_make(&f, "cx", "{\"index\": {\"min_rows\": 100000}}");
+  bench_options o = local_opts(&f, "cx");
+  o.rps = 10;
+  bench_report rep;
+  vf_error err;
+  pthread_t th;
+  double t0 = vf_now();
+  CHECK(pthread_create(&th, NULL, cancel_soon, NULL) == 0);
+  CHECK_STATUS(bench_run(&o, &f.q, &f.t, f.rows, &rep, &err), VF_ECANCELED);
+  double dt = vf_now() - t0;
+  pthread_join(th, NULL);
+  vf_cancel_reset();
+  if (dt > 2.0) vf_test_fail(__FILE__, __LINE__, "cancelled run took %.2f s", dt);
+  o.rps = 0; /* the closed loop too: cancelled before the first query */
+  vf_cancel_request(0);
+  CHECK_STATUS(bench_run(&o, &f.q, &f.t, f.rows, &rep, &err), VF_ECANCELED);
+  vf_cancel_reset();
+  CHECK_OK(bench_run(&o, &f.q, &f.t, f.rows, &rep, &err));
   fixture_free(&f);
 }
