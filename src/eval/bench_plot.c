@@ -114,6 +114,25 @@ static void log_range(double lo, double hi, double *a, double *b) {
   *b = hi * 1.4;
 }
 
+/* a grid line across the panel at pixel `px` of axis `dim` (0: x), in grey `g`, and its tick
+ * label outside the frame ("" for none) */
+static void grid_tick(cairo_t *cr, const panel *p, int dim, double px, double g, const char *lab) {
+  cairo_set_source_rgb(cr, g, g, g);
+  if (dim == 0) {
+    cairo_move_to(cr, px, p->y0);
+    cairo_line_to(cr, px, p->y1);
+  } else {
+    cairo_move_to(cr, p->x0, px);
+    cairo_line_to(cr, p->x1, px);
+  }
+  cairo_stroke(cr);
+  if (!lab[0]) return;
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  font(cr, PLOT_TICK_SIZE, false);
+  if (dim == 0) text_at(cr, px, p->y1 + 6, lab, 0.5, 0);
+  else text_at(cr, p->x0 - 6, px, lab, 1, 0.5);
+}
+
 static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const char *ylabel,
                        const char *title) {
   /* grid and ticks */
@@ -129,23 +148,9 @@ static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const ch
           double v = d * m;
           if (v > a->hi) break;
           if (v < a->lo) continue;
-          double px = ax_map(a, v);
-          cairo_set_source_rgb(cr, m == 1 ? 0.82 : 0.93, m == 1 ? 0.82 : 0.93, m == 1 ? 0.82 : 0.93);
-          if (dim == 0) {
-            cairo_move_to(cr, px, p->y0);
-            cairo_line_to(cr, px, p->y1);
-          } else {
-            cairo_move_to(cr, p->x0, px);
-            cairo_line_to(cr, p->x1, px);
-          }
-          cairo_stroke(cr);
-          if (m != 1 && !(decades <= 3 && (m == 2 || m == 5)) && !(decades < 1)) continue;
-          char lab[32];
-          fmt_decade(v, lab, sizeof lab);
-          cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-          font(cr, PLOT_TICK_SIZE, false);
-          if (dim == 0) text_at(cr, px, p->y1 + 6, lab, 0.5, 0);
-          else text_at(cr, p->x0 - 6, px, lab, 1, 0.5);
+          char lab[32] = "";
+          if (m == 1 || (decades <= 3 && (m == 2 || m == 5)) || decades < 1) fmt_decade(v, lab, sizeof lab);
+          grid_tick(cr, p, dim, ax_map(a, v), m == 1 ? 0.82 : 0.93, lab);
         }
       }
     } else {
@@ -154,22 +159,9 @@ static void draw_frame(cairo_t *cr, const panel *p, const char *xlabel, const ch
       else if (range <= 0.25 + 1e-9) step = 0.02;
       else if (range <= 0.5 + 1e-9) step = 0.05;
       for (double v = a->lo; v <= a->hi + 1e-9 && v <= 1 + 1e-9; v += step) {
-        double px = ax_map(a, v);
-        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        if (dim == 0) {
-          cairo_move_to(cr, px, p->y0);
-          cairo_line_to(cr, px, p->y1);
-        } else {
-          cairo_move_to(cr, p->x0, px);
-          cairo_line_to(cr, p->x1, px);
-        }
-        cairo_stroke(cr);
         char lab[32];
         snprintf(lab, sizeof lab, step < 0.1 - 1e-9 ? "%.2f" : "%.1f", v);
-        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        font(cr, PLOT_TICK_SIZE, false);
-        if (dim == 0) text_at(cr, px, p->y1 + 6, lab, 0.5, 0);
-        else text_at(cr, p->x0 - 6, px, lab, 1, 0.5);
+        grid_tick(cr, p, dim, ax_map(a, v), 0.88, lab);
       }
     }
   }
