@@ -220,6 +220,10 @@ void bench_grid_point(const bench_grid *g, size_t i, const bench_options *base, 
 typedef vf_status (*bench_point_fn)(void *user, const bench_point *p, size_t i, size_t n,
                                     vf_error *err);
 
+/*! bench_sweep_check() : the checks bench_sweep() makes before its first point (see there).
+ *  @return : VF_EUSAGE naming the knob and the store. */
+vf_status bench_sweep_check(const bench_options *base, const bench_grid *g, vf_error *err);
+
 /*! bench_sweep() : bench_run() for every point of `g` over `base` (an empty grid: one run of
  *  `base`), calling `done` (may be NULL) after each.  Every knob is checked against the store
  *  before the first point runs.  *points / *npoints receive the points run so far (also when an

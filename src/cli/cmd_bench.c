@@ -128,16 +128,6 @@ static void summary(const bench_report *r, const char *vector) {
   if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
 }
 
-/* whether --sweep NAME=... names `knob` */
-static bool sweeps_knob(const cli_args *a, const char *knob) {
-  const char *specs[CLI_MAX_OCC];
-  int n = cli_get_all(&CLI_BENCH, a, "sweep", specs, CLI_MAX_OCC);
-  size_t kl = strlen(knob);
-  for (int i = 0; i < n && i < CLI_MAX_OCC; i++)
-    if (strncmp(specs[i], knob, kl) == 0 && specs[i][kl] == '=') return true;
-  return false;
-}
-
 /* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
 static vf_status knob_flag(const cli_args *a, const char *name, bench_knob k, double *out, vf_error *err) {
   vf_status st = bench_knob_value(k, cli_get(&CLI_BENCH, a, name), out, err);
@@ -283,8 +273,7 @@ int cmd_bench(int argc, char **argv) {
   if (st == VF_OK && !conc_list) st = get_int(&a, "concurrency", 1, 1, 1024, &o.concurrency, &err);
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding"))
     st = get_int(&a, "max-outstanding", 0, 1, 1 << 20, &o.max_outstanding, &err);
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding") && !rps && !sweeps_knob(&a, "rps"))
-    st = vf_error_set(&err, VF_EUSAGE, "--max-outstanding applies to the open loop (--rps) only");
+  /* --max-outstanding without an open loop: refused by bench_sweep() */
   if (st == VF_OK && rps && !rps_list) st = get_rate(rps, &o.rps, &err);
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "nprobe")) {
     int np = 0;
@@ -396,8 +385,9 @@ int cmd_bench(int argc, char **argv) {
   bench_point *pts = NULL;
   size_t npts = 0;
   if (st == VF_OK && have_spec) {
-    if (cam.sweep) sweep_header(&o, &q, &grid);
-    st = bench_sweep(&o, &grid, &q, &t, rows, on_point, &cam, &pts, &npts, &err);
+    st = bench_sweep_check(&o, &grid, &err);
+    if (st == VF_OK && cam.sweep) sweep_header(&o, &q, &grid);
+    if (st == VF_OK) st = bench_sweep(&o, &grid, &q, &t, rows, on_point, &cam, &pts, &npts, &err);
   }
   /* points measured before a failure are kept in the files (each line says which point of how many) */
   vf_error ferr;

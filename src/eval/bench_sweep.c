@@ -192,11 +192,7 @@ void bench_points_free(bench_point *p, size_t n) {
   free(p);
 }
 
-vf_status bench_sweep(const bench_options *base, const bench_grid *g, const bench_queries *q,
-                      const bench_truth *t, const size_t *rows, bench_point_fn done, void *user,
-                      bench_point **points, size_t *npoints, vf_error *err) {
-  *points = NULL;
-  *npoints = 0;
+vf_status bench_sweep_check(const bench_options *base, const bench_grid *g, vf_error *err) {
   const char *stype = base->store.type && *base->store.type ? base->store.type : "local";
   bool local = strcmp(stype, "local") == 0, qdrant = strcmp(stype, "qdrant") == 0;
   for (int a = 0; a < g->naxes; a++) {
@@ -210,6 +206,16 @@ vf_status bench_sweep(const bench_options *base, const bench_grid *g, const benc
   }
   if (base->max_outstanding && !(base->rps > 0) && !bench_grid_has(g, BENCH_KNOB_RPS))
     return vf_error_set(err, VF_EUSAGE, "--max-outstanding applies to the open loop (--rps) only");
+  return VF_OK;
+}
+
+vf_status bench_sweep(const bench_options *base, const bench_grid *g, const bench_queries *q,
+                      const bench_truth *t, const size_t *rows, bench_point_fn done, void *user,
+                      bench_point **points, size_t *npoints, vf_error *err) {
+  *points = NULL;
+  *npoints = 0;
+  vf_status cst = bench_sweep_check(base, g, err);
+  if (cst != VF_OK) return cst;
   size_t n = bench_grid_size(g);
   bench_point *pts = vf_calloc(n, sizeof *pts);
   if (!pts) return vf_error_set(err, VF_ENOMEM, "bench: out of memory (%zu sweep points)", n);

@@ -176,7 +176,7 @@ expect2 "--max-outstanding closed loop" "open loop" "$tmp/ix.yaml" "${Q[@]}" --c
 oracle="$src/tests/oracle"
 shared=${VF_SHARED:-$src/../shared}
 standin="$src/tests/services/qdrant-standin/server.mjs"
-if command -v node > /dev/null && [ -f "$standin" ] && [ -f "$shared/qdrant/openapi.json" ] && [ -d "$oracle/node_modules" ]; then
+if command -v node > /dev/null && [ -f "$standin" ] && [ -f "$shared/qdrant/openapi.json" ] && [ -d "$oracle/node_modules/ajv" ]; then
   node "$standin" --port 0 --port-file "$tmp/qport" --openapi "$shared/qdrant/openapi.json" \
     --oracle "$oracle" > "$tmp/standin.log" 2>&1 &
   spid=$!
@@ -233,7 +233,7 @@ assert seen == want, seen   # 5 queries + 1 handle warm-up + --warmup 3, per poi
     expect2 "--nprobe on qdrant" "nprobe applies to the local store" "$tmp/qd.yaml" "${Q5[@]}" --nprobe 4
   fi
 else
-  echo "note: node, the qdrant stand-in or $shared/qdrant/openapi.json absent; qdrant sweeps not checked"
+  echo "note: node, the qdrant stand-in (and its ajv in tests/oracle/node_modules) or $shared/qdrant/openapi.json absent; qdrant sweeps not checked"
 fi
 
 [ $fails -eq 0 ] && echo "all bench sweep checks passed" || echo "$fails bench sweep check(s) failed"
