@@ -9,15 +9,20 @@
  *   sq8     residual decode folded into the kernel: euclid sum (q-c-min - step*u)^2,
  *           dot q.c + q.min + sum (q*step) u
  *   pq      per-list lookup tables (euclid: |q_m - c_m - C_mk|^2; dot: one table per query plus
- *           q.c) summed over 32-row transposed blocks
+ *           q.c) summed over 32-row transposed blocks; 4-bit codes with the same tables of 16
+ *           entries quantised to u8 (one scale, a bias per table) and summed in u16 by the
+ *           fast-scan kernel, 32 rows per vpshufb pair (scan_pq4)
  *   rabitq  the RaBitQ estimator of <o, y> for the rotated y = P(q - c) (euclid) or P q (dot),
  *           one table lookup per code byte (1 bit) or a u8 dot (more bits)
  * Internal scores are larger-is-better (euclid: -L2^2, reported as -L2 at the end).
  *
  * Re-rank (rerank > 0 and the file holds float32 vectors): sq8 and pq keep the rerank*k best
- * approximate candidates and re-score them exactly; rabitq uses its error bound instead — a row
- * is scored exactly only when its optimistic score (estimate + bound) could still enter the
- * current exact top k, which is RaBitQ's own re-ranking rule and gives flat-like recall.
+ * approximate candidates and re-score them exactly.  A 4-bit PQ file without vectors re-scores
+ * its rerank*k best (by the u8 tables) with the float tables instead (rerank_adc): float ADC at
+ * the cost of rebuilding the tables of the lists they come from.  rabitq uses its error bound
+ * instead — a row is scored exactly only when its optimistic score (estimate + bound) could still
+ * enter the current exact top k, which is RaBitQ's own re-ranking rule and gives flat-like
+ * recall.
  *
  * Ties are broken by point id (ivf_tie_by_id).  Results do not depend on the thread count: each
  * query is processed by one thread, deterministically.
@@ -33,6 +38,8 @@ typedef struct srch {
   const ivf_index *ix;
   const float *queries;
   size_t nq, k, nprobe, rr;
+  bool cand;  /* candidates go to a rerank*k selection that is re-scored at the end */
+  bool adc;   /* ... re-scored by float ADC (4-bit PQ without vectors) */
   idx_hit *hits;
   size_t *counts;
   atomic_size_t next;
@@ -42,6 +49,8 @@ typedef struct srch {
 
 typedef struct scratch {
   float *qv, *y, *w, *sc, *lut, *csc;
+  ivf_pq4_lut ql; /* 4-bit PQ: the u8 tables (per list for euclid, per query for dot) */
+  uint16_t s16[IVF_PQ_BLOCK];
   idx_topk top, cand, probe;
   idx_hit *tmp;
 } scratch;
@@ -58,8 +67,8 @@ static float exact_score(const ivf_index *ix, const float *q, const float *v) {
   return ix->h.metric == CORPUS_EUCLID ? -idx_l2sq(q, v, d) : idx_dot(q, v, d);
 }
 
-/* global row of list-order position `pos` */
-static int64_t pos_row(const ivf_index *ix, uint64_t pos) {
+/* the list holding list-order position `pos` */
+static uint32_t pos_list(const ivf_index *ix, uint64_t pos) {
   size_t lo = 0, hi = ix->h.nlist; /* last list with dir.pos <= pos and count > 0 */
   while (hi - lo > 1) {
     size_t mid = (lo + hi) / 2;
@@ -67,7 +76,85 @@ static int64_t pos_row(const ivf_index *ix, uint64_t pos) {
     else hi = mid;
   }
   while (lo > 0 && (ix->dir[3 * lo + 1] == 0 || pos - ix->dir[3 * lo + 2] >= ix->dir[3 * lo + 1])) lo--;
-  return list_rows(ix, (uint32_t)lo)[pos - ix->dir[3 * lo + 2]];
+  return (uint32_t)lo;
+}
+
+/* global row of list-order position `pos` */
+static int64_t pos_row(const ivf_index *ix, uint64_t pos) {
+  uint32_t l = pos_list(ix, pos);
+  return list_rows(ix, l)[pos - ix->dir[3 * l + 2]];
+}
+
+/* 4-bit PQ: the float tables (w->lut) and their u8 form (w->ql) of list l for euclid, whose
+ * tables depend on the residual q - c (dot: the query's tables, built once in search_one, and
+ * q.c).  Returns what the score adds to -(table sum). */
+static float pq4_tables(const ivf_index *ix, scratch *w, uint32_t l, const ivf_kern *K,
+                        const idx_kernels *IK, bool quantize) {
+  const ivf_geom *g = &ix->g;
+  const float *c = ix->centroids + (size_t)l * g->d, *q = w->qv;
+  if (ix->h.metric != CORPUS_EUCLID) return IK->dot(q, c, g->d);
+  for (size_t j = 0; j < g->d; j++)
+    w->w[j] = q[j] - c[j];
+  K->pq4_lut(w->w, ix->pq4_cbt, g->m, g->dsub, 1, w->lut);
+  if (quantize) ivf_pq4_quantize(w->lut, g->m, &w->ql);
+  return 0.0f;
+}
+
+/* 4-bit PQ list scan: sc[i] = base - (bias + S_i / a) for the u8-table sum S_i of row i, block
+ * by block (IVF_PQ4_CHUNK groups per kernel call; one call unless m > 256). */
+static void scan_pq4(const ivf_index *ix, scratch *w, uint32_t l, const uint8_t *codes,
+                     size_t cnt, const ivf_kern *K, const idx_kernels *IK) {
+  const ivf_geom *g = &ix->g;
+  float off = pq4_tables(ix, w, l, K, IK, true) - w->ql.bias, ia = w->ql.inv_a;
+  size_t ng = (g->m + 1) / 2, nb = (cnt + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK;
+  float *sc = w->sc;
+  for (size_t b = 0; b < nb; b++, sc += IVF_PQ_BLOCK) {
+    const uint8_t *blk = codes + b * g->pq_block_bytes;
+    if (ng <= IVF_PQ4_CHUNK) {
+      K->pq4_block(w->ql.q, blk, ng, w->s16);
+      for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+        sc[j] = off - (float)w->s16[j] * ia;
+      continue;
+    }
+    uint32_t acc[IVF_PQ_BLOCK] = {0};
+    for (size_t p = 0; p < ng; p += IVF_PQ4_CHUNK) {
+      K->pq4_block(w->ql.q + p * 32, blk + p * 32, ng - p < IVF_PQ4_CHUNK ? ng - p : IVF_PQ4_CHUNK,
+                   w->s16);
+      for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+        acc[j] += w->s16[j];
+    }
+    for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+      sc[j] = off - (float)acc[j] * ia;
+  }
+}
+
+static int hit_by_key(const void *a, const void *b) {
+  int64_t x = ((const idx_hit *)a)->key, y = ((const idx_hit *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+/* 4-bit PQ without vectors: the candidates (list-order positions) re-scored with the float
+ * tables, list by list (positions sorted, so each list's tables are built once). */
+static void rerank_adc(const ivf_index *ix, scratch *w, const ivf_kern *K, const idx_kernels *IK) {
+  const ivf_geom *g = &ix->g;
+  size_t nc = idx_topk_sorted(&w->cand, w->tmp);
+  qsort(w->tmp, nc, sizeof *w->tmp, hit_by_key);
+  uint32_t cur = UINT32_MAX;
+  float base = 0.0f;
+  for (size_t i = 0; i < nc; i++) {
+    uint64_t pos = (uint64_t)w->tmp[i].key;
+    uint32_t l = pos_list(ix, pos);
+    if (l != cur) {
+      base = pq4_tables(ix, w, l, K, IK, false);
+      cur = l;
+    }
+    uint64_t r = pos - ix->dir[3 * l + 2];
+    const uint8_t *blk = list_codes(ix, l) + r / IVF_PQ_BLOCK * g->pq_block_bytes;
+    float sum = 0.0f;
+    for (size_t m = 0; m < g->m; m++)
+      sum += w->lut[m * 16 + ivf_pq4_code(blk, r % IVF_PQ_BLOCK, m)];
+    idx_topk_push(&w->top, base - sum, list_rows(ix, l)[r]);
+  }
 }
 
 static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
@@ -113,6 +200,10 @@ static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
     break;
   }
   case IVF_PQ: {
+    if (g->nbits == 4) {
+      scan_pq4(ix, w, l, codes, cnt, K, IK);
+      break;
+    }
     size_t m = g->m, ds = g->dsub;
     float base = 0.0f;
     if (euclid) {
@@ -174,7 +265,7 @@ static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
     break;
   }
   }
-  if (s->rr && ix->rerank && g->type != IVF_FLAT) {
+  if (s->cand) {
     for (size_t i = 0; i < cnt; i++)
       idx_topk_push(&w->cand, sc[i], (int64_t)(pos0 + i));
   } else {
@@ -210,7 +301,10 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   for (size_t i = 0; i < np; i++)
     lists[i] = (uint32_t)w->tmp[i].key;
   /* per-query tables */
-  if (g->type == IVF_PQ && !euclid)
+  if (g->type == IVF_PQ && g->nbits == 4 && !euclid) {
+    K->pq4_lut(q, ix->pq4_cbt, g->m, g->dsub, 0, w->lut);
+    ivf_pq4_quantize(w->lut, g->m, &w->ql);
+  } else if (g->type == IVF_PQ && !euclid)
     for (size_t i = 0; i < g->m; i++)
       IK->dot_batch(q + i * g->dsub, ix->q.pq_cb + i * 256 * g->dsub, 256, g->dsub,
                     w->lut + i * 256);
@@ -226,7 +320,9 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   for (size_t i = 0; i < np; i++)
     scan_list(s, w, lists[i], K, IK);
   if (lists != lists_small) free(lists);
-  if (s->rr && ix->rerank && g->type != IVF_FLAT && g->type != IVF_RABITQ) {
+  if (s->adc) {
+    rerank_adc(ix, w, K, IK);
+  } else if (s->cand && g->type != IVF_RABITQ) {
     size_t nc = idx_topk_sorted(&w->cand, w->tmp);
     for (size_t i = 0; i < nc; i++) {
       uint64_t pos = (uint64_t)w->tmp[i].key;
@@ -249,7 +345,7 @@ static void search_worker(void *arg, int t) {
   const ivf_kern *K = ivf_kern_active();
   const idx_kernels *IK = idx_kernels_active();
   size_t D = g->D > g->d ? g->D : g->d;
-  size_t lutn = g->type == IVF_PQ ? g->m * 256 : g->type == IVF_RABITQ ? D / 8 * 256 : 1;
+  size_t lutn = g->type == IVF_PQ ? g->m * g->ksub : g->type == IVF_RABITQ ? D / 8 * 256 : 1;
   size_t rk = s->rr ? s->rr * s->k : 1;
   if (rk > ((size_t)1 << 24)) rk = (size_t)1 << 24;
   size_t ntmp = rk > s->nprobe ? rk : s->nprobe;
@@ -260,8 +356,9 @@ static void search_worker(void *arg, int t) {
   w.sc = vf_mallocarray(s->maxlist + IVF_PQ_BLOCK, sizeof(float));
   w.lut = vf_mallocarray(lutn, sizeof(float));
   w.csc = vf_mallocarray(ix->h.nlist, sizeof(float));
+  w.ql.q = vf_malloc(g->type == IVF_PQ && g->nbits == 4 ? (g->m + 1) / 2 * 32 : 1);
   w.tmp = vf_mallocarray(ntmp, sizeof(idx_hit));
-  bool ok = w.qv && w.y && w.w && w.sc && w.lut && w.csc && w.tmp &&
+  bool ok = w.qv && w.y && w.w && w.sc && w.lut && w.csc && w.tmp && w.ql.q &&
             idx_topk_init(&w.top, s->k, ivf_tie_by_id, ix, NULL) == VF_OK &&
             idx_topk_init(&w.cand, rk, NULL, NULL, NULL) == VF_OK &&
             idx_topk_init(&w.probe, s->nprobe, NULL, NULL, NULL) == VF_OK;
@@ -277,6 +374,7 @@ static void search_worker(void *arg, int t) {
   free(w.sc);
   free(w.lut);
   free(w.csc);
+  free(w.ql.q);
   free(w.tmp);
   idx_topk_free(&w.top);
   idx_topk_free(&w.cand);
@@ -297,6 +395,8 @@ vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32
   s.nprobe = opts && opts->nprobe ? opts->nprobe : 1;
   if (s.nprobe > ix->h.nlist) s.nprobe = ix->h.nlist;
   s.rr = opts && opts->rerank ? opts->rerank : ix->h.rerank;
+  s.adc = s.rr && !ix->rerank && ix->g.type == IVF_PQ && ix->g.nbits == 4;
+  s.cand = s.rr && ix->g.type != IVF_FLAT && (ix->rerank || s.adc);
   s.maxlist = ix->info.list_max;
   atomic_init(&s.next, 0);
   atomic_init(&s.failed, 0);
