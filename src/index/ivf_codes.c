@@ -12,7 +12,7 @@
  *    at most 65536 residuals of the training sample (sub-quantizers in parallel); codes are
  *    written transposed in blocks of 32 rows (ivf_build.c) and scanned with per-list lookup
  *    tables.  4-bit codes are packed two per byte in the "fast scan" layout (ivf_pq4_pack) and
- *    scanned with their tables quantised to u8 (ivf_pq4_quantize), 16 entries per sub-quantizer
+ *    scanned with their tables quantised to u8 (ivf_kern.pq4_quant), 16 entries per sub-quantizer
  *    held in a SIMD register: one vpshufb looks up 32 rows (FAISS's PQ fast scan idea, André et
  *    al., "Accelerated nearest neighbor search with quick ADC", 2017).
  *  - RaBitQ: residuals are zero-padded to D (d rounded up to 64), rotated by a seeded random
@@ -301,46 +301,6 @@ void ivf_pq4_pack(const uint8_t *codes, size_t n, size_t m, uint8_t *blk) {
   for (size_t j = 0; j < n; j++)
     for (size_t i = 0; i < m; i++)
       blk[(i / 2) * IVF_PQ_BLOCK + j] |= (uint8_t)((codes[j * m + i] & 15u) << (i % 2 ? 4 : 0));
-}
-
-/* ivf_pq4_quantize(): see ivf_internal.h.  One scale for every table (the u8 sums of different
- * sub-quantizers must be comparable), a bias per table; rounding to nearest, so each entry is
- * within 0.5/a of its float value.  The u16 accumulators cannot overflow: the kernels sum at most
- * IVF_PQ4_CHUNK groups (2 * 128 * 255 < 65536) per call. */
-void ivf_pq4_quantize(const float *t, size_t m, ivf_pq4_lut *out) {
-  float span = 0.0f, bias = 0.0f;
-  for (size_t i = 0; i < m; i++) {
-    const float *r = t + i * 16;
-    float lo = r[0], hi = r[0];
-    for (size_t c = 1; c < 16; c++) {
-      lo = r[c] < lo ? r[c] : lo;
-      hi = r[c] > hi ? r[c] : hi;
-    }
-    bias += lo;
-    if (hi - lo > span) span = hi - lo;
-  }
-  float a = span > 0.0f && isfinite(span) ? 255.0f / span : 0.0f;
-  out->bias = bias;
-  out->inv_a = a > 0.0f ? 1.0f / a : 0.0f;
-  size_t ng = (m + 1) / 2;
-  for (size_t p = 0; p < ng; p++) {
-    uint8_t *g = out->q + p * 32;
-    for (size_t h = 0; h < 2; h++) {
-      size_t i = 2 * p + h;
-      if (i >= m) { /* the missing half of an odd m: codes 0, table 0 */
-        memset(g + 16 * h, 0, 16);
-        continue;
-      }
-      const float *r = t + i * 16;
-      float lo = r[0];
-      for (size_t c = 1; c < 16; c++)
-        lo = r[c] < lo ? r[c] : lo;
-      for (size_t c = 0; c < 16; c++) {
-        float v = (r[c] - lo) * a + 0.5f; /* >= 0.5: truncation rounds to nearest */
-        g[16 * h + c] = (uint8_t)(v < 255.0f ? v : 255.0f); /* NaN (a NaN query): 255 */
-      }
-    }
-  }
 }
 
 void ivf_encode_rabitq(const ivf_quant *q, const float *rres, uint8_t *out) {

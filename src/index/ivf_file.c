@@ -299,6 +299,26 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
       for (size_t c = 0; c < 16; c++)
         for (size_t j = 0; j < g->dsub; j++)
           ix->pq4_cbt[(i * g->dsub + j) * 16 + c] = ix->q.pq_cb[(i * 16 + c) * g->dsub + j];
+    /* euclid: the list terms |C_ic|^2 + 2 c_l,i . C_ic of the tables (ivf_internal.h) */
+    if (h->metric == CORPUS_EUCLID && (uint64_t)h->nlist * g->m * 16 * 4 <= IVF_PQ4_PRE_MAX) {
+      ix->pq4_pre = vf_mallocarray((size_t)h->nlist * g->m * 16, sizeof(float));
+      if (!ix->pq4_pre) {
+        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto fail;
+      }
+      for (uint32_t l = 0; l < h->nlist; l++)
+        for (size_t i = 0; i < g->m; i++) {
+          const float *c = ix->centroids + (size_t)l * d + i * g->dsub;
+          float *t = ix->pq4_pre + ((size_t)l * g->m + i) * 16;
+          for (size_t e = 0; e < 16; e++) {
+            const float *cb = ix->q.pq_cb + (i * 16 + e) * g->dsub;
+            float s = 0.0f;
+            for (size_t j = 0; j < g->dsub; j++)
+              s += cb[j] * (cb[j] + 2.0f * c[j]);
+            t[e] = s;
+          }
+        }
+    }
   }
   if (g->type == IVF_RABITQ) {
     size_t D = g->D;
@@ -359,6 +379,7 @@ void ivf_close(ivf_index *ix) {
   free(ix->cnorm);
   free(ix->rcent);
   free(ix->pq4_cbt);
+  free(ix->pq4_pre);
   free(ix->path);
   free(ix);
 }

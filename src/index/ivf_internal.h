@@ -154,8 +154,11 @@ typedef struct ivf_pq4_lut {
   float bias;   /* sum of the per-table minima */
   float inv_a;  /* 1 / a (0 when every table is constant) */
 } ivf_pq4_lut;
-/*! ivf_pq4_quantize() : quantise m float tables of 16 entries (t, m x 16) into *out. */
-void ivf_pq4_quantize(const float *t, size_t m, ivf_pq4_lut *out);
+/* 4-bit PQ, euclid: the list part of the tables, pre[l][i][c] = |C_ic|^2 + 2 c_l,i . C_ic, is
+ * computed at open when nlist x m x 16 floats fit this many bytes; a list's tables are then
+ * pre[l] - 2 q_i . C_ic (the query part, once per query) plus |q - c_l|^2 (the coarse score).
+ * Larger indexes compute |q_i - c_l,i - C_ic|^2 per list. */
+#define IVF_PQ4_PRE_MAX ((uint64_t)64 << 20)
 
 /* -------------------------------------------------------------- kernels */
 
@@ -175,6 +178,9 @@ typedef struct ivf_kern {
    * (cbt: m x dsub x 16): l2 ? sum_j (x_ij - C_icj)^2 : -sum_j x_ij * C_icj into lut (m x 16).
    * Same operations in the same order in every variant (no FMA): identical results. */
   void (*pq4_lut)(const float *x, const float *cbt, size_t m, size_t dsub, int l2, float *lut);
+  /* 4-bit PQ: m float tables of 16 entries (t + add, m x 16; add may be NULL) quantised into
+   * *out (ivf_pq4_lut); every variant writes the same bytes, bias and scale for finite tables */
+  void (*pq4_quant)(const float *t, const float *add, size_t m, ivf_pq4_lut *out);
   /* RaBitQ 1-bit: sum_j lut[j*256 + code[j]] over nb bytes */
   float (*bytes_lut)(const float *lut, const uint8_t *code, size_t nb);
   /* min over i < n of cn[i] - 2 * ip[i] (first index on ties, NaN never wins) into *idx;
@@ -214,6 +220,8 @@ struct ivf_index {
   float *cnorm;           /* |c|^2, computed at open */
   float *rcent;           /* RaBitQ: rotated centroids (nlist x D), computed at open */
   float *pq4_cbt;         /* 4-bit PQ: the codebooks transposed (m x dsub x 16), at open */
+  float *pq4_pre;         /* 4-bit PQ, euclid: nlist x m x 16 list terms (IVF_PQ4_PRE_MAX), or
+                             NULL */
   const uint64_t *dir;    /* nlist x 3 */
   const uint8_t *lists;
   const uint64_t *idoff;

@@ -49,6 +49,7 @@ typedef struct srch {
 
 typedef struct scratch {
   float *qv, *y, *w, *sc, *lut, *csc;
+  float *qt; /* 4-bit PQ euclid with list terms: the query part -2 q_i . C_ic (m x 16) */
   ivf_pq4_lut ql; /* 4-bit PQ: the u8 tables (per list for euclid, per query for dot) */
   uint16_t s16[IVF_PQ_BLOCK];
   idx_topk top, cand, probe;
@@ -85,52 +86,94 @@ static int64_t pos_row(const ivf_index *ix, uint64_t pos) {
   return list_rows(ix, l)[pos - ix->dir[3 * l + 2]];
 }
 
-/* 4-bit PQ: the float tables (w->lut) and their u8 form (w->ql) of list l for euclid, whose
- * tables depend on the residual q - c (dot: the query's tables, built once in search_one, and
- * q.c).  Returns what the score adds to -(table sum). */
+/* 4-bit PQ: the float tables (w->lut) of list l for euclid, whose tables depend on the residual
+ * q - c (dot: the query's tables, built once in search_one, and q.c), and their u8 form (w->ql)
+ * when `quantize`.  Returns what the score adds to -(table sum).  `fast`: from the list terms
+ * when the index has them (the u8 scan; its tables then leave out |q - c|^2, which the coarse
+ * score w->csc[l] adds back), else directly (the float-ADC re-score). */
 static float pq4_tables(const ivf_index *ix, scratch *w, uint32_t l, const ivf_kern *K,
-                        const idx_kernels *IK, bool quantize) {
+                        const idx_kernels *IK, bool fast) {
   const ivf_geom *g = &ix->g;
   const float *c = ix->centroids + (size_t)l * g->d, *q = w->qv;
-  if (ix->h.metric != CORPUS_EUCLID) return IK->dot(q, c, g->d);
-  for (size_t j = 0; j < g->d; j++)
-    w->w[j] = q[j] - c[j];
-  K->pq4_lut(w->w, ix->pq4_cbt, g->m, g->dsub, 1, w->lut);
-  if (quantize) ivf_pq4_quantize(w->lut, g->m, &w->ql);
-  return 0.0f;
+  float base = 0.0f;
+  if (ix->h.metric != CORPUS_EUCLID) {
+    base = IK->dot(q, c, g->d);
+  } else if (fast && ix->pq4_pre) { /* pre[l] + query part, added as they are quantised */
+    K->pq4_quant(ix->pq4_pre + (size_t)l * g->m * 16, w->qt, g->m, &w->ql);
+    return w->csc[l]; /* -|q - c|^2 */
+  } else {
+    for (size_t j = 0; j < g->d; j++)
+      w->w[j] = q[j] - c[j];
+    K->pq4_lut(w->w, ix->pq4_cbt, g->m, g->dsub, 1, w->lut);
+  }
+  if (fast && ix->h.metric == CORPUS_EUCLID) K->pq4_quant(w->lut, NULL, g->m, &w->ql);
+  return base;
 }
 
-/* 4-bit PQ list scan: sc[i] = base - (bias + S_i / a) for the u8-table sum S_i of row i, block
- * by block (IVF_PQ4_CHUNK groups per kernel call; one call unless m > 256). */
-static void scan_pq4(const ivf_index *ix, scratch *w, uint32_t l, const uint8_t *codes,
-                     size_t cnt, const ivf_kern *K, const idx_kernels *IK) {
+/* the largest u8-table sum whose score off - S * ia can still enter `t` (a bound: the heap
+ * push decides on the exact score) */
+static uint32_t pq4_bound(const idx_topk *t, float off, float ia) {
+  if (t->n < t->k || !(ia > 0.0f)) return UINT32_MAX;
+  double b = ((double)off - (double)t->heap[0].score) / (double)ia + 2.0;
+  return b < 0 ? 0 : b > 4e9 ? UINT32_MAX : (uint32_t)b;
+}
+
+/* 4-bit PQ list scan: the score of row i is base - (bias + S_i / a) for its u8-table sum S_i,
+ * computed block by block (IVF_PQ4_CHUNK groups per kernel call; one call unless m > 256);
+ * only rows whose sum is within the bound of the selection's current worst are offered (to the
+ * rerank*k candidates when s->cand, else to the top k) — the sums of the others cannot enter. */
+static void scan_pq4(const srch *s, scratch *w, uint32_t l, const uint8_t *codes, size_t cnt,
+                     const int64_t *rows, uint64_t pos0, const ivf_kern *K,
+                     const idx_kernels *IK) {
+  const ivf_index *ix = s->ix;
   const ivf_geom *g = &ix->g;
   float off = pq4_tables(ix, w, l, K, IK, true) - w->ql.bias, ia = w->ql.inv_a;
   size_t ng = (g->m + 1) / 2, nb = (cnt + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK;
-  float *sc = w->sc;
-  for (size_t b = 0; b < nb; b++, sc += IVF_PQ_BLOCK) {
+  idx_topk *t = s->cand ? &w->cand : &w->top;
+  uint32_t acc[IVF_PQ_BLOCK];
+  for (size_t b = 0; b < nb; b++) {
     const uint8_t *blk = codes + b * g->pq_block_bytes;
-    if (ng <= IVF_PQ4_CHUNK) {
-      K->pq4_block(w->ql.q, blk, ng, w->s16);
-      for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
-        sc[j] = off - (float)w->s16[j] * ia;
-      continue;
-    }
-    uint32_t acc[IVF_PQ_BLOCK] = {0};
+    size_t nr = cnt - b * IVF_PQ_BLOCK < IVF_PQ_BLOCK ? cnt - b * IVF_PQ_BLOCK : IVF_PQ_BLOCK;
     for (size_t p = 0; p < ng; p += IVF_PQ4_CHUNK) {
       K->pq4_block(w->ql.q + p * 32, blk + p * 32, ng - p < IVF_PQ4_CHUNK ? ng - p : IVF_PQ4_CHUNK,
                    w->s16);
       for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
-        acc[j] += w->s16[j];
+        acc[j] = (p ? acc[j] : 0) + w->s16[j];
     }
-    for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
-      sc[j] = off - (float)acc[j] * ia;
+    uint32_t bound = pq4_bound(t, off, ia);
+    for (size_t j = 0; j < nr; j++) {
+      if (acc[j] > bound) continue;
+      size_t i = b * IVF_PQ_BLOCK + j;
+      idx_topk_push(t, off - (float)acc[j] * ia, s->cand ? (int64_t)(pos0 + i) : rows[i]);
+      bound = pq4_bound(t, off, ia);
+    }
   }
 }
 
 static int hit_by_key(const void *a, const void *b) {
   int64_t x = ((const idx_hit *)a)->key, y = ((const idx_hit *)b)->key;
   return x < y ? -1 : x > y;
+}
+
+static void prefetch_vec(const float *v, size_t d) {
+  for (size_t o = 0; o < d; o += 16)
+    __builtin_prefetch(v + o);
+}
+
+/* the candidates (list-order positions) re-scored with the float32 vectors: in position order,
+ * which walks the vectors section forward (they are stored in list order), the vectors of the
+ * next candidates prefetched while one is scored.  The top k does not depend on the order in
+ * which hits are offered (a total order on score and id). */
+static void rerank_exact(const ivf_index *ix, scratch *w, const float *q) {
+  size_t d = ix->g.d, nc = idx_topk_sorted(&w->cand, w->tmp);
+  qsort(w->tmp, nc, sizeof *w->tmp, hit_by_key);
+  for (size_t i = 0; i < nc && i < 2; i++)
+    prefetch_vec(ix->rerank + (uint64_t)w->tmp[i].key * d, d);
+  for (size_t i = 0; i < nc; i++) {
+    uint64_t pos = (uint64_t)w->tmp[i].key;
+    if (i + 2 < nc) prefetch_vec(ix->rerank + (uint64_t)w->tmp[i + 2].key * d, d);
+    idx_topk_push(&w->top, exact_score(ix, q, ix->rerank + pos * d), pos_row(ix, pos));
+  }
 }
 
 /* 4-bit PQ without vectors: the candidates (list-order positions) re-scored with the float
@@ -200,9 +243,9 @@ static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
     break;
   }
   case IVF_PQ: {
-    if (g->nbits == 4) {
-      scan_pq4(ix, w, l, codes, cnt, K, IK);
-      break;
+    if (g->nbits == 4) { /* offers its rows itself */
+      scan_pq4(s, w, l, codes, cnt, rows, pos0, K, IK);
+      return;
     }
     size_t m = g->m, ds = g->dsub;
     float base = 0.0f;
@@ -303,7 +346,11 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   /* per-query tables */
   if (g->type == IVF_PQ && g->nbits == 4 && !euclid) {
     K->pq4_lut(q, ix->pq4_cbt, g->m, g->dsub, 0, w->lut);
-    ivf_pq4_quantize(w->lut, g->m, &w->ql);
+    K->pq4_quant(w->lut, NULL, g->m, &w->ql);
+  } else if (g->type == IVF_PQ && g->nbits == 4 && ix->pq4_pre) {
+    K->pq4_lut(q, ix->pq4_cbt, g->m, g->dsub, 0, w->qt); /* -q_i . C_ic */
+    for (size_t j = 0; j < g->m * 16; j++)
+      w->qt[j] *= 2.0f;
   } else if (g->type == IVF_PQ && !euclid)
     for (size_t i = 0; i < g->m; i++)
       IK->dot_batch(q + i * g->dsub, ix->q.pq_cb + i * 256 * g->dsub, 256, g->dsub,
@@ -323,11 +370,7 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   if (s->adc) {
     rerank_adc(ix, w, K, IK);
   } else if (s->cand && g->type != IVF_RABITQ) {
-    size_t nc = idx_topk_sorted(&w->cand, w->tmp);
-    for (size_t i = 0; i < nc; i++) {
-      uint64_t pos = (uint64_t)w->tmp[i].key;
-      idx_topk_push(&w->top, exact_score(ix, q, ix->rerank + pos * d), pos_row(ix, pos));
-    }
+    rerank_exact(ix, w, q);
   }
   idx_hit *out = s->hits + qi * s->k;
   size_t n = idx_topk_sorted(&w->top, out);
@@ -356,9 +399,11 @@ static void search_worker(void *arg, int t) {
   w.sc = vf_mallocarray(s->maxlist + IVF_PQ_BLOCK, sizeof(float));
   w.lut = vf_mallocarray(lutn, sizeof(float));
   w.csc = vf_mallocarray(ix->h.nlist, sizeof(float));
-  w.ql.q = vf_malloc(g->type == IVF_PQ && g->nbits == 4 ? (g->m + 1) / 2 * 32 : 1);
+  bool pq4 = g->type == IVF_PQ && g->nbits == 4;
+  w.ql.q = vf_malloc(pq4 ? (g->m + 1) / 2 * 32 : 1);
+  w.qt = vf_mallocarray(pq4 ? g->m * 16 : 1, sizeof(float));
   w.tmp = vf_mallocarray(ntmp, sizeof(idx_hit));
-  bool ok = w.qv && w.y && w.w && w.sc && w.lut && w.csc && w.tmp && w.ql.q &&
+  bool ok = w.qv && w.y && w.w && w.sc && w.lut && w.csc && w.tmp && w.ql.q && w.qt &&
             idx_topk_init(&w.top, s->k, ivf_tie_by_id, ix, NULL) == VF_OK &&
             idx_topk_init(&w.cand, rk, NULL, NULL, NULL) == VF_OK &&
             idx_topk_init(&w.probe, s->nprobe, NULL, NULL, NULL) == VF_OK;
@@ -375,6 +420,7 @@ static void search_worker(void *arg, int t) {
   free(w.lut);
   free(w.csc);
   free(w.ql.q);
+  free(w.qt);
   free(w.tmp);
   idx_topk_free(&w.top);
   idx_topk_free(&w.cand);

@@ -74,6 +74,48 @@ static void sc_pq4_lut(const float *x, const float *cbt, size_t m, size_t dsub, 
     }
 }
 
+/* ivf_pq4_lut (ivf_internal.h): one scale for every table (the u8 sums of different
+ * sub-quantizers must be comparable), a bias per table; rounding to nearest, so each entry is
+ * within 0.5/a of its float value.  The u16 accumulators cannot overflow: the kernels sum at most
+ * IVF_PQ4_CHUNK groups (2 * 128 * 255 < 65536) per call. */
+static void sc_pq4_quant(const float *t, const float *add, size_t m, ivf_pq4_lut *out) {
+  float span = 0.0f, bias = 0.0f, r[16];
+  for (size_t i = 0; i < m; i++) {
+    for (size_t c = 0; c < 16; c++)
+      r[c] = add ? t[i * 16 + c] + add[i * 16 + c] : t[i * 16 + c];
+    float lo = r[0], hi = r[0];
+    for (size_t c = 1; c < 16; c++) {
+      lo = r[c] < lo ? r[c] : lo;
+      hi = r[c] > hi ? r[c] : hi;
+    }
+    bias += lo;
+    if (hi - lo > span) span = hi - lo;
+  }
+  float a = span > 0.0f && isfinite(span) ? 255.0f / span : 0.0f;
+  out->bias = bias;
+  out->inv_a = a > 0.0f ? 1.0f / a : 0.0f;
+  size_t ng = (m + 1) / 2;
+  for (size_t p = 0; p < ng; p++) {
+    uint8_t *g = out->q + p * 32;
+    for (size_t h = 0; h < 2; h++) {
+      size_t i = 2 * p + h;
+      if (i >= m) { /* the missing half of an odd m: codes 0, table 0 */
+        memset(g + 16 * h, 0, 16);
+        continue;
+      }
+      for (size_t c = 0; c < 16; c++)
+        r[c] = add ? t[i * 16 + c] + add[i * 16 + c] : t[i * 16 + c];
+      float lo = r[0];
+      for (size_t c = 1; c < 16; c++)
+        lo = r[c] < lo ? r[c] : lo;
+      for (size_t c = 0; c < 16; c++) {
+        float v = (r[c] - lo) * a + 0.5f; /* >= 0.5: truncation rounds to nearest */
+        g[16 * h + c] = (uint8_t)(v < 255.0f ? v : 255.0f); /* NaN (a NaN query): 255 */
+      }
+    }
+  }
+}
+
 static float sc_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
   float acc = 0.0f;
   for (size_t j = 0; j < nb; j++)
@@ -95,8 +137,9 @@ static float sc_argmin(const float *cn, const float *ip, size_t n, uint32_t *idx
   return bv;
 }
 
-static const ivf_kern k_scalar = {"scalar",     sc_sq8_l2,    sc_u8_dot,    sc_pq_block,
-                                  sc_pq4_block, sc_pq4_lut,   sc_bytes_lut, sc_argmin};
+static const ivf_kern k_scalar = {"scalar",         sc_sq8_l2,    sc_u8_dot,
+                                  sc_pq_block,      sc_pq4_block, sc_pq4_lut,
+                                  sc_pq4_quant,     sc_bytes_lut, sc_argmin};
 
 /* The end of a SIMD argmin: reduce the per-lane bests (lv[l] at index li[l]; first index on ties,
  * as the scalar loop) and finish rows i..n-1 one by one, so every variant returns exactly
@@ -252,6 +295,68 @@ IVF_AVX2 static void av_pq4_lut(const float *x, const float *cbt, size_t m, size
   }
 }
 
+IVF_AVX2 static inline float hmin8(__m256 v) {
+  __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_min_ps(m, _mm_shuffle_ps(m, m, 0x4e));
+  return _mm_cvtss_f32(_mm_min_ss(m, _mm_shuffle_ps(m, m, 0xb1)));
+}
+
+IVF_AVX2 static inline float hmax8(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0x4e));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 0xb1)));
+}
+
+/* the 16 entries of table i: t (+ add) */
+IVF_AVX2 static inline void pq4_t16(const float *t, const float *add, size_t i, __m256 *v0,
+                                    __m256 *v1) {
+  *v0 = _mm256_loadu_ps(t + i * 16);
+  *v1 = _mm256_loadu_ps(t + i * 16 + 8);
+  if (add) {
+    *v0 = _mm256_add_ps(*v0, _mm256_loadu_ps(add + i * 16));
+    *v1 = _mm256_add_ps(*v1, _mm256_loadu_ps(add + i * 16 + 8));
+  }
+}
+
+/* the 16 entries (v - lo) * a + 0.5 of table i, clamped to 255 (NaN: 255), truncated */
+IVF_AVX2 static inline void pq4_q16(const float *t, const float *add, size_t i, __m256 a,
+                                    __m256i *q0, __m256i *q1) {
+  const __m256 half = _mm256_set1_ps(0.5f), top = _mm256_set1_ps(255.0f);
+  __m256 v0, v1;
+  pq4_t16(t, add, i, &v0, &v1);
+  __m256 l = _mm256_set1_ps(hmin8(_mm256_min_ps(v0, v1)));
+  v0 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v0, l), a), half);
+  v1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v1, l), a), half);
+  *q0 = _mm256_cvttps_epi32(_mm256_min_ps(v0, top)); /* min_ps(NaN, 255) = 255, as the scalar */
+  *q1 = _mm256_cvttps_epi32(_mm256_min_ps(v1, top));
+}
+
+/* sc_pq4_quant with the same float operations: minima and spans (exact in any order), the
+ * bias summed table by table, then each group of two tables packed to 32 bytes */
+IVF_AVX2 static void av_pq4_quant(const float *t, const float *add, size_t m, ivf_pq4_lut *out) {
+  float span = 0.0f, bias = 0.0f;
+  for (size_t i = 0; i < m; i++) {
+    __m256 v0, v1;
+    pq4_t16(t, add, i, &v0, &v1);
+    float lo = hmin8(_mm256_min_ps(v0, v1)), hi = hmax8(_mm256_max_ps(v0, v1));
+    bias += lo;
+    if (hi - lo > span) span = hi - lo;
+  }
+  float a = span > 0.0f && isfinite(span) ? 255.0f / span : 0.0f;
+  out->bias = bias;
+  out->inv_a = a > 0.0f ? 1.0f / a : 0.0f;
+  const __m256 av = _mm256_set1_ps(a);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (size_t p = 0; p < (m + 1) / 2; p++) {
+    __m256i a0, a1, b0 = _mm256_setzero_si256(), b1 = _mm256_setzero_si256();
+    pq4_q16(t, add, 2 * p, av, &a0, &a1);
+    if (2 * p + 1 < m) pq4_q16(t, add, 2 * p + 1, av, &b0, &b1);
+    /* bytes a0-3 a8-11 b0-3 b8-11 | a4-7 a12-15 b4-7 b12-15, then dwords into order */
+    __m256i x = _mm256_packus_epi16(_mm256_packus_epi32(a0, a1), _mm256_packus_epi32(b0, b1));
+    _mm256_storeu_si256((__m256i *)(void *)(out->q + p * 32), _mm256_permutevar8x32_epi32(x, order));
+  }
+}
+
 IVF_AVX2 static float av_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
   /* 8 bytes per gather: lane k looks up lut[(j+k)*256 + code[j+k]] */
   const __m256i base = _mm256_setr_epi32(0, 256, 512, 768, 1024, 1280, 1536, 1792);
@@ -291,7 +396,8 @@ IVF_AVX2 static float av_argmin(const float *cn, const float *ip, size_t n, uint
 }
 
 static const ivf_kern k_avx2 = {"avx2",       av_sq8_l2,  av_u8_dot,    av_pq_block,
-                                av_pq4_block, av_pq4_lut, av_bytes_lut, av_argmin};
+                                av_pq4_block, av_pq4_lut, av_pq4_quant, av_bytes_lut,
+                                av_argmin};
 
 /* ----------------------------------------------------------------- AVX-512 */
 
@@ -380,7 +486,8 @@ IVF_AVX512 static float x5_argmin(const float *cn, const float *ip, size_t n, ui
  * instruction) was not written because no AVX-512 machine was at hand to test it against the
  * scalar reference. */
 static const ivf_kern k_avx512 = {"avx512",     x5_sq8_l2,  x5_u8_dot,    av_pq_block,
-                                  av_pq4_block, av_pq4_lut, av_bytes_lut, x5_argmin};
+                                  av_pq4_block, av_pq4_lut, av_pq4_quant, av_bytes_lut,
+                                  x5_argmin};
 #endif
 
 const ivf_kern *ivf_kern_scalar(void) { return &k_scalar; }

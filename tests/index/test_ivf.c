@@ -655,6 +655,27 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
     K->pq4_block(full, codes, IVF_PQ4_CHUNK, o1);
     for (int j = 0; j < 32; j++)
       CHECK_EQ_INT(o1[j], IVF_PQ4_CHUNK * 2 * 255);
+    /* quantisation: the same bytes, bias and scale as the reference (odd m, one table, many) */
+    size_t qms[] = {1, 2, 9, 112, 301};
+    for (size_t t = 0; t < sizeof qms / sizeof qms[0]; t++) {
+      size_t m = qms[t], ng = (m + 1) / 2;
+      float *tab = malloc(m * 16 * sizeof *tab);
+      uint8_t *q1 = malloc(ng * 32), *q2 = malloc(ng * 32);
+      for (size_t i = 0; i < m * 16; i++)
+        tab[i] = grand() * (float)(1 + i % 7) + (float)(i / 16);
+      ivf_pq4_lut A = {.q = q1}, B = {.q = q2};
+      for (int ad = 0; ad < 2; ad++) { /* alone, and with a second table added */
+        const float *add = ad ? tab + 16 * (m / 2) : NULL;
+        K->pq4_quant(tab, add, m - (ad ? m / 2 : 0), &A);
+        r->pq4_quant(tab, add, m - (ad ? m / 2 : 0), &B);
+        if (memcmp(q1, q2, ((m - (ad ? m / 2 : 0)) + 1) / 2 * 32) != 0 || A.bias != B.bias ||
+            A.inv_a != B.inv_a)
+          vf_test_fail(__FILE__, __LINE__, "%s pq4_quant differs at m %zu (add %d)", K->name, m, ad);
+      }
+      free(tab);
+      free(q1);
+      free(q2);
+    }
     /* tables: 16 entries per sub-quantizer, l2 and negated inner product */
     size_t shapes[][2] = {{1, 1}, {7, 3}, {16, 2}, {112, 7}, {33, 24}};
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
@@ -711,7 +732,7 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
     t[i] = (float)(i / 16) * 3.0f + grand() * (float)(1 + i / 16);
   uint8_t qb[5 * 32];
   ivf_pq4_lut ql = {.q = qb};
-  ivf_pq4_quantize(t, 9, &ql);
+  r->pq4_quant(t, NULL, 9, &ql);
   CHECK(ql.inv_a > 0);
   double bias = 0;
   for (size_t i = 0; i < 9; i++) {
@@ -730,7 +751,7 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
   /* constant tables: no scale, every entry 0, the bias carries the value */
   for (size_t i = 0; i < 9 * 16; i++)
     t[i] = 2.0f;
-  ivf_pq4_quantize(t, 9, &ql);
+  r->pq4_quant(t, NULL, 9, &ql);
   CHECK(ql.inv_a == 0.0f && fabsf(ql.bias - 18.0f) < 1e-5f);
   for (size_t i = 0; i < sizeof qb; i++)
     CHECK_EQ_INT(qb[i], 0);
