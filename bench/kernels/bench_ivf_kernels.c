@@ -51,7 +51,7 @@ static size_t pass(const ivf_kern *K, int j, const data *D) {
   case 5: { /* m4 = d/4 sub-quantizers, d/8 groups of 32 bytes per block */
     size_t ng = D->d / 8;
     for (size_t b = 0; b < NROWS / IVF_PQ_BLOCK; b++) {
-      K->pq4_block(D->lut8, D->codes + b * ng * 32, ng, D->out16);
+      K->pq4_block(D->lut8, D->codes + b * ng * 32, ng, 1000, D->out16);
       acc += (float)D->out16[b & 31];
     }
     break;

@@ -20,6 +20,7 @@
 #define IVF_ALIGN 64u
 #define IVF_PQ_BLOCK 32u /* PQ codes are stored in blocks of 32 rows, transposed per block */
 #define IVF_PQ4_CHUNK 128u /* 4-bit PQ: code pairs summed in u16 per call (128*2*255 < 65536) */
+#define IVF_QGROUP 4u      /* queries scored together against the centroids */
 #define IVF_RABITQ_NF 4u /* floats per RaBitQ row record before the code bytes */
 
 enum {
@@ -172,8 +173,10 @@ typedef struct ivf_kern {
   void (*pq_block)(const float *lut, const uint8_t *codes, size_t m, float *out);
   /* 4-bit PQ: out[j] = sum over groups p < ng (ng <= IVF_PQ4_CHUNK) of
    * lut[32p + (codes[32p + j] & 15)] + lut[32p + 16 + (codes[32p + j] >> 4)], the 32 rows of one
-   * block (ivf_pq4_pack layout).  Integer sums: every variant returns the same values. */
-  void (*pq4_block)(const uint8_t *lut, const uint8_t *codes, size_t ng, uint16_t *out);
+   * block (ivf_pq4_pack layout); returns the mask of the rows j with out[j] <= bound (bit j).
+   * Integer sums: every variant returns the same values. */
+  uint32_t (*pq4_block)(const uint8_t *lut, const uint8_t *codes, size_t ng, uint16_t bound,
+                        uint16_t *out);
   /* 4-bit PQ tables of one residual x (m * dsub floats) against codebooks stored transposed
    * (cbt: m x dsub x 16): l2 ? sum_j (x_ij - C_icj)^2 : -sum_j x_ij * C_icj into lut (m x 16).
    * Same operations in the same order in every variant (no FMA): identical results. */
@@ -181,6 +184,12 @@ typedef struct ivf_kern {
   /* 4-bit PQ: m float tables of 16 entries (t + add, m x 16; add may be NULL) quantised into
    * *out (ivf_pq4_lut); every variant writes the same bytes, bias and scale for finite tables */
   void (*pq4_quant)(const float *t, const float *add, size_t m, ivf_pq4_lut *out);
+  /* coarse scores of nq <= IVF_QGROUP queries (q, nq x d) against n rows, out[j*n + r] = l2 ?
+   * |q_j - x_r|^2 : q_j . x_r; each pair exactly as idx_kernels_for(this variant's distance
+   * kernels) l2sq_batch / dot_batch compute it for one query (AVX-512: as the AVX2 ones), so a
+   * query's scores do not depend on the queries grouped with it; a group reads the rows once */
+  void (*coarse)(const float *q, size_t nq, const float *rows, size_t n, size_t d, int l2,
+                 float *out);
   /* RaBitQ 1-bit: sum_j lut[j*256 + code[j]] over nb bytes */
   float (*bytes_lut)(const float *lut, const uint8_t *code, size_t nb);
   /* min over i < n of cn[i] - 2 * ip[i] (first index on ties, NaN never wins) into *idx;

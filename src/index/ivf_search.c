@@ -38,6 +38,7 @@ typedef struct srch {
   const ivf_index *ix;
   const float *queries;
   size_t nq, k, nprobe, rr;
+  size_t group; /* queries per coarse_group (1..IVF_QGROUP: a query's results do not depend on it) */
   bool cand;  /* candidates go to a rerank*k selection that is re-scored at the end */
   bool adc;   /* ... re-scored by float ADC (4-bit PQ without vectors) */
   idx_hit *hits;
@@ -48,7 +49,8 @@ typedef struct srch {
 } srch;
 
 typedef struct scratch {
-  float *qv, *y, *w, *sc, *lut, *csc;
+  float *qv, *y, *w, *sc, *lut, *csc; /* qv, csc: the current query's rows of qv4, csc4 */
+  float *qv4, *csc4; /* a group of IVF_QGROUP queries (COSINE: normalised), their coarse scores */
   float *qt; /* 4-bit PQ euclid with list terms: the query part -2 q_i . C_ic (m x 16) */
   ivf_pq4_lut ql; /* 4-bit PQ: the u8 tables (per list for euclid, per query for dot) */
   uint16_t s16[IVF_PQ_BLOCK];
@@ -134,16 +136,26 @@ static void scan_pq4(const srch *s, scratch *w, uint32_t l, const uint8_t *codes
   for (size_t b = 0; b < nb; b++) {
     const uint8_t *blk = codes + b * g->pq_block_bytes;
     size_t nr = cnt - b * IVF_PQ_BLOCK < IVF_PQ_BLOCK ? cnt - b * IVF_PQ_BLOCK : IVF_PQ_BLOCK;
-    for (size_t p = 0; p < ng; p += IVF_PQ4_CHUNK) {
-      K->pq4_block(w->ql.q + p * 32, blk + p * 32, ng - p < IVF_PQ4_CHUNK ? ng - p : IVF_PQ4_CHUNK,
-                   w->s16);
+    uint32_t bound = pq4_bound(t, off, ia), mask;
+    if (ng <= IVF_PQ4_CHUNK) { /* the usual case: the kernel applies the bound */
+      mask = K->pq4_block(w->ql.q, blk, ng, (uint16_t)(bound < 65535 ? bound : 65535), w->s16);
       for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
-        acc[j] = (p ? acc[j] : 0) + w->s16[j];
+        acc[j] = w->s16[j];
+    } else {
+      for (size_t p = 0; p < ng; p += IVF_PQ4_CHUNK) {
+        size_t n = ng - p < IVF_PQ4_CHUNK ? ng - p : IVF_PQ4_CHUNK;
+        K->pq4_block(w->ql.q + p * 32, blk + p * 32, n, 65535, w->s16);
+        for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+          acc[j] = (p ? acc[j] : 0) + w->s16[j];
+      }
+      mask = 0;
+      for (size_t j = 0; j < IVF_PQ_BLOCK; j++)
+        mask |= (uint32_t)(acc[j] <= bound) << j;
     }
-    uint32_t bound = pq4_bound(t, off, ia);
-    for (size_t j = 0; j < nr; j++) {
-      if (acc[j] > bound) continue;
-      size_t i = b * IVF_PQ_BLOCK + j;
+    if (nr < IVF_PQ_BLOCK) mask &= ((uint32_t)1 << nr) - 1; /* padding rows of the last block */
+    for (; mask; mask &= mask - 1) {
+      size_t j = (size_t)__builtin_ctz(mask), i = b * IVF_PQ_BLOCK + j;
+      if (acc[j] > bound) continue; /* the bound tightened within this block */
       idx_topk_push(t, off - (float)acc[j] * ia, s->cand ? (int64_t)(pos0 + i) : rows[i]);
       bound = pq4_bound(t, off, ia);
     }
@@ -322,17 +334,7 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   const ivf_geom *g = &ix->g;
   size_t d = g->d, nlist = ix->h.nlist;
   bool euclid = ix->h.metric == CORPUS_EUCLID;
-  memcpy(w->qv, s->queries + qi * d, d * sizeof(float));
-  if (ix->h.metric == CORPUS_COSINE) idx_normalize(w->qv, d);
-  const float *q = w->qv;
-  /* coarse */
-  if (euclid) {
-    IK->l2sq_batch(q, ix->centroids, nlist, d, w->csc);
-    for (size_t l = 0; l < nlist; l++)
-      w->csc[l] = -w->csc[l];
-  } else {
-    IK->dot_batch(q, ix->centroids, nlist, d, w->csc);
-  }
+  const float *q = w->qv; /* and its coarse scores w->csc: coarse_group */
   idx_topk_reset(&w->probe);
   idx_topk_push_batch(&w->probe, w->csc, nlist, NULL, 0, NULL);
   size_t np = idx_topk_sorted(&w->probe, w->tmp);
@@ -380,6 +382,27 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   s->counts[qi] = n;
 }
 
+/* queries q0 .. q0+n-1 (n <= IVF_QGROUP) into w->qv4 (COSINE: normalised) and their coarse
+ * scores into w->csc4: q.c (cosine, dot) or -|q - c|^2 (euclid), larger = nearer */
+static void coarse_group(const srch *s, scratch *w, size_t q0, size_t n, const ivf_kern *K) {
+  const ivf_index *ix = s->ix;
+  size_t d = ix->g.d, D = ix->g.D > d ? ix->g.D : d, nlist = ix->h.nlist;
+  for (size_t j = 0; j < n; j++) {
+    memcpy(w->qv4 + j * D, s->queries + (q0 + j) * d, d * sizeof(float));
+    if (ix->h.metric == CORPUS_COSINE) idx_normalize(w->qv4 + j * D, d);
+  }
+  if (D == d) {
+    K->coarse(w->qv4, n, ix->centroids, nlist, d, ix->h.metric == CORPUS_EUCLID, w->csc4);
+  } else { /* RaBitQ pads its rows to D: score the queries one by one */
+    for (size_t j = 0; j < n; j++)
+      K->coarse(w->qv4 + j * D, 1, ix->centroids, nlist, d, ix->h.metric == CORPUS_EUCLID,
+                w->csc4 + j * nlist);
+  }
+  if (ix->h.metric == CORPUS_EUCLID)
+    for (size_t i = 0; i < n * nlist; i++)
+      w->csc4[i] = -w->csc4[i];
+}
+
 static void search_worker(void *arg, int t) {
   (void)t;
   srch *s = arg;
@@ -393,32 +416,38 @@ static void search_worker(void *arg, int t) {
   if (rk > ((size_t)1 << 24)) rk = (size_t)1 << 24;
   size_t ntmp = rk > s->nprobe ? rk : s->nprobe;
   scratch w = {0};
-  w.qv = vf_mallocarray(D, sizeof(float));
+  w.qv4 = vf_mallocarray(IVF_QGROUP * D, sizeof(float));
+  w.csc4 = vf_mallocarray(IVF_QGROUP * (size_t)ix->h.nlist, sizeof(float));
   w.y = vf_mallocarray(D, sizeof(float));
   w.w = vf_mallocarray(D, sizeof(float));
   w.sc = vf_mallocarray(s->maxlist + IVF_PQ_BLOCK, sizeof(float));
   w.lut = vf_mallocarray(lutn, sizeof(float));
-  w.csc = vf_mallocarray(ix->h.nlist, sizeof(float));
   bool pq4 = g->type == IVF_PQ && g->nbits == 4;
   w.ql.q = vf_malloc(pq4 ? (g->m + 1) / 2 * 32 : 1);
   w.qt = vf_mallocarray(pq4 ? g->m * 16 : 1, sizeof(float));
   w.tmp = vf_mallocarray(ntmp, sizeof(idx_hit));
-  bool ok = w.qv && w.y && w.w && w.sc && w.lut && w.csc && w.tmp && w.ql.q && w.qt &&
+  bool ok = w.qv4 && w.y && w.w && w.sc && w.lut && w.csc4 && w.tmp && w.ql.q && w.qt &&
             idx_topk_init(&w.top, s->k, ivf_tie_by_id, ix, NULL) == VF_OK &&
             idx_topk_init(&w.cand, rk, NULL, NULL, NULL) == VF_OK &&
             idx_topk_init(&w.probe, s->nprobe, NULL, NULL, NULL) == VF_OK;
   if (!ok) atomic_store(&s->failed, 1);
   while (ok && !atomic_load(&s->failed)) {
-    size_t qi = atomic_fetch_add(&s->next, 1);
-    if (qi >= s->nq) break;
-    search_one(s, &w, qi, K, IK);
+    size_t q0 = atomic_fetch_add(&s->next, 1) * s->group;
+    if (q0 >= s->nq) break;
+    size_t n = s->nq - q0 < s->group ? s->nq - q0 : s->group;
+    coarse_group(s, &w, q0, n, K);
+    for (size_t j = 0; j < n && !atomic_load(&s->failed); j++) {
+      w.qv = w.qv4 + j * D;
+      w.csc = w.csc4 + j * ix->h.nlist;
+      search_one(s, &w, q0 + j, K, IK);
+    }
   }
-  free(w.qv);
+  free(w.qv4);
+  free(w.csc4);
   free(w.y);
   free(w.w);
   free(w.sc);
   free(w.lut);
-  free(w.csc);
   free(w.ql.q);
   free(w.qt);
   free(w.tmp);
@@ -448,6 +477,8 @@ vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32
   atomic_init(&s.failed, 0);
   int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();
   if ((size_t)threads > nq) threads = (int)nq;
+  s.group = nq / (size_t)threads; /* groups of up to IVF_QGROUP while every thread gets one */
+  s.group = s.group < 1 ? 1 : s.group > IVF_QGROUP ? IVF_QGROUP : s.group;
   vf_status st = ivf_parallel(threads, search_worker, &s, err);
   if (st == VF_OK && atomic_load(&s.failed))
     st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for search scratch", ix->path);

@@ -45,7 +45,9 @@ static void sc_pq_block(const float *lut, const uint8_t *codes, size_t m, float 
   }
 }
 
-static void sc_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng, uint16_t *out) {
+static uint32_t sc_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng, uint16_t bound,
+                             uint16_t *out) {
+  uint32_t mask = 0;
   for (size_t j = 0; j < IVF_PQ_BLOCK; j++) {
     unsigned acc = 0;
     for (size_t p = 0; p < ng; p++) {
@@ -53,7 +55,9 @@ static void sc_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng, ui
       acc += lut[p * 32 + (c & 15u)] + lut[p * 32 + 16 + (c >> 4)];
     }
     out[j] = (uint16_t)acc;
+    mask |= (uint32_t)(acc <= bound) << j;
   }
+  return mask;
 }
 
 static void sc_pq4_lut(const float *x, const float *cbt, size_t m, size_t dsub, int l2,
@@ -116,6 +120,17 @@ static void sc_pq4_quant(const float *t, const float *add, size_t m, ivf_pq4_lut
   }
 }
 
+static void coarse_per_query(const idx_kernels *IK, const float *q, size_t nq, const float *rows,
+                             size_t n, size_t d, int l2, float *out) {
+  for (size_t j = 0; j < nq; j++)
+    (l2 ? IK->l2sq_batch : IK->dot_batch)(q + j * d, rows, n, d, out + j * n);
+}
+
+static void sc_coarse(const float *q, size_t nq, const float *rows, size_t n, size_t d, int l2,
+                      float *out) {
+  coarse_per_query(idx_kernels_for(IDX_SIMD_SCALAR), q, nq, rows, n, d, l2, out);
+}
+
 static float sc_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
   float acc = 0.0f;
   for (size_t j = 0; j < nb; j++)
@@ -137,9 +152,9 @@ static float sc_argmin(const float *cn, const float *ip, size_t n, uint32_t *idx
   return bv;
 }
 
-static const ivf_kern k_scalar = {"scalar",         sc_sq8_l2,    sc_u8_dot,
-                                  sc_pq_block,      sc_pq4_block, sc_pq4_lut,
-                                  sc_pq4_quant,     sc_bytes_lut, sc_argmin};
+static const ivf_kern k_scalar = {"scalar",     sc_sq8_l2,    sc_u8_dot,    sc_pq_block,
+                                  sc_pq4_block, sc_pq4_lut,   sc_pq4_quant, sc_coarse,
+                                  sc_bytes_lut, sc_argmin};
 
 /* The end of a SIMD argmin: reduce the per-lane bests (lv[l] at index li[l]; first index on ties,
  * as the scalar loop) and finish rows i..n-1 one by one, so every variant returns exactly
@@ -244,8 +259,8 @@ IVF_AVX2 static void av_pq_block(const float *lut, const uint8_t *codes, size_t 
  * summed in u16 lanes without unpacking: a0 adds each byte pair as one u16 (even row + 256 * odd
  * row, wrapping), a1 adds the odd rows alone (>> 8); at the end even = a0 - (a1 << 8), exact
  * modulo 2^16 and so exact, since no true sum reaches 2^16 (IVF_PQ4_CHUNK). */
-IVF_AVX2 static void av_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng,
-                                  uint16_t *out) {
+IVF_AVX2 static uint32_t av_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng,
+                                      uint16_t bound, uint16_t *out) {
   const __m256i mask = _mm256_set1_epi8(15);
   __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
   for (size_t p = 0; p < ng; p++) {
@@ -262,8 +277,16 @@ IVF_AVX2 static void av_pq4_block(const uint8_t *lut, const uint8_t *codes, size
   __m256i ev = _mm256_sub_epi16(a0, _mm256_slli_epi16(a1, 8));
   __m256i lo16 = _mm256_unpacklo_epi16(ev, a1); /* rows 0..7 | rows 16..23 */
   __m256i hi16 = _mm256_unpackhi_epi16(ev, a1); /* rows 8..15 | rows 24..31 */
-  _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo16, hi16, 0x20));
-  _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(lo16, hi16, 0x31));
+  __m256i r0 = _mm256_permute2x128_si256(lo16, hi16, 0x20); /* rows 0..15 */
+  __m256i r1 = _mm256_permute2x128_si256(lo16, hi16, 0x31); /* rows 16..31 */
+  _mm256_storeu_si256((__m256i *)(void *)out, r0);
+  _mm256_storeu_si256((__m256i *)(void *)(out + 16), r1);
+  /* x <= bound <=> max(x, bound) == bound; the 16-bit masks packed to bytes in row order */
+  const __m256i b = _mm256_set1_epi16((short)bound);
+  __m256i m0 = _mm256_cmpeq_epi16(_mm256_max_epu16(r0, b), b);
+  __m256i m1 = _mm256_cmpeq_epi16(_mm256_max_epu16(r1, b), b);
+  __m256i m = _mm256_permute4x64_epi64(_mm256_packs_epi16(m0, m1), 0xd8);
+  return (uint32_t)_mm256_movemask_epi8(m);
 }
 
 /* the 16 entries of a table in two registers, dsub terms accumulated in sc_pq4_lut's order with
@@ -357,6 +380,67 @@ IVF_AVX2 static void av_pq4_quant(const float *t, const float *add, size_t m, iv
   }
 }
 
+/* distance.c's hsum8: the same association, so the sums below equal its batch kernels' */
+IVF_AVX2 static inline float hsum8_idx(__m256 v) {
+  __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  __m128 sh = _mm_movehdup_ps(lo);
+  lo = _mm_add_ps(lo, sh);
+  sh = _mm_movehl_ps(sh, lo);
+  return _mm_cvtss_f32(_mm_add_ss(lo, sh));
+}
+
+/* Coarse scores of up to 4 queries, 2 rows at a time: each row is loaded once for the group
+ * (the centroids of a large index do not fit the caches: one query at a time streams them from
+ * memory for every query).  Per pair the operations of distance.c's av_l2sq_batch /
+ * av_dot_batch (one 8-lane accumulator, t = q - x, fma, hsum8); the rows past the last multiple
+ * of 4, which those kernels score with the single-pair kernel, and dimensions that are not a
+ * multiple of 8 go to the AVX2 distance kernels themselves. */
+IVF_AVX2 static void av_coarse(const float *q, size_t nq, const float *rows, size_t n, size_t d,
+                               int l2, float *out) {
+  const idx_kernels *A = idx_kernels_for(IDX_SIMD_AVX2);
+  if (d % 8 || nq > IVF_QGROUP) {
+    coarse_per_query(A, q, nq, rows, n, d, l2, out);
+    return;
+  }
+  /* missing queries repeat the first (computed, not stored) */
+  const float *q0 = q, *q1 = q + (nq > 1 ? d : 0), *q2 = q + (nq > 2 ? 2 * d : 0);
+  const float *q3 = q + (nq > 3 ? 3 * d : 0);
+  size_t n4 = n / 4 * 4;
+  for (size_t r = 0; r < n4; r += 2) {
+    const float *x0 = rows + r * d, *x1 = x0 + d;
+    __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00;
+    __m256 s30 = s00, s31 = s00;
+#define AV_PAIR(qp, sa, sb)                                                                        \
+  do {                                                                                             \
+    __m256 qv = _mm256_loadu_ps(qp + i);                                                           \
+    if (l2) {                                                                                      \
+      __m256 t0 = _mm256_sub_ps(qv, a), t1 = _mm256_sub_ps(qv, b);                                 \
+      sa = _mm256_fmadd_ps(t0, t0, sa);                                                            \
+      sb = _mm256_fmadd_ps(t1, t1, sb);                                                            \
+    } else {                                                                                       \
+      sa = _mm256_fmadd_ps(qv, a, sa);                                                             \
+      sb = _mm256_fmadd_ps(qv, b, sb);                                                             \
+    }                                                                                              \
+  } while (0)
+    for (size_t i = 0; i < d; i += 8) {
+      __m256 a = _mm256_loadu_ps(x0 + i), b = _mm256_loadu_ps(x1 + i);
+      AV_PAIR(q0, s00, s01);
+      AV_PAIR(q1, s10, s11);
+      AV_PAIR(q2, s20, s21);
+      AV_PAIR(q3, s30, s31);
+    }
+#undef AV_PAIR
+    __m256 sv[IVF_QGROUP][2] = {{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}};
+    for (size_t j = 0; j < nq; j++) {
+      out[j * n + r] = hsum8_idx(sv[j][0]);
+      out[j * n + r + 1] = hsum8_idx(sv[j][1]);
+    }
+  }
+  for (size_t r = n4; r < n; r++)
+    for (size_t j = 0; j < nq; j++)
+      out[j * n + r] = (l2 ? A->l2sq : A->dot)(q + j * d, rows + r * d, d);
+}
+
 IVF_AVX2 static float av_bytes_lut(const float *lut, const uint8_t *code, size_t nb) {
   /* 8 bytes per gather: lane k looks up lut[(j+k)*256 + code[j+k]] */
   const __m256i base = _mm256_setr_epi32(0, 256, 512, 768, 1024, 1280, 1536, 1792);
@@ -396,8 +480,8 @@ IVF_AVX2 static float av_argmin(const float *cn, const float *ip, size_t n, uint
 }
 
 static const ivf_kern k_avx2 = {"avx2",       av_sq8_l2,  av_u8_dot,    av_pq_block,
-                                av_pq4_block, av_pq4_lut, av_pq4_quant, av_bytes_lut,
-                                av_argmin};
+                                av_pq4_block, av_pq4_lut, av_pq4_quant, av_coarse,
+                                av_bytes_lut, av_argmin};
 
 /* ----------------------------------------------------------------- AVX-512 */
 
@@ -478,7 +562,10 @@ IVF_AVX512 static float x5_argmin(const float *cn, const float *ip, size_t n, ui
   return argmin_finish(lv, li, 16, cn, ip, i, n, idx);
 }
 
-/* PQ ADC and RaBitQ 1-bit are table gathers: 16-lane gathers measured no faster than the AVX2
+/* The coarse scores are the AVX2 group kernel's (four queries per pass over the centroids, the
+ * pass that is bound by memory): on an AVX-512 CPU they equal idx's AVX2 kernels, not its
+ * AVX-512 ones, at rounding level.
+ * PQ ADC and RaBitQ 1-bit are table gathers: 16-lane gathers measured no faster than the AVX2
  * 8-lane ones on an AVX-512 CPU (AMD EPYC, Zen 4: pq_block 0.97-1.0x for m = 8..96), and a
  * masked 16-lane tail made short RaBitQ codes slower (nb = 24: 0.7-0.85x), so the AVX-512 table
  * keeps the AVX2 gather kernels (a CPU with AVX-512 F/BW/DQ/VL here also has AVX2 + FMA).
@@ -486,8 +573,8 @@ IVF_AVX512 static float x5_argmin(const float *cn, const float *ip, size_t n, ui
  * instruction) was not written because no AVX-512 machine was at hand to test it against the
  * scalar reference. */
 static const ivf_kern k_avx512 = {"avx512",     x5_sq8_l2,  x5_u8_dot,    av_pq_block,
-                                  av_pq4_block, av_pq4_lut, av_pq4_quant, av_bytes_lut,
-                                  x5_argmin};
+                                  av_pq4_block, av_pq4_lut, av_pq4_quant, av_coarse,
+                                  av_bytes_lut, x5_argmin};
 #endif
 
 const ivf_kern *ivf_kern_scalar(void) { return &k_scalar; }

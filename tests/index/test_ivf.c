@@ -644,17 +644,23 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
     if (!K) continue;
     variants++;
     for (size_t t = 0; t < sizeof ngs / sizeof ngs[0]; t++) {
-      K->pq4_block(lut, codes, ngs[t], o1);
-      r->pq4_block(lut, codes, ngs[t], o2);
-      if (memcmp(o1, o2, sizeof o1) != 0)
-        vf_test_fail(__FILE__, __LINE__, "%s pq4_block differs at ng %zu", K->name, ngs[t]);
+      uint16_t bounds[] = {0, 1000, (uint16_t)(ngs[t] * 255), 65535};
+      for (size_t bi = 0; bi < 4; bi++) {
+        uint32_t k1 = K->pq4_block(lut, codes, ngs[t], bounds[bi], o1);
+        uint32_t k2 = r->pq4_block(lut, codes, ngs[t], bounds[bi], o2);
+        if (memcmp(o1, o2, sizeof o1) != 0 || k1 != k2)
+          vf_test_fail(__FILE__, __LINE__, "%s pq4_block differs at ng %zu", K->name, ngs[t]);
+        for (int j = 0; j < 32; j++)
+          CHECK_EQ_INT((k2 >> j) & 1, o2[j] <= bounds[bi]);
+      }
     }
     /* the largest sums a chunk can hold: no wrap-around in the u16 lanes */
     static uint8_t full[IVF_PQ4_CHUNK * 32];
     memset(full, 255, sizeof full);
-    K->pq4_block(full, codes, IVF_PQ4_CHUNK, o1);
+    CHECK_EQ_INT(K->pq4_block(full, codes, IVF_PQ4_CHUNK, 65279, o1), 0);
     for (int j = 0; j < 32; j++)
       CHECK_EQ_INT(o1[j], IVF_PQ4_CHUNK * 2 * 255);
+    CHECK_EQ_INT(K->pq4_block(full, codes, IVF_PQ4_CHUNK, 65280, o1), 0xffffffffu);
     /* quantisation: the same bytes, bias and scale as the reference (odd m, one table, many) */
     size_t qms[] = {1, 2, 9, 112, 301};
     for (size_t t = 0; t < sizeof qms / sizeof qms[0]; t++) {
@@ -713,7 +719,7 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
   }
   CHECK(variants >= 1);
   /* the scalar sum by hand: row 5 of a 3-group block */
-  r->pq4_block(lut, codes, 3, o2);
+  r->pq4_block(lut, codes, 3, 0, o2);
   unsigned want = 0;
   for (int p = 0; p < 3; p++)
     want += lut[p * 32 + (codes[p * 32 + 5] & 15)] + lut[p * 32 + 16 + (codes[p * 32 + 5] >> 4)];
