@@ -8,7 +8,8 @@
 # (its own OpenBLAS, AVX2 build) and Debian's python3-faiss (/usr/bin/python3).
 # Usage: bench/ivf/pq.sh ; env THREADS (default nproc), SIZE (1000000), DIM (128), NQ (1000),
 #        DATASETS ("fashion synth"), NLISTS_FASHION ("256"), WORK (keeps the data), PYS
-#        (the Pythons to run, default "$VF_PY /usr/bin/python3"), NPROBES, RERANKS, REPS.
+#        (the Pythons to run, default "$VF_PY /usr/bin/python3"), NPROBES, RERANKS, REPS,
+#        MIN_SECONDS, TIMER (wall, or cpu on a shared machine) — see pq_sweep.py.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -13,7 +13,10 @@ not in the index), L2, k = 10:
   faiss  +refine   IndexRefineFlat over either, k_factor R (the best R*k re-scored exactly)
 
 Every configuration of a sweep over nprobe and R is timed on the whole query batch (one warm-up
-call, then the best of REPS calls) and scored by recall@10 against vforge's exact brute force.
+call, then the best of REPS timings, each over as many calls as fill MIN_SECONDS) and scored by
+recall@10 against vforge's exact brute force.  TIMER=cpu times with the process CPU clock
+instead of the wall clock: for a machine shared with other work, where wall time measures the
+neighbours (queries/s then means per CPU-second of all the threads).
 The report: every point, each system's frontier (the most queries/s at or above a recall), and
 the pairs at matching recall — for each point of FAISS's frontier, vforge's fastest
 configuration with at least that recall, and the ratio.
@@ -21,7 +24,8 @@ configuration with at least that recall, and the ratio.
 usage: pq_sweep.py NAME BASE QUERIES NQ NLIST M THREADS WORKDIR
   BASE, QUERIES  .npy (N x D float32) or IDX .gz files joined with ','; the first NQ rows of
                  QUERIES are the queries
-env: NPROBES ("1 2 4 8 16 32 64"), RERANKS ("1 2 4 8 16"), REPS (3), K (10)
+env: NPROBES ("1 2 4 8 16 32 64"), RERANKS ("1 2 4 8 16"), REPS (3), MIN_SECONDS (0.2),
+     K (10), TIMER (wall | cpu)
 """
 import ctypes
 import json
@@ -70,12 +74,21 @@ def recall_at(I, T, k):
 
 
 def timed(fn, reps):
-    fn()  # warm-up: page faults of the mapped file, caches
+    """seconds of one call of fn (the best of `reps` timings, each averaged over enough calls to
+    last MIN_SECONDS) and its result"""
+    clock = time.process_time if os.environ.get("TIMER", "wall") == "cpu" else time.perf_counter
+    least = float(os.environ.get("MIN_SECONDS", "0.2"))
+    r = fn()  # warm-up: page faults of the mapped file, caches
     best = None
     for _ in range(reps):
-        t0 = time.perf_counter()
-        r = fn()
-        t = time.perf_counter() - t0
+        calls, t0 = 0, clock()
+        while True:
+            fn()
+            calls += 1
+            t = clock() - t0
+            if t >= least:
+                break
+        t /= calls
         best = t if best is None or t < best else best
     return best, r
 
@@ -180,9 +193,9 @@ def main():
     print()
     print("%s: %d x %d, %d held-out queries, k %d, L2, nlist %d, pq8 M %d, pq4 M %d, %d threads"
           % (name, n, d, nq, k, nlist, M, 2 * M, threads))
-    print("cpu: %s (%d logical cores); faiss %s [%s]; vforge %s"
+    print("cpu: %s (%d logical cores); faiss %s [%s]; vforge %s; timer %s"
           % (cpu_model(), os.cpu_count() or 0, faiss.__version__, faiss.get_compile_options().strip(),
-             getattr(vforge, "__version__", "?")))
+             getattr(vforge, "__version__", "?"), os.environ.get("TIMER", "wall")))
     for lib, core in blas_cores().items():
         print("openblas: %s core %s" % (lib, core))
     print("build seconds: " + ", ".join("%s %.1f" % kv for kv in builds.items()))

@@ -57,7 +57,7 @@ static size_t pass(const ivf_kern *K, int j, const data *D) {
     break;
   }
   case 6: { /* one list's tables: float l2 tables of a residual, then u8 */
-    ivf_pq4_lut ql = {.q = D->lut8};
+    ivf_pq4_lut ql = {.q = D->lut8, .lo = D->out};
     size_t m4 = D->d / 4;
     for (size_t r = 0; r < 64; r++) {
       K->pq4_lut(D->a, D->cbt, m4, 4, 1, D->lut);
@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
     D.lut = malloc(lutn * sizeof(float));
     D.cn = malloc(NCENT * sizeof(float));
     D.ip = malloc((NCENT + 8) * sizeof(float));
-    D.out = malloc(32 * sizeof(float));
+    D.out = malloc((D.d / 4 > 32 ? D.d / 4 : 32) * sizeof(float)); /* also pq4 minima */
     D.codes = malloc((size_t)NROWS * D.d);
     D.lut8 = malloc(D.d / 8 * 32);
     D.out16 = malloc(32 * sizeof(uint16_t));

@@ -154,6 +154,7 @@ typedef struct ivf_pq4_lut {
   uint8_t *q;   /* ceil(m/2) groups x 32 bytes: the tables of sub-quantizers 2p and 2p+1 */
   float bias;   /* sum of the per-table minima */
   float inv_a;  /* 1 / a (0 when every table is constant) */
+  float *lo;    /* scratch of m floats (the per-table minima), provided with q */
 } ivf_pq4_lut;
 /* 4-bit PQ, euclid: the list part of the tables, pre[l][i][c] = |C_ic|^2 + 2 c_l,i . C_ic, is
  * computed at open when nlist x m x 16 floats fit this many bytes; a list's tables are then

@@ -424,9 +424,10 @@ static void search_worker(void *arg, int t) {
   w.lut = vf_mallocarray(lutn, sizeof(float));
   bool pq4 = g->type == IVF_PQ && g->nbits == 4;
   w.ql.q = vf_malloc(pq4 ? (g->m + 1) / 2 * 32 : 1);
+  w.ql.lo = vf_mallocarray(pq4 ? g->m : 1, sizeof(float));
   w.qt = vf_mallocarray(pq4 ? g->m * 16 : 1, sizeof(float));
   w.tmp = vf_mallocarray(ntmp, sizeof(idx_hit));
-  bool ok = w.qv4 && w.y && w.w && w.sc && w.lut && w.csc4 && w.tmp && w.ql.q && w.qt &&
+  bool ok = w.qv4 && w.y && w.w && w.sc && w.lut && w.csc4 && w.tmp && w.ql.q && w.ql.lo && w.qt &&
             idx_topk_init(&w.top, s->k, ivf_tie_by_id, ix, NULL) == VF_OK &&
             idx_topk_init(&w.cand, rk, NULL, NULL, NULL) == VF_OK &&
             idx_topk_init(&w.probe, s->nprobe, NULL, NULL, NULL) == VF_OK;
@@ -449,6 +450,7 @@ static void search_worker(void *arg, int t) {
   free(w.sc);
   free(w.lut);
   free(w.ql.q);
+  free(w.ql.lo);
   free(w.qt);
   free(w.tmp);
   idx_topk_free(&w.top);

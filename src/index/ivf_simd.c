@@ -262,18 +262,28 @@ IVF_AVX2 static void av_pq_block(const float *lut, const uint8_t *codes, size_t 
 IVF_AVX2 static uint32_t av_pq4_block(const uint8_t *lut, const uint8_t *codes, size_t ng,
                                       uint16_t bound, uint16_t *out) {
   const __m256i mask = _mm256_set1_epi8(15);
-  __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-  for (size_t p = 0; p < ng; p++) {
-    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(codes + p * 32));
-    __m256i lo = _mm256_and_si256(c, mask);
-    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(c, 4), mask);
-    const __m128i *t = (const __m128i *)(const void *)(lut + p * 32);
-    __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(t));
-    __m256i t1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(t + 1));
-    __m256i r0 = _mm256_shuffle_epi8(t0, lo), r1 = _mm256_shuffle_epi8(t1, hi);
-    a0 = _mm256_add_epi16(a0, _mm256_add_epi16(r0, r1));
-    a1 = _mm256_add_epi16(a1, _mm256_add_epi16(_mm256_srli_epi16(r0, 8), _mm256_srli_epi16(r1, 8)));
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, b0 = a0, b1 = a0; /* two groups per pass */
+#define PQ4_GROUP(p, x0, x1)                                                                       \
+  do {                                                                                             \
+    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(codes + (p) * 32));            \
+    __m256i lo = _mm256_and_si256(c, mask);                                                        \
+    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(c, 4), mask);                                  \
+    const __m128i *t = (const __m128i *)(const void *)(lut + (p) * 32);                            \
+    __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(t));                                  \
+    __m256i t1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(t + 1));                              \
+    __m256i r0 = _mm256_shuffle_epi8(t0, lo), r1 = _mm256_shuffle_epi8(t1, hi);                    \
+    x0 = _mm256_add_epi16(x0, _mm256_add_epi16(r0, r1));                                           \
+    x1 = _mm256_add_epi16(x1, _mm256_add_epi16(_mm256_srli_epi16(r0, 8), _mm256_srli_epi16(r1, 8))); \
+  } while (0)
+  size_t p = 0;
+  for (; p + 2 <= ng; p += 2) {
+    PQ4_GROUP(p, a0, a1);
+    PQ4_GROUP(p + 1, b0, b1);
   }
+  if (p < ng) PQ4_GROUP(p, a0, a1);
+#undef PQ4_GROUP
+  a0 = _mm256_add_epi16(a0, b0);
+  a1 = _mm256_add_epi16(a1, b1);
   __m256i ev = _mm256_sub_epi16(a0, _mm256_slli_epi16(a1, 8));
   __m256i lo16 = _mm256_unpacklo_epi16(ev, a1); /* rows 0..7 | rows 16..23 */
   __m256i hi16 = _mm256_unpackhi_epi16(ev, a1); /* rows 8..15 | rows 24..31 */
@@ -342,12 +352,12 @@ IVF_AVX2 static inline void pq4_t16(const float *t, const float *add, size_t i, 
 }
 
 /* the 16 entries (v - lo) * a + 0.5 of table i, clamped to 255 (NaN: 255), truncated */
-IVF_AVX2 static inline void pq4_q16(const float *t, const float *add, size_t i, __m256 a,
-                                    __m256i *q0, __m256i *q1) {
+IVF_AVX2 static inline void pq4_q16(const float *t, const float *add, size_t i, float lo,
+                                    __m256 a, __m256i *q0, __m256i *q1) {
   const __m256 half = _mm256_set1_ps(0.5f), top = _mm256_set1_ps(255.0f);
   __m256 v0, v1;
   pq4_t16(t, add, i, &v0, &v1);
-  __m256 l = _mm256_set1_ps(hmin8(_mm256_min_ps(v0, v1)));
+  __m256 l = _mm256_set1_ps(lo);
   v0 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v0, l), a), half);
   v1 = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v1, l), a), half);
   *q0 = _mm256_cvttps_epi32(_mm256_min_ps(v0, top)); /* min_ps(NaN, 255) = 255, as the scalar */
@@ -358,10 +368,36 @@ IVF_AVX2 static inline void pq4_q16(const float *t, const float *add, size_t i, 
  * bias summed table by table, then each group of two tables packed to 32 bytes */
 IVF_AVX2 static void av_pq4_quant(const float *t, const float *add, size_t m, ivf_pq4_lut *out) {
   float span = 0.0f, bias = 0.0f;
-  for (size_t i = 0; i < m; i++) {
+  size_t i = 0;
+  for (; i + 2 <= m; i += 2) { /* two tables share the horizontal reductions */
+    __m256 a0, a1, b0, b1;
+    pq4_t16(t, add, i, &a0, &a1);
+    pq4_t16(t, add, i + 1, &b0, &b1);
+    __m256 mn = _mm256_min_ps(a0, a1), nb = _mm256_min_ps(b0, b1);
+    __m256 mx = _mm256_max_ps(a0, a1), xb = _mm256_max_ps(b0, b1);
+    /* lane 0: table i, lane 1: table i + 1 */
+    __m256 lo = _mm256_min_ps(_mm256_permute2f128_ps(mn, nb, 0x20),
+                              _mm256_permute2f128_ps(mn, nb, 0x31));
+    __m256 hi = _mm256_max_ps(_mm256_permute2f128_ps(mx, xb, 0x20),
+                              _mm256_permute2f128_ps(mx, xb, 0x31));
+    lo = _mm256_min_ps(lo, _mm256_shuffle_ps(lo, lo, 0x4e));
+    lo = _mm256_min_ps(lo, _mm256_shuffle_ps(lo, lo, 0xb1));
+    hi = _mm256_max_ps(hi, _mm256_shuffle_ps(hi, hi, 0x4e));
+    hi = _mm256_max_ps(hi, _mm256_shuffle_ps(hi, hi, 0xb1));
+    float l0 = _mm256_cvtss_f32(lo), l1 = _mm_cvtss_f32(_mm256_extractf128_ps(lo, 1));
+    float h0 = _mm256_cvtss_f32(hi), h1 = _mm_cvtss_f32(_mm256_extractf128_ps(hi, 1));
+    out->lo[i] = l0;
+    out->lo[i + 1] = l1;
+    bias += l0;
+    bias += l1;
+    if (h0 - l0 > span) span = h0 - l0;
+    if (h1 - l1 > span) span = h1 - l1;
+  }
+  if (i < m) {
     __m256 v0, v1;
     pq4_t16(t, add, i, &v0, &v1);
     float lo = hmin8(_mm256_min_ps(v0, v1)), hi = hmax8(_mm256_max_ps(v0, v1));
+    out->lo[i] = lo;
     bias += lo;
     if (hi - lo > span) span = hi - lo;
   }
@@ -372,11 +408,12 @@ IVF_AVX2 static void av_pq4_quant(const float *t, const float *add, size_t m, iv
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (size_t p = 0; p < (m + 1) / 2; p++) {
     __m256i a0, a1, b0 = _mm256_setzero_si256(), b1 = _mm256_setzero_si256();
-    pq4_q16(t, add, 2 * p, av, &a0, &a1);
-    if (2 * p + 1 < m) pq4_q16(t, add, 2 * p + 1, av, &b0, &b1);
+    pq4_q16(t, add, 2 * p, out->lo[2 * p], av, &a0, &a1);
+    if (2 * p + 1 < m) pq4_q16(t, add, 2 * p + 1, out->lo[2 * p + 1], av, &b0, &b1);
     /* bytes a0-3 a8-11 b0-3 b8-11 | a4-7 a12-15 b4-7 b12-15, then dwords into order */
     __m256i x = _mm256_packus_epi16(_mm256_packus_epi32(a0, a1), _mm256_packus_epi32(b0, b1));
-    _mm256_storeu_si256((__m256i *)(void *)(out->q + p * 32), _mm256_permutevar8x32_epi32(x, order));
+    _mm256_storeu_si256((__m256i *)(void *)(out->q + p * 32),
+                        _mm256_permutevar8x32_epi32(x, order));
   }
 }
 

@@ -669,7 +669,8 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
       uint8_t *q1 = malloc(ng * 32), *q2 = malloc(ng * 32);
       for (size_t i = 0; i < m * 16; i++)
         tab[i] = grand() * (float)(1 + i % 7) + (float)(i / 16);
-      ivf_pq4_lut A = {.q = q1}, B = {.q = q2};
+      float *lo = malloc(m * sizeof *lo);
+      ivf_pq4_lut A = {.q = q1, .lo = lo}, B = {.q = q2, .lo = lo};
       for (int ad = 0; ad < 2; ad++) { /* alone, and with a second table added */
         const float *add = ad ? tab + 16 * (m / 2) : NULL;
         K->pq4_quant(tab, add, m - (ad ? m / 2 : 0), &A);
@@ -679,6 +680,7 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
           vf_test_fail(__FILE__, __LINE__, "%s pq4_quant differs at m %zu (add %d)", K->name, m, ad);
       }
       free(tab);
+      free(lo);
       free(q1);
       free(q2);
     }
@@ -737,7 +739,8 @@ VF_TEST(ivf_pq4_kernels_match_scalar) {
   for (size_t i = 0; i < 9 * 16; i++)
     t[i] = (float)(i / 16) * 3.0f + grand() * (float)(1 + i / 16);
   uint8_t qb[5 * 32];
-  ivf_pq4_lut ql = {.q = qb};
+  float lo9[9];
+  ivf_pq4_lut ql = {.q = qb, .lo = lo9};
   r->pq4_quant(t, NULL, 9, &ql);
   CHECK(ql.inv_a > 0);
   double bias = 0;
