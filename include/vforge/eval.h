@@ -73,6 +73,11 @@ typedef struct eval_bf_opts {
                                    files are read through corpus_records_open() with this spec
                                    (`column` then names the queries file's column only) and hit
                                    ids come from spec->id (integer ids as decimal text) */
+  const char *filter;           /* a filter (vforge/filter.h JSON) for every query, or NULL; a
+                                   queries file with a __filter__ column filters per query.
+                                   Rows that do not match are never hits (a query may get fewer
+                                   than k); outputs are named ..._f<h>_k<K> (<h>: 8 hex digits of
+                                   md5 of the filter, or of the queries' template) */
 } eval_bf_opts;
 
 typedef struct eval_bf_result {
@@ -81,6 +86,8 @@ typedef struct eval_bf_result {
   uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
   uint64_t files;
   uint64_t rescored;            /* candidates re-scored by the exact kernel */
+  uint64_t queries_filtered;    /* queries with a filter */
+  uint64_t queries_short;       /* queries with fewer than k hits (filters, small corpora) */
   double seconds;
   char *path;                   /* the file written (caller frees) */
 } eval_bf_result;

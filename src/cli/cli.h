@@ -94,6 +94,7 @@ typedef struct cli_corpus {
   bool has_distance;       /* records: the vector's configured distance (the default metric) */
   corpus_distance distance;
   vf_config cfg;           /* a config (or the one made for a vector file); zeroed otherwise */
+  corpus_payload_source *payload; /* records: the config's payload_fields (spec.payload) */
 } cli_corpus;
 /*! cli_corpus_open() : a YAML config (*.yaml, *.yml: its datasource's files via
  *  vf_config_files(), the `vectors:` entry `column` names (NULL: the only one) and its
@@ -108,5 +109,10 @@ void cli_corpus_close(cli_corpus *c);
 
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);
+
+/*! cli_text_arg() : an option value that is text or @FILE (read whole, at most `max` bytes):
+ *  *out is a copy of the text (caller frees).  `opt` names the option in messages.
+ *  @return : VF_EUSAGE naming the file when it cannot be read or is too large. */
+vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **out, vf_error *err);
 
 #endif

@@ -129,7 +129,18 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
                                                   : VF_CONFIG_DEFAULT_ID_EXPRESSION;
     out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
     out->records = true;
-    st = vf_config_files(cfg, &out->files, err);
+    /* the payload keys (filters read them; the eval scans drop them otherwise) */
+    size_t np = cfg->datasource.npayload_fields;
+    if (np && np < 100000 && (out->payload = vf_calloc(np, sizeof *out->payload))) {
+      for (size_t i = 0; i < np; i++)
+        out->payload[i] = (corpus_payload_source){cfg->datasource.payload_fields[i].key,
+                                                  cfg->datasource.payload_fields[i].column};
+      out->spec.payload = out->payload;
+      out->spec.npayload = (int)np;
+    } else if (np) {
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    if (st == VF_OK) st = vf_config_files(cfg, &out->files, err);
   }
   if (st == VF_OK && out->files.n == 0)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri);
@@ -141,6 +152,7 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
 void cli_corpus_close(cli_corpus *c) {
   corpus_files_free(&c->files);
   corpus_idexpr_free(c->id);
+  free(c->payload);
   vf_config_free(&c->cfg);
   memset(c, 0, sizeof *c);
 }
