@@ -40,6 +40,10 @@ typedef struct eval_queries_opts {
                                    spec->id (NULL = vf_point_id(filename, file_row_number)) gives
                                    the query ids (an integer id as decimal text); an id expression
                                    that reads columns is VF_EUNSUPPORTED, and so are `columns`. */
+  const char *filter_template;  /* NULL, or a filter template: a __filter__ column gets one filter
+                                   per query, "$key" replaced by the query row's own payload value,
+                                   "$~key" by a value drawn from the corpus; the file is then
+                                   <prefix>/eval/queries_<N>_f<h>.parquet, <h> from the template */
 } eval_queries_opts;
 
 typedef struct eval_queries_result {

@@ -81,6 +81,12 @@ void flt_hash8(const char *text, size_t len, char out[9]);
  *  epoch, UTC.  @return : false when it is not one. */
 bool flt_datetime_parse(const char *s, size_t len, int64_t *us);
 
+/*! flt_json_member() : append to `out` the compact JSON of member `key` of the JSON object
+ *  text[0..len) (an empty text is {}); *found false (out unchanged) when it has none.
+ *  @return : VF_ECORRUPT when the text is not a JSON object. */
+vf_status flt_json_member(const char *text, size_t len, const char *key, vf_buf *out,
+                          bool *found, vf_error *err);
+
 /* ------------------------------------------------------------ payloads */
 
 /* Parsed payloads of many points ("rows"): each row's JSON object is parsed once into a compact

@@ -16,6 +16,9 @@ static const cli_opt GQ_OPTS[] = {
                       "for a CONFIG, the `vectors:` entry"},
     {"output", "FILE", "output file (default <prefix>/eval/queries_<N>.parquet)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"filter-template", "T|@FILE", "a Qdrant filter per query in a __filter__ column: the string "
+                                   "\"$key\" becomes the query row's own payload value, \"$~key\" a value "
+                                   "drawn from the corpus; output queries_<N>_f<h>.parquet"},
     {NULL, NULL, NULL}};
 
 #define CORPUS_ARG_HELP                                                                            \
@@ -27,7 +30,7 @@ static const cli_opt GQ_OPTS[] = {
   "vector file's directory."
 
 const cli_cmd CLI_GENERATE_QUERIES = {
-    "generate-queries", "URI|CONFIG|VECFILE -n N [--seed S] [--columns a,b] [--column VEC] [--output FILE]",
+    "generate-queries", "URI|CONFIG|VECFILE -n N [--seed S] [--columns a,b] [--column VEC] [--filter-template T] [--output FILE]",
     "Sample N rows uniformly over the whole corpus (seeded, deterministic) and write them as a\n"
     "queries file: query_id (the row's point id), __source_file__, __source_row__, the vector\n"
     "column and the chosen payload columns (--columns: parquet URIs only).\n"
@@ -108,6 +111,11 @@ int cmd_generate_queries(int argc, char **argv) {
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
+  char *tmpl = NULL;
+  if (st == VF_OK && cli_get(c, &a, "filter-template")) {
+    st = cli_text_arg("filter-template", cli_get(c, &a, "filter-template"), FLT_MAX_TEXT, &tmpl, &err);
+    o.filter_template = tmpl;
+  }
   if (st == VF_OK) {
     o.column = cli_get(c, &a, "column");
     o.output = cli_get(c, &a, "output");
@@ -119,6 +127,7 @@ int cmd_generate_queries(int argc, char **argv) {
     fprintf(stderr, "generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups read) -> %s\n",
             r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.path);
   free(r.path);
+  free(tmpl);
   cli_corpus_close(&cc);
   cli_list_free(&cols);
   return st == VF_OK ? 0 : cli_fail(st, &err);

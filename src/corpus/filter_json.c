@@ -364,3 +364,20 @@ vf_status fj_write(const fj_tape *t, uint32_t i, vf_buf *out, vf_error *err) {
   if (st == VF_OK) st = vf_json_raw(out, obj ? "}" : "]", err);
   return st;
 }
+
+/* flt_json_member(): see filter.h. */
+vf_status flt_json_member(const char *text, size_t len, const char *key, vf_buf *out,
+                          bool *found, vf_error *err) {
+  *found = false;
+  fj_tape t;
+  fj_init(&t);
+  uint32_t root;
+  vf_status st = fj_parse(&t, text, len, true, "payload", &root, err);
+  uint32_t v = st == VF_OK ? fj_get(&t, root, key, strlen(key)) : 0;
+  if (v) {
+    *found = true;
+    st = fj_write(&t, v, out, err);
+  }
+  fj_free(&t);
+  return st;
+}

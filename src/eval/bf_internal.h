@@ -126,6 +126,16 @@ void ev_filters_free(ev_filters *x);
  *  when `spec` is NULL or has no payload list.  Caller frees *out (the strings are borrowed). */
 vf_status ev_filters_payload(const ev_filters *x, const corpus_record_spec *spec,
                              corpus_payload_source **out, int *n, vf_error *err);
+/*! ev_template_filters() : generate-queries --filter-template (queries_filter.c): the filter
+ *  text of each of the n queries at sorted global rows qrows, from template `tmpl` ("$key": the
+ *  row's own value, "$~key": a seeded draw from the corpus); `bases` the files' global row
+ *  bases (files->n + 1), `records` the config's spec or NULL.  Caller frees (*out)[i] and *out.
+ *  @return : VF_EUSAGE naming the query row for a missing own value, a key without values, or a
+ *            filter that does not compile. */
+vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
+                              const corpus_record_spec *records, const char *tmpl,
+                              const uint64_t *qrows, uint64_t n, uint64_t seed, char ***out,
+                              vf_error *err);
 /*! ev_filter_id() : the corpus_id of an id text made by ev_id_text(). */
 void ev_filter_id(const char *text, corpus_id *id);
 
