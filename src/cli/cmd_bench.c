@@ -29,6 +29,7 @@ static const cli_opt BENCH_OPTS[] = {
     {"store", "TYPE", "without CONFIG: the store type (local)"},
     {"path", "DIR", "with --store local: the store's root directory (default ./vforge-data)"},
     {"collection", "NAME", "with --store: the collection to search"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (the one its ground truth was computed with); a queries file's __filter__ column filters per query instead"},
     {"json", NULL, "print one JSON object {k, queries, recall, recall_min, recall_max, qps, latency_ms: {p50, p95, p99, max}, errors} on stdout"},
     {NULL, NULL, NULL}};
 
@@ -43,7 +44,10 @@ const cli_cmd CLI_BENCH = {
     "a returned score equal to the truth's k-th within 1e-6 relative).  The store is the\n"
     "CONFIG's vectorstore (a load config: local or qdrant) or --store local --path DIR\n"
     "--collection NAME.  Qdrant support is tested against a stand-in that checks every\n"
-    "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).",
+    "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).\n"
+    "Filtered queries (a __filter__ column, or --filter) are searched with their filter; recall\n"
+    "is over min(k, the query's true hits), and queries without any true hit are counted and\n"
+    "left out of the means.",
     BENCH_OPTS, 0, 1};
 
 static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, int hi, int *out,
@@ -110,6 +114,9 @@ static void summary(const bench_report *r, const char *vector) {
   if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
   fputc('\n', stderr);
   if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  if (r->filtered)
+    fprintf(stderr, "  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
+            r->filtered, r->no_truth);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -192,7 +199,11 @@ int cmd_bench(int argc, char **argv) {
     o.store.collection_name = cli_get(&CLI_BENCH, &a, "collection");
     qcol = column;
   }
+  char *filter = NULL;
   if (st == VF_OK) st = bench_read_queries(qpath, qcol, &q, &err);
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err);
+  if (st == VF_OK) st = bench_queries_filter(&q, filter, qpath, &err);
   if (st == VF_OK) st = bench_read_truth(gpath, &t, &err);
   if (st == VF_OK && o.k > t.k)
     st = vf_error_set(&err, VF_EUSAGE,
@@ -239,6 +250,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   bench_spec_free(spec, nspec);
+  free(filter);
   free(rows);
   bench_truth_free(&t);
   bench_queries_free(&q);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/bf_internal.h"
 #include "vforge/bench.h"
 #include "vforge/corpus.h"
 #include "vforge/format.h"
@@ -198,7 +199,28 @@ void bench_queries_free(bench_queries *q) {
   free(q->ids);
   free(q->vectors);
   free(q->column);
+  for (size_t i = 0; q->filter_texts && i < q->n; i++) free(q->filter_texts[i]);
+  free(q->filter_texts);
+  if (q->filter_state) ev_filters_free(q->filter_state);
+  free(q->filter_state);
   memset(q, 0, sizeof *q);
+}
+
+/* bench_queries_filter(): see bench.h. */
+vf_status bench_queries_filter(bench_queries *q, const char *filter, const char *path,
+                               vf_error *err) {
+  ev_filters *x = vf_calloc(1, sizeof *x);
+  if (!x) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = ev_filters_init(x, q->n, q->filter_texts, q->filter_hash, filter, path, err);
+  if (st != VF_OK) {
+    free(x);
+    return st;
+  }
+  if (q->filter_state) ev_filters_free(q->filter_state);
+  free(q->filter_state);
+  q->filter_state = x;
+  q->filters = x->any ? x->per_query : NULL;
+  return VF_OK;
 }
 
 /* ------------------------------------------- vector files as queries / truth (issue 8) */
@@ -416,6 +438,7 @@ vf_status bench_read_queries(const char *path, const char *column, bench_queries
   }
   if (st == VF_OK && out->n == 0)
     st = vf_error_set(err, VF_ECORRUPT, "%s: no queries", pqt_name(f));
+  if (st == VF_OK) st = ev_filter_column_read(f, out->n, &out->filter_texts, out->filter_hash, err);
   pqt_leaf_data_free(&ld[0]);
   pqt_leaf_data_free(&ld[1]);
   pqt_dense_free(&dn);
@@ -594,6 +617,12 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
     first += rows;
   }
   if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no rows", pqt_name(f));
+  /* the file's K (brute-force records it): filtered ground truth may hold fewer hits per row */
+  for (int i = 0; st == VF_OK && i < m->nkv; i++) {
+    if (!m->kv[i].key || strcmp(m->kv[i].key, "vforge.bf.k") != 0 || !m->kv[i].value) continue;
+    unsigned long long fk = strtoull(m->kv[i].value, NULL, 10);
+    if (fk > out->k && fk <= BENCH_MAX_K) st = widen(out, &cap_rows, out->n, (size_t)fk, err);
+  }
   for (int i = 0; i < 3; i++) pqt_leaf_data_free(&ld[i]);
   free(s_ids);
   free(s_sc);
