@@ -136,6 +136,28 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
                               const corpus_record_spec *records, const char *tmpl,
                               const uint64_t *qrows, uint64_t n, uint64_t seed, char ***out,
                               vf_error *err);
+/* Filtered `index search` (ivf_filter.c): the payload of the corpus an index was built from,
+ * by index row. */
+struct ivf_index;
+typedef struct ev_ivf_filter {
+  const ev_filters *flt;
+  flt_docs *docs;      /* every corpus row's payload (the filters' keys) */
+  char *ids;           /* docs row i's id text at ids + 37 i */
+  int64_t *pos;        /* index row -> docs row (-1: its id is not in the corpus) */
+  uint64_t rows;       /* index rows */
+  uint64_t unmatched;  /* index rows whose id is not in the corpus */
+  uint8_t *mask;       /* scratch: one byte per docs row */
+} ev_ivf_filter;
+/*! ev_ivf_filter_open() : read `files` (records: a config's spec; NULL: a parquet corpus) for
+ *  the payload keys of `flt` and map index `ix`'s rows to them by point id.
+ *  @return : reader errors; VF_EUSAGE for a filter key the config's payload_fields lack. */
+vf_status ev_ivf_filter_open(ev_ivf_filter *x, const struct ivf_index *ix, const corpus_files *files,
+                             const corpus_record_spec *records, const ev_filters *flt, vf_error *err);
+/*! ev_ivf_filter_allow() : allow[r] (one byte per index row) for query q's filter.
+ *  @return : false (allow untouched) when query q is unfiltered. */
+bool ev_ivf_filter_allow(ev_ivf_filter *x, size_t q, uint8_t *allow);
+void ev_ivf_filter_close(ev_ivf_filter *x);
+
 /*! ev_filter_id() : the corpus_id of an id text made by ev_id_text(). */
 void ev_filter_id(const char *text, corpus_id *id);
 
