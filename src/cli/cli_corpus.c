@@ -78,14 +78,49 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
   return st;
 }
 
+/* a one-part dataset config over an ann-filtering-benchmark bundle in `dir`: vectors.npy and,
+ * when present, payloads.jsonl (point i = row i = line i, ids = row numbers as closest_ids are) */
+static vf_status bundle_config(const char *uri, const char *dir, vf_config *cfg, vf_error *err) {
+  vf_buf y, pl;
+  vf_buf_init(&y, 512);
+  vf_buf_init(&pl, 0);
+  vf_status st = vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir);
+  if (st == VF_OK) st = vf_buf_append(&pl, "", 1, err);
+  FILE *fp = st == VF_OK ? fopen((const char *)pl.data, "rb") : NULL;
+  if (fp) fclose(fp);
+  if (st == VF_OK)
+    st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: cosine}\n"
+                       "datasource:\n  type: dataset\n  id_expression: row\n  vectors: {format: npy, path: ");
+  size_t vl = strlen(dir) + 16;
+  char *vp = st == VF_OK ? vf_malloc(vl) : NULL;
+  if (vp) snprintf(vp, vl, "%s/vectors.npy", dir);
+  if (st == VF_OK) st = vp ? yaml_quoted(&y, vp, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
+  if (st == VF_OK && fp) {
+    st = vf_buf_printf(&y, err, "  payload: {format: jsonl, path: ");
+    if (st == VF_OK) st = yaml_quoted(&y, (const char *)pl.data, err);
+    if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
+  }
+  if (st == VF_OK) st = vf_config_parse((const char *)y.data, y.len, uri, cfg, err);
+  free(vp);
+  vf_buf_free(&y);
+  vf_buf_free(&pl);
+  return st;
+}
+
 /* cli_corpus_open(): see cli.h. */
 vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
                           cli_corpus *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   const char *fmt = vecfile_format(uri);
   bool yaml = !is_remote(uri) && (ends_with(uri, ".yaml") || ends_with(uri, ".yml"));
-  if (!fmt && !yaml) return corpus_discover(uri, id_root, &out->files, err);
-  vf_status st = yaml ? vf_config_load(uri, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
+  char *bdir = NULL;
+  vf_status st = !fmt && !yaml ? corpus_bundle_dir(uri, &bdir, err) : VF_OK;
+  if (st != VF_OK) return st;
+  if (!fmt && !yaml && !bdir) return corpus_discover(uri, id_root, &out->files, err);
+  st = yaml ? vf_config_load(uri, &out->cfg, err)
+            : bdir ? bundle_config(uri, bdir, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
+  free(bdir);
   vf_config *cfg = &out->cfg;
   if (st == VF_OK && id_root && !cfg->datasource.id_root && !(cfg->datasource.id_root = vf_strdup(id_root)))
     st = vf_error_set(err, VF_ENOMEM, "out of memory");

@@ -11,14 +11,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "vforge/bench.h"
 #include "vforge/config.h"
 
 static const cli_opt BENCH_OPTS[] = {
-    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\")"},
-    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row)"},
+    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\"); or an ann-filtering-benchmark bundle (a directory or .tgz, or its tests.jsonl: each query with its conditions as filter)"},
+    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row); default for an ann-filtering-benchmark bundle: its closest_ids"},
     {"k", "K", "neighbours per query (-k K; recall@k)"},
     {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue"},
     {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time"},
@@ -147,6 +148,16 @@ int cmd_bench(int argc, char **argv) {
   const char *stype = st == VF_OK ? cli_get(&CLI_BENCH, &a, "store") : NULL;
   const char *column = st == VF_OK ? cli_get(&CLI_BENCH, &a, "column") : NULL;
   const char *rps = st == VF_OK ? cli_get(&CLI_BENCH, &a, "rps") : NULL;
+  /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
+  if (st == VF_OK && qpath && !gpath) {
+    size_t ql = strlen(qpath);
+    struct stat sb;
+    bool bundle = (ql > 6 && strcmp(qpath + ql - 6, ".jsonl") == 0) ||
+                  (ql > 4 && strcmp(qpath + ql - 4, ".tgz") == 0) ||
+                  (ql > 7 && strcmp(qpath + ql - 7, ".tar.gz") == 0) ||
+                  (stat(qpath, &sb) == 0 && S_ISDIR(sb.st_mode));
+    if (bundle) gpath = qpath;
+  }
   if (st == VF_OK && (!qpath || !gpath || !cli_get(&CLI_BENCH, &a, "k")))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
                       "(usage: vforge bench %s)", CLI_BENCH.synopsis);

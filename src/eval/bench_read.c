@@ -371,9 +371,72 @@ static vf_status truth_from_bigann(const char *path, bench_truth *out, vf_error 
   return st;
 }
 
+/* ---------------------------------- ann-filtering-benchmark bundles (issue 19) */
+
+/* the tests.jsonl of a bundle path (a directory, a .tgz, or the tests.jsonl itself); NULL when
+ * `path` is not one */
+static vf_status bundle_tests(const char *path, char **tests, vf_error *err) {
+  *tests = NULL;
+  size_t n = strlen(path);
+  if (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) {
+    *tests = vf_strdup(path);
+    return *tests ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  char *dir = NULL;
+  vf_status st = corpus_bundle_dir(path, &dir, err);
+  if (st != VF_OK || !dir) return st;
+  size_t l = strlen(dir) + 16;
+  *tests = vf_malloc(l);
+  if (*tests) snprintf(*tests, l, "%s/tests.jsonl", dir);
+  free(dir);
+  return *tests ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+}
+
+/* queries from tests.jsonl: query i is "<i>", its `conditions` its filter */
+static vf_status queries_from_bundle(const char *tests, bench_queries *out, vf_error *err) {
+  corpus_bundle_tests t;
+  vf_status st = corpus_bundle_tests_read(tests, &t, err);
+  if (st != VF_OK) return st;
+  out->n = t.n;
+  out->dim = t.dim;
+  out->vectors = t.queries;
+  t.queries = NULL;
+  out->ids = vf_calloc(t.n, sizeof *out->ids);
+  out->column = vf_strdup("query");
+  if (!out->ids || !out->column) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; st == VF_OK && i < t.n; i++)
+    if (!(out->ids[i] = row_text(i))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  bool any = false;
+  vf_md5_ctx md;
+  vf_md5_init(&md);
+  for (size_t i = 0; i < t.n; i++) {
+    if (i) vf_md5_update(&md, "\n", 1);
+    if (t.conditions[i]) vf_md5_update(&md, t.conditions[i], strlen(t.conditions[i]));
+    any = any || t.conditions[i];
+  }
+  if (st == VF_OK && any) {
+    out->filter_texts = t.conditions;
+    t.conditions = NULL;
+    uint8_t d[16];
+    vf_md5_final(&md, d);
+    snprintf(out->filter_hash, sizeof out->filter_hash, "%02x%02x%02x%02x", d[0], d[1], d[2], d[3]);
+  }
+  corpus_bundle_tests_free(&t);
+  if (st != VF_OK) bench_queries_free(out);
+  return st;
+}
+
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err) {
   memset(out, 0, sizeof *out);
+  char *tests = NULL;
+  vf_status bst = bundle_tests(path, &tests, err);
+  if (bst != VF_OK) return bst;
+  if (tests) {
+    bst = queries_from_bundle(tests, out, err);
+    free(tests);
+    return bst;
+  }
   int kind = vec_kind(path);
   if (kind != VK_PARQUET) return queries_from_vec(path, column, kind, out, err);
   pqt_file *f = NULL;
@@ -504,8 +567,40 @@ static vf_status widen(bench_truth *t, size_t *cap_rows, size_t rows_needed, siz
   return VF_OK;
 }
 
+/* truth from tests.jsonl: closest_ids (point numbers) with closest_scores */
+static vf_status truth_from_bundle(const char *tests, bench_truth *out, vf_error *err) {
+  corpus_bundle_tests t;
+  vf_status st = corpus_bundle_tests_read(tests, &t, err);
+  if (st != VF_OK) return st;
+  size_t k = 0;
+  for (size_t i = 0; i < t.n; i++)
+    if (t.offsets[i + 1] - t.offsets[i] > k) k = t.offsets[i + 1] - t.offsets[i];
+  if (k > BENCH_MAX_K) st = vf_error_set(err, VF_EUNSUPPORTED, "%s: %zu closest ids (at most %zu are read)", tests, k, (size_t)BENCH_MAX_K);
+  if (st == VF_OK) st = truth_alloc(out, t.n, k ? k : 1, err);
+  for (size_t i = 0; st == VF_OK && i < t.n; i++) {
+    size_t c = t.offsets[i + 1] - t.offsets[i];
+    out->counts[i] = c;
+    for (size_t j = 0; st == VF_OK && j < c; j++) {
+      out->hit_ids[i * out->k + j] = row_text(t.ids[t.offsets[i] + j]);
+      out->scores[i * out->k + j] = t.scores[t.offsets[i] + j];
+      if (!out->hit_ids[i * out->k + j]) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+  }
+  corpus_bundle_tests_free(&t);
+  if (st != VF_OK) bench_truth_free(out);
+  return st;
+}
+
 vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   memset(out, 0, sizeof *out);
+  char *tests = NULL;
+  vf_status bst = bundle_tests(path, &tests, err);
+  if (bst != VF_OK) return bst;
+  if (tests) {
+    bst = truth_from_bundle(tests, out, err);
+    free(tests);
+    return bst;
+  }
   int kind = vec_kind(path);
   if (kind == VK_HDF5) return truth_from_hdf5(path, out, err);
   if (kind == VK_VEC) return truth_from_bigann(path, out, err);
