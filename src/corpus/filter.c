@@ -307,7 +307,7 @@ static vf_status compile_match(fcomp *c, const char *where, uint32_t v, fcond *x
         if (st != VF_OK) return st;
         x->nstrs++;
       }
-      qsort(x->strs, x->nstrs, sizeof *x->strs, fstr_cmp);
+      if (x->nstrs) qsort(x->strs, x->nstrs, sizeof *x->strs, fstr_cmp);
       size_t u = 0;
       for (size_t i = 0; i < x->nstrs; i++) {
         if (u && fstr_cmp(&x->strs[u - 1], &x->strs[i]) == 0) {
@@ -320,7 +320,7 @@ static vf_status compile_match(fcomp *c, const char *where, uint32_t v, fcond *x
     } else {
       if (!(x->ints = vf_mallocarray(n, sizeof *x->ints))) return cnomem(c);
       for (uint32_t e = m + 1; e; e = el_next(c, m, e)) x->ints[x->nints++] = nd(c, e)->i;
-      qsort(x->ints, x->nints, sizeof *x->ints, i64_cmp);
+      if (x->nints) qsort(x->ints, x->nints, sizeof *x->ints, i64_cmp);
       size_t u = 0;
       for (size_t i = 0; i < x->nints; i++)
         if (!u || x->ints[u - 1] != x->ints[i]) x->ints[u++] = x->ints[i];
@@ -619,7 +619,7 @@ static vf_status compile_condition(fcomp *c, const char *where, uint32_t v, fcon
         if (st != VF_OK) return st;
         x->nids++;
       }
-      qsort(x->ids, x->nids, sizeof *x->ids, id_cmp);
+      if (x->nids) qsort(x->ids, x->nids, sizeof *x->ids, id_cmp);
       return VF_OK;
     }
     if (key_is(c, m, "nested")) {

@@ -581,19 +581,21 @@ static int ent_cmp_int(const void *a, const void *b, void *user) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-static fidx *index_for(flt_docs *d, const fpath *p) {
+/* the index of path p (built now when missing): its position in d->idx, SIZE_MAX without
+ * memory (positions, not pointers: building another index moves d->idx) */
+static size_t index_for(flt_docs *d, const fpath *p) {
   size_t kl = 0;
   char *key = path_key(p, &kl);
-  if (!key) return NULL;
+  if (!key) return SIZE_MAX;
   for (size_t i = 0; i < d->nidx; i++)
     if (d->idx[i].klen == kl && memcmp(d->idx[i].key, key, kl) == 0) {
       free(key);
-      return &d->idx[i];
+      return i;
     }
   fidx *ni = vf_realloc(d->idx, (d->nidx + 1) * sizeof *ni);
   if (!ni) {
     free(key);
-    return NULL;
+    return SIZE_MAX;
   }
   d->idx = ni;
   fidx *x = &d->idx[d->nidx];
@@ -609,12 +611,11 @@ static fidx *index_for(flt_docs *d, const fpath *p) {
     free(x->key);
     free(x->strs);
     free(x->ints);
-    return NULL;
+    return SIZE_MAX;
   }
-  qsort_r(x->strs, x->nstrs, sizeof *x->strs, ent_cmp_str, &d->t);
-  qsort_r(x->ints, x->nints, sizeof *x->ints, ent_cmp_int, &d->t);
-  d->nidx++;
-  return x;
+  if (x->nstrs) qsort_r(x->strs, x->nstrs, sizeof *x->strs, ent_cmp_str, &d->t);
+  if (x->nints) qsort_r(x->ints, x->nints, sizeof *x->ints, ent_cmp_int, &d->t);
+  return d->nidx++;
 }
 
 /* rows of one value: [lo, hi) of the sorted entries */
@@ -691,17 +692,16 @@ size_t flt_docs_select(flt_docs *d, const flt_filter *f, const uint8_t *skip, fl
                        void *user, uint8_t *mask) {
   size_t n = d->n, hits = 0;
   const fcond *best = NULL;
-  const fidx *bx = NULL;
-  size_t bcount = n;
+  size_t bx = SIZE_MAX, bcount = n;
   for (size_t i = 0; !f->empty && i < f->root.nmust; i++) {
     const fcond *c = &f->root.must[i];
     if (!indexable(c) || d->idx_failed) continue;
-    const fidx *x = index_for(d, &c->path);
-    if (!x) {
+    size_t x = index_for(d, &c->path);
+    if (x == SIZE_MAX) {
       d->idx_failed = true; /* without memory for indexes every row is evaluated */
       continue;
     }
-    size_t cnt = cand_count(d, x, c);
+    size_t cnt = cand_count(d, &d->idx[x], c);
     if (cnt < bcount) {
       best = c;
       bx = x;
@@ -710,7 +710,7 @@ size_t flt_docs_select(flt_docs *d, const flt_filter *f, const uint8_t *skip, fl
   }
   if (best) {
     memset(mask, 0, n);
-    cand_mark(d, bx, best, mask);
+    cand_mark(d, &d->idx[bx], best, mask);
   }
   for (size_t r = 0; r < n; r++) {
     if ((best && !mask[r]) || (skip && skip[r])) {
