@@ -80,7 +80,7 @@ VF_TEST(test_allow_masks) {
       for (uint64_t r = 0; r < in.rows; r++) {
         long row = row_of(ix, (int64_t)r);
         /* query q allows a 0.2 % .. 2 % slice of the rows, query 3 only 4 rows */
-        a[r] = q == 3 ? row % 1000 == 7 : (size_t)row % (50 + 25 * q) == q;
+        a[r] = (uint8_t)(q == 3 ? row % 1000 == 7 : (size_t)row % (50 + 25 * q) == q);
         nallowed[q] += a[r];
       }
       allow[q] = q == 5 ? NULL : a; /* query 5: unfiltered */
