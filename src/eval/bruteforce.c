@@ -795,7 +795,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     spec1.payload = psrc;
     spec1.npayload = npsrc;
   }
-  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc};
+  /* the payload reader of a parquet corpus: its ids are not used, `row` is the cheapest */
+  corpus_idexpr *prow = NULL;
+  if (flt.any && !o->records) st = corpus_idexpr_parse("row", &prow, err);
+  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
   for (uint64_t i = 0; i < q.n; i++) out->queries_filtered += flt.per_query && flt.per_query[i];
   bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
   if (o->records && q.kind != o->records->vectors[0].kind)
@@ -810,6 +813,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
                       "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
   if (st != VF_OK) {
     ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
     free(psrc);
     ev_queries_free(&q);
     ev_ids_free(&ids);
@@ -821,6 +825,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
   if (st != VF_OK) {
     ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
     free(psrc);
     ev_queries_free(&q);
     ev_ids_free(&ids);
@@ -1018,6 +1023,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   free(s.qq);
   free(s.qnorm);
   ev_filters_free(&flt);
+  corpus_idexpr_free(prow);
   free(psrc);
   ev_queries_free(&q);
   ev_ids_free(&ids);
