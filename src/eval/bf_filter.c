@@ -122,6 +122,12 @@ vf_status ev_filters_init(ev_filters *x, uint64_t nq, char *const *texts, const 
     snprintf(x->tag, sizeof x->tag, "_f%s", qhash);
     for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
       if (!texts[i]) continue;
+      /* the same text as the query before: the same compiled filter (one filter throughout
+       * lets brute-force keep only its matching rows) */
+      if (i && texts[i - 1] && x->nowned && strcmp(texts[i], texts[i - 1]) == 0) {
+        x->per_query[i] = x->per_query[i - 1];
+        continue;
+      }
       char what[600];
       snprintf(what, sizeof what, "%s: row %" PRIu64 " (%s)", qpath, i, EV_FILTER_COLUMN);
       flt_filter *f = NULL;

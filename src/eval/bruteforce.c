@@ -57,6 +57,7 @@ typedef struct bf_scan {
   const idx_kernels *kern;
   const ev_filters *flt; /* per-query filters (flt->per_query NULL: none) */
   const flt_docs *docs;  /* the payloads of the current block's rows */
+  bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
 
 typedef struct bf_worker {
@@ -207,7 +208,8 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-        if (s->flt->per_query && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key)) continue;
+        if (s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+          continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
         idx_topk_push(h, e, key);
@@ -253,6 +255,12 @@ typedef struct bf_slot {
   corpus_batch bt;     /* records: the decoded batch */
   corpus_batch pbt;    /* parquet corpora with filters: the payload of the row group */
   flt_docs *docs;      /* with filters: the parsed payloads of the slot's rows */
+  /* one filter for every query: only the matching rows are kept (slot_compact) */
+  bool compacted;
+  float *cdata;        /* kept rows x d */
+  uint64_t *crows;     /* their physical rows */
+  uint8_t *cnull, *mask;
+  size_t ccap;
   const float *data;   /* n*d: dense.data or the batch's vectors */
   const uint8_t *null_rows;
   uint64_t skipped;    /* records: rows the reader dropped as bad */
@@ -280,11 +288,70 @@ typedef struct bf_reader {
   const corpus_record_spec *spec; /* records: one vector, bad rows skipped; else NULL */
   const ev_ids *ids;
   const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
+  const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
 } bf_reader;
 
 /* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
                             vf_error *err);
+
+/* One filter shared by every query (--filter, or one __filter__ text throughout): the slot keeps
+ * only the rows that match it, so scoring costs what the matches cost (a 0.1 % filter scores
+ * 0.1 % of the rows) instead of scoring every row and checking the candidates.  The kept rows'
+ * physical numbers become the block's row keys (key_hi | row, as for a record batch). */
+typedef struct slot_idctx {
+  const bf_reader *r;
+  size_t fi;
+  const uint64_t *rows; /* NULL: first + j */
+  int64_t first;
+} slot_idctx;
+
+static bool slot_id(void *user, size_t j, corpus_id *out) {
+  const slot_idctx *c = user;
+  char t[37];
+  ev_id_text(c->r->ids, c->fi, c->rows ? c->rows[j] : (uint64_t)(c->first + (int64_t)j), t);
+  ev_filter_id(t, out);
+  return true;
+}
+
+/* sl->mask (n bytes; its contents kept) and the compaction buffers for n rows */
+static vf_status slot_mask_room(bf_reader *r, bf_slot *sl, size_t n, vf_error *err) {
+  if (n <= sl->ccap) return VF_OK;
+  float *a = vf_realloc(sl->cdata, n * r->d * sizeof(float));
+  if (a) sl->cdata = a;
+  uint64_t *b = vf_realloc(sl->crows, n * sizeof *b);
+  if (b) sl->crows = b;
+  uint8_t *c = vf_realloc(sl->cnull, n);
+  if (c) sl->cnull = c;
+  uint8_t *m = vf_realloc(sl->mask, n);
+  if (m) sl->mask = m;
+  if (!a || !b || !c || !m) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+  sl->ccap = n;
+  return VF_OK;
+}
+
+/* keep the rows of sl->data that match r->single (`have_mask`: sl->mask already holds them) */
+static vf_status slot_compact(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
+                              const uint64_t *rows, bool have_mask, size_t *kept, vf_error *err) {
+  size_t d = r->d;
+  vf_status st = slot_mask_room(r, sl, n, err);
+  if (st != VF_OK) return st;
+  slot_idctx c = {r, fi, rows, first};
+  if (!have_mask) flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask);
+  size_t w = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (!sl->mask[j]) continue;
+    memcpy(sl->cdata + w * d, sl->data + j * d, d * sizeof(float));
+    sl->crows[w] = rows ? rows[j] : (uint64_t)(first + (int64_t)j);
+    sl->cnull[w] = sl->null_rows ? sl->null_rows[j] : 0;
+    w++;
+  }
+  sl->data = sl->cdata;
+  sl->null_rows = sl->null_rows ? sl->cnull : NULL;
+  sl->compacted = true;
+  *kept = w;
+  return VF_OK;
+}
 
 /* the slot's payloads, parsed for the filters (b: the batch holding them) */
 static vf_status slot_docs(bf_reader *r, bf_slot *sl, const corpus_batch *b, size_t fi, vf_error *err) {
@@ -294,26 +361,45 @@ static vf_status slot_docs(bf_reader *r, bf_slot *sl, const corpus_batch *b, siz
 }
 
 static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, corpus_records *prr, int top,
-                           int rg, size_t fi, int64_t first, vf_error *err) {
+                           int rg, int64_t rg_rows, size_t fi, int64_t first, vf_error *err) {
+  vf_status st = VF_OK;
+  sl->compacted = false;
+  if (prr) { /* the payload first: a row group no row of which matches is not decoded at all */
+    st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
+    if (st == VF_OK && ((int64_t)sl->pbt.n != rg_rows ||
+                        (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first)))
+      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld rows",
+                        r->files->files[fi].key, rg, sl->pbt.n, (long long)rg_rows);
+    if (st == VF_OK) st = slot_docs(r, sl, &sl->pbt, fi, err);
+    if (st != VF_OK) return st;
+    if (r->single && flt_docs_rows(sl->docs) > 0) {
+      if ((st = slot_mask_room(r, sl, (size_t)rg_rows, err)) != VF_OK) return st;
+      slot_idctx c = {r, fi, NULL, first};
+      if (flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask) == 0) {
+        sl->data = NULL;
+        sl->null_rows = NULL;
+        sl->skipped = 0;
+        sl->compacted = true;
+        return slot_norms(r, sl, 0, fi, first, err);
+      }
+    }
+  }
   int32_t dim = r->dim;
-  vf_status st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
+  st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
   if (st != VF_OK) return st;
   if (dim != r->dim)
     return vf_error_set(err, VF_ECORRUPT, "%s: vectors have dimension %d but the queries %d",
                         r->files->files[fi].key, dim, r->dim);
-  if (prr) {
-    st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
-    if (st == VF_OK && ((int64_t)sl->pbt.n != sl->dense.rows ||
-                        (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first)))
-      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld vectors",
-                        r->files->files[fi].key, rg, sl->pbt.n, (long long)sl->dense.rows);
-    if (st == VF_OK) st = slot_docs(r, sl, &sl->pbt, fi, err);
-    if (st != VF_OK) return st;
-  }
   sl->data = sl->dense.data;
   sl->null_rows = sl->dense.null_rows;
   sl->skipped = 0;
-  return slot_norms(r, sl, (size_t)sl->dense.rows, fi, first, err);
+  size_t n = (size_t)sl->dense.rows;
+  if (r->single && n != (size_t)rg_rows)
+    return vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu vectors for %lld rows",
+                        r->files->files[fi].key, rg, n, (long long)rg_rows);
+  if (r->single && (st = slot_compact(r, sl, n, fi, first, NULL, prr != NULL, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, first, err);
 }
 
 /* records: row group `rg` of an open record reader (rows it rejects are skipped, counted) */
@@ -330,8 +416,12 @@ static vf_status fill_slot_records(bf_reader *r, bf_slot *sl, corpus_records *rr
   sl->data = vb->dense;
   sl->null_rows = vb->null_rows;
   sl->skipped = skipped;
+  sl->compacted = false;
   if (sl->docs && (st = slot_docs(r, sl, &sl->bt, fi, err)) != VF_OK) return st;
-  return slot_norms(r, sl, sl->bt.n, fi, 0, err);
+  size_t n = sl->bt.n;
+  if (r->single && (st = slot_compact(r, sl, n, fi, 0, sl->bt.file_rows, false, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, 0, err);
 }
 
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
@@ -427,7 +517,7 @@ static void *reader_run(void *arg) {
         pqt_close(f);
         return NULL;
       }
-      st = fill_slot(r, &r->slot[si], f, prr, top, rg, fi, first, &r->err);
+      st = fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err);
       if (st != VF_OK) break;
       publish(r, si, 1);
       si ^= 1;
@@ -876,6 +966,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.spec = o->records ? &spec1 : NULL;
   rd.ids = &ids;
   rd.pspec = !o->records && flt.any ? &pspec : NULL;
+  /* one filter for every query: the reader keeps only the matching rows */
+  rd.single = flt.nowned == 1 && flt.per_query ? flt.per_query[0] : NULL;
+  for (uint64_t i = 0; rd.single && i < q.n; i++)
+    if (flt.per_query[i] != rd.single) rd.single = NULL;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
   pthread_cond_init(&rd.cv, NULL);
@@ -911,8 +1005,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.nrows = sl->n;
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
     s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
-    s.rows = rd.spec ? sl->bt.file_rows : NULL;
+    s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
     s.docs = sl->docs;
+    s.prefiltered = sl->compacted;
     for (int t = 1; t < threads; t++)
       if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
         worker_run(&wk[t]);
@@ -1008,6 +1103,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     corpus_batch_free(&rd.slot[i].bt);
     corpus_batch_free(&rd.slot[i].pbt);
     flt_docs_free(rd.slot[i].docs);
+    free(rd.slot[i].cdata);
+    free(rd.slot[i].crows);
+    free(rd.slot[i].cnull);
+    free(rd.slot[i].mask);
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
