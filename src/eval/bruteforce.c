@@ -257,6 +257,7 @@ typedef struct bf_slot {
   flt_docs *docs;      /* with filters: the parsed payloads of the slot's rows */
   /* one filter for every query: only the matching rows are kept (slot_compact) */
   bool compacted;
+  size_t rows_in;      /* rows of the row group read (n is what was kept) */
   float *cdata;        /* kept rows x d */
   uint64_t *crows;     /* their physical rows */
   uint8_t *cnull, *mask;
@@ -364,6 +365,7 @@ static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, corpus_record
                            int rg, int64_t rg_rows, size_t fi, int64_t first, vf_error *err) {
   vf_status st = VF_OK;
   sl->compacted = false;
+  sl->rows_in = (size_t)rg_rows;
   if (prr) { /* the payload first: a row group no row of which matches is not decoded at all */
     st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
     if (st == VF_OK && ((int64_t)sl->pbt.n != rg_rows ||
@@ -417,6 +419,7 @@ static vf_status fill_slot_records(bf_reader *r, bf_slot *sl, corpus_records *rr
   sl->null_rows = vb->null_rows;
   sl->skipped = skipped;
   sl->compacted = false;
+  sl->rows_in = sl->bt.n;
   if (sl->docs && (st = slot_docs(r, sl, &sl->bt, fi, err)) != VF_OK) return st;
   size_t n = sl->bt.n;
   if (r->single && (st = slot_compact(r, sl, n, fi, 0, sl->bt.file_rows, false, &n, err)) != VF_OK)
@@ -1016,7 +1019,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     worker_run(&wk[0]);
     for (int t = 1; t < threads; t++)
       if (tid[t]) pthread_join(tid[t], NULL);
-    out->rows_scanned += sl->n + sl->skipped;
+    out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped;
     vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
                       .files_done = sl->fi / jobs, .files_total = files_in_job,
