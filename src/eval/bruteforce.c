@@ -1196,7 +1196,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > nq) threads = (int)nq;
   bool cos = metric == CORPUS_COSINE;
-  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active()};
+  static const ev_filters no_filters; /* an in-memory matrix carries no payload */
+  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active(),
+               .flt = &no_filters};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
   s.qq = vf_mallocarray(nq, sizeof(double));
