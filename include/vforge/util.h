@@ -79,6 +79,19 @@ void *vf_mallocarray(size_t count, size_t size); /* NULL on count*size overflow 
 char *vf_strdup(const char *s);
 char *vf_strndup(const char *s, size_t n);
 
+/* ------------------------------------------------------------ URLs with credentials */
+
+/*! vf_url_userinfo() : where the userinfo of `url` ("scheme://USER[:PASSWORD]@host...") starts
+ *  and how long it is, the '@' excluded (RFC 3986 3.2.1).  @return : false when it has none. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len);
+/*! vf_url_redact() : `url` with its userinfo replaced by "****" ("user:pw@host" becomes
+ *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied unchanged.  Every
+ *  message, log line and file that names a URL passes it through here (passwords in URLs are
+ *  secrets).  @return : out. */
+char *vf_url_redact(const char *url, char *out, size_t cap);
+/*! vf_url_redact_dup() : the same, malloc'd (NULL when out of memory or url is NULL). */
+char *vf_url_redact_dup(const char *url);
+
 /* ---------------------------------------------------------------- buffer */
 
 /* A growable byte buffer with a ceiling (`max`, 0 = VF_BUF_DEFAULT_MAX): growing past it is

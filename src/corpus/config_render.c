@@ -73,11 +73,21 @@ static void r_mask(rw *w) {
     w->st = vf_json_string(w->b, VF_CONFIG_SECRET_MASK, strlen(VF_CONFIG_SECRET_MASK), w->err);
 }
 
+/* A string with the userinfo of its URL masked ("user:pw@host" becomes "****@host"). */
+static void r_redacted(rw *w, const char *val) {
+  char *r = vf_url_redact_dup(val);
+  if (!r && w->st == VF_OK) w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
+  if (w->st == VF_OK) w->st = vf_json_string(w->b, r, strlen(r), w->err);
+  free(r);
+}
+
 /* key may be NULL inside arrays; path names the value for the secret check. */
 static void r_str(rw *w, const char *key, const char *path, const char *val) {
   r_key(w, key);
   if (!val)
     r_raw(w, "null");
+  else if (secret(w, path) && cfg_path_secret_is_userinfo(w->cfg, path))
+    r_redacted(w, val);
   else if (secret(w, path))
     r_mask(w);
   else if (w->st == VF_OK)
@@ -447,15 +457,19 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
   return w->st;
 }
 
-/* true when the URI itself or any file_list entry is secret: then file URIs are masked too */
-static bool uris_secret(const vf_config *cfg) {
-  if (!cfg->internal) return false;
+/* 1 when the URI itself or any file_list entry is secret: then file URIs are masked too; 2 when
+ * those secrets are only the userinfo of URLs: then file URIs have their userinfo masked */
+static int uris_secret(const vf_config *cfg) {
+  if (!cfg->internal) return 0;
+  int kind = 0;
   for (size_t i = 0; i < cfg->internal->nsecret; i++) {
     const char *s = cfg->internal->secret_paths[i];
-    if (strcmp(s, "datasource.uri") == 0 || strncmp(s, "datasource.file_list", 20) == 0)
-      return true;
+    if (strcmp(s, "datasource.uri") == 0 || strncmp(s, "datasource.file_list", 20) == 0) {
+      if (!cfg->internal->secret_userinfo[i]) return 1;
+      kind = 2;
+    }
   }
-  return false;
+  return kind;
 }
 
 /* vf_config_inspect(): see config.h. */
@@ -465,7 +479,7 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   const vf_cfg_datasource *d = &cfg->datasource;
   uint64_t total = 0;
   bool total_known = true;
-  bool mask_uris = uris_secret(cfg);
+  int mask_uris = uris_secret(cfg);
   if (d->form != VF_CFG_DS_DATASET) {
     w.st = vf_config_files(cfg, &files, err);
     if (w.st != VF_OK) return w.st;
@@ -487,7 +501,12 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
       if (w.st != VF_OK) break;
       total += rows;
       r_open(&w, NULL, "{");
-      r_str(&w, "uri", NULL, mask_uris ? VF_CONFIG_SECRET_MASK : files.files[i].uri);
+      if (mask_uris == 2) {
+        r_key(&w, "uri");
+        r_redacted(&w, files.files[i].uri);
+      } else {
+        r_str(&w, "uri", NULL, mask_uris ? VF_CONFIG_SECRET_MASK : files.files[i].uri);
+      }
       r_str(&w, "key", NULL, files.files[i].key);
       r_key(&w, "rows");
       if (w.st == VF_OK) w.st = vf_json_u64(w.b, rows, err);

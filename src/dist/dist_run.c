@@ -94,11 +94,13 @@ static vf_status ystr(yw *w, int indent, const char *key, const char *path, cons
     const char *env = raw && var_ref(raw, name, sizeof name) ? getenv(name) : NULL;
     bool ok = env && strcmp(env, v) == 0;
     free(raw);
+    size_t ua, un;
     if (!ok)
-      return vf_error_set(w->err, VF_ECONFIG, "%s: %s is a secret, and load-dist passes a secret to "
-                          "its workers only by reference: write it as a whole `${VAR}` value "
+      return vf_error_set(w->err, VF_ECONFIG, "%s: %s is a secret%s, and load-dist passes a secret "
+                          "to its workers only by reference: write it as a whole `${VAR}` value "
                           "(e.g. api_key: ${QDRANT_API_KEY}) with VAR set in the environment",
-                          w->cfg->name, path);
+                          w->cfg->name, path,
+                          vf_url_userinfo(v, &ua, &un) ? " (a URL with a password)" : "");
     w->handled[si] = true;
     st = vf_buf_printf(w->b, w->err, "\"${%s}\"\n", name);
     return st;
