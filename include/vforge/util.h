@@ -284,6 +284,16 @@ int vf_cpu_available(void);
 void vf_set_threads(int n);
 int vf_threads(void);
 
+/*! vf_job_rank() : this worker's rank among `num_jobs` (every command with --num-jobs): `given`
+ *  (--job-rank) when >= 0; else SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (an array task; MIN 0
+ *  when unset); else SKYPILOT_JOB_RANK, refused when SKYPILOT_NUM_JOBS is set and differs from
+ *  num_jobs (as the Python loader whose configs vforge reads).  With num_jobs 1 the rank is 0
+ *  (the environment is not read).  Call it only when --num-jobs was given.
+ *  *source (may be NULL) receives where the rank came from, for logs.
+ *  @return : VF_EUSAGE when nothing names the rank, when a variable is not an integer, or when
+ *            the rank is outside 0..num_jobs-1 (each naming the option or variable). */
+vf_status vf_job_rank(int num_jobs, int given, int *rank, const char **source, vf_error *err);
+
 /*! vf_parse_size() : "512M", "2G", "1.5GiB", "1000000" -> bytes.  false on bad syntax. */
 bool vf_parse_size(const char *s, uint64_t *out);
 void vf_set_memory_budget(uint64_t bytes); /* 0 = unlimited */

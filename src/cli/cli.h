@@ -44,6 +44,12 @@ const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name);
 /* "--limit N": unsigned integer option; VF_EUSAGE naming the option when malformed */
 vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
                       uint64_t *out, vf_error *err);
+/*! cli_job_opts() : --num-jobs N [--job-rank R], shared by every command that splits work: without
+ *  --num-jobs *num_jobs is 0 (and --job-rank is refused); else N in 1..max_jobs and *rank from
+ *  --job-rank or, without it, from the environment (vf_job_rank: a Slurm array task, a SkyPilot
+ *  job), logged; nothing naming it is VF_EUSAGE. */
+vf_status cli_job_opts(const cli_cmd *cmd, const cli_args *a, int max_jobs, int *num_jobs,
+                       int *rank, vf_error *err);
 /* "a,b,c" split on commas (blanks around items dropped) */
 typedef struct cli_list {
   char *buf;

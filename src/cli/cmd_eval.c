@@ -42,7 +42,7 @@ static const cli_opt BF_OPTS[] = {
     {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist); "
                       "for a CONFIG, the `vectors:` entry"},
     {"num-jobs", "N", "split the corpus files over N jobs (file i goes to job i % N)"},
-    {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1); writes a partial result"},
+    {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1; default: from SLURM_ARRAY_TASK_ID or SKYPILOT_JOB_RANK); writes a partial result"},
     {"output", "FILE", "output file (default: the eval/ layout path)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
     {NULL, NULL, NULL}};
@@ -143,13 +143,8 @@ int cmd_brute_force(int argc, char **argv) {
   const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
   if (m && !idx_metric_parse(m, &o.metric))
     st = vf_error_set(&err, VF_EUSAGE, "brute-force: unknown --metric '%s' (cosine, dot, euclid, manhattan)", m);
-  uint64_t nj = 0, jr = 0;
-  if (st == VF_OK) st = cli_get_u64(c, &a, "num-jobs", 0, &nj, &err);
-  if (st == VF_OK) st = cli_get_u64(c, &a, "job-rank", 0, &jr, &err);
-  if (st == VF_OK && (cli_get(c, &a, "num-jobs") != NULL) != (cli_get(c, &a, "job-rank") != NULL))
-    st = vf_error_set(&err, VF_EUSAGE, "brute-force: --num-jobs and --job-rank go together");
-  if (st == VF_OK && cli_get(c, &a, "num-jobs") && (nj < 1 || nj > 100000 || jr >= nj))
-    st = vf_error_set(&err, VF_EUSAGE, "brute-force: need 1 <= --num-jobs <= 100000 and --job-rank < --num-jobs");
+  int nj = 0, jr = 0;
+  if (st == VF_OK) st = cli_job_opts(c, &a, 100000, &nj, &jr, &err);
   o.num_jobs = (uint32_t)nj;
   o.job_rank = (uint32_t)jr;
   o.threads = vf_threads();

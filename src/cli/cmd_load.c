@@ -15,7 +15,7 @@
 
 static const cli_opt LOAD_OPTS[] = {
     {"num-jobs", "N", "split the files over N workers (file i goes to rank i % N)"},
-    {"job-rank", "R", "this worker's rank, 0..N-1"},
+    {"job-rank", "R", "this worker's rank, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or SKYPILOT_JOB_RANK)"},
     {"resume", NULL, "continue from this worker's load state (checkpoint)"},
     {"offset", "N", "skip the first N rows of this worker's rows"},
     {"limit", "N", "load at most N rows (-n N)"},
@@ -83,11 +83,16 @@ int cmd_load(int argc, char **argv) {
   if (st == VF_OK && which < 0)
     st = vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
                       "finalize, inspect)", sub);
-  if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
-  if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
-  if (st == VF_OK && o.job_rank >= o.num_jobs)
-    st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
-                      o.num_jobs);
+  if (st == VF_OK && which == 2) { /* only `load load` reads a rank's share of the files */
+    st = cli_job_opts(&CLI_LOAD, &a, 999, &o.num_jobs, &o.job_rank, &err);
+    if (o.num_jobs == 0) o.num_jobs = 1;
+  } else {
+    if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
+    if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
+    if (st == VF_OK && o.job_rank >= o.num_jobs)
+      st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
+                        o.num_jobs);
+  }
   uint64_t ckb = 0;
   if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err);
   if (st == VF_OK && ckb > 1000000)

@@ -104,6 +104,36 @@ vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, u
   return VF_OK;
 }
 
+/* cli_job_opts(): see cli.h. */
+vf_status cli_job_opts(const cli_cmd *cmd, const cli_args *a, int max_jobs, int *num_jobs,
+                       int *rank, vf_error *err) {
+  *num_jobs = 0;
+  *rank = 0;
+  uint64_t n = 0, r = 0;
+  bool have_n = cli_get(cmd, a, "num-jobs") != NULL, have_r = cli_get(cmd, a, "job-rank") != NULL;
+  vf_status st = cli_get_u64(cmd, a, "num-jobs", 0, &n, err);
+  if (st == VF_OK) st = cli_get_u64(cmd, a, "job-rank", 0, &r, err);
+  if (st != VF_OK) return st;
+  if (!have_n) {
+    if (have_r)
+      return vf_error_set(err, VF_EUSAGE, "%s: --job-rank needs --num-jobs N", cmd->name);
+    return VF_OK;
+  }
+  if (n < 1 || n > (uint64_t)max_jobs)
+    return vf_error_set(err, VF_EUSAGE, "%s: --num-jobs must be in 1..%d, got %" PRIu64, cmd->name,
+                        max_jobs, n);
+  if (have_r && r >= n)
+    return vf_error_set(err, VF_EUSAGE, "%s: --job-rank %" PRIu64 " must be below --num-jobs %" PRIu64,
+                        cmd->name, r, n);
+  const char *src = NULL;
+  st = vf_job_rank((int)n, have_r ? (int)r : -1, rank, &src, err);
+  if (st != VF_OK) return vf_error_prefix(err, "%s: ", cmd->name);
+  *num_jobs = (int)n;
+  if (!have_r)
+    vf_log(VF_LOG_INFO, "%s: job rank %d of %d (from %s)", cmd->name, *rank, *num_jobs, src);
+  return VF_OK;
+}
+
 static void print_opts(const cli_opt *o, FILE *to) {
   for (int i = 0; o && o[i].name; i++) {
     char left[64];
