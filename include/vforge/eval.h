@@ -46,6 +46,7 @@ typedef struct eval_queries_result {
   uint64_t rows;                /* rows written */
   uint64_t corpus_rows;
   uint64_t row_groups_read;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   int32_t dim;
   char *path;                   /* the file written (caller frees) */
 } eval_queries_result;
@@ -80,6 +81,7 @@ typedef struct eval_bf_result {
   uint64_t rows_scanned;
   uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
   uint64_t files;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   uint64_t rescored;            /* candidates re-scored by the exact kernel */
   double seconds;
   char *path;                   /* the file written (caller frees) */

@@ -96,18 +96,30 @@ static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, 
   return st;
 }
 
-/* the vector column to read: --column, else the only dense vector column of the first file */
-static vf_status build_column(const corpus_files *files, const char *column, char **out,
-                              vf_error *err) {
-  pqt_file *f = NULL;
-  vf_status st = ev_open(&files->files[0], &f, err);
-  int top = -1;
-  if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
-  if (st == VF_OK) {
-    *out = vf_strdup(pqt_schema_of(f)->nodes[top].name);
-    if (!*out) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+/* the vector column to read: --column, else the only dense vector column of the first file
+ * that has rows (the plan skips the empty ones) */
+static vf_status build_column(const corpus_files *files, corpus_plan *plan, const char *column,
+                              char **out, vf_error *err) {
+  vf_status st = VF_OK;
+  *out = NULL;
+  for (size_t i = 0; st == VF_OK && !*out && i < files->n; i++) {
+    pqt_file *f = NULL;
+    st = ev_open(&files->files[i], &f, err);
+    int top = -1;
+    if (st == VF_OK && corpus_plan_note_rows(plan, i, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
+    if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
+    if (st == VF_OK) {
+      *out = vf_strdup(pqt_schema_of(f)->nodes[top].name);
+      if (!*out) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+    pqt_close(f);
   }
-  pqt_close(f);
+  if (st == VF_OK && !*out)
+    st = vf_error_set(err, VF_EUSAGE, "index build: every file of the corpus (%zu) is empty",
+                      files->n);
   return st;
 }
 
@@ -237,6 +249,8 @@ static int index_build(int argc, char **argv) {
   if (st == VF_OK)
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
   corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
+  corpus_plan plan = {0};
+  if (st == VF_OK) st = corpus_plan_init(&plan, files, &err);
   if (st == VF_OK && cc.records) {
     vs = cc.vec;
     if (vs.kind != CORPUS_VEC_DENSE)
@@ -251,18 +265,22 @@ static int index_build(int argc, char **argv) {
     column = vf_strdup(vs.name);
     if (st == VF_OK && !column) st = vf_error_set(&err, VF_ENOMEM, "index build: out of memory");
   } else if (st == VF_OK) {
-    st = build_column(files, cli_get(c, &a, "column"), &column, &err);
+    st = build_column(files, &plan, cli_get(c, &a, "column"), &column, &err);
     vs.name = vs.column = column;
   }
   vs.distance = p.metric;
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
                              .id = idx ? idx : (cc.records ? cc.id : NULL), .skip_bad_rows = false};
-  /* pass 1: rows from the footers (strata of the training sample, default nlist) */
+  /* pass 1: rows from the footers (strata of the training sample, default nlist); files
+   * without rows are skipped (corpus_plan) */
   uint64_t total = 0;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, total, &rr, &err);
-    if (st == VF_OK) total += corpus_records_rows(rr);
+    if (st == VF_OK) {
+      total += corpus_records_rows(rr);
+      corpus_plan_note_rows(&plan, fi, corpus_records_rows(rr));
+    }
     corpus_records_close(rr);
   }
   if (st == VF_OK && total == 0)
@@ -271,6 +289,7 @@ static int index_build(int argc, char **argv) {
   double tr0 = vf_now(), last = tr0;
   uint64_t done = 0, base = 0, source_bytes = 0;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    if (corpus_plan_skips(&plan, fi)) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, base, &rr, &err);
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
@@ -320,6 +339,7 @@ static int index_build(int argc, char **argv) {
     if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, files->n, &err);
   }
   ivf_builder_abort(b);
+  corpus_plan_free(&plan);
   corpus_batch_free(&bt);
   free(ids.text);
   free(ids.ptr);

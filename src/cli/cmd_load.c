@@ -57,9 +57,10 @@ static void summary(const char *sub, const ld_report *r) {
   if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
   fprintf(stderr,
           "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s (%.0f points/s "
-          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows\n",
+          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows, %" PRIu64
+          " empty files skipped\n",
           sub, r->points, r->files, (double)r->bytes_read / 1e6, r->seconds, r->points_per_s,
-          r->finalize_seconds, r->retries, r->skipped_rows);
+          r->finalize_seconds, r->retries, r->skipped_rows, r->empty_files);
 }
 
 int cmd_load(int argc, char **argv) {

@@ -264,13 +264,22 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
    * re-open to read, which a local page cache or a remote footer cache makes cheap). */
   size_t cap = 0;
   uint64_t max_unit_mem = 0;
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
+  if (st != VF_OK) goto out;
   for (size_t i = 0; i < files->n; i++) {
     io_source *src = NULL;
     pqt_file *f = NULL;
     st = corpus_open(&files->files[i], &src, err);
     if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
-    if (st != VF_OK) goto out;
+    if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
+    if (corpus_plan_note_rows(&plan, i, m->num_rows > 0 ? (uint64_t)m->num_rows : 0)) {
+      out->bytes_read += pqt_source(f)->bytes_read;
+      out->row_groups += (uint64_t)m->nrow_groups; /* as written (0-row groups are not read) */
+      pqt_close(f);
+      continue;
+    }
     col_sel sel;
     st = col_sel_resolve(f, columns, ncolumns, &sel, err); /* fail early on a missing column */
     /* memory one worker needs for the largest row group: fetched chunks + decoded values */
@@ -299,8 +308,11 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
       s.nunits++;
     }
     pqt_close(f);
-    if (st != VF_OK) goto out;
+    if (st != VF_OK) break;
   }
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
+  if (st != VF_OK) goto out;
   out->files = files->n;
   s.sums = vf_calloc(s.nunits + 1, sizeof *s.sums);
   s.bytes = vf_calloc(s.nunits + 1, sizeof *s.bytes);
@@ -383,13 +395,16 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   corpus_idcols idc = {0};
   int nidc = 0;
 
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
   for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
     io_source *src = NULL;
     st = corpus_open(&files->files[fi], &src, err);
     if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
     if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
-    if (to_skip >= (uint64_t)m->num_rows) {
+    if (corpus_plan_note_rows(&plan, fi, m->num_rows > 0 ? (uint64_t)m->num_rows : 0) ||
+        to_skip >= (uint64_t)m->num_rows) {
       to_skip -= (uint64_t)m->num_rows;
       global_row += (uint64_t)m->num_rows;
       pqt_close(f);
@@ -491,5 +506,6 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);
   free(data);
   vf_buf_free(&line);
+  corpus_plan_free(&plan);
   return st;
 }

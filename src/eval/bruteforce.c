@@ -256,6 +256,7 @@ typedef struct bf_reader {
   uint64_t files_read;
   const corpus_record_spec *spec; /* records: one vector, bad rows skipped; else NULL */
   const ev_ids *ids;
+  corpus_plan *plan; /* files without rows are skipped */
 } bf_reader;
 
 /* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
@@ -349,6 +350,10 @@ static void *reader_run(void *arg) {
     if (fi % r->jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) r->files_read++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -368,6 +373,10 @@ static void *reader_run(void *arg) {
     pqt_file *f = NULL;
     int top = -1;
     st = ev_open(&r->files->files[fi], &f, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
     if (st == VF_OK) st = ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err);
     if (st == VF_OK && !r->vec_name) {
       r->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
@@ -487,8 +496,8 @@ static void *mv_run(void *arg) {
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
-                         const corpus_record_spec *rspec, const ev_ids *ids, char **vec_name,
-                         eval_bf_result *out, vf_error *err) {
+                         const corpus_record_spec *rspec, const ev_ids *ids, corpus_plan *plan,
+                         char **vec_name, eval_bf_result *out, vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
   uint64_t nqv = sparse ? 1 : (uint64_t)q->offsets[q->n];
@@ -518,6 +527,10 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     if (fi % jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) out->files++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -610,7 +623,7 @@ static const char *bf_size(uint64_t bytes, char out[32]) {
 
 static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                            const ev_queries *q, const char *column, const corpus_record_spec *rspec,
-                           const ev_ids *ids, int *threads, vf_error *err) {
+                           const ev_ids *ids, corpus_plan *plan, int *threads, vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
@@ -641,6 +654,10 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
     int top = -1;
     corpus_vec_kind kind;
     vf_status st = ev_open(&files->files[fi], &f, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
     if (st == VF_OK) st = ev_vector_column(f, column, &top, &kind, err);
     if (st != VF_OK) {
       pqt_close(f);
@@ -734,8 +751,13 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   int threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
+  if (st == VF_OK)
+    st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
+                   err);
   if (st != VF_OK) {
+    corpus_plan_free(&plan);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
@@ -784,6 +806,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.d = d;
   rd.spec = o->records ? &spec1 : NULL;
   rd.ids = &ids;
+  rd.plan = &plan;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
   pthread_cond_init(&rd.cv, NULL);
@@ -795,7 +818,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
   bool reader_started = false;
-  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, out, err);
+  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, out,
+                 err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -849,6 +873,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   }
   char *vec_name = rd.vec_name;
   if (!multi) out->files = rd.files_read;
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
   openblas_set_num_threads(vf_threads());
   /* results */
   ev_hit *hits = NULL;

@@ -40,7 +40,8 @@ void ld_options_default(ld_options *o) {
 
 typedef struct ld_setup {
   corpus_files files;
-  uint64_t *rows, *base; /* per file (when rows were read) */
+  corpus_plan plan;      /* rows per file, empty files skipped, where dimensions come from */
+  uint64_t *rows, *base; /* per file (when rows were read; rows is plan.rows) */
   uint64_t total_rows;
   store_vector_spec *vspec;
   corpus_vec_source *vsrc;
@@ -55,8 +56,8 @@ typedef struct ld_setup {
 } ld_setup;
 
 static void setup_free(ld_setup *s) {
+  corpus_plan_free(&s->plan);
   corpus_files_free(&s->files);
-  free(s->rows);
   free(s->base);
   free(s->vspec);
   free(s->vsrc);
@@ -92,37 +93,19 @@ static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_erro
   return VF_OK;
 }
 
-static vf_status open_file(const corpus_file *file, pqt_file **f, vf_error *err) {
-  io_source *src = NULL;
-  vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
-  return st;
-}
-
+/* Rows of every file (the plan measures them: footers, dataset parts as measured) and the
+ * corpus-wide row base of each (for the `row` id expression). */
 static vf_status read_rows(ld_setup *s, vf_error *err) {
   size_t n = s->files.n;
-  s->rows = vf_calloc(n + 1, sizeof *s->rows);
+  vf_status st = corpus_plan_measure(&s->plan, err);
+  if (st != VF_OK) return st;
+  s->rows = s->plan.rows;
   s->base = vf_calloc(n + 1, sizeof *s->base);
-  if (!s->rows || !s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s->files.files[i].dataset) { /* a dataset part: measured when the parts were resolved */
-      s->base[i] = total;
-      s->rows[i] = corpus_dataset_part_rows(&s->files.files[i]);
-      total += s->rows[i];
-      continue;
-    }
-    pqt_file *f = NULL;
-    vf_status st = open_file(&s->files.files[i], &f, err);
-    if (st != VF_OK) return st;
-    int64_t r = pqt_meta(f)->num_rows;
-    pqt_close(f);
-    if (r < 0)
-      return vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64,
-                          s->files.files[i].uri, r);
     s->base[i] = total;
-    s->rows[i] = (uint64_t)r;
-    total += (uint64_t)r;
+    total += s->rows[i];
   }
   s->total_rows = total;
   return VF_OK;
@@ -138,6 +121,8 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   st = vf_config_files(cfg, &s->files, err);
   if (st != VF_OK) return st;
   if (s->files.n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
+  st = corpus_plan_init(&s->plan, &s->files, err);
+  if (st != VF_OK) return st;
   s->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
                                              : VF_CONFIG_DEFAULT_ID_EXPRESSION;
   st = corpus_idexpr_parse(s->id_text, &s->idexpr, err);
@@ -162,8 +147,9 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
     s->vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = corpus_records_probe_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
+      st = corpus_plan_probe_dim(&s->plan, &s->vsrc[i], &s->vspec[i].dim, err);
   }
+  if (st != VF_OK) vf_error_prefix(err, "%s: ", cfg->name);
   if (st != VF_OK) return st;
   s->rspec.vectors = s->vsrc;
   s->rspec.nvectors = s->nvec;
@@ -383,6 +369,7 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     pc.rows_total = rows_total;
     st = ld_pipeline_run(&pc, rep, err);
   }
+  for (size_t i = 0; i < nmine; i++) rep->empty_files += plan[i].rows == 0;
   free(plan);
   ld_state_free(&prev);
   free(path);
@@ -599,7 +586,8 @@ vf_status ld_report_json(const ld_report *r, vf_buf *out, vf_error *err) {
   if (st == VF_OK) st = vf_json_raw(out, ",\"finalize_seconds\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->finalize_seconds, err);
   if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64 "}",
-                       r->retries, r->skipped_rows);
+    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64
+                       ",\"empty_files\":%" PRIu64 "}",
+                       r->retries, r->skipped_rows, r->empty_files);
   return st;
 }
