@@ -79,7 +79,7 @@ typedef struct eval_bf_opts {
 typedef struct eval_bf_result {
   uint64_t queries;
   uint64_t rows_scanned;
-  uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
+  uint64_t rows_skipped;        /* rows without a usable vector (null, NaN/inf, empty, bad) */
   uint64_t files;
   uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   uint64_t rescored;            /* candidates re-scored by the exact kernel */

@@ -85,9 +85,9 @@ char *vf_strndup(const char *s, size_t n);
  *  and how long it is, the '@' excluded (RFC 3986 3.2.1).  @return : false when it has none. */
 bool vf_url_userinfo(const char *url, size_t *start, size_t *len);
 /*! vf_url_redact() : `url` with its userinfo replaced by "****" ("user:pw@host" becomes
- *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied unchanged.  Every
- *  message, log line and file that names a URL passes it through here (passwords in URLs are
- *  secrets).  @return : out. */
+ *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied
+ *  unchanged.  Every message, log line and file that names a URL passes it through here
+ *  (passwords in URLs are secrets).  @return : out. */
 char *vf_url_redact(const char *url, char *out, size_t cap);
 /*! vf_url_redact_dup() : the same, malloc'd (NULL when out of memory or url is NULL). */
 char *vf_url_redact_dup(const char *url);

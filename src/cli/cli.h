@@ -112,6 +112,12 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
                           cli_corpus *out, vf_error *err);
 void cli_corpus_close(cli_corpus *c);
 
+/*! cli_summary() : the human summary of a command (printf-style) on stderr, after the progress
+ *  bar's line is cleared; nothing under --quiet (which keeps warnings, errors and stdout data). */
+void cli_summary(const char *fmt, ...) VF_PRINTF(1, 2);
+/*! cli_quiet() : --quiet was given. */
+bool cli_quiet(void);
+
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);
 

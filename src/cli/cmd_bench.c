@@ -97,19 +97,19 @@ static vf_status pick_vector(const vf_config *cfg, const char *want, const vf_cf
 }
 
 static void summary(const bench_report *r, const char *vector) {
-  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
-  if (r->open_loop) fprintf(stderr, "open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
-  else fprintf(stderr, "closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
-  fprintf(stderr, "  recall@%zu   %.4f", r->k, r->recall);
+  cli_summary("bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
+  if (r->open_loop) cli_summary("open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
+  else cli_summary("closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
+  cli_summary("  recall@%zu   %.4f", r->k, r->recall);
   if (r->recall_max != r->recall_min)
-    fprintf(stderr, "  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
-  fprintf(stderr, "\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
-  fprintf(stderr, "  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
+    cli_summary("  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
+  cli_summary("\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
+  cli_summary("  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
           r->p99_ms, r->max_ms);
-  fprintf(stderr, "  errors     %zu", r->errors);
-  if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
+  cli_summary("  errors     %zu", r->errors);
+  if (r->dropped) cli_summary(" (%zu dropped at the outstanding bound)", r->dropped);
   fputc('\n', stderr);
-  if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  if (r->first_error_status != VF_OK) cli_summary("  first error: %s\n", r->first_error);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -165,7 +165,7 @@ int cmd_bench(int argc, char **argv) {
     st = vf_config_load(a.pos[0], &cfg, &err);
     if (st == VF_OK) st = pick_vector(&cfg, column, &v, &err);
     if (st == VF_OK) {
-      qcol = v->column ? v->column : v->name;
+      st = bench_query_column(qpath, v->name, v->column, &qcol, &err); /* name, else column */
       o.vector = v->name;
       o.store.collection_name = cfg.vectorstore.collection_name;
       o.store.params_json = cfg.vectorstore.params_json;

@@ -98,14 +98,15 @@ int cmd_scan(int argc, char **argv) {
       vf_buf_free(&b);
     }
     char empty[64] = "";
-    if (r.empty_files) snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
-    fprintf(stderr,
+    if (r.empty_files)
+      snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
+    cli_summary(
             "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups%s), %.1f MB "
             "decoded (%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
             r.rows, r.files, r.row_groups, empty, (double)r.bytes / 1e6,
             (double)r.bytes_read / 1e6, r.seconds, mbps, r.checksum);
     if (rs.requests)
-      fprintf(stderr, "scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
+      cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
               rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
   }
   corpus_files_free(&files);

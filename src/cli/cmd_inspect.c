@@ -221,7 +221,8 @@ int cmd_inspect(int argc, char **argv) {
     if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = true, .whole_row_groups = true}, &f, &err);
     if (st != VF_OK) break;
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
-    corpus_plan_note_rows(&plan, i, pqt_meta(f)->num_rows > 0 ? (uint64_t)pqt_meta(f)->num_rows : 0);
+    int64_t nr = pqt_meta(f)->num_rows;
+    corpus_plan_note_rows(&plan, i, nr > 0 ? (uint64_t)nr : 0);
     total_rgs += (uint64_t)pqt_meta(f)->nrow_groups;
     total_bytes += files.files[i].size;
     if (json) {
@@ -253,7 +254,7 @@ int cmd_inspect(int argc, char **argv) {
     if (!json) vf_buf_append(&b, "\n", 1, &err);
     st = cli_write_stdout(NULL, b.data, b.len, &err);
     if (rs.requests)
-      fprintf(stderr, "inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
+      cli_summary("inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
               rs.requests, rs.retries, rs.bytes_received);
   }
   vf_buf_free(&b);

@@ -54,8 +54,7 @@ static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, 
 }
 
 static void summary(const char *sub, const ld_report *r) {
-  if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
-  fprintf(stderr,
+  cli_summary(
           "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s (%.0f points/s "
           "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows, %" PRIu64
           " empty files skipped\n",
@@ -130,14 +129,14 @@ int cmd_load(int argc, char **argv) {
     if (which == 0 || which == 2) summary(sub, &rep);
     if (which == 0 || which == 3) {
       if (rep.verified)
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
                 ")\n", sub, cfg.vectorstore.collection_name, rep.stored, rep.expected);
       else
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points\n", sub,
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points\n", sub,
                 cfg.vectorstore.collection_name, rep.stored);
     }
     if (which == 1)
-      fprintf(stderr, "load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
+      cli_summary("load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
               cfg.vectorstore.collection_name, rep.stored);
     if (json) {
       st = ld_report_json(&rep, &out, &err);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -368,6 +369,9 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
   sc.nvectors = (int)nv;
   sc.params_json = cfg->vectorstore.params_json;
   sc.upsert_wait = cfg->loader.wait;
+  sc.must_exist = true; /* prepared by the driver: finalize only verifies */
+  sc.retries_given = true;
+  sc.retries = (int)(cfg->loader.retries > INT_MAX ? INT_MAX : cfg->loader.retries);
   store *h = NULL;
   uint64_t count = 0;
   if (st == VF_OK) st = store_open(&sc, &h, err);

@@ -231,8 +231,11 @@ typedef struct bf_slot {
   pqt_dense dense;
   corpus_batch bt;     /* records: the decoded batch */
   const float *data;   /* n*d: dense.data or the batch's vectors */
-  const uint8_t *null_rows;
-  uint64_t skipped;    /* records: rows the reader dropped as bad */
+  const uint8_t *null_rows; /* rows never scored: null, or (set by slot_norms) NaN/inf */
+  uint64_t skipped;    /* records: rows the reader dropped as bad (not among the n) */
+  uint64_t masked;     /* of the n rows, those null_rows excludes */
+  uint8_t *mask;       /* slot_norms' null_rows when it adds NaN/inf rows */
+  size_t mask_cap;
   float *xn, *xnorm;
   double *xx;
   size_t cap, n, fi;
@@ -311,9 +314,24 @@ static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int6
       return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
     }
   }
+  size_t bad = 0;
   for (size_t j = 0; j < n; j++) {
     sl->xx[j] = sumsq(sl->data + j * d, d);
     sl->xnorm[j] = (float)sqrt(sl->xx[j]);
+    bad += (sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]);
+  }
+  /* a null, NaN or infinite vector is never a hit: skipped, and counted */
+  sl->masked = bad;
+  if (bad) {
+    if (n > sl->mask_cap) {
+      free(sl->mask);
+      sl->mask = vf_malloc(n);
+      sl->mask_cap = sl->mask ? n : 0;
+      if (!sl->mask) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+    }
+    for (size_t j = 0; j < n; j++)
+      sl->mask[j] = (uint8_t)((sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]));
+    sl->null_rows = sl->mask;
   }
   if (cos && n) {
     memcpy(sl->xn, sl->data, sizeof(float) * d * n);
@@ -627,6 +645,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
+  size_t slot_file = 0;
+  int slot_rg = 0;
   bool cos = o->metric == CORPUS_COSINE;
   /* records (a config, a dataset): the reader's row groups; a batch holds the decoded vectors,
    * the float matrix (+ its copy) and per-row bookkeeping */
@@ -644,6 +664,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     corpus_records_close(rr);
@@ -679,6 +701,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     pqt_close(f);
@@ -691,12 +715,14 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t need1 = fixed + 2 * slot + per_worker;
   if (need1 > budget) {
     char a[32], b[32], c[32], e[32], f[32];
+    const char *vcol = rspec ? rspec->vectors[0].name : column ? column : q->vec_name;
     return vf_error_set(err, VF_ENOMEM,
                         "brute-force: needs about %s (%" PRIu64 " queries x (dim %" PRIu64
-                        " + K %u): %s; two row groups of %" PRIu64 " rows: %s; scratch %s), more "
-                        "than the memory budget of %s (raise --memory-budget, use fewer queries "
-                        "or a smaller K)",
+                        " + K %u): %s; two row groups of %" PRIu64 " rows of vector column '%s', "
+                        "the largest being %s row group %d: %s; scratch %s), more than the memory "
+                        "budget of %s (raise --memory-budget, use fewer queries or a smaller K)",
                         bf_size(need1, a), q->n, d, o->k, bf_size(fixed, b), slot_rows,
+                        vcol ? vcol : "?", files->n ? files->files[slot_file].uri : "?", slot_rg,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }
   uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
@@ -850,7 +876,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     for (int t = 1; t < threads; t++)
       if (tid[t]) pthread_join(tid[t], NULL);
     out->rows_scanned += sl->n + sl->skipped;
-    out->rows_skipped += sl->skipped;
+    out->rows_skipped += sl->skipped + sl->masked;
     vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
                       .files_done = sl->fi / jobs, .files_total = files_in_job,
                       .elapsed_s = vf_now() - t0};
@@ -937,6 +963,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
+    free(rd.slot[i].mask);
   }
   pthread_mutex_destroy(&rd.mu);
   pthread_cond_destroy(&rd.cv);
