@@ -285,6 +285,9 @@ typedef struct corpus_plan {
 
 #define CORPUS_PLAN_UNMEASURED UINT64_MAX
 
+/*! corpus_file_rows() : the rows of one file: a dataset part's measured count, else its parquet
+ *  footer's (one footer read).  @return : errors opening the file, naming it. */
+vf_status corpus_file_rows(const corpus_file *f, uint64_t *rows, vf_error *err);
 /*! corpus_plan_init() : a plan over `files` (borrowed; must outlive the plan), nothing measured. */
 vf_status corpus_plan_init(corpus_plan *p, const corpus_files *files, vf_error *err);
 void corpus_plan_free(corpus_plan *p);

@@ -389,19 +389,6 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
 
 /* ------------------------------------------------------------------ inspect */
 
-static vf_status footer_rows(const corpus_file *f, uint64_t *rows, vf_error *err) {
-  io_source *src = NULL;
-  pqt_file *pf = NULL;
-  vf_status st = corpus_open(f, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &pf, err); /* takes src, also on failure */
-  if (st != VF_OK) return st;
-  int64_t n = pqt_meta(pf)->num_rows;
-  pqt_close(pf);
-  if (n < 0) return vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64, f->uri, n);
-  *rows = (uint64_t)n;
-  return VF_OK;
-}
-
 static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset_component *c,
                                    const char *id_root, bool count_rows, uint64_t *total,
                                    bool *total_known) {
@@ -428,7 +415,7 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
       bool have_rows = false;
       if (exists && c->format == VF_CFG_FORMAT_PARQUET) {
         corpus_file cf = {.uri = u.path, .key = key, .size = (uint64_t)sb.st_size};
-        w->st = footer_rows(&cf, &rows, w->err);
+        w->st = corpus_file_rows(&cf, &rows, w->err);
         have_rows = w->st == VF_OK;
       }
       if (w->st == VF_OK) {
@@ -480,6 +467,7 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   uint64_t total = 0;
   bool total_known = true;
   int mask_uris = uris_secret(cfg);
+  corpus_plan plan = {0};
   if (d->form != VF_CFG_DS_DATASET) {
     w.st = vf_config_files(cfg, &files, err);
     if (w.st != VF_OK) return w.st;
@@ -495,10 +483,12 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
       inspect_component(&w, "payload", &d->payload, d->id_root, true, &total, &total_known);
     if (!d->payload.present && d->vectors.format != VF_CFG_FORMAT_PARQUET) total_known = false;
   } else {
+    w.st = corpus_plan_init(&plan, &files, err);
     for (size_t i = 0; i < files.n && w.st == VF_OK; i++) {
       uint64_t rows = 0;
-      w.st = footer_rows(&files.files[i], &rows, err);
+      w.st = corpus_file_rows(&files.files[i], &rows, err);
       if (w.st != VF_OK) break;
+      corpus_plan_note_rows(&plan, i, rows);
       total += rows;
       r_open(&w, NULL, "{");
       if (mask_uris == 2) {
@@ -520,9 +510,12 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   } else {
     r_raw(&w, "null");
   }
+  r_key(&w, "empty_files");
+  if (w.st == VF_OK) w.st = vf_json_u64(w.b, plan.empty, err);
   r_str(&w, "collection", "vectorstore.collection_name", cfg->vectorstore.collection_name);
   r_str(&w, "store", NULL, cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local");
   r_close(&w, "}");
+  corpus_plan_free(&plan);
   corpus_files_free(&files);
   return w.st;
 }

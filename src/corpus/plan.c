@@ -64,8 +64,8 @@ bool corpus_plan_skips(const corpus_plan *p, size_t i) {
   return i < p->files->n && p->rows[i] == 0;
 }
 
-/* The rows of file i: a dataset part's measured count, else its parquet footer's. */
-static vf_status file_rows(const corpus_file *f, uint64_t *rows, vf_error *err) {
+/* corpus_file_rows(): see corpus.h. */
+vf_status corpus_file_rows(const corpus_file *f, uint64_t *rows, vf_error *err) {
   *rows = 0;
   if (f->dataset) {
     *rows = corpus_dataset_part_rows(f);
@@ -86,7 +86,7 @@ static vf_status file_rows(const corpus_file *f, uint64_t *rows, vf_error *err) 
 static vf_status measure_one(corpus_plan *p, size_t i, vf_error *err) {
   if (p->rows[i] != CORPUS_PLAN_UNMEASURED) return VF_OK;
   uint64_t rows = 0;
-  vf_status st = file_rows(&p->files->files[i], &rows, err);
+  vf_status st = corpus_file_rows(&p->files->files[i], &rows, err);
   if (st == VF_OK) corpus_plan_note_rows(p, i, rows);
   return st;
 }

@@ -6,8 +6,8 @@
 # Two corpora, each with three empty files written by DuckDB and by pyarrow (a file with no row
 # group, and one with a 0-row row group) in first, middle and last position around two real
 # files; every command must give exactly what it gives on the two real files alone (ids made
-# equal with id_root): inspect, scan, cat, load, generate-queries, brute-force, index build and
-# load-dist (local engine).
+# equal with id_root): inspect, scan, cat, load inspect, load, generate-queries, brute-force,
+# index build and load-dist (local engine).
 set -u
 V=${VFORGE:?set VFORGE to the vforge binary}
 PY=${VF_PY:-}
@@ -91,6 +91,9 @@ for d in A B; do
     cmp -s "$tmp/$d.cat" "$tmp/ref.cat" && ok "$d: cat: the same rows and ids" || fail "$d: cat differs: $(head -c 300 "$tmp/$d.cat")"
   # load: the same points; the report counts the empty files
   cfg "$d" "$d"
+  "$V" --quiet load inspect "$tmp/$d.yaml" > "$tmp/$d.linspect" 2>&1 &&
+    [ "$(jget "$tmp/$d.linspect" '(len(d["files"]), d["total_rows"], d["empty_files"])')" = "(5, 250, 3)" ] &&
+    ok "$d: load inspect: 5 files, 250 rows, 3 empty" || fail "$d: load inspect: $(head -c 300 "$tmp/$d.linspect")"
   if "$V" load run "$tmp/$d.yaml" --json > "$tmp/$d.load" 2> "$tmp/$d.load.err" &&
      [ "$(jget "$tmp/$d.load" '(d["points"], d["empty_files"])')" = "(250, 3)" ] &&
      "$V" cat "$tmp/store-$d/c" --columns id,payload | sort | cmp -s - "$tmp/ref.points"; then
