@@ -202,6 +202,11 @@ void io_listing_free(io_listing *l);
  *  looks complete).  `*bytes` (may be NULL) receives the size. */
 vf_status io_download(const char *uri, const char *dest, uint64_t *bytes, vf_error *err);
 
+/*! io_download_temp_name() : the temporary name io_download() writes `dest` under in this
+ *  process (malloc'd; NULL when out of memory) — for a caller that abandons a download at exit
+ *  and removes what it left. */
+char *io_download_temp_name(const char *dest);
+
 /*! io_upload() : store the local file `src` at `uri` (s3: PutObject, multipart above 64 MiB;
  *  local path: atomic copy).  @return : VF_EUNSUPPORTED for hf:// and http(s)://. */
 vf_status io_upload(const char *src, const char *uri, vf_error *err);

@@ -57,6 +57,7 @@ typedef struct ld_report {
   double finalize_seconds;    /* finalize: compaction, index build, wait and count */
   uint64_t retries;
   uint64_t skipped_rows;
+  uint64_t empty_files;       /* corpus files with no rows, skipped (corpus_plan) */
   /* finalize */
   bool verified;              /* store_count was checked against `expected` */
   uint64_t stored;            /* store_count(exact) after finalize */

@@ -56,6 +56,9 @@ typedef struct store_config {
   int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
   /* remote stores (added by issue 4) */
   bool upsert_wait;        /* qdrant: each upsert returns once applied (?wait=true); default false */
+  bool must_exist;         /* ensure_collection verifies but never creates (finalize) */
+  bool retries_given;      /* remote stores: `retries` set (else the HTTP client's default, 5) */
+  int retries;             /* remote stores: retries of one failed request (loader.retries) */
 } store_config;
 
 /* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
@@ -102,6 +105,7 @@ struct store {
   int nvectors;
   uint64_t points_upserted; /* points accepted by upsert through this handle */
   uint64_t retries;         /* requests a remote backend retried internally (issue 4) */
+  bool must_exist;          /* store_config.must_exist */
 };
 
 /*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
@@ -112,7 +116,8 @@ vf_status store_open(const store_config *cfg, store **out, vf_error *err);
 
 /*! store_ensure_collection() : create the collection, or verify an existing one has the same
  *  vectors (names, kinds, dimensions, distances).
- *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate). */
+ *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate);
+ *            VF_ENOTFOUND when it does not exist and the config says must_exist. */
 vf_status store_ensure_collection(store *s, vf_error *err);
 /*! store_defer_indexing() : prepare for a bulk load (no index maintenance while loading). */
 vf_status store_defer_indexing(store *s, vf_error *err);

@@ -79,6 +79,19 @@ void *vf_mallocarray(size_t count, size_t size); /* NULL on count*size overflow 
 char *vf_strdup(const char *s);
 char *vf_strndup(const char *s, size_t n);
 
+/* ------------------------------------------------------------ URLs with credentials */
+
+/*! vf_url_userinfo() : where the userinfo of `url` ("scheme://USER[:PASSWORD]@host...") starts
+ *  and how long it is, the '@' excluded (RFC 3986 3.2.1).  @return : false when it has none. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len);
+/*! vf_url_redact() : `url` with its userinfo replaced by "****" ("user:pw@host" becomes
+ *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied
+ *  unchanged.  Every message, log line and file that names a URL passes it through here
+ *  (passwords in URLs are secrets).  @return : out. */
+char *vf_url_redact(const char *url, char *out, size_t cap);
+/*! vf_url_redact_dup() : the same, malloc'd (NULL when out of memory or url is NULL). */
+char *vf_url_redact_dup(const char *url);
+
 /* ---------------------------------------------------------------- buffer */
 
 /* A growable byte buffer with a ceiling (`max`, 0 = VF_BUF_DEFAULT_MAX): growing past it is
@@ -270,6 +283,16 @@ int vf_cpu_available(void);
 /*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also caps OpenBLAS. */
 void vf_set_threads(int n);
 int vf_threads(void);
+
+/*! vf_job_rank() : this worker's rank among `num_jobs` (every command with --num-jobs): `given`
+ *  (--job-rank) when >= 0; else SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (an array task; MIN 0
+ *  when unset); else SKYPILOT_JOB_RANK, refused when SKYPILOT_NUM_JOBS is set and differs from
+ *  num_jobs (as the Python loader whose configs vforge reads).  With num_jobs 1 the rank is 0
+ *  (the environment is not read).  Call it only when --num-jobs was given.
+ *  *source (may be NULL) receives where the rank came from, for logs.
+ *  @return : VF_EUSAGE when nothing names the rank, when a variable is not an integer, or when
+ *            the rank is outside 0..num_jobs-1 (each naming the option or variable). */
+vf_status vf_job_rank(int num_jobs, int given, int *rank, const char **source, vf_error *err);
 
 /*! vf_parse_size() : "512M", "2G", "1.5GiB", "1000000" -> bytes.  false on bad syntax. */
 bool vf_parse_size(const char *s, uint64_t *out);

@@ -15,7 +15,7 @@
 
 static const cli_opt LOAD_OPTS[] = {
     {"num-jobs", "N", "split the files over N workers (file i goes to rank i % N)"},
-    {"job-rank", "R", "this worker's rank, 0..N-1"},
+    {"job-rank", "R", "this worker's rank, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or SKYPILOT_JOB_RANK)"},
     {"resume", NULL, "continue from this worker's load state (checkpoint)"},
     {"offset", "N", "skip the first N rows of this worker's rows"},
     {"limit", "N", "load at most N rows (-n N)"},
@@ -54,12 +54,12 @@ static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, 
 }
 
 static void summary(const char *sub, const ld_report *r) {
-  if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
-  fprintf(stderr,
+  cli_summary(
           "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s (%.0f points/s "
-          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows\n",
+          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows, %" PRIu64
+          " empty files skipped\n",
           sub, r->points, r->files, (double)r->bytes_read / 1e6, r->seconds, r->points_per_s,
-          r->finalize_seconds, r->retries, r->skipped_rows);
+          r->finalize_seconds, r->retries, r->skipped_rows, r->empty_files);
 }
 
 int cmd_load(int argc, char **argv) {
@@ -83,11 +83,16 @@ int cmd_load(int argc, char **argv) {
   if (st == VF_OK && which < 0)
     st = vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
                       "finalize, inspect)", sub);
-  if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
-  if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
-  if (st == VF_OK && o.job_rank >= o.num_jobs)
-    st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
-                      o.num_jobs);
+  if (st == VF_OK && which == 2) { /* only `load load` reads a rank's share of the files */
+    st = cli_job_opts(&CLI_LOAD, &a, 999, &o.num_jobs, &o.job_rank, &err);
+    if (o.num_jobs == 0) o.num_jobs = 1;
+  } else {
+    if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
+    if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
+    if (st == VF_OK && o.job_rank >= o.num_jobs)
+      st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
+                        o.num_jobs);
+  }
   uint64_t ckb = 0;
   if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err);
   if (st == VF_OK && ckb > 1000000)
@@ -124,14 +129,14 @@ int cmd_load(int argc, char **argv) {
     if (which == 0 || which == 2) summary(sub, &rep);
     if (which == 0 || which == 3) {
       if (rep.verified)
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
                 ")\n", sub, cfg.vectorstore.collection_name, rep.stored, rep.expected);
       else
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points\n", sub,
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points\n", sub,
                 cfg.vectorstore.collection_name, rep.stored);
     }
     if (which == 1)
-      fprintf(stderr, "load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
+      cli_summary("load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
               cfg.vectorstore.collection_name, rep.stored);
     if (json) {
       st = ld_report_json(&rep, &out, &err);

@@ -9,8 +9,9 @@
  * and key path on any error.  An explicit `null` (or an empty value) means "not given".
  *
  * Secrets: the key path of every value that came from a secret variable (and vectorstore.api_key)
- * is recorded in cfg->internal, so the renderer can mask it; a getter that rejects a secret value
- * prints "****" in place of the value.
+ * is recorded in cfg->internal, so the renderer can mask it; so is every value holding a URL with
+ * userinfo ("http://user:PASSWORD@host", marked as a userinfo secret: the renderer masks only
+ * the userinfo).  A getter that rejects a secret value prints "****" in place of the value.
  *
  * Compatibility with the existing loader configs: the older split datasource forms (`type: s3,
  * bucket, prefix`, `type: huggingface, repo_id, subdir`, `type: local, path`) resolve into `uri`;
@@ -69,7 +70,9 @@ static void path_index(char *dst, const char *parent, size_t i) {
   path_put(dst, &n, idx);
 }
 
-static vf_status mark_secret(cctx *c, const char *path, int line) {
+/* Record `path` as a secret; userinfo: only the userinfo of the URL it holds is.  A path
+ * marked before keeps its first kind. */
+static vf_status mark_secret_kind(cctx *c, const char *path, bool userinfo, int line) {
   vf_cfg_internal *in = c->cfg->internal;
   for (size_t i = 0; i < in->nsecret; i++)
     if (strcmp(in->secret_paths[i], path) == 0) return VF_OK;
@@ -78,22 +81,41 @@ static vf_status mark_secret(cctx *c, const char *path, int line) {
     char **np = vf_realloc(in->secret_paths, ncap * sizeof *np);
     if (!np) return oom(c, line);
     in->secret_paths = np;
+    bool *nu = vf_realloc(in->secret_userinfo, ncap * sizeof *nu);
+    if (!nu) return oom(c, line);
+    in->secret_userinfo = nu;
     in->cap = ncap;
   }
   in->secret_paths[in->nsecret] = vf_strdup(path);
   if (!in->secret_paths[in->nsecret]) return oom(c, line);
+  in->secret_userinfo[in->nsecret] = userinfo;
   in->nsecret++;
   return VF_OK;
 }
 
-bool cfg_path_is_secret(const vf_config *cfg, const char *path) {
-  if (!cfg->internal) return false;
+static vf_status mark_secret(cctx *c, const char *path, int line) {
+  return mark_secret_kind(c, path, false, line);
+}
+
+/* index of the secret path covering `path`, -1 when none */
+static int secret_index(const vf_config *cfg, const char *path) {
+  if (!cfg->internal) return -1;
   for (size_t i = 0; i < cfg->internal->nsecret; i++) {
     const char *s = cfg->internal->secret_paths[i];
     size_t n = strlen(s);
-    if (strncmp(s, path, n) == 0 && (path[n] == 0 || path[n] == '.' || path[n] == '[')) return true;
+    if (strncmp(s, path, n) == 0 && (path[n] == 0 || path[n] == '.' || path[n] == '['))
+      return (int)i;
   }
-  return false;
+  return -1;
+}
+
+bool cfg_path_is_secret(const vf_config *cfg, const char *path) {
+  return secret_index(cfg, path) >= 0;
+}
+
+bool cfg_path_secret_is_userinfo(const vf_config *cfg, const char *path) {
+  int i = secret_index(cfg, path);
+  return i >= 0 && cfg->internal->secret_userinfo[i];
 }
 
 /* ------------------------------------------------------------ tree access */
@@ -166,8 +188,11 @@ static vf_status get_text(cctx *c, const cfg_node *v, const char *path, char **o
     return cerr(c, v->line, "%s: expected a single value, got %s", path, kind_name(v));
   vf_status st = cfg_expand(c->name, v, path, out, secret, c->err);
   if (st != VF_OK) return st;
-  if (*secret) {
-    st = mark_secret(c, path, v->line);
+  size_t ua, un;
+  bool userinfo = !*secret && vf_url_userinfo(*out, &ua, &un); /* a password in a URL */
+  if (*secret || userinfo) {
+    *secret = true;
+    st = mark_secret_kind(c, path, userinfo, v->line);
     if (st != VF_OK) {
       free(*out);
       *out = NULL;
@@ -759,7 +784,9 @@ static vf_status parse_payload_fields(cctx *c, const cfg_node *v, const char *pa
       if (cfg_path_is_secret(c->cfg, p)) {
         char mp[CFG_PATH_MAX];
         path_join(mp, path, f->key);
-        if ((st = mark_secret(c, mp, val->line)) != VF_OK) return st;
+        if ((st = mark_secret_kind(c, mp, cfg_path_secret_is_userinfo(c->cfg, p), val->line)) !=
+            VF_OK)
+          return st;
       }
     }
   }
@@ -1360,6 +1387,7 @@ void vf_config_free(vf_config *cfg) {
   free(cfg->resources.time);
   if (cfg->internal) {
     free_list(cfg->internal->secret_paths, cfg->internal->nsecret);
+    free(cfg->internal->secret_userinfo);
     free(cfg->internal->params_json_masked);
     free(cfg->internal);
   }

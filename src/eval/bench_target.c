@@ -81,7 +81,7 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     st = vf_config_load(rq->config, &own->cfg, err);
     if (st == VF_OK) st = pick_vector(&own->cfg, rq->column, &v, err);
     if (st == VF_OK) {
-      qcol = v->column ? v->column : v->name;
+      st = bench_query_column(rq->queries, v->name, v->column, &qcol, err); /* name, else column */
       o->vector = v->name;
       o->store.collection_name = own->cfg.vectorstore.collection_name;
       o->store.params_json = own->cfg.vectorstore.params_json;

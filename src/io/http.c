@@ -304,8 +304,11 @@ vf_status io_http_open(const char *base_url, const io_http_opts *opts, io_http *
                        vf_error *err) {
   *out = NULL;
   if (!base_url) base_url = ""; /* no base: every request carries an absolute req->url */
-  if (*base_url && strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0)
-    return vf_error_set(err, VF_EUSAGE, "http: '%s' is not an http:// or https:// URL", base_url);
+  if (*base_url && strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0) {
+    char shown[512];
+    return vf_error_set(err, VF_EUSAGE, "http: '%s' is not an http:// or https:// URL",
+                        vf_url_redact(base_url, shown, sizeof shown));
+  }
   if (strlen(base_url) > HTTP_MAX_URL / 2)
     return vf_error_set(err, VF_EUSAGE, "http: the URL is longer than %d bytes", HTTP_MAX_URL / 2);
   pthread_once(&http_once, http_global_init);
@@ -396,12 +399,20 @@ void io_http_close(io_http *c) {
 }
 
 /* The URL for messages: base + path (or the absolute URL) up to the query string (queries may
- * carry secrets such as pre-signed signatures). */
+ * carry secrets such as pre-signed signatures), userinfo masked (a password in the URL). */
 static void http_log_url(const io_http *c, const char *url, const char *path, char *out,
                          size_t cap) {
   const char *b = url ? "" : c->base, *p = url ? url : path;
   size_t pl = strcspn(p, "?");
-  snprintf(out, cap, "%s%.*s", b, (int)pl, p);
+  size_t fl = strlen(b) + pl + 1;
+  char *full = vf_malloc(fl);
+  if (!full) {
+    snprintf(out, cap, "(a URL)");
+    return;
+  }
+  snprintf(full, fl, "%s%.*s", b, (int)pl, p);
+  vf_url_redact(full, out, cap);
+  free(full);
 }
 
 /* A short, printable excerpt of a response body for error messages. */

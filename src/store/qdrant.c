@@ -276,6 +276,9 @@ static vf_status qd_ensure(store *s, vf_error *err) {
   long status = 0;
   vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
   if (st != VF_OK) return st;
+  if (status == 404 && s->must_exist)
+    return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist (run `vforge "
+                        "load prepare` and `load load` first)", s->collection);
   if (status == 404) return qd_create(q, err);
   if (q->recreate) {
     vf_log(VF_LOG_INFO, "qdrant: recreate: dropping collection '%s'", s->collection);
@@ -690,7 +693,7 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
   if (st == VF_OK) {
     io_http_opts ho = {0};
     ho.api_key = cfg->api_key;
-    ho.max_retries = -1;
+    ho.max_retries = cfg->retries_given ? cfg->retries : -1;
     st = io_http_open(cfg->url, &ho, &q->http, err);
     if (st == VF_EUSAGE) err->code = st = VF_ECONFIG;
     if (st != VF_OK) vf_error_prefix(err, "vectorstore.url: ");

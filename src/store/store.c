@@ -45,6 +45,7 @@ vf_status store_head_init(store *s, const store_vtable *vt, const store_config *
   if (strcmp(cfg->collection_name, ".") == 0 || strcmp(cfg->collection_name, "..") == 0)
     return vf_error_set(err, VF_ECONFIG, "vectorstore: collection_name '%s' is not a name",
                         cfg->collection_name);
+  s->must_exist = cfg->must_exist;
   if (cfg->nvectors < 1 || cfg->nvectors > STORE_MAX_VECTORS || !cfg->vectors)
     return vf_error_set(err, VF_ECONFIG, "vectors: %d entries; 1..%d are needed", cfg->nvectors,
                         STORE_MAX_VECTORS);

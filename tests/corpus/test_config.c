@@ -773,7 +773,7 @@ VF_TEST(files_and_inspect) {
   vf_buf_append(&b, "", 1, &err);
   const char *j = (const char *)b.data;
   CHECK(j && strncmp(j, "{\"config\":{\"vectors\":", 21) == 0);
-  CHECK(j && strstr(j, "\"total_rows\":6000,\"collection\":\"ex\",\"store\":\"local\"}"));
+  CHECK(j && strstr(j, "\"total_rows\":6000,\"empty_files\":0,\"collection\":\"ex\",\"store\":\"local\"}"));
   CHECK(j && strstr(j, "batch_00000001.parquet\",\"rows\":3000}"));
   vf_buf_free(&b);
   vf_config_free(&c);

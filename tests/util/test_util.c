@@ -531,3 +531,26 @@ VF_TEST(test_log_and_progress) {
   usleep(2000);
   CHECK(vf_now() - t0 >= 0.0015);
 }
+
+VF_TEST(test_url_redact) {
+  char out[128];
+  CHECK_EQ_STR(vf_url_redact("http://user:pw@host:6333/x", out, sizeof out), "http://****@host:6333/x");
+  CHECK_EQ_STR(vf_url_redact("https://token@h/p?q=a@b", out, sizeof out), "https://****@h/p?q=a@b");
+  CHECK_EQ_STR(vf_url_redact("http://a@b:p@ss@host", out, sizeof out), "http://****@host");
+  CHECK_EQ_STR(vf_url_redact("http://host:6333/a@b", out, sizeof out), "http://host:6333/a@b");
+  CHECK_EQ_STR(vf_url_redact("/data/a@b.parquet", out, sizeof out), "/data/a@b.parquet");
+  CHECK_EQ_STR(vf_url_redact("s3://bucket/key", out, sizeof out), "s3://bucket/key");
+  CHECK_EQ_STR(vf_url_redact(NULL, out, sizeof out), "");
+  size_t a = 0, n = 0;
+  CHECK(vf_url_userinfo("http://u:p@h", &a, &n));
+  CHECK_EQ_INT(a, 7);
+  CHECK_EQ_INT(n, 3);
+  CHECK(!vf_url_userinfo("1http://u:p@h", &a, &n));
+  CHECK(!vf_url_userinfo("http:/u:p@h", &a, &n));
+  char small[8];
+  CHECK_EQ_STR(vf_url_redact("http://u:p@host", small, sizeof small), "http://");
+  char *d = vf_url_redact_dup("http://u:secret@h");
+  CHECK(d != NULL);
+  CHECK_EQ_STR(d, "http://****@h");
+  free(d);
+}
