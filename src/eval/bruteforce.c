@@ -3,8 +3,8 @@
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
  * and one decoded row group).  For each row group the queries are split over the worker threads;
- * each worker scores its queries against blocks of rows with a blocked sgemm (OpenBLAS, one
- * thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
+ * each worker scores its queries against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
+ * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
  * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
@@ -16,7 +16,6 @@
  * identical whatever the thread count, block sizes or number of jobs (the merge of partial
  * top-Ks is the same selection).  Scores: cosine similarity, dot, -L2, -L1 (larger = nearer).
  */
-#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -211,9 +210,7 @@ static void *worker_run(void *arg) {
           for (size_t j = 0; j < nr; j++) out[j] = -out[j];
         }
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nqb, (blasint)nr, (blasint)d,
-                    1.0f, s->qn + qa * d, (blasint)d, s->xn + r0 * d, (blasint)d, 0.0f, wk->c,
-                    (blasint)nr);
+        vf_sgemm_nt(nqb, nr, d, s->qn + qa * d, d, s->xn + r0 * d, d, wk->c, nr);
         /* euclid: the block holds q.x; filter_block() forms 2 q.x - |q|^2 - |x|^2 */
       }
       filter_block(wk, qa, nqb, r0, nr);
@@ -774,7 +771,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
+  if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   bf_reader rd;
   memset(&rd, 0, sizeof rd);
   rd.files = files;
@@ -849,7 +848,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   }
   char *vec_name = rd.vec_name;
   if (!multi) out->files = rd.files_read;
-  openblas_set_num_threads(vf_threads());
+  vf_blas_single_end(blas_saved);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
