@@ -6,7 +6,7 @@
  * linking it made every command — scan, cat, inspect, which never multiply a matrix — pay for
  * them.  Opened here on the first vf_blas_require()/vf_sgemm_nt(), only brute force, k-means,
  * index builds and RaBitQ index loads map it.  The library is found by VFORGE_BLAS_LIB (a name,
- * a path, or "builtin" for vforge's own sgemm) or the first of OWN_NAMES that loads.
+ * a path, or "builtin" for vforge's own sgemm) or the first of LIB_NAMES that loads.
  *
  * Threads: unless the user set OPENBLAS_NUM_THREADS / GOTO_NUM_THREADS / OMP_NUM_THREADS,
  * OPENBLAS_NUM_THREADS is set to vf_threads() for the dlopen call only, so OpenBLAS starts no
@@ -61,7 +61,7 @@ typedef void (*cblas_sgemm_fn)(int order, int transa, int transb, int m, int n, 
                                float alpha, const float *a, int lda, const float *b, int ldb,
                                float beta, float *c, int ldc);
 
-static const char *const OWN_NAMES[] = {"libopenblas.so.0", "libopenblas.so",
+static const char *const LIB_NAMES[] = {"libopenblas.so.0", "libopenblas.so",
                                         "libopenblasp.so.0", "libopenblaso.so.0"};
 
 static struct {
@@ -82,7 +82,7 @@ static struct {
   char config_s[256];
   const char *source;
   char note[640];
-} B = {.once = PTHREAD_ONCE_INIT, .source = "builtin"};
+} g_blas = {.once = PTHREAD_ONCE_INIT, .source = "builtin"};
 
 /* ------------------------------------------------------------------- CPU */
 
@@ -240,8 +240,8 @@ static void env_pop(env_undo *u) {
 static void lib_nt(void *ctx, size_t m, size_t n, size_t k, const float *a, size_t lda,
                    const float *b, size_t ldb, float *c, size_t ldc) {
   (void)ctx;
-  B.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, (int)m, (int)n, (int)k, 1.0f, a, (int)lda,
-          b, (int)ldb, 0.0f, c, (int)ldc);
+  g_blas.sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, (int)m, (int)n, (int)k, 1.0f, a,
+               (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
 }
 
 static void own_nt(void *ctx, size_t m, size_t n, size_t k, const float *a, size_t lda,
@@ -251,35 +251,35 @@ static void own_nt(void *ctx, size_t m, size_t n, size_t k, const float *a, size
 
 /* vforge's own sgemm from now on: the best variant that passes the self-check */
 static void use_own(const char *source) {
-  B.sgemm = NULL;
-  B.own = blas_own_best();
+  g_blas.sgemm = NULL;
+  g_blas.own = blas_own_best();
   char why[256];
-  if (B.own == BLAS_OWN_AVX2 && !blas_self_check(own_nt, &B.own, why, sizeof why)) {
+  if (g_blas.own == BLAS_OWN_AVX2 && !blas_self_check(own_nt, &g_blas.own, why, sizeof why)) {
     vf_log(VF_LOG_WARN, "BLAS: vforge's own AVX2 sgemm failed its self-check (%s); using the "
                         "scalar one", why);
-    B.own = BLAS_OWN_SCALAR;
+    g_blas.own = BLAS_OWN_SCALAR;
   }
-  snprintf(B.library, sizeof B.library, "builtin");
-  snprintf(B.core, sizeof B.core, "%s", blas_own_name(B.own));
-  B.config_s[0] = '\0';
-  B.source = source;
+  snprintf(g_blas.library, sizeof g_blas.library, "builtin");
+  snprintf(g_blas.core, sizeof g_blas.core, "%s", blas_own_name(g_blas.own));
+  g_blas.config_s[0] = '\0';
+  g_blas.source = source;
 }
 
 /* the one line that says vforge changed the choice: kept for vf_blas_info, and logged */
 static void VF_PRINTF(2, 3) note(vf_log_level level, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(B.note, sizeof B.note, fmt, ap);
+  vsnprintf(g_blas.note, sizeof g_blas.note, fmt, ap);
   va_end(ap);
-  vf_log(level, "%s", B.note);
+  vf_log(level, "%s", g_blas.note);
 }
 
 static void copy_core(void) {
-  const char *c = B.corename ? B.corename() : NULL;
-  snprintf(B.core, sizeof B.core, "%s", c && *c ? c : "unknown");
+  const char *c = g_blas.corename ? g_blas.corename() : NULL;
+  snprintf(g_blas.core, sizeof g_blas.core, "%s", c && *c ? c : "unknown");
   /* drop trailing blanks some builds leave */
-  size_t n = strlen(B.core);
-  while (n && isspace((unsigned char)B.core[n - 1])) B.core[--n] = '\0';
+  size_t n = strlen(g_blas.core);
+  while (n && isspace((unsigned char)g_blas.core[n - 1])) g_blas.core[--n] = '\0';
 }
 
 /* does this OpenBLAS build carry kernels for `core`?  (gotoblas_<CORE> per compiled core;
@@ -299,36 +299,36 @@ static bool build_has_core(void *h, const char *core) {
 static bool reselect(const char *core) {
   env_undo u = {.n = 0};
   if (core) env_push(&u, "OPENBLAS_CORETYPE", core);
-  B.dyn_quit();
-  B.dyn_init();
+  g_blas.dyn_quit();
+  g_blas.dyn_init();
   env_pop(&u);
   copy_core();
-  return core && strcasecmp(B.core, core) == 0;
+  return core && strcasecmp(g_blas.core, core) == 0;
 }
 
 /* The detected core against the CPU: switch a generic one (see the top of the file).  `user`:
  * the user chose the core with OPENBLAS_CORETYPE; `pretend`: the test hook's core (to restore
  * the "detected" state when no switch works). */
 static void core_fit(void *h, const blas_cpu *cpu, bool user, const char *pretend) {
-  blas_isa have = blas_core_isa(B.core);
+  blas_isa have = blas_core_isa(g_blas.core);
   if (cpu->isa < BLAS_ISA_AVX2 || have == BLAS_ISA_UNKNOWN || have >= cpu->isa) return;
   if (user) {
     note(VF_LOG_INFO,
          "BLAS: OPENBLAS_CORETYPE=%s (set in the environment) runs %s kernels on this %s CPU; "
          "kept",
-         B.core, blas_isa_name(have), blas_isa_name(cpu->isa));
+         g_blas.core, blas_isa_name(have), blas_isa_name(cpu->isa));
     return;
   }
   char detected[64], lib[PATH_MAX];
-  snprintf(detected, sizeof detected, "%s", B.core);
-  snprintf(lib, sizeof lib, "%s", B.library);
-  if (B.dyn_init && B.dyn_quit) {
+  snprintf(detected, sizeof detected, "%s", g_blas.core);
+  snprintf(lib, sizeof lib, "%s", g_blas.library);
+  if (g_blas.dyn_init && g_blas.dyn_quit) {
     const char *targets[6];
     size_t nt = blas_core_targets(cpu, targets, 6);
     for (size_t i = 0; i < nt; i++) {
       if (!build_has_core(h, targets[i])) continue;
       if (reselect(targets[i])) {
-        B.source = "vforge";
+        g_blas.source = "vforge";
         note(VF_LOG_INFO,
              "BLAS: OpenBLAS chose its %s kernels (%s) on this %s CPU (%s); switched to its %s "
              "kernels (set OPENBLAS_CORETYPE to choose them yourself)",
@@ -342,7 +342,7 @@ static void core_fit(void *h, const blas_cpu *cpu, bool user, const char *preten
   note(VF_LOG_INFO,
        "BLAS: %s runs its %s kernels (%s) on this %s CPU and cannot switch them (no "
        "DYNAMIC_ARCH core matching the CPU); using vforge's own sgemm (%s)",
-       lib, detected, blas_isa_name(have), blas_isa_name(cpu->isa), B.core);
+       lib, detected, blas_isa_name(have), blas_isa_name(cpu->isa), g_blas.core);
 }
 
 static void *open_lib(const char *name, bool user_threads, const char *pretend) {
@@ -369,8 +369,8 @@ static void blas_load(void) {
   const char *want = getenv("VFORGE_BLAS_LIB");
   if (want && strcmp(want, "builtin") == 0) {
     use_own("builtin");
-    B.st = VF_OK;
-    atomic_store(&B.loaded, true);
+    g_blas.st = VF_OK;
+    atomic_store(&g_blas.loaded, true);
     return;
   }
   bool user_core = env_given("OPENBLAS_CORETYPE");
@@ -378,8 +378,8 @@ static void blas_load(void) {
                       env_given("OMP_NUM_THREADS");
   const char *pretend = getenv("VFORGE_BLAS_TEST_PRETEND_CORE");
   if (user_core || (pretend && !*pretend)) pretend = NULL;
-  const char *const *names = OWN_NAMES;
-  size_t nnames = sizeof OWN_NAMES / sizeof OWN_NAMES[0];
+  const char *const *names = LIB_NAMES;
+  size_t nnames = sizeof LIB_NAMES / sizeof LIB_NAMES[0];
   if (want && *want) {
     names = &want;
     nnames = 1;
@@ -387,81 +387,86 @@ static void blas_load(void) {
   char tried[768] = "";
   size_t tl = 0;
   void *h = NULL;
-  for (size_t i = 0; i < nnames && !B.sgemm; i++) {
+  for (size_t i = 0; i < nnames && !g_blas.sgemm; i++) {
     h = open_lib(names[i], user_threads, pretend);
     const char *why = NULL;
     if (!h) why = dlerror();
-    else if (!(B.sgemm = (cblas_sgemm_fn)dlsym(h, "cblas_sgemm"))) why = "no cblas_sgemm in it";
+    else if (!(g_blas.sgemm = (cblas_sgemm_fn)dlsym(h, "cblas_sgemm")))
+      why = "no cblas_sgemm in it";
     if (why && tl + 8 < sizeof tried) {
       int w = snprintf(tried + tl, sizeof tried - tl, "%s%s (%s)", tl ? "; " : "", names[i], why);
       if (w > 0) tl += (size_t)w < sizeof tried - tl ? (size_t)w : sizeof tried - tl - 1;
     }
   }
-  if (!B.sgemm) {
-    B.st = want && *want ? VF_ECONFIG : VF_EIO;
-    snprintf(B.msg, sizeof B.msg,
+  if (!g_blas.sgemm) {
+    g_blas.st = want && *want ? VF_ECONFIG : VF_EIO;
+    snprintf(g_blas.msg, sizeof g_blas.msg,
              "%s: %s; install OpenBLAS (Debian/Ubuntu: apt-get install libopenblas0), point "
              "VFORGE_BLAS_LIB at a CBLAS library, or set VFORGE_BLAS_LIB=builtin for vforge's own "
              "(slower) sgemm",
              want && *want ? "BLAS: VFORGE_BLAS_LIB cannot be used" : "BLAS: no BLAS library found",
              tried);
-    B.own = blas_own_best();
-    atomic_store(&B.loaded, true);
+    g_blas.own = blas_own_best();
+    atomic_store(&g_blas.loaded, true);
     return;
   }
   Dl_info di;
   char real[PATH_MAX];
-  if (dladdr((void *)B.sgemm, &di) && di.dli_fname) /* the file behind the alternatives links */
-    snprintf(B.library, sizeof B.library, "%s", realpath(di.dli_fname, real) ? real : di.dli_fname);
+  if (dladdr((void *)g_blas.sgemm, &di) && di.dli_fname) /* the file behind any symlinks */
+    snprintf(g_blas.library, sizeof g_blas.library, "%s",
+             realpath(di.dli_fname, real) ? real : di.dli_fname);
   else
-    snprintf(B.library, sizeof B.library, "%s", want && *want ? want : "libopenblas");
-  B.set_threads = (void (*)(int))dlsym(h, "openblas_set_num_threads");
-  B.get_threads = (int (*)(void))dlsym(h, "openblas_get_num_threads");
-  if (!B.set_threads || !B.get_threads) B.set_threads = NULL, B.get_threads = NULL;
-  B.corename = (char *(*)(void))dlsym(h, "openblas_get_corename");
-  B.config = (char *(*)(void))dlsym(h, "openblas_get_config");
-  B.dyn_init = (void (*)(void))dlsym(h, "gotoblas_dynamic_init");
-  B.dyn_quit = (void (*)(void))dlsym(h, "gotoblas_dynamic_quit");
-  if (B.get_threads) {
+    snprintf(g_blas.library, sizeof g_blas.library, "%s", want && *want ? want : "libopenblas");
+  g_blas.set_threads = (void (*)(int))dlsym(h, "openblas_set_num_threads");
+  g_blas.get_threads = (int (*)(void))dlsym(h, "openblas_get_num_threads");
+  if (!g_blas.set_threads || !g_blas.get_threads) {
+    g_blas.set_threads = NULL;
+    g_blas.get_threads = NULL;
+  }
+  g_blas.corename = (char *(*)(void))dlsym(h, "openblas_get_corename");
+  g_blas.config = (char *(*)(void))dlsym(h, "openblas_get_config");
+  g_blas.dyn_init = (void (*)(void))dlsym(h, "gotoblas_dynamic_init");
+  g_blas.dyn_quit = (void (*)(void))dlsym(h, "gotoblas_dynamic_quit");
+  if (g_blas.get_threads) {
     int cap = vf_threads();
-    if (B.get_threads() > cap) B.set_threads(cap);
+    if (g_blas.get_threads() > cap) g_blas.set_threads(cap);
   }
   copy_core();
-  B.source = user_core ? "environment" : "detected";
-  if (B.corename) core_fit(h, &cpu, user_core, pretend);
-  if (B.sgemm) {
+  g_blas.source = user_core ? "environment" : "detected";
+  if (g_blas.corename) core_fit(h, &cpu, user_core, pretend);
+  if (g_blas.sgemm) {
     char why[256];
     if (!blas_self_check(lib_nt, NULL, why, sizeof why)) {
       char lib[PATH_MAX], core[64];
-      memcpy(lib, B.library, sizeof lib);
-      memcpy(core, B.core, sizeof core);
+      memcpy(lib, g_blas.library, sizeof lib);
+      memcpy(core, g_blas.core, sizeof core);
       use_own("fallback");
       note(VF_LOG_WARN,
            "BLAS: %s (core %s) failed the sgemm self-check (%s); using vforge's own sgemm (%s)",
-           lib, core, why, B.core);
+           lib, core, why, g_blas.core);
     }
   }
-  if (B.sgemm && B.config) {
-    const char *c = B.config();
-    snprintf(B.config_s, sizeof B.config_s, "%s", c ? c : "");
-    size_t n = strlen(B.config_s);
-    while (n && isspace((unsigned char)B.config_s[n - 1])) B.config_s[--n] = '\0';
+  if (g_blas.sgemm && g_blas.config) {
+    const char *c = g_blas.config();
+    snprintf(g_blas.config_s, sizeof g_blas.config_s, "%s", c ? c : "");
+    size_t n = strlen(g_blas.config_s);
+    while (n && isspace((unsigned char)g_blas.config_s[n - 1])) g_blas.config_s[--n] = '\0';
   }
-  B.st = VF_OK;
-  atomic_store(&B.loaded, true);
+  g_blas.st = VF_OK;
+  atomic_store(&g_blas.loaded, true);
 }
 
 /* ------------------------------------------------------------ public API */
 
 /* vf_blas_require(): see util.h. */
 vf_status vf_blas_require(vf_error *err) {
-  pthread_once(&B.once, blas_load);
-  if (B.st != VF_OK) return vf_error_set(err, B.st, "%s", B.msg);
+  pthread_once(&g_blas.once, blas_load);
+  if (g_blas.st != VF_OK) return vf_error_set(err, g_blas.st, "%s", g_blas.msg);
   return VF_OK;
 }
 
 bool vf_blas_loaded(void) {
-  return atomic_load(&B.loaded);
+  return atomic_load(&g_blas.loaded);
 }
 
 /* vf_blas_info_get(): see util.h. */
@@ -469,12 +474,12 @@ vf_status vf_blas_info_get(vf_blas_info *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   vf_status st = vf_blas_require(err);
   if (st != VF_OK) return st;
-  out->library = B.library;
-  out->core = B.core;
-  out->config = B.config_s;
-  out->source = B.source;
-  out->note = B.note;
-  out->threads = B.sgemm && B.get_threads ? B.get_threads() : 1;
+  out->library = g_blas.library;
+  out->core = g_blas.core;
+  out->config = g_blas.config_s;
+  out->source = g_blas.source;
+  out->note = g_blas.note;
+  out->threads = g_blas.sgemm && g_blas.get_threads ? g_blas.get_threads() : 1;
   return VF_OK;
 }
 
@@ -482,32 +487,33 @@ vf_status vf_blas_info_get(vf_blas_info *out, vf_error *err) {
  * vforge's own sgemm, which takes size_t. */
 void vf_sgemm_nt(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b,
                  size_t ldb, float *c, size_t ldc) {
-  pthread_once(&B.once, blas_load);
+  pthread_once(&g_blas.once, blas_load);
   if (m == 0 || n == 0) return;
-  if (B.sgemm && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
+  if (g_blas.sgemm && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
       ldb <= INT_MAX && ldc <= INT_MAX) {
     lib_nt(NULL, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
-  blas_own_sgemm_nt(B.own, m, n, k, a, lda, b, ldb, c, ldc);
+  blas_own_sgemm_nt(g_blas.own, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 /* vf_blas_single_begin(): see util.h.  Never loads the BLAS. */
 int vf_blas_single_begin(void) {
-  if (!atomic_load(&B.loaded) || !B.sgemm || !B.get_threads) return 0;
-  int n = B.get_threads();
-  if (n != 1) B.set_threads(1);
+  if (!atomic_load(&g_blas.loaded) || !g_blas.sgemm || !g_blas.get_threads) return 0;
+  int n = g_blas.get_threads();
+  if (n != 1) g_blas.set_threads(1);
   return n;
 }
 
 void vf_blas_single_end(int saved) {
-  if (saved > 1 && atomic_load(&B.loaded) && B.sgemm && B.set_threads) B.set_threads(saved);
+  if (saved > 1 && atomic_load(&g_blas.loaded) && g_blas.sgemm && g_blas.set_threads)
+    g_blas.set_threads(saved);
 }
 
 /* blas_cap_threads(): see blas_internal.h. */
 void blas_cap_threads(int n) {
-  if (n < 1 || !atomic_load(&B.loaded) || !B.sgemm || !B.get_threads) return;
-  if (B.get_threads() > n) B.set_threads(n);
+  if (n < 1 || !atomic_load(&g_blas.loaded) || !g_blas.sgemm || !g_blas.get_threads) return;
+  if (g_blas.get_threads() > n) g_blas.set_threads(n);
 }
 
 /* one timed product on fresh (deterministic) operands; seconds, or < 0 when out of memory */
@@ -551,9 +557,9 @@ vf_status vf_blas_measure(int threads, size_t m, size_t n, size_t k, double seco
   if (pick) m = n = k = 256;
   measure_buf mb = {NULL, NULL, NULL};
   int saved = 0;
-  if (B.sgemm && B.get_threads) {
-    saved = B.get_threads();
-    B.set_threads(threads < 1 ? 1 : threads);
+  if (g_blas.sgemm && g_blas.get_threads) {
+    saved = g_blas.get_threads();
+    g_blas.set_threads(threads < 1 ? 1 : threads);
   }
   double best = -1;
   for (;;) {
@@ -573,7 +579,7 @@ vf_status vf_blas_measure(int threads, size_t m, size_t n, size_t k, double seco
   }
   *gflops = best > 0 ? 2.0 * (double)m * (double)n * (double)k / best * 1e-9 : 0;
 out:
-  if (saved > 0) B.set_threads(saved);
+  if (saved > 0) g_blas.set_threads(saved);
   measure_free(&mb);
   return st;
 }

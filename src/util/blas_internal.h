@@ -24,7 +24,8 @@ typedef struct blas_cpu {
   bool amx;  /* AMX-TILE (CPUID 7.0 EDX bit 24) */
 } blas_cpu;
 
-/*! blas_cpu_detect() : this CPU's features (x86 CPUID, OS-enabled state); BLAS_ISA_SSE elsewhere. */
+/*! blas_cpu_detect() : this CPU's features (x86 CPUID, OS-enabled state); BLAS_ISA_SSE
+ *  elsewhere. */
 void blas_cpu_detect(blas_cpu *out);
 /*! blas_isa_name() : "sse", "avx", "avx2", "avx512", "unknown". */
 const char *blas_isa_name(blas_isa isa);

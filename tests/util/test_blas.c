@@ -91,7 +91,8 @@ static void check_product(void (*nt)(void *, size_t, size_t, size_t, const float
       float got = c[i * ldc + j];
       if (j >= n) {
         if (got != -7.0f) {
-          vf_test_fail(__FILE__, __LINE__, "%zux%zux%zu: padding C[%zu][%zu] written", m, n, k, i, j);
+          vf_test_fail(__FILE__, __LINE__, "%zux%zux%zu: padding C[%zu][%zu] written", m, n, k,
+                       i, j);
           bad = 1;
         }
         continue;
@@ -131,7 +132,8 @@ VF_TEST(test_own_kernels) {
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
       for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
         for (size_t p = 0; p < sizeof ks / sizeof *ks; p++)
-          if (ms[i] * ns[j] * ks[p] <= 2000000) check_product(own_call, &vs[v], ms[i], ns[j], ks[p]);
+          if (ms[i] * ns[j] * ks[p] <= 2000000)
+            check_product(own_call, &vs[v], ms[i], ns[j], ks[p]);
   float c[6] = {1, 2, 3, 4, 5, 6};
   blas_own_sgemm_nt(blas_own_best(), 2, 3, 0, NULL, 0, NULL, 0, c, 3); /* k = 0: zeros */
   for (int i = 0; i < 6; i++)
@@ -176,8 +178,8 @@ VF_TEST(test_loaded_blas) {
   CHECK_OK(st);
   CHECK(vf_blas_loaded());
   /* the loader's environment changes were undone */
-  CHECK(threads_env ? getenv("OPENBLAS_NUM_THREADS") != NULL : getenv("OPENBLAS_NUM_THREADS") == NULL);
-  CHECK(core_env ? getenv("OPENBLAS_CORETYPE") != NULL : getenv("OPENBLAS_CORETYPE") == NULL);
+  CHECK((getenv("OPENBLAS_NUM_THREADS") != NULL) == (threads_env != NULL));
+  CHECK((getenv("OPENBLAS_CORETYPE") != NULL) == (core_env != NULL));
   vf_blas_info bi;
   CHECK_OK(vf_blas_info_get(&bi, &err));
   CHECK(bi.library && bi.library[0]);
