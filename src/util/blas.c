@@ -223,18 +223,31 @@ static bool env_given(const char *name) {
   return v && *v;
 }
 
-/* the variables this load set (to unset them right after) */
+/* the variables this load set, with the values they had (NULL: unset), to put back right after */
 typedef struct env_undo {
   const char *names[2];
+  char *old[2];
   int n;
 } env_undo;
 
 static void env_push(env_undo *u, const char *name, const char *value) {
-  if (setenv(name, value, 1) == 0) u->names[u->n++] = name;
+  const char *o = getenv(name);
+  char *copy = o ? vf_strdup(o) : NULL;
+  if ((o && !copy) || setenv(name, value, 1) != 0) {
+    free(copy);
+    return;
+  }
+  u->names[u->n] = name;
+  u->old[u->n++] = copy;
 }
 
 static void env_pop(env_undo *u) {
-  while (u->n > 0) unsetenv(u->names[--u->n]);
+  while (u->n > 0) {
+    u->n--;
+    if (u->old[u->n]) setenv(u->names[u->n], u->old[u->n], 1);
+    else unsetenv(u->names[u->n]);
+    free(u->old[u->n]);
+  }
 }
 
 static void lib_nt(void *ctx, size_t m, size_t n, size_t k, const float *a, size_t lda,
@@ -390,8 +403,10 @@ static void blas_load(void) {
   for (size_t i = 0; i < nnames && !g_blas.sgemm; i++) {
     h = open_lib(names[i], user_threads, pretend);
     const char *why = NULL;
-    if (!h) why = dlerror();
-    else if (!(g_blas.sgemm = (cblas_sgemm_fn)dlsym(h, "cblas_sgemm")))
+    if (!h) {
+      why = dlerror();
+      if (!why) why = "cannot be loaded";
+    } else if (!(g_blas.sgemm = (cblas_sgemm_fn)dlsym(h, "cblas_sgemm")))
       why = "no cblas_sgemm in it";
     if (why && tl + 8 < sizeof tried) {
       int w = snprintf(tried + tl, sizeof tried - tl, "%s%s (%s)", tl ? "; " : "", names[i], why);
