@@ -54,7 +54,7 @@ typedef struct bf_scan {
   const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
   uint64_t key_hi;
   const idx_kernels *kern;
-  const ev_filters *flt; /* per-query filters (flt->per_query NULL: none) */
+  const ev_filters *flt; /* per-query filters (NULL or flt->per_query NULL: none) */
   const flt_docs *docs;  /* the payloads of the current block's rows */
   bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
@@ -207,7 +207,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-        if (s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+        if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
