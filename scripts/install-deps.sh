@@ -7,8 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(build-essential cmake pkg-config
       libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev
-      libcurl4-openssl-dev libyaml-dev libopenblas-dev
+      libcurl4-openssl-dev libyaml-dev
       clang llvm libclang-rt-14-dev)
+pkgs+=(libopenblas0) # the BLAS, opened at run time (dlopen; src/util/blas.c): no headers needed
 pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (vforge convert)
 pkgs+=(ceph-mon ceph-osd radosgw) # a real S3 (Ceph radosgw, memstore OSD) for remote-corpus tests
 pkgs+=(nginx-light openssl)         # HuggingFace / HTTP stand-in

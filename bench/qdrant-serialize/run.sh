@@ -12,6 +12,6 @@ lib="$build/libvforge.a"
 out="$root/bench/out/qdrant-serialize"
 mkdir -p "$out"
 cc -std=c17 -O2 -D_GNU_SOURCE -I"$root/include" -I"$root/src" "$here/bench.c" "$lib" \
-  $(pkg-config --libs libcurl libzstd liblz4 zlib libbrotlidec libbrotlienc yaml-0.1 openblas) \
-  -lsnappy -lpthread -lm -o "$out/qdrant-serialize"
+  $(pkg-config --libs libcurl libzstd liblz4 zlib libbrotlidec libbrotlienc yaml-0.1) \
+  -lsnappy -lpthread -lm -ldl -o "$out/qdrant-serialize"
 "$out/qdrant-serialize" "${2:-100000}" "${3:-768}" "${4:-1000}" "${5:-3}" | tee "$out/result.json"

@@ -315,6 +315,9 @@ int cmd_bench(int argc, char **argv) {
   cam.sweep = grid.naxes > 0;
   cam.vector = o->vector;
   vf_buf_init(&cam.line, 0);
+  /* a results file describes the machine, the BLAS included: load it now, before the warmup,
+   * rather than leave it out (a bench without --results never loads it) */
+  if (st == VF_OK && results_path) vf_blas_require(NULL);
   bench_machine_get(&cam.machine);
   if (st == VF_OK && results_path) st = vf_atomic_open(results_path, &cam.results, &err);
   if (st == VF_OK && perq_path) st = vf_atomic_open(perq_path, &cam.per_query, &err);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vforge/index.h"
 
 #ifndef VFORGE_VERSION
 #define VFORGE_VERSION "0.1.0"
@@ -303,9 +304,52 @@ void cli_list_free(cli_list *l) {
 /* ------------------------------------------------------------------- commands */
 
 static const cli_opt VERSION_OPTS[] = {
-    {"json", NULL, "print one JSON object {\"version\": ...} on stdout"}, {NULL, NULL, NULL}};
+    {"json", NULL,
+     "print one JSON object {\"version\", \"blas\": {library, core, gflops, ...}, \"simd\", "
+     "\"cpu\"} on stdout (loads the BLAS and measures sgemm for ~0.2 s at --threads)"},
+    {NULL, NULL, NULL}};
 static const cli_cmd CLI_VERSION = {"version", "[--json]", "Print the version.", VERSION_OPTS, 0,
                                     0};
+
+static void json_str_key(vf_buf *b, const char *key, const char *v, vf_error *err) {
+  vf_buf_printf(b, err, ",\"%s\":", key);
+  vf_json_string(b, v, strlen(v), err);
+}
+
+/* {"version", "blas": {...}, "simd", "cpu"}: what this process computes with */
+static vf_status version_json(vf_error *err) {
+  vf_buf b;
+  vf_buf_init(&b, 0);
+  vf_buf_printf(&b, err, "{\"version\":\"%s\",\"blas\":{", VFORGE_VERSION);
+  vf_blas_info bi;
+  vf_error berr;
+  vf_error_clear(&berr);
+  double gflops = 0;
+  vf_status bst = vf_blas_info_get(&bi, &berr);
+  if (bst == VF_OK) bst = vf_blas_measure(vf_threads(), 0, 0, 0, 0.15, &gflops, &berr);
+  if (bst == VF_OK) {
+    vf_blas_info_get(&bi, &berr); /* the thread count again, after the measurement */
+    vf_json_raw(&b, "\"library\":", err);
+    vf_json_string(&b, bi.library, strlen(bi.library), err);
+    json_str_key(&b, "core", bi.core, err);
+    vf_buf_printf(&b, err, ",\"gflops\":%.1f,\"threads\":%d", gflops, bi.threads);
+    json_str_key(&b, "source", bi.source, err);
+    json_str_key(&b, "config", bi.config, err);
+    json_str_key(&b, "note", bi.note, err);
+  } else {
+    fprintf(stderr, "vforge: warning: %s\n", berr.msg);
+    vf_json_raw(&b, "\"library\":null,\"core\":null,\"gflops\":null", err);
+    json_str_key(&b, "error", berr.msg, err);
+  }
+  vf_json_raw(&b, "}", err);
+  json_str_key(&b, "simd", idx_kernels_active()->name, err);
+  json_str_key(&b, "cpu", vf_cpu_model(), err);
+  vf_json_raw(&b, "}\n", err);
+  vf_status st = err->code;
+  if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, err);
+  vf_buf_free(&b);
+  return st;
+}
 
 static int cmd_version(int argc, char **argv) {
   cli_args a;
@@ -313,10 +357,11 @@ static int cmd_version(int argc, char **argv) {
   vf_error_clear(&err);
   vf_status st = cli_parse(&CLI_VERSION, argc, argv, &a, &err);
   if (st != VF_OK) return cli_fail(st, &err);
-  if (cli_get(&CLI_VERSION, &a, "json"))
-    printf("{\"version\":\"%s\"}\n", VFORGE_VERSION);
-  else
-    printf("vforge %s\n", VFORGE_VERSION);
+  if (cli_get(&CLI_VERSION, &a, "json")) {
+    st = version_json(&err);
+    return st == VF_OK ? 0 : cli_fail(st, &err);
+  }
+  printf("vforge %s\n", VFORGE_VERSION);
   return 0;
 }
 

@@ -3,8 +3,8 @@
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
  * and one decoded row group).  For each row group the queries are split over the worker threads;
- * each worker scores its queries against blocks of rows with a blocked sgemm (OpenBLAS, one
- * thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
+ * each worker scores its queries against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
+ * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
  * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
@@ -16,7 +16,6 @@
  * identical whatever the thread count, block sizes or number of jobs (the merge of partial
  * top-Ks is the same selection).  Scores: cosine similarity, dot, -L2, -L1 (larger = nearer).
  */
-#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,7 +54,7 @@ typedef struct bf_scan {
   const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
   uint64_t key_hi;
   const idx_kernels *kern;
-  const ev_filters *flt; /* per-query filters (flt->per_query NULL: none) */
+  const ev_filters *flt; /* per-query filters (NULL or flt->per_query NULL: none) */
   const flt_docs *docs;  /* the payloads of the current block's rows */
   bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
@@ -208,7 +207,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-        if (s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+        if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
@@ -234,9 +233,7 @@ static void *worker_run(void *arg) {
           for (size_t j = 0; j < nr; j++) out[j] = -out[j];
         }
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nqb, (blasint)nr, (blasint)d,
-                    1.0f, s->qn + qa * d, (blasint)d, s->xn + r0 * d, (blasint)d, 0.0f, wk->c,
-                    (blasint)nr);
+        vf_sgemm_nt(nqb, nr, d, s->qn + qa * d, d, s->xn + r0 * d, d, wk->c, nr);
         /* euclid: the block holds q.x; filter_block() forms 2 q.x - |q|^2 - |x|^2 */
       }
       filter_block(wk, qa, nqb, r0, nr);
@@ -1054,7 +1051,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
+  if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   bf_reader rd;
   memset(&rd, 0, sizeof rd);
   rd.files = files;
@@ -1135,7 +1134,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if (!multi) out->files = rd.files_read;
   out->empty_files = plan.empty;
   corpus_plan_free(&plan);
-  openblas_set_num_threads(vf_threads());
+  vf_blas_single_end(blas_saved);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
@@ -1287,7 +1286,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
     if ((st = vf_check_cancel(err)) != VF_OK) break;
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
@@ -1308,7 +1308,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.key0 = (int64_t)r0;
     score_block(wk, tid, threads);
   }
-  openblas_set_num_threads(vf_threads());
+  vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);

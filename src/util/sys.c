@@ -16,12 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vforge/util.h"
-
-/* OpenBLAS's own thread count (cblas.h).  Declared weak so binaries that never link OpenBLAS
- * (standalone tests, fuzzers) still link; when libopenblas is loaded the call goes through. */
-extern void openblas_set_num_threads(int) __attribute__((weak));
-extern int openblas_get_num_threads(void) __attribute__((weak));
+#include "util/blas_internal.h"
 
 static atomic_int g_threads;
 static _Atomic uint64_t g_mem_budget;
@@ -140,11 +135,10 @@ int vf_cpu_available(void) {
 void vf_set_threads(int n) {
   if (n <= 0) n = vf_cpu_available();
   atomic_store(&g_threads, n);
-  /* Only ever lower OpenBLAS's count: raising it makes OpenBLAS start server threads that
-   * spin in sched_yield before they sleep, stealing a core from commands that never call
-   * BLAS (a tenth of a 2-core scan).  Code that runs BLAS sets its own count. */
-  if (openblas_set_num_threads && openblas_get_num_threads && openblas_get_num_threads() > n)
-    openblas_set_num_threads(n);
+  /* Only ever lower the BLAS's count, and only once it is loaded (blas.c caps it to
+   * vf_threads() when it loads): raising it would start server threads that spin in
+   * sched_yield before they sleep.  Code that runs BLAS sets its own count. */
+  blas_cap_threads(n);
 }
 
 /* vf_threads(): the configured thread count, vf_cpu_available() until vf_set_threads(). */
