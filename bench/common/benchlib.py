@@ -53,12 +53,13 @@ _LAUNCHER = None
 
 
 def launcher():
-    """bench/out/tools/rusage_exec, compiled from bench/common/rusage_exec.c when missing or older"""
+    """$VF_BENCH_OUT/tools/rusage_exec (default bench/out/tools/), compiled from
+    bench/common/rusage_exec.c when missing or older than it"""
     global _LAUNCHER
     if _LAUNCHER:
         return _LAUNCHER
     src = os.path.join(_HERE, "rusage_exec.c")
-    tools = os.path.join(_HERE, "..", "out", "tools")
+    tools = os.path.join(os.environ.get("VF_BENCH_OUT") or os.path.join(_HERE, "..", "out"), "tools")
     exe = os.path.join(tools, "rusage_exec")
     if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
         os.makedirs(tools, exist_ok=True)

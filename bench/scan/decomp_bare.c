@@ -13,7 +13,9 @@
  * reused buffer (ZSTD_decompressDCtx with one DCtx per thread, snappy_uncompress; an
  * uncompressed page is copied with memcpy, the same "touch every byte once" floor).  Data page v2
  * levels are not compressed; only the values part is.  Timed: the decompression calls only.
- * Prints one JSON object: pages, bytes, the largest page, and {"T": seconds} per thread count.
+ * Prints one JSON object: pages; header_bytes + stored_bytes (= the chunks' total_compressed_size)
+ * and header_bytes + page_bytes (= total_uncompressed_size); decompress_in/out_bytes (what the
+ * timed pass reads and writes); the largest page; and {"T": seconds} per thread count.
  * Exit 2 on a malformed or unsupported file (the message names the offset), 1 on other errors.
  */
 #include <errno.h>
@@ -155,8 +157,10 @@ typedef struct pages {
   page *v;
   size_t n, cap;
   int row_groups, dict_pages, data_pages;
-  uint64_t compressed, uncompressed;
-  size_t max_dst, max_src;
+  uint64_t compressed, uncompressed;      /* decompressor input / output (v2 levels excluded) */
+  uint64_t header_bytes, stored, page_bytes; /* page headers, compressed_page_size, uncompressed_page_size */
+  size_t max_dst;          /* the largest decompressor output: the reused buffer's size */
+  size_t max_page, max_src; /* the largest uncompressed_page_size / compressed_page_size */
   int codecs_seen; /* bit per codec */
 } pages;
 
@@ -171,7 +175,6 @@ static void push(pages *ps, page pg) {
   ps->compressed += pg.src_len;
   ps->uncompressed += pg.dst_len;
   if (pg.dst_len > ps->max_dst) ps->max_dst = pg.dst_len;
-  if (pg.src_len > ps->max_src) ps->max_src = pg.src_len;
 }
 
 /* walk the pages of one column chunk: [start, start + len) of the file */
@@ -212,6 +215,11 @@ static void walk_chunk(const uint8_t *file, size_t fsize, int64_t start, int64_t
       die(2, "page at offset %lld: %d compressed bytes past the column chunk's end", hdr_at, csize);
     const uint8_t *body = r.p;
     r.p += csize;
+    ps->header_bytes += (uint64_t)(off(&r) - hdr_at - csize);
+    ps->stored += (uint64_t)csize;
+    ps->page_bytes += (uint64_t)usize;
+    if ((size_t)usize > ps->max_page) ps->max_page = (size_t)usize;
+    if ((size_t)csize > ps->max_src) ps->max_src = (size_t)csize;
     if (type != PAGE_DATA && type != PAGE_DICT && type != PAGE_DATA_V2) continue; /* index pages */
     page pg = {.src = body, .src_len = (size_t)csize, .dst_len = (size_t)usize, .codec = codec};
     if (type == PAGE_DATA_V2 && has_v2) {
@@ -423,10 +431,12 @@ int main(int argc, char **argv) {
                     : ps.codecs_seen == (1 << CODEC_SNAPPY) ? "snappy"
                     : ps.codecs_seen == (1 << CODEC_NONE) ? "uncompressed" : "mixed";
   printf("{\"column\":\"%s\",\"codec\":\"%s\",\"row_groups\":%d,\"pages\":%zu,"
-         "\"dict_pages\":%d,\"data_pages\":%d,\"compressed_bytes\":%llu,\"uncompressed_bytes\":%llu,"
+         "\"dict_pages\":%d,\"data_pages\":%d,\"header_bytes\":%llu,\"stored_bytes\":%llu,"
+         "\"page_bytes\":%llu,\"decompress_in_bytes\":%llu,\"decompress_out_bytes\":%llu,"
          "\"max_page_compressed\":%zu,\"max_page_uncompressed\":%zu,\"repeat\":%d,\"seconds\":{",
          column, codec, ps.row_groups, ps.n, ps.dict_pages, ps.data_pages,
-         (unsigned long long)ps.compressed, (unsigned long long)ps.uncompressed, ps.max_src, ps.max_dst, repeat);
+         (unsigned long long)ps.header_bytes, (unsigned long long)ps.stored, (unsigned long long)ps.page_bytes,
+         (unsigned long long)ps.compressed, (unsigned long long)ps.uncompressed, ps.max_src, ps.max_page, repeat);
   for (int k = 0; k < nt; k++) {
     double best = 1e30;
     timed_pass(&ps, jobs, threads[k]); /* warm caches and the allocator */
@@ -434,7 +444,7 @@ int main(int argc, char **argv) {
       double t = timed_pass(&ps, jobs, threads[k]);
       if (t < best) best = t;
     }
-    printf("%s\"%d\":%.6f", k ? "," : "", threads[k], best);
+    printf("%s\"%d\":%.9g", k ? "," : "", threads[k], best);
   }
   printf("}}\n");
   for (int k = 0; k < tmax; k++) { free(jobs[k].dst); ZSTD_freeDCtx(jobs[k].dctx); }

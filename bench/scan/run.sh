@@ -10,9 +10,10 @@
 #        (vforge,duckdb,pyarrow,polars), BATCH_ROWS (1024: the output batch in the RSS target),
 #        FILES (default: duckdb_default_zstd pyarrow_default polars_default spark_128m_uncompressed
 #        spark_128m_snappy fmnist; also duckdb_rg10240_uncompressed duckdb_rg10240_zstd, the layout
-#        bench/RESULTS.md measured before issue 16), FMNIST (train | t10k: 10000 rows, for a quick run)
+#        bench/RESULTS.md measured before issue 16), FMNIST (train | t10k: 10000 rows, for a quick run),
+#        VF_BENCH_OUT (bench/out: where the files and the compiled tools go)
 #   A quick end-to-end check: RUNS=1 FMNIST=t10k bench/scan/run.sh build/vforge 2000
-# Files (written once, kept): bench/out/scan/<rows>x<dim>/ — (a) duckdb_default_zstd: DuckDB's
+# Files (written once, kept): $VF_BENCH_OUT/scan/<rows>x<dim>/ — (a) duckdb_default_zstd: DuckDB's
 # defaults, zstd (one row group for 100k rows); (b) pyarrow_default, polars_default; (c)
 # spark_128m_{uncompressed,snappy}: one ~128 MiB row group, 1 MiB pages; (d) fmnist: Fashion-MNIST
 # via `vforge convert` (real data; the others are random floats).  What each file is:
@@ -29,8 +30,9 @@ py=${VF_PY:-$root/.venv/bin/python}
 [ -x "$py" ] || { echo "bench/scan: no $py (scripts/install-deps.sh makes the pinned .venv)" >&2; exit 2; }
 [ -d "$root/tests/oracle/node_modules/@duckdb" ] || { echo "bench/scan: no tests/oracle/node_modules (scripts/install-deps.sh)" >&2; exit 2; }
 files=${FILES:-duckdb_default_zstd pyarrow_default polars_default spark_128m_uncompressed spark_128m_snappy fmnist}
-data="$root/bench/out/scan/${rows}x${dim}"
-tools="$root/bench/out/scan/tools"
+out=${VF_BENCH_OUT:-$root/bench/out}/scan
+data="$out/${rows}x${dim}"
+tools="$out/tools"
 mkdir -p "$data" "$tools"
 cc -O2 -o "$tools/memcpy_bw" "$here/memcpy_bw.c"
 cc -O2 -Wall -Wextra -o "$tools/decomp_bare" "$here/decomp_bare.c" -lzstd -lsnappy -lpthread
@@ -39,7 +41,7 @@ list="$data/files.jsonl"
 for k in $files; do
   # Fashion-MNIST does not depend on rows x dim: one copy under bench/out/scan/
   if [ "$k" = fmnist ]; then
-    VFORGE=$vf "$py" "$here/gen_files.py" "$root/bench/out/scan" "$rows" "$dim" fmnist >> "$list"
+    VFORGE=$vf "$py" "$here/gen_files.py" "$out" "$rows" "$dim" fmnist >> "$list"
   else
     VFORGE=$vf "$py" "$here/gen_files.py" "$data" "$rows" "$dim" "$k" >> "$list"
   fi

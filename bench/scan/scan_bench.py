@@ -100,10 +100,12 @@ def bare(tools, files, column, threads, timeout):
         if agg is None:
             agg = dict(d, seconds={k: 0.0 for k in d["seconds"]}, files=0)
             agg["max_page_uncompressed"] = agg["max_page_compressed"] = 0
-            for k in ("pages", "compressed_bytes", "uncompressed_bytes", "row_groups", "dict_pages", "data_pages"):
+            for k in ("pages", "header_bytes", "stored_bytes", "page_bytes", "decompress_in_bytes", "decompress_out_bytes",
+                      "row_groups", "dict_pages", "data_pages"):
                 agg[k] = 0
         agg["files"] += 1
-        for k in ("pages", "compressed_bytes", "uncompressed_bytes", "row_groups", "dict_pages", "data_pages"):
+        for k in ("pages", "header_bytes", "stored_bytes", "page_bytes", "decompress_in_bytes", "decompress_out_bytes",
+                      "row_groups", "dict_pages", "data_pages"):
             agg[k] += d[k]
         for k in ("max_page_uncompressed", "max_page_compressed"):
             agg[k] = max(agg[k], d[k])
@@ -178,6 +180,7 @@ def main():
         pg, pg_err = bare(a.tools, info["files"], a.column, threads, a.timeout)
         mc = benchlib.run_child([os.path.join(a.tools, "memcpy_bw"), str(nbytes)], a.timeout)
         mc_s = mc.json().get("seconds") if mc.ok else None
+        mc_s = mc_s if mc_s and mc_s > 0 else None
         mc_load = benchlib.loadavg()
         print(f"\n{label} {kind}: {what}")
         print(f"  {info['rows']} rows x {dim}, {len(info['files'])} file(s), {info['row_groups']} row group(s) "
@@ -222,7 +225,7 @@ def main():
                 print(f"  {rd:<8} {t:>3} {r.wall:8.3f} {fmt_s(inproc):>8} {r.cpu:7.2f} {benchlib.mib(r.rss):12.1f} "
                       f"{fmt_x(duck1_s, r.wall):>11} {fmt_x(pa1_s, r.wall):>12} {nbytes / 1e6 / r.wall:8.1f} {load:>6}")
         # the physical references
-        if mc_s:
+        if mc_s is not None:
             print(f"  memcpy of the {nbytes / 1e6:.1f} MB decoded: {mc_s:.4f} s ({nbytes / 1e6 / mc_s:.0f} MB/s)  (load {mc_load})")
         if pg:
             floor = "memcpy of each page" if pg["codec"] == "uncompressed" else f"bare {pg['codec']} decompression"
@@ -248,7 +251,7 @@ def main():
         for t in threads:
             if t not in row["vf"]:
                 continue
-            if comp and str(t) in pg["seconds"]:
+            if comp and pg["seconds"].get(str(t), 0) > 0:
                 fl = pg["seconds"][str(t)]
                 x = row["vf"][t] / fl
                 xin = vf_ok[t].json().get("seconds")
@@ -257,7 +260,7 @@ def main():
                       f"({row['vf'][t]:.3f} s vs {fl:.3f} s{xin})")
                 row.setdefault("floor", {})[t] = x
                 row["floor_kind"] = "bare"
-            elif mc_s and pg and pg["codec"] == "uncompressed":
+            elif mc_s is not None and pg and pg["codec"] == "uncompressed":
                 frac = mc_s / row["vf"][t]
                 xin = vf_ok[t].json().get("seconds")
                 xin = f"; in-process {100 * mc_s / xin:.1f} %" if xin else ""
