@@ -43,7 +43,7 @@ class Result:
 
     def why(self):
         if self.timed_out:
-            return f"timed out after {self.limit:.0f} s"
+            return f"timed out after {self.limit:g} s"
         tail = " ".join(self.err.strip().splitlines()[-3:])[:300]
         return f"exit {self.rc}: {tail}"
 

@@ -10,7 +10,9 @@
 #    harness's resident set the fork copied: a 300 MB parent running `true` must report < 60 MB)
 #    and CPU, and a child that outlives its time limit is killed and reported as timed out;
 #  - bench/scan/run.sh end to end on tiny files: every reader side runs, the checksums agree,
-#    the targets and the summary table are printed.
+#    the targets and the summary table are printed;
+#  - bench/load/run.sh end to end (discard, local load, local finalize rows), and a finalize that
+#    outlives FINALIZE_TIMEOUT is killed and reported as timed out instead of hanging the run.
 # Skips (77) without cc, the zstd/snappy headers or the pinned .venv.
 set -u
 src=${VF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -155,6 +157,22 @@ if VF_BENCH_OUT="$tmp/out" DIM=16 RUNS=1 THREADS=1,2 TIMEOUT=120 READERS=$reader
 else
   fail "bench/scan/run.sh exit $?: $(tail -30 "$tmp/scan.out")"
 fi
+
+# the load harness end to end, tiny, and its time limit: a finalize that outlives it is killed
+# and reported, the run finishes
+if [ -d "$src/tests/oracle/node_modules/@duckdb" ] && command -v node >/dev/null; then
+  if VF_BENCH_OUT="$tmp/out" RUNS=1 bash "$src/bench/load/run.sh" "$V" 3000 2 > "$tmp/load.out" 2>&1; then
+    if grep -q '^discard  *3000 .*points per CPU-second' "$tmp/load.out" && grep -q '^local load  *3000 ' "$tmp/load.out" \
+       && grep -q '^local finalize  ' "$tmp/load.out" && grep -q '^| local | .* s / .* MB |$' "$tmp/load.out"; then
+      ok "bench/load end to end: $(grep -c '^discard\|^local' "$tmp/load.out") rows"
+    else fail "bench/load: rows missing: $(cat "$tmp/load.out")"; fi
+  else fail "bench/load/run.sh exit $?: $(tail -20 "$tmp/load.out")"; fi
+  if VF_BENCH_OUT="$tmp/out" RUNS=2 STORES=local FINALIZE_TIMEOUT=0.001 bash "$src/bench/load/run.sh" "$V" 3000 2 > "$tmp/load2.out" 2>&1 \
+     && grep -q '^local finalize   TIMEOUT  timed out after 0.001 s' "$tmp/load2.out" \
+     && grep -q '^| local | .* | timed out after 0.001 s |$' "$tmp/load2.out"; then
+    ok "bench/load: a finalize past its time limit is killed and reported"
+  else fail "bench/load time limit: $(cat "$tmp/load2.out")"; fi
+else echo "skip: bench/load (no node / tests/oracle/node_modules)"; fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all bench tool checks passed"
