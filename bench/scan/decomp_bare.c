@@ -125,20 +125,24 @@ static void skip(rd *r, int type) {
     int et;
     uint64_t n;
     list_begin(r, &et, &n);
+    struct_begin(r); /* nesting depth only: lists of lists recurse too */
     for (uint64_t i = 0; i < n; i++) {
       if (et == T_TRUE || et == T_FALSE) rbyte(r); /* list bools are one byte each */
       else skip(r, et);
     }
+    struct_end(r);
     return;
   }
   case T_MAP: {
     uint64_t n = rvarint(r);
     if (n == 0) return;
     uint8_t kv = rbyte(r);
+    struct_begin(r);
     for (uint64_t i = 0; i < n; i++) {
       skip(r, kv >> 4);
       skip(r, kv & 0x0f);
     }
+    struct_end(r);
     return;
   }
   default: die(2, "unknown thrift type %d at offset %lld", type, off(r));
@@ -287,6 +291,7 @@ static void read_footer(const uint8_t *file, size_t fsize, const char *column, p
     int et;
     uint64_t nrg;
     list_begin(&r, &et, &nrg);
+    if (et != T_STRUCT) die(2, "FileMetaData.row_groups: element type %d, expected structs (offset %lld)", et, off(&r));
     for (uint64_t g = 0; g < nrg; g++) { /* RowGroup */
       int16_t f2;
       int t2;
@@ -297,6 +302,7 @@ static void read_footer(const uint8_t *file, size_t fsize, const char *column, p
         int et2;
         uint64_t ncol;
         list_begin(&r, &et2, &ncol);
+        if (et2 != T_STRUCT) die(2, "RowGroup.columns: element type %d, expected structs (offset %lld)", et2, off(&r));
         for (uint64_t c = 0; c < ncol; c++) { /* ColumnChunk */
           int16_t f3;
           int t3;

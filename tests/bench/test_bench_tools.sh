@@ -115,6 +115,9 @@ for name, fill in (("hdr", b"\xff" * 16), ("body", None)):
     open(f"{out}/bad_{name}.parquet", "wb").write(b)
 PY
 mustfail "corrupt page header" "offset" "$tmp/bad_hdr.parquet"
+# a footer of a million nested lists: a bounded nesting depth, not a stack overflow
+"$py" -c 'import struct, sys; f = bytes([0x19]) * 1000001; open(sys.argv[1], "wb").write(b"PAR1" + f + struct.pack("<I", len(f)) + b"PAR1")' "$tmp/deep.parquet"
+mustfail "deeply nested footer" "nesting too deep" "$tmp/deep.parquet"
 mustfail "corrupt zstd page" "decompress" "$tmp/bad_body.parquet"
 
 # rusage_exec: the child's own RSS and CPU; the time limit
