@@ -149,6 +149,8 @@ def main():
     a = parse()
     threads = [int(t) for t in a.threads.split(",")]
     readers = [r for r in a.readers.split(",") if r]
+    if "vforge" not in readers:  # the reference every other reader is checked against
+        readers.insert(0, "vforge")
     for r in readers:
         if r not in READERS:
             sys.exit(f"scan_bench: unknown reader {r} (readers: {','.join(READERS)})")
@@ -238,10 +240,15 @@ def main():
                "duck1": duck1_s, "pa1": pa1_s,
                "polars1": (res[("polars", 1)][0].wall if ("polars", 1) in res and res[("polars", 1)][0].ok else None)}
         v1 = row["vf"].get(1)
+        def inproc_ratio(other):
+            """the same ratio on in-process times (start-up and imports excluded), for reference"""
+            o, v = other.json().get("seconds"), vf_ok[1].json().get("seconds")
+            return f"  (in-process {o / v:.2f}x)" if o and v else ""
+
         if "duck" in targets and v1 and duck1_s:
-            print(f"    1t >= 5x DuckDB 1t:           {duck1_s / v1:6.2f}x  {verdict(duck1_s / v1 >= 5)}")
+            print(f"    1t >= 5x DuckDB 1t:           {duck1_s / v1:6.2f}x  {verdict(duck1_s / v1 >= 5)}{inproc_ratio(duck1)}")
         if "pyarrow" in targets and v1 and pa1_s:
-            print(f"    1t >= 1.5x pyarrow 1t:        {pa1_s / v1:6.2f}x  {verdict(pa1_s / v1 >= 1.5)}")
+            print(f"    1t >= 1.5x pyarrow 1t:        {pa1_s / v1:6.2f}x  {verdict(pa1_s / v1 >= 1.5)}{inproc_ratio(pa1)}")
         for t in threads:
             if t > 1 and v1 and t in row["vf"]:
                 sc = v1 / row["vf"][t]
@@ -295,8 +302,11 @@ def main():
                                        else f"{fl:.2f}× bare")
         rss = " / ".join(f"{benchlib.mib(row['rss'][t]):.0f}" for t in (1, t2) if t in row["rss"])
         lim = row.get("rss_lim", {}).get(1)
-        print(f"| {label} {kind} | {fmt_s(v1)} s | {fmt_s(vn)} s | {fmt_s(row['duck1'])} s | {fmt_s(row['pa1'])} s "
-              f"| {fmt_s(row['polars1'])} s | {fmt_x(row['duck1'], v1)} | {fmt_x(row['pa1'], v1)} "
+        def sec(x):
+            return "—" if x is None else f"{x:.3f} s"
+
+        print(f"| {label} {kind} | {sec(v1)} | {sec(vn)} | {sec(row['duck1'])} | {sec(row['pa1'])} "
+              f"| {sec(row['polars1'])} | {fmt_x(row['duck1'], v1)} | {fmt_x(row['pa1'], v1)} "
               f"| {fmt_x(v1, vn)} | {fl_s} | {rss} MiB | {'—' if lim is None else f'{benchlib.mib(lim):.0f} MiB'} |")
     print(f"\n(load average at the end: {benchlib.loadavg()}; figures from a loaded or different machine are not comparable)")
 
