@@ -100,6 +100,14 @@ static void list_begin(rd *r, int *etype, uint64_t *n) {
   if (*n > (uint64_t)(r->end - r->p)) die(2, "list of %llu elements past the end at offset %lld",
                                           (unsigned long long)*n, off(r));
 }
+/* a list header whose elements must be structs; the element count */
+static uint64_t struct_list(rd *r, const char *what) {
+  int et;
+  uint64_t n;
+  list_begin(r, &et, &n);
+  if (et != T_STRUCT) die(2, "%s: element type %d, expected structs (offset %lld)", what, et, off(r));
+  return n;
+}
 static void skip(rd *r, int type);
 static void skip_struct(rd *r) {
   int16_t fid;
@@ -288,10 +296,7 @@ static void read_footer(const uint8_t *file, size_t fsize, const char *column, p
   struct_begin(&r);
   while ((t = field(&r, &fid)) != T_STOP) {
     if (!(fid == 4 && t == T_LIST)) { skip(&r, t); continue; }
-    int et;
-    uint64_t nrg;
-    list_begin(&r, &et, &nrg);
-    if (et != T_STRUCT) die(2, "FileMetaData.row_groups: element type %d, expected structs (offset %lld)", et, off(&r));
+    uint64_t nrg = struct_list(&r, "FileMetaData.row_groups");
     for (uint64_t g = 0; g < nrg; g++) { /* RowGroup */
       int16_t f2;
       int t2;
@@ -299,10 +304,7 @@ static void read_footer(const uint8_t *file, size_t fsize, const char *column, p
       struct_begin(&r);
       while ((t2 = field(&r, &f2)) != T_STOP) {
         if (!(f2 == 1 && t2 == T_LIST)) { skip(&r, t2); continue; }
-        int et2;
-        uint64_t ncol;
-        list_begin(&r, &et2, &ncol);
-        if (et2 != T_STRUCT) die(2, "RowGroup.columns: element type %d, expected structs (offset %lld)", et2, off(&r));
+        uint64_t ncol = struct_list(&r, "RowGroup.columns");
         for (uint64_t c = 0; c < ncol; c++) { /* ColumnChunk */
           int16_t f3;
           int t3;
