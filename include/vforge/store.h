@@ -40,6 +40,25 @@ typedef struct store_vector_spec {
   int32_t dim; /* DENSE and MULTI: floats per vector (required, > 0); SPARSE: 0 */
 } store_vector_spec;
 
+/* issue 18: what a payload field's corpus column holds, for payload indexes (Qdrant) */
+typedef enum store_payload_kind {
+  STORE_PK_UNKNOWN = 0, /* not inferable (a struct, a map, binary, a JSON column) */
+  STORE_PK_BOOL,
+  STORE_PK_INTEGER,
+  STORE_PK_FLOAT,
+  STORE_PK_STRING,
+  STORE_PK_DATETIME, /* DATE, TIMESTAMP */
+  STORE_PK_UUID,     /* the parquet UUID logical type */
+  STORE_PK_GEO       /* a struct of exactly lat and lon numbers */
+} store_payload_kind;
+
+typedef struct store_payload_field {
+  const char *key;    /* payload key */
+  const char *column; /* the corpus column it comes from */
+  store_payload_kind kind;
+  char column_type[48]; /* the column's type as parquet spells it, for messages */
+} store_payload_field;
+
 typedef struct store_config {
   const char *type;            /* "local" (default when NULL), "discard" */
   const char *path;            /* local: root directory (default "./vforge-data") */
@@ -55,6 +74,16 @@ typedef struct store_config {
   int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
   /* remote stores (added by issue 4) */
   bool upsert_wait;        /* qdrant: each upsert returns once applied (?wait=true); default false */
+  /* issue 18 */
+  bool prefer_grpc;        /* qdrant: gRPC (Collections and Points services) instead of REST */
+  int grpc_port;           /* qdrant: 0 = 6334 */
+  int64_t grpc_max_message_bytes; /* qdrant gRPC: the server's message limit; 0 = 64 MiB */
+  /* backend parameters of vector i as a JSON object text, or NULL (Qdrant: the config's
+   * vectors.<name>.datatype / on_disk / hnsw / quantization, sparse modifier / index);
+   * NULL or nvectors entries */
+  const char *const *vector_params_json;
+  const store_payload_field *payload_fields; /* the corpus payload fields (payload indexes) */
+  int npayload_fields;
 } store_config;
 
 /* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
@@ -169,6 +198,39 @@ typedef struct store_qdrant_search_opts {
 /*! store_qdrant_set_search() : set the search options of a Qdrant handle.
  *  @return : VF_EUSAGE when `s` is not a Qdrant handle or an option is out of range. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err);
+
+/* issue 18: collection administration (`vforge load reindex | delete`) */
+typedef struct store_collection_info {
+  bool exists;
+  uint64_t points;  /* Qdrant: points_count (approximate); local: exact */
+  char status[16];  /* Qdrant: green / yellow / grey / red; local: "" */
+  char where[512];  /* the server (Qdrant: transport and endpoint) or the directory */
+} store_collection_info;
+
+/*! store_describe_collection() : whether the collection exists, its points and status.
+ *  @return : VF_EUNSUPPORTED for stores without collections (discard). */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err);
+/*! store_drop_collection() : delete the collection and its points (nothing when absent). */
+vf_status store_drop_collection(store *s, vf_error *err);
+/*! store_qdrant_reindex() : PATCH the config's hnsw / quantization / optimizers (collection
+ *  level and vectors.<name>.hnsw / quantization) onto the existing collection, then wait until
+ *  it is green (timeout_s <= 0: no limit).
+ *  @return : VF_ENOTFOUND when the collection does not exist; VF_ECONFIG when the config sets
+ *            none of them; VF_EUSAGE for a store that is not Qdrant. */
+vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err);
+vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_qdrant_drop(store *s, vf_error *err);
+vf_status store_local_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_local_drop(store *s, vf_error *err);
+/*! store_qdrant_transport() : "grpc http://host:6334" or "rest http://host:6333" into out;
+ *  NULL for a store that is not Qdrant. */
+const char *store_qdrant_transport(const store *s, char *out, size_t cap);
+
+/*! store_payload_kinds() : what each payload field's column holds (store_payload_kind), read
+ *  from the parquet footer of `file`; a component dataset's payload is not probed (kinds stay
+ *  STORE_PK_UNKNOWN).  out[i].key / .column borrow from src. */
+vf_status store_payload_kinds(const corpus_file *file, const corpus_payload_source *src, int n,
+                              store_payload_field *out, vf_error *err);
 
 /* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
 vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);

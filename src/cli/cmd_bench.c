@@ -178,6 +178,9 @@ int cmd_bench(int argc, char **argv) {
         o.store.type = "qdrant";
         o.store.url = cfg.vectorstore.url;
         o.store.api_key = cfg.vectorstore.api_key;
+        o.store.prefer_grpc = cfg.vectorstore.prefer_grpc; /* issue 18: Points/QueryBatch */
+        o.store.grpc_port = (int)cfg.vectorstore.grpc_port;
+        o.store.grpc_max_message_bytes = cfg.vectorstore.grpc_max_message_mb << 20;
       }
     }
   } else if (st == VF_OK) {

@@ -156,6 +156,10 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
   if (st == VF_OK && vs->url) st = ystr(w, 2, "url", "vectorstore.url", vs->url);
   if (st == VF_OK && vs->api_key) st = ystr(w, 2, "api_key", "vectorstore.api_key", vs->api_key);
   if (st == VF_OK) st = ystr(w, 2, "collection_name", "vectorstore.collection_name", vs->collection_name);
+  if (st == VF_OK && vs->type == VF_CFG_STORE_QDRANT) /* issue 18: the workers' transport */
+    st = vf_buf_printf(w->b, w->err, "  prefer_grpc: %s\n  grpc_port: %" PRId64
+                       "\n  grpc_max_message_mb: %" PRId64 "\n",
+                       vs->prefer_grpc ? "true" : "false", vs->grpc_port, vs->grpc_max_message_mb);
   if (st == VF_OK && vs->params_json && strcmp(vs->params_json, "{}") != 0) {
     if (strchr(vs->params_json, '$'))
       return vf_error_set(w->err, VF_ECONFIG, "%s: vectorstore.params holds a '$', which load-dist "
@@ -367,6 +371,9 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
   sc.nvectors = (int)nv;
   sc.params_json = cfg->vectorstore.params_json;
   sc.upsert_wait = cfg->loader.wait;
+  sc.prefer_grpc = cfg->vectorstore.prefer_grpc; /* issue 18 */
+  sc.grpc_port = (int)cfg->vectorstore.grpc_port;
+  sc.grpc_max_message_bytes = cfg->vectorstore.grpc_max_message_mb << 20;
   store *h = NULL;
   uint64_t count = 0;
   if (st == VF_OK) st = store_open(&sc, &h, err);

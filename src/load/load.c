@@ -52,6 +52,8 @@ typedef struct ld_setup {
   corpus_record_spec rspec;
   store_config scfg;
   char *state_dir;
+  const char **vparams;         /* issue 18: per vector, the config's store parameters */
+  store_payload_field *pkinds;  /* issue 18: what the payload columns hold (payload indexes) */
 } ld_setup;
 
 static void setup_free(ld_setup *s) {
@@ -61,6 +63,8 @@ static void setup_free(ld_setup *s) {
   free(s->vspec);
   free(s->vsrc);
   free(s->psrc);
+  free(s->vparams);
+  free(s->pkinds);
   corpus_idexpr_free(s->idexpr);
   free(s->state_dir);
   memset(s, 0, sizeof *s);
@@ -183,6 +187,24 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->scfg.nvectors = s->nvec;
   s->scfg.recreate = cfg->vectorstore.recreate;
   s->scfg.params_json = cfg->vectorstore.params_json;
+  /* issue 18: transport, per-vector parameters, payload column kinds (for payload indexes) */
+  s->scfg.prefer_grpc = cfg->vectorstore.prefer_grpc;
+  s->scfg.grpc_port = (int)cfg->vectorstore.grpc_port;
+  s->scfg.grpc_max_message_bytes = cfg->vectorstore.grpc_max_message_mb << 20;
+  s->vparams = vf_calloc((size_t)s->nvec + 1, sizeof *s->vparams);
+  if (!s->vparams) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < s->nvec; i++)
+    s->vparams[i] = cfg->vectors[i].params_json;
+  s->scfg.vector_params_json = s->vparams;
+  if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT && s->npay > 0 && cfg->vectorstore.params_json &&
+      strstr(cfg->vectorstore.params_json, "\"payload_indexes\"")) {
+    s->pkinds = vf_calloc((size_t)s->npay, sizeof *s->pkinds);
+    if (!s->pkinds) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    st = store_payload_kinds(&s->files.files[0], s->psrc, s->npay, s->pkinds, err);
+    if (st != VF_OK) return st;
+    s->scfg.payload_fields = s->pkinds;
+    s->scfg.npayload_fields = s->npay;
+  }
   if (need_rows) st = read_rows(s, err);
   return st;
 }

@@ -272,3 +272,18 @@ vf_status store_search(store *s, const char *vector, const float *queries, size_
 void store_close(store *s) {
   if (s) s->vt->close(s);
 }
+
+/* store_describe_collection(): see store.h. */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_describe(s, out, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_describe(s, out, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}
+
+/* store_drop_collection(): see store.h. */
+vf_status store_drop_collection(store *s, vf_error *err) {
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_drop(s, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_drop(s, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}

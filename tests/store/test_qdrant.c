@@ -343,7 +343,8 @@ VF_TEST(defer_and_enable_indexing) {
       /* enable (another handle): GET with the metadata, PATCH */
       {200, NULL, INFO("green", VECS_OK, SPARSE_OK, ",\"metadata\":{\"vforge_indexing_threshold\":20000}"), 0},
       {200, NULL, OKR, 0},
-      /* enable with a configured threshold: PATCH only */
+      /* enable with a configured threshold: GET (what prepare deferred), PATCH */
+      {200, NULL, INFO("green", VECS_OK, SPARSE_OK, ",\"metadata\":{\"vforge_defer\":\"indexing_threshold\"}"), 0},
       {200, NULL, OKR, 0}};
   canned_server srv;
   CHECK(canned_start(&srv, r, sizeof r / sizeof r[0], vf_test_tmpdir()) == 0);
@@ -363,11 +364,11 @@ VF_TEST(defer_and_enable_indexing) {
   size_t ll;
   char *log = canned_log(&srv, &ll);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":0},\"metadata\":{"
-                    "\"vforge_indexing_threshold\":20000}}") != NULL);
+                    "\"vforge_indexing_threshold\":20000,\"vforge_defer\":\"indexing_threshold\"}}") != NULL);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":20000}}") != NULL);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":777}}") != NULL);
   CHECK_EQ_INT(canned_count(log, "REQ PATCH /collections/my%20coll\n"), 3);
-  CHECK_EQ_INT(canned_count(log, "REQ GET "), 2);
+  CHECK_EQ_INT(canned_count(log, "REQ GET "), 3);
   free(log);
   vf_buf_free(&f.b.payload);
   canned_stop(&srv);
