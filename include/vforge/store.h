@@ -226,6 +226,12 @@ vf_status store_local_drop(store *s, vf_error *err);
  *  NULL for a store that is not Qdrant. */
 const char *store_qdrant_transport(const store *s, char *out, size_t cap);
 
+struct vf_config;
+/*! store_config_from() : the store settings of a load config into `sc` (type, path, url,
+ *  api_key, collection_name, params, recreate, upsert_wait, the gRPC transport); the caller sets
+ *  the vectors (and their parameters) and anything it overrides. */
+void store_config_from(const struct vf_config *cfg, store_config *sc);
+
 /*! store_payload_kinds() : what each payload field's column holds (store_payload_kind), read
  *  from the parquet footer of `file`; a component dataset's payload is not probed (kinds stay
  *  STORE_PK_UNKNOWN).  out[i].key / .column borrow from src. */

@@ -361,19 +361,11 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
       st = corpus_records_probe_dim(&files.files[0], &vsrc[i], &vspec[i].dim, err);
   }
-  store_config sc = {0};
-  sc.type = cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";
-  sc.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  sc.url = cfg->vectorstore.url;
-  sc.api_key = cfg->vectorstore.api_key;
-  sc.collection_name = cfg->vectorstore.collection_name;
+  store_config sc;
+  store_config_from(cfg, &sc);
+  sc.recreate = false;
   sc.vectors = vspec;
   sc.nvectors = (int)nv;
-  sc.params_json = cfg->vectorstore.params_json;
-  sc.upsert_wait = cfg->loader.wait;
-  sc.prefer_grpc = cfg->vectorstore.prefer_grpc; /* issue 18 */
-  sc.grpc_port = (int)cfg->vectorstore.grpc_port;
-  sc.grpc_max_message_bytes = cfg->vectorstore.grpc_max_message_mb << 20;
   store *h = NULL;
   uint64_t count = 0;
   if (st == VF_OK) st = store_open(&sc, &h, err);

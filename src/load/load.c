@@ -175,22 +175,11 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
-  s->scfg.type = o->store_type                                   ? o->store_type
-                 : cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant"
-                                                                : "local";
-  s->scfg.upsert_wait = cfg->loader.wait;
-  s->scfg.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  s->scfg.url = cfg->vectorstore.url;
-  s->scfg.api_key = cfg->vectorstore.api_key;
-  s->scfg.collection_name = cfg->vectorstore.collection_name;
+  store_config_from(cfg, &s->scfg); /* type, path, url, api_key, params, transport, ... */
+  if (o->store_type) s->scfg.type = o->store_type;
   s->scfg.vectors = s->vspec;
   s->scfg.nvectors = s->nvec;
-  s->scfg.recreate = cfg->vectorstore.recreate;
-  s->scfg.params_json = cfg->vectorstore.params_json;
-  /* issue 18: transport, per-vector parameters, payload column kinds (for payload indexes) */
-  s->scfg.prefer_grpc = cfg->vectorstore.prefer_grpc;
-  s->scfg.grpc_port = (int)cfg->vectorstore.grpc_port;
-  s->scfg.grpc_max_message_bytes = cfg->vectorstore.grpc_max_message_mb << 20;
+  /* issue 18: per-vector parameters, payload column kinds (for payload indexes) */
   s->vparams = vf_calloc((size_t)s->nvec + 1, sizeof *s->vparams);
   if (!s->vparams) return vf_error_set(err, VF_ENOMEM, "out of memory");
   for (int i = 0; i < s->nvec; i++)

@@ -70,7 +70,11 @@ vf_status qdg_url_for(const char *rest_url, int grpc_port, char *out, size_t cap
   if (!p || grpc_port < 1 || grpc_port > 65535)
     return vf_error_set(err, VF_ECONFIG, "vectorstore: cannot derive the gRPC address from the "
                         "url (port %d)", grpc_port);
-  const char *host = p + 3, *e = host;
+  const char *host = p + 3;
+  size_t alen = strcspn(host, "/?#");
+  for (const char *q = host; q < host + alen; q++)
+    if (*q == '@') host = q + 1; /* userinfo is not forwarded (the api key travels as metadata) */
+  const char *e = host;
   if (*e == '[') { /* [v6]:port */
     while (*e && *e != ']')
       e++;
@@ -79,9 +83,6 @@ vf_status qdg_url_for(const char *rest_url, int grpc_port, char *out, size_t cap
     while (*e && *e != ':' && *e != '/' && *e != '?' && *e != '#')
       e++;
   }
-  const char *at = memchr(host, '@', (size_t)(e - host));
-  if (at) /* userinfo is not forwarded to the gRPC port (the api key travels as metadata) */
-    host = at + 1;
   if (e == host)
     return vf_error_set(err, VF_ECONFIG, "vectorstore.url: no host to derive the gRPC address");
   int n = snprintf(out, cap, "%.*s%.*s:%d", (int)(p + 3 - rest_url), rest_url, (int)(e - host),
@@ -518,6 +519,13 @@ static vf_status qdg_send_points(qdg *g, const corpus_batch *b, size_t from, siz
   vf_status st = qdg_send(g, QPB_RPC_Points_Upsert, &rp, &rn, &gs, err);
   if (st == VF_OK) return VF_OK;
   if (gs == 3 || gs == 9) return qdg_refused(g, b, from, to, err);
+  const char *gm = g->resp.grpc_message ? g->resp.grpc_message : "";
+  if (gs == 8 && (strstr(gm, "larger than") || strstr(gm, "too large"))) /* no retry can help */
+    return vf_error_set(err, VF_ECONFIG,
+                        "qdrant collection '%s': the server refused a %zu-point Points/Upsert "
+                        "message as too large (%.200s): its gRPC message limit is below "
+                        "vectorstore.grpc_max_message_mb (%zu MiB); lower that setting",
+                        g->collection, to - from, gm, g->max_msg >> 20);
   return vf_error_prefix(err, "qdrant collection '%s': ", g->collection);
 }
 

@@ -195,8 +195,9 @@ static bool qpb_json_int(const qj_val *v, bool is_signed, int64_t *s, uint64_t *
   memcpy(tmp, t, n);
   tmp[n] = 0;
   if (strpbrk(tmp, ".eE")) { /* 1e3, 5.0: integral values written as doubles are accepted */
-    double d = strtod(tmp, NULL);
-    if (!(d == floor(d)) || fabs(d) > 9007199254740992.0) return false;
+    char *end;
+    double d = strtod(tmp, &end);
+    if (end == tmp || *end || !(d == floor(d)) || fabs(d) > 9007199254740992.0) return false;
     if (is_signed) *s = (int64_t)d;
     else if (d < 0) return false;
     else *u = (uint64_t)d;
@@ -215,6 +216,19 @@ static bool qpb_json_int(const qj_val *v, bool is_signed, int64_t *s, uint64_t *
     *u = x;
   }
   return true;
+}
+
+/* A fixed32 / fixed64 (or sfixed) field: the low 4 or 8 bytes of v, little-endian. */
+static vf_status qpb_add_fixed(vf_buf *b, uint32_t num, bool four, uint64_t v, vf_error *err) {
+  vf_status st = vf_buf_reserve(b, 16, err);
+  if (st != VF_OK) return st;
+  qpb_put_tag(b, num, four ? QPB_WT_I32 : QPB_WT_I64);
+  uint32_t x = (uint32_t)v;
+  if (four)
+    vf_buf_put(b, &x, 4);
+  else
+    vf_buf_put(b, &v, 8);
+  return VF_OK;
 }
 
 /* One scalar (not message) value of type `type` (`ref`: enum) under field number `num`. */
@@ -267,18 +281,8 @@ static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, con
       return qpb_enc_fail(e, "integer out of the 32-bit range", NULL, NULL);
     if (type == QPB_SINT32 || type == QPB_SINT64)
       return qpb_add_varint(b, num, ((uint64_t)s << 1) ^ (uint64_t)(s >> 63), e->err);
-    if (type == QPB_SFIXED32 || type == QPB_SFIXED64) {
-      vf_status st = vf_buf_reserve(b, 16, e->err);
-      if (st != VF_OK) return st;
-      qpb_put_tag(b, num, type == QPB_SFIXED32 ? QPB_WT_I32 : QPB_WT_I64);
-      if (type == QPB_SFIXED32) {
-        int32_t x = (int32_t)s;
-        vf_buf_put(b, &x, 4);
-      } else {
-        vf_buf_put(b, &s, 8);
-      }
-      return VF_OK;
-    }
+    if (type == QPB_SFIXED32 || type == QPB_SFIXED64)
+      return qpb_add_fixed(b, num, type == QPB_SFIXED32, (uint64_t)s, e->err);
     return qpb_add_varint(b, num, (uint64_t)s, e->err);
   case QPB_UINT64:
   case QPB_UINT32:
@@ -288,18 +292,8 @@ static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, con
       return qpb_enc_fail(e, "expected an unsigned integer", NULL, NULL);
     if ((type == QPB_UINT32 || type == QPB_FIXED32) && u > UINT32_MAX)
       return qpb_enc_fail(e, "integer out of the 32-bit range", NULL, NULL);
-    if (type == QPB_FIXED32 || type == QPB_FIXED64) {
-      vf_status st = vf_buf_reserve(b, 16, e->err);
-      if (st != VF_OK) return st;
-      qpb_put_tag(b, num, type == QPB_FIXED32 ? QPB_WT_I32 : QPB_WT_I64);
-      if (type == QPB_FIXED32) {
-        uint32_t x = (uint32_t)u;
-        vf_buf_put(b, &x, 4);
-      } else {
-        vf_buf_put(b, &u, 8);
-      }
-      return VF_OK;
-    }
+    if (type == QPB_FIXED32 || type == QPB_FIXED64)
+      return qpb_add_fixed(b, num, type == QPB_FIXED32, u, e->err);
     return qpb_add_varint(b, num, u, e->err);
   default: return qpb_enc_fail(e, "a bytes field cannot be given in JSON", NULL, NULL);
   }
@@ -351,10 +345,9 @@ static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const qj_val 
     if (st == VF_OK) st = qpb_encode_value(v, e->path, e->out, e->err);
     return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
   }
-  if (v->t != QJ_OBJ) return qpb_enc_wrapped(e, msg, v);
   size_t mark;
   vf_status st = qpb_begin(e->out, num, &mark, e->err);
-  if (st == VF_OK) st = qpb_enc_msg(e, msg, v, depth + 1);
+  if (st == VF_OK) st = v->t == QJ_OBJ ? qpb_enc_msg(e, msg, v, depth + 1) : qpb_enc_wrapped(e, msg, v);
   return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
 }
 
@@ -468,6 +461,17 @@ vf_status qpb_encode_json(int msg, const qj_val *obj, const char *path, vf_buf *
   return qpb_enc_msg(&e, msg, obj, 0);
 }
 
+/* The decoded length of a JSON string value (its text may hold \u0000, which ends v->str). */
+static size_t qpb_qj_strlen(const qj_val *v) {
+  size_t n = strlen(v->str);
+  if (v->raw_len < 2 || !memmem(v->raw, v->raw_len, "\\u0000", 6)) return n;
+  char *d = vf_malloc(v->raw_len);
+  const char *expected;
+  if (d) qj_unescape(v->raw, 1, v->raw_len - 1, d, &n, &expected);
+  free(d);
+  return n;
+}
+
 /* json_with_int.proto: Value{null_value=1, double_value=2, integer_value=3, string_value=4,
  * bool_value=5, struct_value=6 (Struct{map<string, Value> fields=1}), list_value=7
  * (ListValue{repeated Value values=1})} */
@@ -481,7 +485,7 @@ static vf_status qpb_value_at(const qj_val *v, vf_buf *out, vf_error *err, int d
   switch (v->t) {
   case QJ_NULL: return qpb_add_varint(out, 1, 0, err);
   case QJ_BOOL: return qpb_add_varint(out, 5, v->b ? 1 : 0, err);
-  case QJ_STR: return qpb_add_bytes(out, 4, v->str, strlen(v->str), err);
+  case QJ_STR: return qpb_add_bytes(out, 4, v->str, qpb_qj_strlen(v), err);
   case QJ_NUM:
     if (!memchr(v->raw, '.', v->raw_len) && !memchr(v->raw, 'e', v->raw_len) &&
         !memchr(v->raw, 'E', v->raw_len) && qpb_json_int(v, true, &s, &u))
@@ -677,8 +681,8 @@ static vf_status qpb_js_value(qpb_js *j, int depth) {
   size_t n = end - j->pos;
   j->pos = end;
   bool integral = !memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'E', n);
-  if (integral && n <= 19) { /* fits int64 unless 19 digits exceed it: checked below */
-    bool neg = t[0] == '-';
+  bool neg = t[0] == '-';
+  if (integral && n - (neg ? 1 : 0) <= 19) { /* fits int64 unless 19 digits exceed it */
     uint64_t v = 0;
     bool over = false;
     for (size_t i = neg ? 1 : 0; i < n; i++) {

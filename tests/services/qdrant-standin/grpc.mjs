@@ -418,7 +418,7 @@ export async function startGrpc(ctx) {
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     const f = st.faults;
     const faultCode = fault === null ? null : f.grpc_status !== null && f.grpc_status !== undefined ? fault : GRPC_OF_HTTP[fault] ?? grpc.status.INTERNAL;
-    const failFault = () => fail(cb, faultCode, `stand-in fault injection (gRPC status ${faultCode})`,
+    const failFault = () => fail(cb, faultCode, f.message || `stand-in fault injection (gRPC status ${faultCode})`,
       faultCode === grpc.status.RESOURCE_EXHAUSTED && f.retry_after !== null ? { 'retry-after': f.retry_after } : {});
     if (faultCode !== null && !f.apply) return failFault();
     let result;

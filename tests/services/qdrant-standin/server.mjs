@@ -601,7 +601,7 @@ const FAULTS_DEFAULT = () => ({
   optimizer_error: null, grey: false, optimize_ms: 300,
   // gRPC (grpc.mjs): gRPC status codes to fail with instead of `status`; client connections to
   // reset on their next bytes; `transport` limits the faults to "rest" or "grpc" calls
-  grpc_status: null, reset_next: 0, transport: null,
+  grpc_status: null, reset_next: 0, transport: null, message: null,
 });
 
 const STATS_DEFAULT = () => ({
