@@ -47,6 +47,13 @@ trap cleanup EXIT
 KEY="vf-grpc-key-$$"
 . "$sd/e2e_lib.sh"
 
+# --- 0. the stand-in's own check of its gRPC side
+if node "$sd/selftest_grpc.mjs" --openapi "$openapi" --oracle "$oracle" --proto "$protos" > "$tmp/selftest.txt" 2>&1; then
+  ok "$(tail -1 "$tmp/selftest.txt")"
+else
+  cat "$tmp/selftest.txt"; echo "FAIL: the Qdrant stand-in's gRPC selftest"; exit 1
+fi
+
 standin_start --grpc-port 0 --grpc-port-file "$tmp/gport" --proto "$protos"
 [ -n "$gport" ] || { echo "FAIL: the stand-in wrote no gRPC port: $(cat "$tmp/standin.out")"; exit 1; }
 

@@ -162,7 +162,7 @@ export async function startGrpc(ctx) {
     if ('bool_value' in v) return v.bool_value;
     if ('struct_value' in v) return jsonOfStruct(v.struct_value);
     if ('list_value' in v) return (v.list_value.values || []).map(jsonOfValue);
-    throw new HttpError(400, 'Wrong input: a Value with no kind set');
+    throw new HttpError(400, 'Wrong input: a Value with no kind set', 'invalid');
   }
   const jsonOfStruct = (s) => Object.fromEntries(Object.entries((s && s.fields) || {}).map(([k, v]) => [k, jsonOfValue(v)]));
   function restVector(v, where) {
@@ -176,7 +176,7 @@ export async function startGrpc(ctx) {
     }
     for (const k of ['document', 'image', 'object'])
       if (v[k]) throw new HttpError(501, `Service internal error: the stand-in does not model inference (${where}.${k})`, 'unmodelled');
-    throw new HttpError(400, `Wrong input: ${where}: a Vector with no member set`);
+    throw new HttpError(400, `Wrong input: ${where}: a Vector with no member set`, 'invalid');
   }
   function restOf(type, obj, where) {
     switch (type.fullName) {
@@ -185,7 +185,7 @@ export async function startGrpc(ctx) {
       case '.qdrant.PointId':
         if (obj.num !== undefined) return toNum(obj.num);
         if (obj.uuid !== undefined) return obj.uuid;
-        throw new HttpError(400, `Wrong input: ${where}: a PointId with neither num nor uuid`);
+        throw new HttpError(400, `Wrong input: ${where}: a PointId with neither num nor uuid`, 'invalid');
       case '.qdrant.MaxOptimizationThreads': return obj.value !== undefined ? toNum(obj.value) : obj.setting !== undefined ? 'auto' : null;
       case '.qdrant.QuantizationConfigDiff': if (obj.disabled) return 'Disabled'; break;
       case '.qdrant.WithPayloadSelector':
