@@ -256,13 +256,14 @@ BATCH=100 PREFETCH=400 config kr kr "$tmp/mc" "$MCSIMPLE" "$MCPAY"
 reset_stats
 (cd "$tmp" && QDRANT_API_KEY=$KEY exec "$V" --quiet load run "$tmp/kr.yaml" --state-dir "$tmp/state-kr" --checkpoint-batches 1 > /dev/null 2> "$tmp/kr1.err") &
 kpid=$!
+disown "$kpid" 2>/dev/null # no job-status line when it is killed
 for _ in $(seq 300); do
   admin GET /__standin/stats > "$tmp/stats.json"
   node -e "process.exit(JSON.parse(require('fs').readFileSync(process.argv[1])).upserted_points >= 300 ? 0 : 1)" "$tmp/stats.json" && break
   sleep 0.1
 done
 kill -9 $kpid 2>/dev/null
-wait $kpid 2>/dev/null
+while kill -0 $kpid 2>/dev/null; do sleep 0.1; done
 faults '{"reset": true}'
 if vf kr run --resume --json; then
   check_points kr kr "$tmp/mc.jsonl" $MCV
