@@ -336,9 +336,18 @@ static vf_status qpb_enc_wrapped(qpb_enc *e, int msg, const qj_val *v) {
   return qpb_enc_fail(e, "expected an object for ", m->name, NULL);
 }
 
+static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth);
+static size_t qpb_qj_strlen(const qj_val *v);
+
 /* A value of message type `msg` as field `num` (tag + length + body). */
 static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const qj_val *v, int depth) {
   if (depth >= QPB_MAX_DEPTH) return qpb_enc_fail(e, "nested too deeply", NULL, NULL);
+  if (msg == QPB_M_qdrant_Filter) { /* the REST filter shape differs from the proto's */
+    size_t mark;
+    vf_status st = qpb_begin(e->out, num, &mark, e->err);
+    if (st == VF_OK) st = qpb_filter_body(e, v, depth + 1);
+    return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
+  }
   if (msg == QPB_M_qdrant_Value) {
     size_t mark;
     vf_status st = qpb_begin(e->out, num, &mark, e->err);
@@ -519,6 +528,298 @@ vf_status qpb_encode_value(const qj_val *v, const char *path, vf_buf *out, vf_er
   vf_status st = qpb_value_at(v, out, err, 0);
   if (st != VF_OK && path) vf_error_prefix(err, "%s: ", path);
   return st;
+}
+
+/* ------------------------------------------------------------ REST filter -> Filter */
+
+/* Qdrant's REST Filter (openapi.json `Filter`, `Condition`, `FieldCondition`, `Match`,
+ * `RangeInterface`) and the proto Filter (qdrant_common.proto) differ in shape: REST tells a
+ * condition's kind by its keys, the proto by a oneof member; REST `match` holds `value` of any
+ * type, the proto a member per type; a REST range with RFC 3339 strings is a proto
+ * DatetimeRange of Timestamps.  Field numbers below are the protos' (checked against the tables
+ * by tests/store/test_qdrant_grpc.c, which decodes the output through them). */
+enum {
+  FF_SHOULD = 1, FF_MUST = 2, FF_MUST_NOT = 3, FF_MIN_SHOULD = 4, FMS_CONDITIONS = 1,
+  FMS_MIN_COUNT = 2,
+  FC_FIELD = 1, FC_IS_EMPTY = 2, FC_HAS_ID = 3, FC_FILTER = 4, FC_IS_NULL = 5, FC_NESTED = 6,
+  FC_HAS_VECTOR = 7,
+  FFC_KEY = 1, FFC_MATCH = 2, FFC_RANGE = 3, FFC_GEO_BOX = 4, FFC_GEO_RADIUS = 5,
+  FFC_VALUES_COUNT = 6, FFC_GEO_POLYGON = 7, FFC_DATETIME_RANGE = 8, FFC_IS_EMPTY = 9,
+  FFC_IS_NULL = 10,
+  FM_KEYWORD = 1, FM_INTEGER = 2, FM_BOOLEAN = 3, FM_TEXT = 4, FM_KEYWORDS = 5, FM_INTEGERS = 6,
+  FM_EXCEPT_INTEGERS = 7, FM_EXCEPT_KEYWORDS = 8, FM_PHRASE = 9, FM_TEXT_ANY = 10, FM_PREFIX = 11
+};
+
+static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth);
+
+/* RFC 3339 ("2024-05-01T10:00:00.5Z", "2024-05-01 10:00:00+02:00", "2024-05-01") -> seconds
+ * since the epoch and nanoseconds; false when it is none of these. */
+static bool qpb_rfc3339(const char *s, int64_t *sec, int32_t *nanos) {
+  int y, mo, d, h = 0, mi = 0, se = 0, n = 0;
+  if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10) return false;
+  const char *p = s + 10;
+  long frac = 0;
+  int fd = 0;
+  if (*p == 'T' || *p == 't' || *p == ' ') {
+    int m2 = 0;
+    if (sscanf(p + 1, "%2d:%2d:%2d%n", &h, &mi, &se, &m2) != 3 || m2 != 8) return false;
+    p += 9;
+    if (*p == '.') {
+      p++;
+      while (*p >= '0' && *p <= '9') {
+        if (fd < 9) {
+          frac = frac * 10 + (*p - '0');
+          fd++;
+        }
+        p++;
+      }
+      if (fd == 0) return false;
+    }
+  }
+  while (fd > 0 && fd < 9) {
+    frac *= 10;
+    fd++;
+  }
+  int off = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int oh, om, m3 = 0;
+    if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &m3) != 2 || m3 != 5) return false;
+    off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
+    p += 6;
+  }
+  if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+  /* days from civil (Howard Hinnant's algorithm): no timegm, no time zone */
+  int yy = y - (mo <= 2);
+  int era = (yy >= 0 ? yy : yy - 399) / 400;
+  int yoe = yy - era * 400;
+  int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  int64_t days = (int64_t)era * 146097 + doe - 719468;
+  *sec = days * 86400 + h * 3600 + mi * 60 + se - off;
+  *nanos = (int32_t)frac;
+  return true;
+}
+
+/* `match`: MatchValue / MatchText / MatchTextAny / MatchPhrase / MatchPrefix / MatchAny /
+ * MatchExcept -> Match */
+static vf_status qpb_filter_match(qpb_enc *e, const qj_val *m) {
+  vf_buf *b = e->out;
+  if (m->t != QJ_OBJ || m->n != 1) return qpb_enc_fail(e, "expected one of value, text, text_any, phrase, prefix, any, except", NULL, NULL);
+  const char *k = m->keys[0];
+  const qj_val *v = &m->items[0];
+  int64_t s;
+  uint64_t u;
+  static const struct { const char *key; uint32_t field; } texts[] = {
+      {"text", FM_TEXT}, {"text_any", FM_TEXT_ANY}, {"phrase", FM_PHRASE}, {"prefix", FM_PREFIX}};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+    if (strcmp(k, texts[i].key) == 0) {
+      if (v->t != QJ_STR) return qpb_enc_fail(e, "expected a string for match.", k, NULL);
+      return qpb_add_bytes(b, texts[i].field, v->str, qpb_qj_strlen(v), e->err);
+    }
+  if (strcmp(k, "value") == 0) {
+    if (v->t == QJ_STR) return qpb_add_bytes(b, FM_KEYWORD, v->str, qpb_qj_strlen(v), e->err);
+    if (v->t == QJ_BOOL) return qpb_add_varint(b, FM_BOOLEAN, v->b ? 1 : 0, e->err);
+    if (v->t == QJ_NUM && qpb_json_int(v, true, &s, &u))
+      return qpb_add_varint(b, FM_INTEGER, (uint64_t)s, e->err);
+    return qpb_enc_fail(e, "match.value: expected a string, an integer or a boolean", NULL, NULL);
+  }
+  bool any = strcmp(k, "any") == 0;
+  if (!any && strcmp(k, "except") != 0) return qpb_enc_fail(e, "unknown match kind ", k, NULL);
+  if (v->t != QJ_ARR) return qpb_enc_fail(e, "expected an array for match.", k, NULL);
+  bool ints = v->n > 0 && v->items[0].t == QJ_NUM;
+  size_t m1, m2;
+  vf_status st = qpb_begin(b, any ? (ints ? FM_INTEGERS : FM_KEYWORDS)
+                                  : (ints ? FM_EXCEPT_INTEGERS : FM_EXCEPT_KEYWORDS), &m1, e->err);
+  if (st == VF_OK && ints) st = qpb_begin(b, 1, &m2, e->err); /* RepeatedIntegers.integers, packed */
+  for (size_t i = 0; i < v->n && st == VF_OK; i++) {
+    const qj_val *x = &v->items[i];
+    if (ints) {
+      if (x->t != QJ_NUM || !qpb_json_int(x, true, &s, &u))
+        return qpb_enc_fail(e, "match.", k, ": expected integers only");
+      st = vf_buf_reserve(b, 10, e->err);
+      if (st == VF_OK) qpb_put_varint(b, (uint64_t)s);
+    } else {
+      if (x->t != QJ_STR) return qpb_enc_fail(e, "match.", k, ": expected strings only");
+      st = qpb_add_bytes(b, 1, x->str, qpb_qj_strlen(x), e->err); /* RepeatedStrings.strings */
+    }
+  }
+  if (st == VF_OK && ints) st = qpb_end(b, m2, e->err);
+  return st == VF_OK ? qpb_end(b, m1, e->err) : st;
+}
+
+/* `range`: numbers -> Range (3); RFC 3339 strings -> DatetimeRange (8) of Timestamps */
+static vf_status qpb_filter_range(qpb_enc *e, const qj_val *r) {
+  if (r->t != QJ_OBJ) return qpb_enc_fail(e, "expected an object for range", NULL, NULL);
+  bool dt = false;
+  for (size_t i = 0; i < r->n; i++)
+    if (r->items[i].t == QJ_STR) dt = true;
+  if (!dt) return qpb_enc_submsg(e, FFC_RANGE, QPB_M_qdrant_Range, r, 1);
+  static const char *const keys[] = {"lt", "gt", "gte", "lte"};
+  size_t m1;
+  vf_status st = qpb_begin(e->out, FFC_DATETIME_RANGE, &m1, e->err);
+  for (size_t i = 0; i < r->n && st == VF_OK; i++) {
+    const qj_val *x = &r->items[i];
+    if (x->t == QJ_NULL) continue;
+    uint32_t field = 0;
+    for (uint32_t k = 0; k < 4; k++)
+      if (strcmp(r->keys[i], keys[k]) == 0) field = k + 1;
+    int64_t sec;
+    int32_t ns;
+    if (!field) return qpb_enc_fail(e, "range: unknown bound ", r->keys[i], NULL);
+    if (x->t != QJ_STR || !qpb_rfc3339(x->str, &sec, &ns))
+      return qpb_enc_fail(e, "range.", r->keys[i], ": expected an RFC 3339 date-time");
+    size_t m2; /* google.protobuf.Timestamp{seconds = 1, nanos = 2} */
+    st = qpb_begin(e->out, field, &m2, e->err);
+    if (st == VF_OK && sec) st = qpb_add_varint(e->out, 1, (uint64_t)sec, e->err);
+    if (st == VF_OK && ns) st = qpb_add_varint(e->out, 2, (uint64_t)ns, e->err);
+    if (st == VF_OK) st = qpb_end(e->out, m2, e->err);
+  }
+  return st == VF_OK ? qpb_end(e->out, m1, e->err) : st;
+}
+
+/* One Condition (field `num` of the enclosing message): its kind by its keys. */
+static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const qj_val *c, int depth) {
+  if (depth >= QPB_MAX_DEPTH) return qpb_enc_fail(e, "filter nested too deeply", NULL, NULL);
+  if (c->t != QJ_OBJ) return qpb_enc_fail(e, "expected a condition object", NULL, NULL);
+  vf_buf *b = e->out;
+  size_t m1, m2;
+  vf_status st = qpb_begin(b, num, &m1, e->err);
+  if (st != VF_OK) return st;
+  const qj_val *key = qj_get(c, "key"), *x;
+  if (key) { /* FieldCondition */
+    if (key->t != QJ_STR) return qpb_enc_fail(e, "key: expected a string", NULL, NULL);
+    st = qpb_begin(b, FC_FIELD, &m2, e->err);
+    if (st == VF_OK) st = qpb_add_bytes(b, FFC_KEY, key->str, qpb_qj_strlen(key), e->err);
+    for (size_t i = 0; i < c->n && st == VF_OK; i++) {
+      const char *k = c->keys[i];
+      const qj_val *v = &c->items[i];
+      if (strcmp(k, "key") == 0 || v->t == QJ_NULL) continue;
+      size_t at = qpb_push(e, k), mm;
+      if (strcmp(k, "match") == 0) {
+        st = qpb_begin(b, FFC_MATCH, &mm, e->err);
+        if (st == VF_OK) st = qpb_filter_match(e, v);
+        if (st == VF_OK) st = qpb_end(b, mm, e->err);
+      } else if (strcmp(k, "range") == 0) {
+        st = qpb_filter_range(e, v);
+      } else if (strcmp(k, "geo_bounding_box") == 0) {
+        st = qpb_enc_submsg(e, FFC_GEO_BOX, QPB_M_qdrant_GeoBoundingBox, v, depth + 1);
+      } else if (strcmp(k, "geo_radius") == 0) {
+        st = qpb_enc_submsg(e, FFC_GEO_RADIUS, QPB_M_qdrant_GeoRadius, v, depth + 1);
+      } else if (strcmp(k, "geo_polygon") == 0) {
+        st = qpb_enc_submsg(e, FFC_GEO_POLYGON, QPB_M_qdrant_GeoPolygon, v, depth + 1);
+      } else if (strcmp(k, "values_count") == 0) {
+        st = qpb_enc_submsg(e, FFC_VALUES_COUNT, QPB_M_qdrant_ValuesCount, v, depth + 1);
+      } else if (strcmp(k, "is_empty") == 0 || strcmp(k, "is_null") == 0) {
+        st = qpb_enc_scalar(e, k[3] == 'e' ? FFC_IS_EMPTY : FFC_IS_NULL, QPB_BOOL, -1, v);
+      } else {
+        st = qpb_enc_fail(e, "not a field condition key", NULL, NULL);
+      }
+      qpb_pop(e, at);
+    }
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else if ((x = qj_get(c, "is_empty")) || (x = qj_get(c, "is_null"))) {
+    const qj_val *k = qj_get(x, "key");
+    if (!k || k->t != QJ_STR) return qpb_enc_fail(e, "expected {key: ...}", NULL, NULL);
+    st = qpb_begin(b, x == qj_get(c, "is_empty") ? FC_IS_EMPTY : FC_IS_NULL, &m2, e->err);
+    if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, qpb_qj_strlen(k), e->err);
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else if ((x = qj_get(c, "has_id"))) {
+    if (x->t != QJ_ARR) return qpb_enc_fail(e, "has_id: expected an array of ids", NULL, NULL);
+    st = qpb_begin(b, FC_HAS_ID, &m2, e->err);
+    for (size_t i = 0; i < x->n && st == VF_OK; i++) { /* PointId{num = 1 | uuid = 2} */
+      const qj_val *id = &x->items[i];
+      int64_t s;
+      uint64_t u;
+      size_t m3;
+      st = qpb_begin(b, 1, &m3, e->err);
+      if (st == VF_OK && id->t == QJ_STR) st = qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err);
+      else if (st == VF_OK && id->t == QJ_NUM && qpb_json_int(id, false, &s, &u))
+        st = qpb_add_varint(b, 1, u, e->err);
+      else if (st == VF_OK) st = qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL, NULL);
+      if (st == VF_OK) st = qpb_end(b, m3, e->err);
+    }
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else if ((x = qj_get(c, "has_vector"))) {
+    if (x->t != QJ_STR) return qpb_enc_fail(e, "has_vector: expected a vector name", NULL, NULL);
+    st = qpb_begin(b, FC_HAS_VECTOR, &m2, e->err);
+    if (st == VF_OK) st = qpb_add_bytes(b, 1, x->str, strlen(x->str), e->err);
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else if ((x = qj_get(c, "nested"))) { /* NestedCondition{key = 1, filter = 2} */
+    const qj_val *k = qj_get(x, "key"), *f = qj_get(x, "filter");
+    if (!k || k->t != QJ_STR || !f) return qpb_enc_fail(e, "nested: expected {key, filter}", NULL, NULL);
+    size_t m3;
+    st = qpb_begin(b, FC_NESTED, &m2, e->err);
+    if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, strlen(k->str), e->err);
+    if (st == VF_OK) st = qpb_begin(b, 2, &m3, e->err);
+    if (st == VF_OK) st = qpb_filter_body(e, f, depth + 1);
+    if (st == VF_OK) st = qpb_end(b, m3, e->err);
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else if (qj_get(c, "must") || qj_get(c, "should") || qj_get(c, "must_not") ||
+             qj_get(c, "min_should")) {
+    st = qpb_begin(b, FC_FILTER, &m2, e->err);
+    if (st == VF_OK) st = qpb_filter_body(e, c, depth + 1);
+    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+  } else {
+    return qpb_enc_fail(e, "not a filter condition (key, is_empty, is_null, has_id, has_vector, "
+                        "nested, or a nested filter)", NULL, NULL);
+  }
+  return st == VF_OK ? qpb_end(b, m1, e->err) : st;
+}
+
+/* A condition or an array of them as repeated field `num`. */
+static vf_status qpb_filter_list(qpb_enc *e, uint32_t num, const qj_val *v, int depth) {
+  if (v->t != QJ_ARR) return qpb_filter_condition(e, num, v, depth);
+  vf_status st = VF_OK;
+  for (size_t i = 0; i < v->n && st == VF_OK; i++) {
+    char ix[24];
+    snprintf(ix, sizeof ix, "%zu", i);
+    size_t at = qpb_push(e, ix);
+    st = qpb_filter_condition(e, num, &v->items[i], depth);
+    qpb_pop(e, at);
+  }
+  return st;
+}
+
+static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth) {
+  if (f->t != QJ_OBJ) return qpb_enc_fail(e, "expected a filter object", NULL, NULL);
+  vf_status st = VF_OK;
+  for (size_t i = 0; i < f->n && st == VF_OK; i++) {
+    const char *k = f->keys[i];
+    const qj_val *v = &f->items[i];
+    if (v->t == QJ_NULL) continue;
+    size_t at = qpb_push(e, k);
+    if (strcmp(k, "must") == 0) {
+      st = qpb_filter_list(e, FF_MUST, v, depth);
+    } else if (strcmp(k, "should") == 0) {
+      st = qpb_filter_list(e, FF_SHOULD, v, depth);
+    } else if (strcmp(k, "must_not") == 0) {
+      st = qpb_filter_list(e, FF_MUST_NOT, v, depth);
+    } else if (strcmp(k, "min_should") == 0) {
+      const qj_val *cs = qj_get(v, "conditions"), *mc = qj_get(v, "min_count");
+      if (!cs || !mc) {
+        st = qpb_enc_fail(e, "expected {conditions, min_count}", NULL, NULL);
+      } else {
+        size_t m1;
+        st = qpb_begin(e->out, FF_MIN_SHOULD, &m1, e->err);
+        if (st == VF_OK) st = qpb_filter_list(e, FMS_CONDITIONS, cs, depth);
+        if (st == VF_OK) st = qpb_enc_scalar(e, FMS_MIN_COUNT, QPB_UINT64, -1, mc);
+        if (st == VF_OK) st = qpb_end(e->out, m1, e->err);
+      }
+    } else {
+      st = qpb_enc_fail(e, "not a filter key (must, should, must_not, min_should)", NULL, NULL);
+    }
+    qpb_pop(e, at);
+  }
+  return st;
+}
+
+/* qpb_filter_from_json(): see qdrant_pb.h. */
+vf_status qpb_filter_from_json(const qj_val *filter, const char *path, vf_buf *out, vf_error *err) {
+  qpb_enc e = {out, err, {0}};
+  snprintf(e.path, sizeof e.path, "%s", path ? path : "filter");
+  return qpb_filter_body(&e, filter, 0);
 }
 
 /* ------------------------------------------------------------ streamed payload */

@@ -130,6 +130,15 @@ vf_status qpb_encode_json(int msg, const struct qj_val *obj, const char *path, v
  *  integers (no fraction or exponent, within int64) as integer_value, other numbers as
  *  double_value. */
 vf_status qpb_encode_value(const struct qj_val *v, const char *path, vf_buf *out, vf_error *err);
+/*! qpb_filter_from_json() : a Qdrant REST filter (openapi.json `Filter`: must / should /
+ *  must_not / min_should of FieldCondition {key, match, range, geo_*, values_count, is_empty,
+ *  is_null}, is_empty, is_null, has_id, has_vector, nested, nested filters) as the body of a
+ *  qdrant.Filter message (qdrant_common.proto): match.value by its JSON type (keyword, integer,
+ *  boolean), any / except as keywords or integers, a range of RFC 3339 strings as a
+ *  DatetimeRange.  qpb_encode_json() uses it for every Filter field (Count, Query).
+ *  @return : VF_EUSAGE naming the key path for anything else. */
+vf_status qpb_filter_from_json(const struct qj_val *filter, const char *path, vf_buf *out,
+                               vf_error *err);
 /*! qpb_payload_from_json() : the members of the JSON object text [json, json+len) as entries of
  *  the map<string, Value> field `field` (PointStruct.payload), streamed without a DOM.
  *  @return : VF_ECORRUPT naming `what` and the byte offset for text that is not a JSON object. */

@@ -455,3 +455,74 @@ VF_TEST(schema_tables_are_consistent) {
   CHECK(qpb_field_by_number(QPB_M_qdrant_ScoredPoint, 3) != NULL &&
         strcmp(qpb_field_by_number(QPB_M_qdrant_ScoredPoint, 3)->name, "score") == 0);
 }
+
+VF_TEST(rest_filter_becomes_the_proto_filter) {
+  vf_buf w;
+  vf_buf_init(&w, 0);
+  vf_error err;
+  qj_val r;
+  const char *count =
+      "{\"exact\":true,\"filter\":{\"must\":[{\"key\":\"lang\",\"match\":{\"value\":\"en\"}},"
+      "{\"key\":\"n\",\"match\":{\"value\":-3}},{\"key\":\"ok\",\"match\":{\"value\":true}},"
+      "{\"key\":\"tags\",\"match\":{\"any\":[\"a\",\"b\"]}},{\"key\":\"ids\",\"match\":{\"except\":[1,2,300]}},"
+      "{\"key\":\"body\",\"match\":{\"text\":\"hello world\"}},"
+      "{\"key\":\"score\",\"range\":{\"gte\":0.5,\"lt\":2}},"
+      "{\"key\":\"when\",\"range\":{\"gte\":\"2024-05-01T10:00:00.25Z\",\"lt\":\"2024-05-02 00:00:00+02:00\"}},"
+      "{\"key\":\"loc\",\"geo_radius\":{\"center\":{\"lon\":13.4,\"lat\":52.5},\"radius\":1000}},"
+      "{\"key\":\"c\",\"values_count\":{\"gt\":1}},{\"is_empty\":{\"key\":\"e\"}},{\"is_null\":{\"key\":\"z\"}},"
+      "{\"has_id\":[7,\"0123abcd-0000-1111-2222-333344445555\"]},{\"has_vector\":\"dense\"},"
+      "{\"nested\":{\"key\":\"items\",\"filter\":{\"must\":{\"key\":\"q\",\"match\":{\"value\":1}}}}},"
+      "{\"should\":[{\"key\":\"a\",\"match\":{\"value\":\"x\"}}]}],"
+      "\"must_not\":{\"key\":\"spam\",\"match\":{\"value\":true}},"
+      "\"min_should\":{\"conditions\":[{\"key\":\"k\",\"match\":{\"text_any\":\"a b\"}}],\"min_count\":1}}}";
+  CHECK_OK(roundtrip(QPB_M_qdrant_CountPoints, count, &r, &w, &err));
+  const qj_val *m = qj_path(&r, "filter.must");
+  CHECK(m && m->t == QJ_ARR && m->n == 16);
+  if (m && m->n == 16) {
+    const qj_val *c = m->items;
+    CHECK_EQ_STR(str_at(&c[0], "field.key"), "lang");
+    CHECK_EQ_STR(str_at(&c[0], "field.match.keyword"), "en");
+    CHECK(num_at(&c[1], "field.match.integer") == -3);
+    CHECK(qj_path(&c[2], "field.match.boolean") && qj_path(&c[2], "field.match.boolean")->b);
+    const qj_val *kw = qj_path(&c[3], "field.match.keywords.strings");
+    CHECK(kw && kw->n == 2 && strcmp(kw->items[1].str, "b") == 0);
+    const qj_val *ex = qj_path(&c[4], "field.match.except_integers.integers");
+    CHECK(ex && ex->n == 3 && ex->items[2].num == 300);
+    CHECK_EQ_STR(str_at(&c[5], "field.match.text"), "hello world");
+    CHECK(num_at(&c[6], "field.range.gte") == 0.5 && num_at(&c[6], "field.range.lt") == 2);
+    CHECK(num_at(&c[7], "field.datetime_range.gte.seconds") == 1714557600.0 &&
+          num_at(&c[7], "field.datetime_range.gte.nanos") == 250000000.0);
+    CHECK(num_at(&c[7], "field.datetime_range.lt.seconds") == 1714600800.0); /* 22:00 UTC */
+    CHECK(num_at(&c[8], "field.geo_radius.center.lat") == 52.5 &&
+          num_at(&c[8], "field.geo_radius.radius") == 1000);
+    CHECK(num_at(&c[9], "field.values_count.gt") == 1);
+    CHECK_EQ_STR(str_at(&c[10], "is_empty.key"), "e");
+    CHECK_EQ_STR(str_at(&c[11], "is_null.key"), "z");
+    const qj_val *ids = qj_path(&c[12], "has_id.has_id");
+    CHECK(ids && ids->n == 2 && ids->items[0].num == 7 &&
+          strcmp(ids->items[1].str, "0123abcd-0000-1111-2222-333344445555") == 0);
+    CHECK_EQ_STR(str_at(&c[13], "has_vector.has_vector"), "dense");
+    CHECK_EQ_STR(str_at(&c[14], "nested.key"), "items");
+    const qj_val *nm = qj_path(&c[14], "nested.filter.must");
+    CHECK(nm && nm->n == 1 && num_at(&nm->items[0], "field.match.integer") == 1);
+    const qj_val *sh = qj_path(&c[15], "filter.should");
+    CHECK(sh && sh->n == 1 && strcmp(str_at(&sh->items[0], "field.match.keyword"), "x") == 0);
+  }
+  const qj_val *mn = qj_path(&r, "filter.must_not");
+  CHECK(mn && mn->n == 1 && strcmp(str_at(&mn->items[0], "field.key"), "spam") == 0);
+  CHECK(num_at(&r, "filter.min_should.min_count") == 1);
+  CHECK(qj_path(&r, "exact") && qj_path(&r, "exact")->b);
+  qj_free(&r);
+  /* refused, naming the path */
+  CHECK_STATUS(roundtrip(QPB_M_qdrant_CountPoints, "{\"filter\":{\"must\":[{\"key\":\"a\",\"match\":{\"value\":1.5}}]}}",
+                         &r, &w, &err), VF_EUSAGE);
+  CHECK(strstr(err.msg, "t.filter.must.0.match") != NULL);
+  CHECK_STATUS(roundtrip(QPB_M_qdrant_CountPoints, "{\"filter\":{\"must\":[{\"nope\":1}]}}", &r, &w, &err),
+               VF_EUSAGE);
+  CHECK(strstr(err.msg, "not a filter condition") != NULL);
+  CHECK_STATUS(roundtrip(QPB_M_qdrant_CountPoints, "{\"filter\":{\"must\":{\"key\":\"t\",\"range\":{\"gt\":\"yesterday\"}}}}",
+                         &r, &w, &err), VF_EUSAGE);
+  CHECK(strstr(err.msg, "RFC 3339") != NULL);
+  CHECK_STATUS(roundtrip(QPB_M_qdrant_CountPoints, "{\"filter\":{\"always\":[]}}", &r, &w, &err), VF_EUSAGE);
+  vf_buf_free(&w);
+}

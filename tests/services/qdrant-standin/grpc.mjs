@@ -178,6 +178,47 @@ export async function startGrpc(ctx) {
       if (v[k]) throw new HttpError(501, `Service internal error: the stand-in does not model inference (${where}.${k})`, 'unmodelled');
     throw new HttpError(400, `Wrong input: ${where}: a Vector with no member set`, 'invalid');
   }
+  // proto Filter -> REST Filter (openapi.json `Filter`): a condition's oneof member becomes the
+  // REST keys of that kind; Match members become {value | text | any | except | ...}
+  const tsString = (t) => new Date(Number(t.seconds || 0) * 1000 + Math.floor((t.nanos || 0) / 1e6)).toISOString();
+  function restMatch(m, where) {
+    if (m.keyword !== undefined) return { value: m.keyword };
+    if (m.integer !== undefined) return { value: toNum(m.integer) };
+    if (m.boolean !== undefined) return { value: m.boolean };
+    for (const k of ['text', 'text_any', 'phrase', 'prefix']) if (m[k] !== undefined) return { [k]: m[k] };
+    if (m.keywords) return { any: m.keywords.strings || [] };
+    if (m.integers) return { any: (m.integers.integers || []).map(toNum) };
+    if (m.except_keywords) return { except: m.except_keywords.strings || [] };
+    if (m.except_integers) return { except: (m.except_integers.integers || []).map(toNum) };
+    throw new HttpError(400, `Wrong input: ${where}: a Match with no member set`, 'invalid');
+  }
+  function restCondition(c, where) {
+    if (c.field) {
+      const f = c.field, out = { key: f.key };
+      if (f.match) out.match = restMatch(f.match, `${where}.field.match`);
+      if (f.range) out.range = { ...f.range };
+      if (f.datetime_range) out.range = Object.fromEntries(Object.entries(f.datetime_range).map(([k, t]) => [k, tsString(t)]));
+      for (const k of ['geo_bounding_box', 'geo_radius', 'geo_polygon', 'values_count'])
+        if (f[k]) out[k] = restOf(T(`qdrant.${k === 'values_count' ? 'ValuesCount' : k === 'geo_radius' ? 'GeoRadius' : k === 'geo_polygon' ? 'GeoPolygon' : 'GeoBoundingBox'}`), f[k], `${where}.${k}`);
+      for (const k of ['is_empty', 'is_null']) if (f[k] !== undefined) out[k] = f[k];
+      return out;
+    }
+    if (c.is_empty) return { is_empty: { key: c.is_empty.key } };
+    if (c.is_null) return { is_null: { key: c.is_null.key } };
+    if (c.has_id) return { has_id: (c.has_id.has_id || []).map((id, i) => restOf(T('qdrant.PointId'), id, `${where}.has_id[${i}]`)) };
+    if (c.has_vector) return { has_vector: c.has_vector.has_vector };
+    if (c.nested) return { nested: { key: c.nested.key, filter: restFilter(c.nested.filter || {}, `${where}.nested.filter`) } };
+    if (c.filter) return restFilter(c.filter, `${where}.filter`);
+    if (c.slice) throw new HttpError(501, `Service internal error: the stand-in does not model slice conditions (${where})`, 'unmodelled');
+    throw new HttpError(400, `Wrong input: ${where}: a Condition with no member set`, 'invalid');
+  }
+  function restFilter(f, where) {
+    const out = {};
+    for (const k of ['must', 'should', 'must_not'])
+      if (f[k]) out[k] = f[k].map((c, i) => restCondition(c, `${where}.${k}[${i}]`));
+    if (f.min_should) out.min_should = { conditions: (f.min_should.conditions || []).map((c, i) => restCondition(c, `${where}.min_should[${i}]`)), min_count: toNum(f.min_should.min_count || '0') };
+    return out;
+  }
   function restOf(type, obj, where) {
     switch (type.fullName) {
       case '.qdrant.Value': return jsonOfValue(obj);
@@ -212,6 +253,7 @@ export async function startGrpc(ctx) {
       case '.qdrant.VectorInput':
         if (obj.id) return restOf(T('qdrant.PointId'), obj.id, `${where}.id`);
         return restVector(obj, where);
+      case '.qdrant.Filter': return restFilter(obj, where);
       case '.qdrant.Query':
         if (obj.nearest) return restOf(T('qdrant.VectorInput'), obj.nearest, `${where}.nearest`);
         throw new HttpError(501, `Service internal error: the stand-in models Query.nearest only (${where})`, 'unmodelled');

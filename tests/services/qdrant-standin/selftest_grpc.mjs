@@ -125,6 +125,18 @@ const after = await stats();
 check(after.invalid - before === 4 && after.rejected === 2 && after.auth_failures === 2,
   `stats count the refusals: invalid +${after.invalid - before} (4), rejected ${after.rejected} (2: dimension, create twice), auth ${after.auth_failures}`);
 
+// filters: a valid proto Filter becomes a valid REST filter (then the model may not have it:
+// UNIMPLEMENTED until it does); a Condition with no member is refused
+r = await rawCall('/qdrant.Points/Count', enc('qdrant.CountPoints', { collection_name: 'g', exact: true, filter: {
+  must: [{ field: { key: 'n', match: { integer: 3 } } }, { field: { key: 'd', datetime_range: { gte: { seconds: 1714557600 } } } },
+    { has_id: { has_id: [{ num: 5 }] } }, { nested: { key: 'o', filter: { should: [{ is_empty: { key: 'x' } }] } } }],
+  must_not: [{ field: { key: 't', match: { keywords: { strings: ['a', 'b'] } } } }] } }));
+check(r.code === 0 || r.code === grpc.status.UNIMPLEMENTED, `Count with a filter: ${r.code} ${r.details}`);
+const inv = (await stats()).invalid;
+r = await rawCall('/qdrant.Points/Count', enc('qdrant.CountPoints', { collection_name: 'g', filter: { must: [{}] } }));
+check(r.code === grpc.status.INVALID_ARGUMENT && /Condition with no member/.test(r.details) && (await stats()).invalid === inv + 1,
+  `a Condition with no member: ${r.code} ${r.details}`);
+
 // 4. faults
 await faults({ reset: true, fail_next: 2, grpc_status: [14, 8], retry_after: 2 });
 r = await rawCall('/qdrant.Collections/Get', get);
