@@ -71,8 +71,8 @@ vf_status qdg_url_for(const char *rest_url, int grpc_port, char *out, size_t cap
     return vf_error_set(err, VF_ECONFIG, "vectorstore: cannot derive the gRPC address from the "
                         "url (port %d)", grpc_port);
   const char *host = p + 3;
-  size_t alen = strcspn(host, "/?#");
-  for (const char *q = host; q < host + alen; q++)
+  const char *auth_end = host + strcspn(host, "/?#");
+  for (const char *q = host; q < auth_end; q++)
     if (*q == '@') host = q + 1; /* userinfo is not forwarded (the api key travels as metadata) */
   const char *e = host;
   if (*e == '[') { /* [v6]:port */

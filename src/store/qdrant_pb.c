@@ -1389,7 +1389,7 @@ static vf_status qpb_dec_msg(qpb_dec *d, int msg, const uint8_t *p, size_t n, in
     free(s);
     return qpb_dec_fail(d, m->name, c.p, NULL);
   }
-  qsort(s, ns, sizeof *s, qpb_slot_cmp);
+  if (ns > 1) qsort(s, ns, sizeof *s, qpb_slot_cmp);
   if (qpb_dec_special(d, msg, s, ns, depth, &st)) {
     free(s);
     return st;

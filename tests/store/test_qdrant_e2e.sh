@@ -48,23 +48,6 @@ fi
 # --- start the stand-in (killed and waited for at exit)
 standin_start
 
-# config NAME COLLECTION CORPUS_DIR VECTORS_YAML PAYLOAD_FIELDS [PARAMS] -> $tmp/NAME.yaml
-config() {
-  cat > "$tmp/$1.yaml" <<EOC
-vectors:
-$4
-datasource:
-  uri: $3
-  payload_fields: $5
-vectorstore:
-  type: qdrant
-  url: $url
-  collection_name: $2
-  api_key: \${QDRANT_API_KEY}
-${6:+  params: $6}
-loader: {batch_size: 500, prefetch_size: 2000, concurrency: 3, retries: 5}
-EOC
-}
 # load NAME [API_KEY]: vforge load run -> rc; $tmp/NAME.json (report), $tmp/NAME.err
 load() {
   (cd "$tmp" && QDRANT_API_KEY="${2:-$KEY}" timeout 60 "$V" --quiet load run "$tmp/$1.yaml" \

@@ -136,74 +136,30 @@ VF_TEST(encoder_errors_name_the_key_path) {
 
 /* ------------------------------------------------------------ points */
 
-typedef struct pfix {
-  store_vector_spec spec[3];
-  corpus_id ids[3];
-  float dense[3 * 4];
-  int64_t sp_off[4];
-  uint32_t sp_idx[3];
-  float sp_val[3];
-  int64_t mv_off[4];
-  float multi[3 * 2];
-  uint8_t dense_null[3];
-  corpus_vec_batch vecs[3];
-  corpus_batch b;
-  int64_t pay_off[4];
-  uint64_t rows[3];
-} pfix;
+#include "qdrant_fixture.h"
 
 static const char PAY0[] = "{\"t\":\"a\\\"b\\u00e9\\ud83d\\ude00\",\"n\":1,\"big\":9223372036854775807,"
                            "\"neg\":-5,\"f\":2.5,\"e\":1e3,\"u\":18446744073709551615,"
                            "\"o\":{\"x\":[1,{\"y\":null}],\"z\":false}}";
 static const char PAY2[] = " { \"x\" : [ ] , \"s\":\"\" } ";
 
-static void pfix_init(pfix *f) {
-  memset(f, 0, sizeof *f);
-  f->spec[0] = (store_vector_spec){"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, 4};
-  f->spec[1] = (store_vector_spec){"sparse", CORPUS_VEC_SPARSE, CORPUS_DOT, 0};
-  f->spec[2] = (store_vector_spec){"colbert", CORPUS_VEC_MULTI, CORPUS_DOT, 2};
-  f->ids[0].num = 7;
-  f->ids[1].is_uuid = true;
-  memcpy(f->ids[1].uuid, "0123abcd-0000-1111-2222-333344445555", 37);
-  f->ids[2].num = UINT64_MAX;
-  for (int i = 0; i < 12; i++)
-    f->dense[i] = (float)i * 0.25f - 1.0f;
+/* the shared batch with sharper values: -0.0, a denormal-adjacent float, thirds, richer payloads
+ * and file rows */
+static void pfix_init(fixture *f, uint64_t rows[3]) {
+  fixture_init(f);
   f->dense[1] = -0.0f;
   f->dense[2] = 1.17549435e-38f;
-  f->dense_null[2] = 1;
-  int64_t so[4] = {0, 2, 2, 3};
-  memcpy(f->sp_off, so, sizeof so);
-  f->sp_idx[0] = 3;
-  f->sp_idx[1] = 4000000000u;
-  f->sp_idx[2] = 0;
-  f->sp_val[0] = 0.5f;
-  f->sp_val[1] = -2.0f;
-  f->sp_val[2] = 1e-7f;
-  int64_t mo[4] = {0, 1, 3, 3};
-  memcpy(f->mv_off, mo, sizeof mo);
   for (int i = 0; i < 6; i++)
     f->multi[i] = (float)i / 3.0f;
-  f->vecs[0] = (corpus_vec_batch){"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, 4, f->dense, NULL,
-                                  NULL, NULL, NULL, f->dense_null};
-  f->vecs[1] = (corpus_vec_batch){"sparse", CORPUS_VEC_SPARSE, CORPUS_DOT, 0, NULL, f->sp_off,
-                                  f->sp_idx, f->sp_val, NULL, NULL};
-  f->vecs[2] = (corpus_vec_batch){"colbert", CORPUS_VEC_MULTI, CORPUS_DOT, 2, NULL, f->mv_off,
-                                  NULL, NULL, f->multi, NULL};
-  f->b.n = 3;
-  f->b.ids = f->ids;
-  f->b.nvectors = 3;
-  f->b.vectors = f->vecs;
-  vf_buf_init(&f->b.payload, 0);
+  vf_buf_reset(&f->b.payload);
   vf_buf_append(&f->b.payload, PAY0, strlen(PAY0), NULL);
   vf_buf_append(&f->b.payload, PAY2, strlen(PAY2), NULL);
   int64_t po[4] = {0, (int64_t)strlen(PAY0), (int64_t)strlen(PAY0),
                    (int64_t)(strlen(PAY0) + strlen(PAY2))};
   memcpy(f->pay_off, po, sizeof po);
-  f->b.payload_offsets = f->pay_off;
-  f->b.file_key = "f.parquet";
   for (int i = 0; i < 3; i++)
-    f->rows[i] = 100 + (uint64_t)i;
-  f->b.file_rows = f->rows;
+    rows[i] = 100 + (uint64_t)i;
+  f->b.file_rows = rows;
 }
 
 static bool f32_at(const qj_val *arr, size_t i, float want) {
@@ -213,8 +169,9 @@ static bool f32_at(const qj_val *arr, size_t i, float want) {
 }
 
 VF_TEST(points_message_decodes_through_the_tables) {
-  pfix f;
-  pfix_init(&f);
+  fixture f;
+  uint64_t rows[3];
+  pfix_init(&f, rows);
   store_config c = {0};
   c.type = "qdrant";
   c.url = "http://127.0.0.1:1";
@@ -309,7 +266,7 @@ VF_TEST(streamed_payload_matches_the_dom_encoder) {
       CHECK_OK(qpb_end(&b, m1, &err));
     }
     qj_free(&v);
-    if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+    if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0))
       vf_test_fail(__FILE__, __LINE__, "payload %zu: streamed %zu bytes, DOM %zu bytes differ", i,
                    a.len, b.len);
     vf_buf_free(&a);

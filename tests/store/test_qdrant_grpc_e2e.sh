@@ -57,26 +57,8 @@ fi
 standin_start --grpc-port 0 --grpc-port-file "$tmp/gport" --proto "$protos"
 [ -n "$gport" ] || { echo "FAIL: the stand-in wrote no gRPC port: $(cat "$tmp/standin.out")"; exit 1; }
 
-# config NAME COLLECTION CORPUS VECTORS_YAML PAYLOAD_FIELDS [PARAMS] [EXTRA VECTORSTORE LINES]
-config() {
-  cat > "$tmp/$1.yaml" <<EOC
-vectors:
-$4
-datasource:
-  uri: $3
-  payload_fields: $5
-vectorstore:
-  type: qdrant
-  url: $url
-  prefer_grpc: ${PREFER_GRPC:-true}
-  grpc_port: $gport
-  collection_name: $2
-  api_key: \${QDRANT_API_KEY}
-${6:+  params: $6}
-${7:-}
-loader: {batch_size: ${BATCH:-500}, prefetch_size: ${PREFETCH:-2000}, concurrency: 3, retries: 5}
-EOC
-}
+# the gRPC keys of every config (e2e_lib.sh config); PREFER_GRPC=false makes a REST one
+vs_lines() { printf '  prefer_grpc: %s\n  grpc_port: %s\n' "${PREFER_GRPC:-true}" "$gport"; }
 # vf NAME SUBCOMMAND [ARGS]: vforge load SUBCOMMAND on $tmp/NAME.yaml -> rc; .json, .err
 vf() {
   local n=$1 sub=$2

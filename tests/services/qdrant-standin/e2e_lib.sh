@@ -1,7 +1,7 @@
 # Shared helpers of the Qdrant end-to-end tests (tests/store/test_qdrant*_e2e.sh), sourced after
 # they set: src, V (vforge), oracle, sd (this folder), openapi, tmp, KEY.  Provides fail/ok (and
-# $fails), standin_start [ARGS...] (sets pid, port, url; with --grpc-port also gport), admin,
-# jcheck, coll_state, check_points, no_invalid.
+# $fails), standin_start [ARGS...] (sets pid, port, url; with --grpc-port also gport), config,
+# admin, jcheck, coll_state, check_points, no_invalid.
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
@@ -55,4 +55,26 @@ no_invalid() {
   jcheck "$tmp/stats.json" "r.invalid === 0 && r.rejected === 0 && r.unmodelled === 0" &&
     ok "$1: all $(node -e "console.log(JSON.parse(require('fs').readFileSync(process.argv[1])).requests)" "$tmp/stats.json") requests valid against the Qdrant schema" ||
     fail "$1: invalid / rejected / unmodelled requests (the stand-in's stats above)"
+}
+
+# config NAME COLLECTION CORPUS_DIR VECTORS_YAML PAYLOAD_FIELDS [PARAMS] [EXTRA VECTORSTORE LINES]
+# -> $tmp/NAME.yaml.  A `vs_lines` function, when the test defines one, adds lines to every
+# vectorstore (the gRPC keys); BATCH / PREFETCH size the loader (500 / 2000).
+config() {
+  cat > "$tmp/$1.yaml" <<EOC
+vectors:
+$4
+datasource:
+  uri: $3
+  payload_fields: $5
+vectorstore:
+  type: qdrant
+  url: $url
+  collection_name: $2
+  api_key: \${QDRANT_API_KEY}
+$(declare -F vs_lines > /dev/null && vs_lines)
+${6:+  params: $6}
+${7:-}
+loader: {batch_size: ${BATCH:-500}, prefetch_size: ${PREFETCH:-2000}, concurrency: 3, retries: 5}
+EOC
 }
