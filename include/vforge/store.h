@@ -1,6 +1,7 @@
 /*
  * vforge store — one interface for vector stores: the embedded `local` store (the default),
- * `discard` (drops batches; measures the pipeline) and `qdrant` (REST; tested against a stand-in).
+ * `discard` (drops batches; measures the pipeline) and `qdrant` (REST or gRPC; tested against a
+ * stand-in).
  *
  * The lifecycle is Qdrant's, because it is the strictest (issue 4):
  *
@@ -181,7 +182,8 @@ bool store_id_parse(const char *s, size_t len, corpus_id *out);
 /* Backend constructors (used by store_open; exposed for tests). */
 vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
 vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
-/*! store_qdrant_open() : the Qdrant REST store (src/store/qdrant.c): cfg->url (http/https),
+/*! store_qdrant_open() : the Qdrant store (src/store/qdrant.c; over gRPC with cfg->prefer_grpc,
+ *  src/store/qdrant_grpc.c): cfg->url (http/https),
  *  cfg->api_key, cfg->params_json (the config's `params`: hnsw, quantization, optimizers,
  *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
  *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */

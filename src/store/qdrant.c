@@ -23,6 +23,14 @@
  *   flush              nothing to send: an acknowledged upsert is durable in Qdrant's WAL.
  *   count              POST /points/count {"exact": true|false}.
  *   search             POST /points/query/batch, QUERY_CHUNK queries per request.
+ *
+ * gRPC (issue 18, vectorstore.prefer_grpc): qd_call() hands each of these calls to
+ * qdrant_grpc.c, which makes it as the equivalent RPC and answers in the same REST JSON, so the
+ * logic above and below exists once; upsert and search write their protobuf messages directly
+ * (qdg_upsert, qdg_query).  Issue 18 also adds per-vector parameters (datatype, on_disk, hnsw,
+ * quantization; sparse modifier and index), payload indexes created before the upload, and the
+ * deferral strategies (params.defer: indexing_threshold | hnsw_m | none) recorded in the
+ * collection's metadata, plus reindex / describe / drop for `vforge load reindex | delete`.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * qdrant_internal.h — pieces of the Qdrant store shared by its files, its tests and
  * bench/qdrant-serialize: a small JSON reader for Qdrant's responses and the config's params,
- * the float32 formatter and the points serializer.
+ * the float32 formatter and the points serializer; the gRPC transport (qdrant_grpc.c).
  */
 #ifndef VFORGE_QDRANT_INTERNAL_H
 #define VFORGE_QDRANT_INTERNAL_H
