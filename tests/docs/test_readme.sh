@@ -21,6 +21,9 @@ PY3=/usr/bin/python3
 tmp=$(mktemp -d "${VF_TMP:-/tmp}/readme-test.XXXXXX" 2>/dev/null || mktemp -d)
 if [ -n "${VF_README_KEEP:-}" ]; then echo "readme: scratch directory $tmp kept"; else trap 'rm -rf "$tmp"' EXIT; fi
 runner="$src/tests/docs/readme_test.py"
+# the Python blocks import this build's extension (build/python beside the binary), as
+# `make build` leaves it; a pip-installed package in $VF_PY is found without it
+[ -z "${VF_PYTHONPATH:-}" ] && [ -d "$(dirname "$V")/python/vforge" ] && export VF_PYTHONPATH="$(cd "$(dirname "$V")/python" && pwd)"
 st="$src/tests/docs/selftest"
 fails=0
 fail() { echo "FAIL (self-test): $*"; fails=$((fails + 1)); }
