@@ -87,6 +87,8 @@ struct io_http {
   uint64_t body_bytes; /* body bytes received in this attempt */
   io_http_resp *resp; /* header fields land here */
   double grpc_retry_s; /* gRPC retry hint of this attempt (retry-after / grpc-retry-pushback-ms), -1 */
+  bool grpc_call;      /* this attempt is a gRPC call */
+  bool grpc_done_early; /* ... whose failing status arrived: the transfer was stopped there */
 };
 
 static pthread_once_t http_once = PTHREAD_ONCE_INIT;
@@ -279,7 +281,17 @@ static size_t http_header_cb(char *buf, size_t size, size_t nitems, void *user) 
     return n;
   }
   const char *colon = memchr(buf, ':', n);
-  if (!colon) return n;
+  if (!colon) {
+    /* the end of a header block that carried a failing grpc-status (a trailers-only answer,
+     * e.g. RESOURCE_EXHAUSTED for a message over the server's limit): the answer is complete,
+     * so stop here — a server that has stopped reading would otherwise leave the upload
+     * blocked on flow control until the timeout */
+    if (c->grpc_call && rs->grpc_status > 0 && n <= 2) {
+      c->grpc_done_early = true;
+      return 0;
+    }
+    return n;
+  }
   size_t kl = (size_t)(colon - buf);
   const char *v = colon + 1, *e = buf + n;
   while (v < e && (*v == ' ' || *v == '\t'))
@@ -547,6 +559,8 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   c->body_bytes = 0;
   c->resp = rs;
   c->grpc_retry_s = -1;
+  c->grpc_call = rq->grpc;
+  c->grpc_done_early = false;
   curl_easy_setopt(h, CURLOPT_URL, url);
   if (c->http2) { /* gRPC: HTTP/2 with prior knowledge on cleartext, ALPN h2 over TLS */
     long ver = (long)CURL_HTTP_VERSION_2TLS;
@@ -600,6 +614,7 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   c->stats.requests++;
   c->stats.bytes_sent += rq->body ? rq->body_len : 0;
   CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_WRITE_ERROR && c->grpc_done_early) rc = CURLE_OK; /* stopped on purpose */
   c->stats.bytes_received += c->body_bytes;
   io_remote_count(1, 0, c->body_bytes, rq->body ? rq->body_len : 0);
   *status = 0;
