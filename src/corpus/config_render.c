@@ -197,6 +197,10 @@ static void render(rw *w, const char *key) {
           v->source == VF_CFG_COMPONENT_VECTORS   ? "vectors"
           : v->source == VF_CFG_COMPONENT_PAYLOAD ? "payload"
                                                   : NULL);
+    if (v->params_json) { /* issue 18: datatype, on_disk, hnsw, quantization, modifier, index */
+      r_key(w, "params");
+      r_raw(w, v->params_json);
+    }
     r_close(w, "}");
   }
   r_close(w, "}");
@@ -240,6 +244,12 @@ static void render(rw *w, const char *key) {
   r_str(w, "url", "vectorstore.url", s->url);
   r_str(w, "api_key", "vectorstore.api_key", s->api_key ? VF_CONFIG_SECRET_MASK : NULL);
   r_str(w, "collection_name", "vectorstore.collection_name", s->collection_name);
+  if (s->type == VF_CFG_STORE_QDRANT) { /* issue 18 */
+    r_bool(w, "prefer_grpc", "vectorstore.prefer_grpc", s->prefer_grpc);
+    r_int(w, "grpc_port", "vectorstore.grpc_port", s->grpc_port, false);
+    r_int(w, "grpc_max_message_mb", "vectorstore.grpc_max_message_mb", s->grpc_max_message_mb,
+          false);
+  }
   r_key(w, "params");
   const char *params =
       cfg->internal && cfg->internal->params_json_masked ? cfg->internal->params_json_masked : "{}";
@@ -514,6 +524,14 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   if (w.st == VF_OK) w.st = vf_json_u64(w.b, plan.empty, err);
   r_str(&w, "collection", "vectorstore.collection_name", cfg->vectorstore.collection_name);
   r_str(&w, "store", NULL, cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local");
+  if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT) { /* issue 18: the transport the load uses */
+    char tr[96];
+    if (cfg->vectorstore.prefer_grpc)
+      snprintf(tr, sizeof tr, "grpc (port %lld)", (long long)cfg->vectorstore.grpc_port);
+    else
+      snprintf(tr, sizeof tr, "rest");
+    r_str(&w, "transport", NULL, tr);
+  }
   r_close(&w, "}");
   corpus_plan_free(&plan);
   corpus_files_free(&files);

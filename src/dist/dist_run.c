@@ -159,6 +159,10 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
   if (st == VF_OK && vs->url) st = ystr(w, 2, "url", "vectorstore.url", vs->url);
   if (st == VF_OK && vs->api_key) st = ystr(w, 2, "api_key", "vectorstore.api_key", vs->api_key);
   if (st == VF_OK) st = ystr(w, 2, "collection_name", "vectorstore.collection_name", vs->collection_name);
+  if (st == VF_OK && vs->type == VF_CFG_STORE_QDRANT) /* issue 18: the workers' transport */
+    st = vf_buf_printf(w->b, w->err, "  prefer_grpc: %s\n  grpc_port: %" PRId64
+                       "\n  grpc_max_message_mb: %" PRId64 "\n",
+                       vs->prefer_grpc ? "true" : "false", vs->grpc_port, vs->grpc_max_message_mb);
   if (st == VF_OK && vs->params_json && strcmp(vs->params_json, "{}") != 0) {
     if (strchr(vs->params_json, '$'))
       return vf_error_set(w->err, VF_ECONFIG, "%s: vectorstore.params holds a '$', which load-dist "
@@ -359,19 +363,12 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
       st = corpus_plan_probe_dim(&plan, &vsrc[i], &vspec[i].dim, err);
   }
-  store_config sc = {0};
-  sc.type = cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";
-  sc.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  sc.url = cfg->vectorstore.url;
-  sc.api_key = cfg->vectorstore.api_key;
-  sc.collection_name = cfg->vectorstore.collection_name;
+  store_config sc;
+  store_config_from(cfg, &sc);
+  sc.recreate = false;
   sc.vectors = vspec;
   sc.nvectors = (int)nv;
-  sc.params_json = cfg->vectorstore.params_json;
-  sc.upsert_wait = cfg->loader.wait;
   sc.must_exist = true; /* prepared by the driver: finalize only verifies */
-  sc.retries_given = true;
-  sc.retries = (int)(cfg->loader.retries > INT_MAX ? INT_MAX : cfg->loader.retries);
   store *h = NULL;
   uint64_t count = 0;
   if (st == VF_OK) st = store_open(&sc, &h, err);

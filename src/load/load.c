@@ -56,6 +56,8 @@ typedef struct ld_setup {
   corpus_record_spec rspec;
   store_config scfg;
   char *state_dir;
+  const char **vparams;         /* issue 18: per vector, the config's store parameters */
+  store_payload_field *pkinds;  /* issue 18: what the payload columns hold (payload indexes) */
 } ld_setup;
 
 static void setup_free(ld_setup *s) {
@@ -65,6 +67,8 @@ static void setup_free(ld_setup *s) {
   free(s->vspec);
   free(s->vsrc);
   free(s->psrc);
+  free(s->vparams);
+  free(s->pkinds);
   corpus_idexpr_free(s->idexpr);
   free(s->state_dir);
   memset(s, 0, sizeof *s);
@@ -169,20 +173,25 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
-  s->scfg.type = o->store_type                                   ? o->store_type
-                 : cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant"
-                                                                : "local";
-  s->scfg.upsert_wait = cfg->loader.wait;
-  s->scfg.retries_given = true;
-  s->scfg.retries = (int)(cfg->loader.retries > INT_MAX ? INT_MAX : cfg->loader.retries);
-  s->scfg.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  s->scfg.url = cfg->vectorstore.url;
-  s->scfg.api_key = cfg->vectorstore.api_key;
-  s->scfg.collection_name = cfg->vectorstore.collection_name;
+  store_config_from(cfg, &s->scfg); /* type, path, url, api_key, params, transport, ... */
+  if (o->store_type) s->scfg.type = o->store_type;
   s->scfg.vectors = s->vspec;
   s->scfg.nvectors = s->nvec;
-  s->scfg.recreate = cfg->vectorstore.recreate;
-  s->scfg.params_json = cfg->vectorstore.params_json;
+  /* issue 18: per-vector parameters, payload column kinds (for payload indexes) */
+  s->vparams = vf_calloc((size_t)s->nvec + 1, sizeof *s->vparams);
+  if (!s->vparams) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < s->nvec; i++)
+    s->vparams[i] = cfg->vectors[i].params_json;
+  s->scfg.vector_params_json = s->vparams;
+  if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT && s->npay > 0 && cfg->vectorstore.params_json &&
+      strstr(cfg->vectorstore.params_json, "\"payload_indexes\"")) {
+    s->pkinds = vf_calloc((size_t)s->npay, sizeof *s->pkinds);
+    if (!s->pkinds) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    st = store_payload_kinds(&s->files.files[0], s->psrc, s->npay, s->pkinds, err);
+    if (st != VF_OK) return st;
+    s->scfg.payload_fields = s->pkinds;
+    s->scfg.npayload_fields = s->npay;
+  }
   /* everything the config names is checked before any command touches the store: the
    * vectors' columns were read by the probe; the payload and id columns are checked on the
    * first file with rows (the plan found it) */

@@ -2217,6 +2217,25 @@ fail:
   return st;
 }
 
+/* store_local_describe(): see store.h (issue 18, `vforge load delete`). */
+vf_status store_local_describe(store *base, store_collection_info *out, vf_error *err) {
+  local_store *s = (local_store *)base;
+  memset(out, 0, sizeof *out);
+  snprintf(out->where, sizeof out->where, "%s", s->dir);
+  struct stat sb;
+  if (stat(s->json_path, &sb) != 0) return VF_OK;
+  out->exists = true;
+  return store_count(base, true, &out->points, err);
+}
+
+/* store_local_drop(): see store.h: the collection's segments, index files and collection.json. */
+vf_status store_local_drop(store *base, vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_remove_collection(s, err);
+  if (st == VF_OK) vf_log(VF_LOG_INFO, "local store: dropped collection '%s' (%s)", base->collection, s->dir);
+  return st;
+}
+
 /* store_local_set_nprobe(): see store.h. */
 vf_status store_local_set_nprobe(store *s, uint32_t nprobe, vf_error *err) {
   if (!s || s->vt != &local_vt)
