@@ -403,6 +403,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     }
     if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
     if (st != VF_OK) break;
+    pqt_rows_set_binary_as_string(rows, opts->binary_as_string);
     /* leaves to decode: the selection plus id columns not already in it */
     nids = sel.nleaves;
     leaf_ids = vf_mallocarray((size_t)(sel.nleaves + nidc + 1), sizeof(int));

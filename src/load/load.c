@@ -171,6 +171,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
+  s->rspec.binary_as_string = cfg->datasource.binary_as_string;
   s->scfg.type = o->store_type                                   ? o->store_type
                  : cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant"
                                                                 : "local";
