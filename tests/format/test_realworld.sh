@@ -14,7 +14,7 @@
 #   4. --no-verify-crc reads the parquet-testing files with wrong CRCs to DuckDB's rows (DuckDB does
 #      not check CRCs), while the default still refuses them;
 #   5. payloads: `vforge load` stores binary as base64 and VARIANT as its JSON (DuckDB's), and
-#      datasource.binary_as_string: true stores the text.
+#      datasource.binary_as_string: true stores the text (and reaches load-dist shard configs).
 # Environment (set by ctest): VFORGE, VF_PY, VF_SHARED, VF_SRC, VF_TMP.  Exit 77 when the Python
 # tools (VF_PY with duckdb, pyarrow, fastparquet), node or the oracle modules are missing.
 set -u
@@ -176,5 +176,13 @@ EOF
     echo "FAIL load payloads (binary_as_string: $bas)"; fail=1
   fi
 done
+# ... and load-dist hands the setting to its workers through their shard configs
+"$vforge" --quiet load-dist "$ld/cfg.yaml" --num-shards 1 --engine local --dry-run --runs-dir "$ld/runs" \
+  > /dev/null 2> "$tmp/dist.err"
+if grep -qx '  binary_as_string: true' "$ld"/runs/*/shards/000.yaml 2>/dev/null; then
+  echo "ok   load-dist shard configs keep datasource.binary_as_string: true"
+else
+  echo "FAIL load-dist shard config lacks binary_as_string: true: $(cat "$tmp/dist.err")"; fail=1
+fi
 
 exit $fail
