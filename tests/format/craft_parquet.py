@@ -49,7 +49,8 @@ class Raw:
     def __init__(self, b): self.b = b
 
 
-def _varint(n):
+def varint(n):
+    """ULEB128"""
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -61,8 +62,9 @@ def _varint(n):
             return bytes(out)
 
 
-def _zz(n):
-    return _varint((n << 1) ^ (n >> 63))
+def zz(n):
+    """zigzag varint (thrift compact i16/i32/i64)"""
+    return varint((n << 1) ^ (n >> 63))
 
 
 def _wire_type(v):
@@ -78,13 +80,13 @@ def _wire_type(v):
 
 def _value(v):
     if isinstance(v, I8): return struct.pack('<b', v.v)
-    if isinstance(v, (I32, I64)): return _zz(v.v)
-    if isinstance(v, Bin): return _varint(len(v.v)) + v.v
+    if isinstance(v, (I32, I64)): return zz(v.v)
+    if isinstance(v, Bin): return varint(len(v.v)) + v.v
     if isinstance(v, Bool): return b'\x01' if v.v else b'\x02'  # list element form
     if isinstance(v, Raw): return v.b
     if isinstance(v, List):
         n = len(v.items)
-        head = bytes([(n << 4) | v.etype]) if n < 15 else bytes([0xF0 | v.etype]) + _varint(n)
+        head = bytes([(n << 4) | v.etype]) if n < 15 else bytes([0xF0 | v.etype]) + varint(n)
         return head + b''.join(_value(x) for x in v.items)
     if isinstance(v, Struct): return encode_struct(v)
     raise TypeError(v)
@@ -99,7 +101,7 @@ def encode_struct(s):
             continue
         t = _wire_type(v)
         d = fid - last
-        out += bytes([(d << 4) | t]) if 0 < d <= 15 else bytes([t]) + _zz(fid)
+        out += bytes([(d << 4) | t]) if 0 < d <= 15 else bytes([t]) + zz(fid)
         last = fid
         if not isinstance(v, Bool):
             out += _value(v)
@@ -153,7 +155,7 @@ def _rle_levels(levels, max_level):
         j = i
         while j < len(levels) and levels[j] == levels[i]:
             j += 1
-        out += _varint((j - i) << 1) + levels[i].to_bytes(nbytes, 'little')
+        out += varint((j - i) << 1) + levels[i].to_bytes(nbytes, 'little')
         i = j
     return struct.pack('<I', len(out)) + bytes(out)
 

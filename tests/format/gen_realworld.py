@@ -89,7 +89,8 @@ for tag, nv in (('zero', 0), ('small', 3), ('large', 1000)):
 lists = [[1, 2], [], None, [3], [4, 5, 6], [7]]
 
 
-def list_page(rows):
+def list_levels(rows):
+    """levels of an optional list of optional elements (max def 3): values, defs, reps"""
     vals, defs, reps = [], [], []
     for r in rows:
         if r is None:
@@ -98,7 +99,15 @@ def list_page(rows):
             defs.append(1); reps.append(0)
         else:
             for k, x in enumerate(r):
-                vals.append(x); defs.append(3); reps.append(1 if k else 0)
+                reps.append(1 if k else 0)
+                defs.append(2 if x is None else 3)
+                if x is not None:
+                    vals.append(x)
+    return vals, defs, reps
+
+
+def list_page(rows):
+    vals, defs, reps = list_levels(rows)
     return cp.page(vals, max_def=3, max_rep=1, defs=defs, reps=reps)
 
 
@@ -185,18 +194,7 @@ k_def = [0 if i == 5 else 1 for i in range(n)]
 # l: optional list of optional VARIANT: [] at row 3, null at row 6, [null, v] at row 4
 l_rows = [[vb[i], vb[i + 1]] if i not in (3, 4, 6) else [] if i == 3 else None if i == 6 else [None, vb[i]]
           for i in range(n)]
-l_def, l_rep, l_vals = [], [], []
-for r in l_rows:
-    if r is None:
-        l_def.append(0); l_rep.append(0)
-    elif not r:
-        l_def.append(1); l_rep.append(0)
-    else:
-        for k, e in enumerate(r):
-            l_rep.append(1 if k else 0)
-            l_def.append(2 if e is None else 3)
-            if e is not None:
-                l_vals.append(e)
+l_vals, l_def, l_rep = list_levels(l_rows)
 var_group = lambda nm, rep: [cp.group(nm, rep, 2, cp.VARIANT), cp.leaf('metadata', cp.BYTE_ARRAY, cp.REQUIRED),
                              cp.leaf('value', cp.BYTE_ARRAY, cp.REQUIRED)]
 cp.write_file(path('var_nested.parquet'),
