@@ -395,6 +395,9 @@ void pqt_rows_set_binary_as_string(pqt_rows *r, bool on);
  *  the chosen tops. */
 vf_status pqt_rows_bind(pqt_rows *r, const pqt_leaf_data *leaves, const int *leaf_ids, int n,
                         int64_t nrows, vf_error *err);
+/*! pqt_rows_set_first_row() : the physical row (in the file) of the bound row group's first row,
+ *  so that messages name file rows (pqt_rows_bind() resets it to 0). */
+void pqt_rows_set_first_row(pqt_rows *r, int64_t first_row);
 /*! pqt_rows_next() : append `"name":value` pairs, comma-separated, for the next row (no braces).
  *  @return : VF_ECORRUPT if levels are inconsistent; VF_EUSAGE past the last bound row. */
 vf_status pqt_rows_next(pqt_rows *r, vf_buf *out, vf_error *err);

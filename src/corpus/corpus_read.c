@@ -438,6 +438,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
       }
       st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
       if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
+      if (st == VF_OK) pqt_rows_set_first_row(rows, (int64_t)file_row);
       if (st == VF_OK && nidc) st = corpus_idcols_bind(&idc, data, leaf_ids, nids, err);
       if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
       uint64_t r = to_skip;

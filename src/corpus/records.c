@@ -1096,8 +1096,10 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
     return st;
   for (int i = 0; start < rows && i < r->spec.npayload; i++) {
     rec_pay *p = &r->pays[i];
-    if ((st = pqt_rows_bind(p->rows, r->data, r->leaf_ids, r->nleaves, rows, err)) != VF_OK ||
-        (st = pqt_rows_skip(p->rows, start, err)) != VF_OK || (st = pay_bind(r, p, err)) != VF_OK)
+    if ((st = pqt_rows_bind(p->rows, r->data, r->leaf_ids, r->nleaves, rows, err)) != VF_OK)
+      return st;
+    pqt_rows_set_first_row(p->rows, rg_first);
+    if ((st = pqt_rows_skip(p->rows, start, err)) != VF_OK || (st = pay_bind(r, p, err)) != VF_OK)
       return st;
   }
   const char *key = r->file->key;

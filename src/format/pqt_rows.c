@@ -40,6 +40,7 @@ struct pqt_rows {
   int64_t *lc;                 /* level cursor by leaf */
   int64_t *vc;                 /* value cursor by leaf */
   int64_t nrows, row;
+  int64_t first_row; /* physical row of the bound row group's first row (messages) */
   vf_buf tmp; /* map key rendering */
   bool binary_as_string; /* unannotated bytes as text (the old rendering), not base64 */
   /* VARIANT columns (see "Variants" below): per node its role and, for variant and field groups,
@@ -49,6 +50,11 @@ struct pqt_rows {
   int *vmeta, *vval, *vtyped;
   const pqt_variant_meta *vm; /* the metadata of the variant being rendered, NULL outside one */
 };
+
+/* the physical row being rendered, for messages */
+static inline int64_t file_row(const pqt_rows *r) {
+  return r->first_row + r->row;
+}
 
 /* node roles inside VARIANT columns (VariantShredding.md) */
 enum {
@@ -265,7 +271,7 @@ static vf_status render_binary(const pqt_rows *r, const uint8_t *p, size_t n, vf
 
 /* A value that cannot be rendered: the error names the file, the column and the row. */
 static vf_status value_fail(const pqt_rows *r, const pqt_leaf *lf, vf_status st, vf_error *err) {
-  vf_error_prefix(err, "%s: column %s: row %" PRId64 ": ", pqt_name(r->f), lf->path, r->row);
+  vf_error_prefix(err, "%s: column %s: row %" PRId64 ": ", pqt_name(r->f), lf->path, file_row(r));
   return st;
 }
 
@@ -368,7 +374,8 @@ static vf_status levels_exhausted(const pqt_rows *r, int leaf, vf_error *err) {
                       "%s: column %s: levels run out at row %" PRId64 " (%" PRId64
                       " entries): levels are "
                       "inconsistent with the schema",
-                      pqt_name(r->f), r->s->leaves[leaf].path, r->row, r->bound[leaf]->nlevels);
+                      pqt_name(r->f), r->s->leaves[leaf].path, file_row(r),
+                      r->bound[leaf]->nlevels);
 }
 
 static inline int cur_def(const pqt_rows *r, int leaf) {
@@ -399,7 +406,8 @@ static vf_status advance_all(pqt_rows *r, const pqt_node *n, int threshold, vf_e
             err, VF_ECORRUPT,
             "%s: column %s: row %" PRId64 ": a defined value (definition level %d) inside a null "
             "or empty %s",
-            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_def(r, l), n->name ? n->name : "?");
+            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_def(r, l),
+            n->name ? n->name : "?");
       r->lc[l]++;
       first = false;
     } while (r->lc[l] < d->nlevels);
@@ -471,7 +479,7 @@ static vf_status emit_list(pqt_rows *r, const pqt_node *n, vf_buf *out, vf_error
       return vf_error_set(err, VF_ECORRUPT,
                           "%s: column %s: row %" PRId64
                           ": repetition level %d where at most %d can follow",
-                          pqt_name(r->f), r->s->leaves[fl].path, r->row, rep, rn->rep_level);
+                          pqt_name(r->f), r->s->leaves[fl].path, file_row(r), rep, rn->rep_level);
     break;
   }
   if (out && (st = vf_json_raw(out, n->kind == PQT_NODE_MAP ? "}" : "]", err)) != VF_OK) return st;
@@ -502,7 +510,7 @@ static vf_status take_bytes(pqt_rows *r, int ni, const uint8_t **p, size_t *n, v
     if (i >= d->nvalues)
       return vf_error_set(err, VF_ECORRUPT,
                           "%s: column %s: row %" PRId64 ": more defined levels than values",
-                          pqt_name(r->f), r->s->leaves[l].path, r->row);
+                          pqt_name(r->f), r->s->leaves[l].path, file_row(r));
     int64_t a = d->offsets[i], z = d->offsets[i + 1];
     if (a < 0 || z < a || (uint64_t)z > d->values.len)
       return vf_error_set(err, VF_ECORRUPT, "column %s: value %" PRId64 " has invalid offsets",
@@ -534,7 +542,7 @@ static const char *node_path(const pqt_rows *r, int ni, char *buf, size_t cap) {
 static vf_status variant_fail(const pqt_rows *r, int ni, vf_status st, vf_error *err) {
   char path[256];
   vf_error_prefix(err, "%s: column %s: row %" PRId64 ": ", pqt_name(r->f),
-                  node_path(r, ni, path, sizeof path), r->row);
+                  node_path(r, ni, path, sizeof path), file_row(r));
   return st;
 }
 
@@ -624,7 +632,7 @@ static vf_status emit_object(pqt_rows *r, int ti, const uint8_t *v, size_t vn, v
         st = vf_error_set(err, VF_ECORRUPT,
                           "%s: column %s: row %" PRId64 ": the shredded variant object has field "
                           "'%.*s' twice",
-                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, r->row,
+                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r),
                           (int)(keys[i].kn > 200 ? 200 : keys[i].kn), (const char *)keys[i].k);
         break;
       }
@@ -656,7 +664,7 @@ static vf_status emit_typed(pqt_rows *r, int ti, const uint8_t *v, size_t vn, vf
     return vf_error_set(err, VF_ECORRUPT,
                         "%s: column %s: row %" PRId64 ": a shredded variant has both a value and a "
                         "typed_value that is not an object",
-                        pqt_name(r->f), r->s->leaves[fl].path, r->row);
+                        pqt_name(r->f), r->s->leaves[fl].path, file_row(r));
   return emit(r, ti, true, out, err); /* a primitive or a LIST of field groups */
 }
 
@@ -799,7 +807,7 @@ static vf_status emit(pqt_rows *r, int ni, bool occurrence, vf_buf *out, vf_erro
       if (r->vc[n->leaf] >= ld->nvalues)
         return vf_error_set(err, VF_ECORRUPT,
                             "%s: column %s: row %" PRId64 ": more defined levels than values",
-                            pqt_name(r->f), lf->path, r->row);
+                            pqt_name(r->f), lf->path, file_row(r));
       if (out && (st = render_value(r, lf, ld, r->vc[n->leaf], out, err)) != VF_OK) return st;
       r->vc[n->leaf]++;
     } else if (out && (st = vf_json_raw(out, "null", err)) != VF_OK) {
@@ -820,7 +828,7 @@ static vf_status emit(pqt_rows *r, int ni, bool occurrence, vf_buf *out, vf_erro
       return vf_error_set(err, VF_ECORRUPT,
                           "%s: column %s: row %" PRId64 ": a shredded variant array element has "
                           "neither value nor typed_value",
-                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, r->row);
+                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r));
     return VF_OK;
   }
   if ((n->kind == PQT_NODE_LIST && n->repeated >= 0 && n->repeated != ni) ||
@@ -886,6 +894,11 @@ vf_status pqt_rows_create(const pqt_file *f, const int *tops, int ntops, pqt_row
   return VF_OK;
 }
 
+/*! pqt_rows_set_first_row() : see format.h. */
+void pqt_rows_set_first_row(pqt_rows *r, int64_t first_row) {
+  r->first_row = first_row;
+}
+
 /*! pqt_rows_set_binary_as_string() : see format.h. */
 void pqt_rows_set_binary_as_string(pqt_rows *r, bool on) {
   r->binary_as_string = on;
@@ -920,6 +933,7 @@ vf_status pqt_rows_bind(pqt_rows *r, const pqt_leaf_data *leaves, const int *lea
   }
   r->nrows = nrows;
   r->row = 0;
+  r->first_row = 0;
   return VF_OK;
 }
 
@@ -937,7 +951,7 @@ static vf_status one_row(pqt_rows *r, vf_buf *out, vf_error *err) {
       if (cur_rep(r, l) != 0)
         return vf_error_set(err, VF_ECORRUPT,
                             "%s: column %s: row %" PRId64 " starts with repetition level %d",
-                            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_rep(r, l));
+                            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_rep(r, l));
     }
     if (out) {
       if (!first && (st = vf_json_raw(out, ",", err)) != VF_OK) return st;
@@ -953,7 +967,7 @@ static vf_status one_row(pqt_rows *r, vf_buf *out, vf_error *err) {
                             "%s: column %s: row %" PRId64
                             " leaves entries behind (repetition level %d): levels "
                             "are inconsistent with the schema",
-                            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_rep(r, l));
+                            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_rep(r, l));
     }
   }
   r->row++;

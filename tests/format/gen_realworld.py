@@ -126,8 +126,9 @@ pq.write_table(pa.table({
     'us': pa.array(good, pa.int64()).view(pa.time64('us')),
     'ns': pa.array([v * 1000 for v in good], pa.int64()).view(pa.time64('ns')),
 }), path('time_in_range.parquet'))
-pq.write_table(pa.table({'us': pa.array([5, -1, 7], pa.int64()).view(pa.time64('us'))}),
-               path('time_negative.parquet'))
+# the bad value in the second row group: the message names the file row (3)
+pq.write_table(pa.table({'us': pa.array([5, 6, 7, -1], pa.int64()).view(pa.time64('us'))}),
+               path('time_negative.parquet'), row_group_size=2)
 pq.write_table(pa.table({'ms': pa.array([-1000], pa.int32()).view(pa.time32('ms'))}),
                path('time_negative_ms.parquet'))
 pq.write_table(pa.table({'ns': pa.array([day_us * 1000 + 1], pa.int64()).view(pa.time64('ns'))}),

@@ -86,7 +86,7 @@ why() { # file pattern
   if grep -q -- "$2" "$tmp/why.err"; then echo "ok   $1 refused: $(tail -1 "$tmp/why.err" | cut -c1-160)"
   else echo "FAIL $1: the message lacks \"$2\": $(cat "$tmp/why.err")"; fail=1; fi
 }
-why time_negative.parquet 'column us: row 1: TIME value -1 (microseconds) is not a time of day'
+why time_negative.parquet 'column us: row 3: TIME value -1 (microseconds) is not a time of day'
 why time_past_midnight.parquet 'TIME value 86400000000001 (nanoseconds)'
 why var_bad_version.parquet 'column v: row 0: variant metadata: version 2'
 why var_bad_truncated.parquet 'a primitive value needs 4 bytes, 2 remain'
