@@ -21,7 +21,11 @@
  *
  * Value text follows DuckDB's rendering so the outputs can be compared: timestamps as
  * "YYYY-MM-DD HH:MM:SS[.f]" (trailing fraction zeros trimmed, "+00" when adjusted to UTC),
- * dates "YYYY-MM-DD", decimals exact, unsigned integers unsigned, float16 as float.
+ * dates "YYYY-MM-DD", decimals exact, unsigned integers unsigned, float16 as float; a TIME
+ * outside a day is refused, as DuckDB refuses it.  Where DuckDB's text would lose data, it does
+ * not: binary without a text annotation is base64 (the old lossy text on request), and VARIANT
+ * columns are the JSON of their value (see "Variants" below).  Empty groups (no leaves) hold no
+ * values and are left out, as arrow-rs reads them.
  */
 #include <inttypes.h>
 #include <stdio.h>
