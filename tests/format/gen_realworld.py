@@ -118,6 +118,16 @@ for tag, nv in (('zero', 0), ('small', 2), ('large', 999)):
     cp.write_file(path(f'nv_list_{tag}.parquet'), lschema,
                   [cp.row_group(6, [cp.column(['l', 'list', 'element'], cp.INT32, lpages, num_values=nv)])])
 
+# large enough that --memory-budget 4M reads the row group in slices (the streamed page path)
+big = [None if i % 17 == 0 else [(i * 7 + k) % 1001 for k in range(i % 5)] for i in range(60000)]
+bpages = [list_page(big[i:i + 5000]) for i in range(0, len(big), 5000)]
+bids = [cp.page(list(range(i, i + 5000))) for i in range(0, len(big), 5000)]
+for tag, nv in (('zero', 0), ('large', 10**7)):
+    cp.write_file(path(f'nv_big_{tag}.parquet'),
+                  [cp.root(2)] + lschema[1:] + [cp.leaf('id', cp.INT64, cp.REQUIRED)],
+                  [cp.row_group(len(big), [cp.column(['l', 'list', 'element'], cp.INT32, bpages, num_values=nv),
+                                           cp.column(['id'], cp.INT64, bids, num_values=nv)])])
+
 # ---------------------------------------------------------------- TIME
 day_us = 86400 * 10**6
 good = [0, 1, 12 * 3600 * 10**6 + 345, day_us - 1, day_us]
