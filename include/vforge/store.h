@@ -158,6 +158,14 @@ vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err
  *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
 vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err);
 
+/*! store_local_set_nprobe() : the IVF lists a `local` handle probes per query, in place of the
+ *  index's own (params.index.nprobe, else the manifest's max(16, nlist/16)); 0 restores that.
+ *  Values above the index's nlist probe every list.  While it is set, a search that cannot go
+ *  through an index (none built, or one older than the segments) fails with VF_EUSAGE instead of
+ *  scanning exactly, so an nprobe figure never comes from an exact scan.
+ *  @return : VF_EUSAGE when `s` is not a local store handle. */
+vf_status store_local_set_nprobe(store *s, uint32_t nprobe, vf_error *err);
+
 /* Search options of a Qdrant handle (bench): passed as the Query API's `params`. */
 typedef struct store_qdrant_search_opts {
   int64_t hnsw_ef;     /* 0: Qdrant's default */

@@ -13,6 +13,7 @@
 
 #define CLI_MAX_OPTS 32
 #define CLI_MAX_POS 4096
+#define CLI_MAX_OCC 256 /* command options per command line, counted with repeats */
 
 typedef struct cli_opt {
   const char *name;    /* long name without dashes */
@@ -32,6 +33,11 @@ typedef struct cli_args {
   const char *val[CLI_MAX_OPTS]; /* value (or "" for a set flag) per command option, NULL if unset */
   const char *pos[CLI_MAX_POS];
   int npos;
+  struct {
+    int opt;         /* index into the command's options */
+    const char *val;
+  } occ[CLI_MAX_OCC]; /* every command option in command-line order, repeats included */
+  int nocc;
 } cli_args;
 
 /* Parse argv (after the command name).  Handles global options itself (--threads,
@@ -41,6 +47,9 @@ void cli_print_help(const cli_cmd *cmd, FILE *to);
 /* index of an option of cmd by name (for reading cli_args.val) */
 int cli_opt_index(const cli_cmd *cmd, const char *name);
 const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name);
+/* every value of a repeatable option (--sweep a=1 --sweep b=2), in command-line order, into
+ * out[0..max); returns how many were given (val[] keeps only the last) */
+int cli_get_all(const cli_cmd *cmd, const cli_args *a, const char *name, const char **out, int max);
 /* "--limit N": unsigned integer option; VF_EUSAGE naming the option when malformed */
 vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
                       uint64_t *out, vf_error *err);
@@ -74,6 +83,10 @@ extern const cli_cmd CLI_GENERATE_QUERIES, CLI_BRUTE_FORCE, CLI_BRUTE_FORCE_MERG
 int cmd_bench(int argc, char **argv);
 extern const cli_cmd CLI_BENCH;
 
+/* vforge plot (src/cli/cmd_plot.c) */
+int cmd_plot(int argc, char **argv);
+extern const cli_cmd CLI_PLOT;
+
 /* vforge load-dist / brute-force-dist (src/cli/cmd_dist.c) */
 int cmd_load_dist(int argc, char **argv);
 int cmd_brute_force_dist(int argc, char **argv);
@@ -82,29 +95,14 @@ extern const cli_cmd CLI_LOAD_DIST, CLI_BRUTE_FORCE_DIST;
 /* vforge index build|search|info (src/cli/cmd_index.c) */
 int cmd_index(int argc, char **argv);
 
-/* The corpus a command's URI argument names (src/cli/cli_corpus.c).  Points into itself: do
- * not copy it. */
-typedef struct cli_corpus {
-  corpus_files files;      /* the files (a dataset: one per part) */
-  bool records;            /* a config or a vector file: read every file through `spec` */
-  corpus_vec_source vec;   /* records: the chosen vector (column NULL: a dataset's vectors part) */
-  corpus_record_spec spec; /* records: {&vec, 1 vector, id} */
-  corpus_idexpr *id;       /* records: the parsed id expression */
-  const char *id_text;     /* records: its text */
-  bool has_distance;       /* records: the vector's configured distance (the default metric) */
-  corpus_distance distance;
-  vf_config cfg;           /* a config (or the one made for a vector file); zeroed otherwise */
-} cli_corpus;
-/*! cli_corpus_open() : a YAML config (*.yaml, *.yml: its datasource's files via
- *  vf_config_files(), the `vectors:` entry `column` names (NULL: the only one) and its
- *  id_expression), a local vector file (.npy, .fbin/.u8bin/.i8bin, .hdf5/.h5 `train`: a one-part
- *  dataset, vector "vector", id_expression `row`, distance cosine or an hdf5 bundle's), else a
- *  parquet corpus URI (corpus_discover(); records false, `column` unused).  `id_root` applies
- *  when the config has none.  @return : config/discovery errors naming the file; VF_EUSAGE for an
- *  unknown or ambiguous vector. */
-vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
-                          cli_corpus *out, vf_error *err);
-void cli_corpus_close(cli_corpus *c);
+/* The corpus a command's URI argument names: corpus_source_open() (include/vforge/config.h). */
+typedef corpus_source cli_corpus;
+static inline vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
+                                        cli_corpus *out, vf_error *err) {
+  corpus_source_opts o = {.id_root = id_root, .column = column};
+  return corpus_source_open(uri, &o, out, err);
+}
+static inline void cli_corpus_close(cli_corpus *c) { corpus_source_close(c); }
 
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);

@@ -92,6 +92,10 @@ typedef struct ev_queries {
 /*! ev_queries_read() : the query ids and vectors of a queries file. */
 vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err);
 void ev_queries_free(ev_queries *q);
+/*! ev_queries_matrix() : n x dim dense queries from memory (copied): query i has id "<i>", the
+ *  vector name is `name` (NULL: "vector"), md5 is over the floats' bytes. */
+vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char *name,
+                            ev_queries *q, vf_error *err);
 
 /*! ev_corpus_md5() : hex md5 over the corpus file list (keys and sizes). */
 void ev_corpus_md5(const corpus_files *files, char out[33]);

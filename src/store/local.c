@@ -53,7 +53,9 @@
  * max(16, nlist/16)), pq_m, rabitq_bits, rerank, seed, min_rows (default 10000: smaller
  * collections are not indexed)).  While the collection holds exactly the segments the index was
  * built over, searches go through it (approximate: recall depends on nprobe); otherwise they
- * scan exactly.  Ties in index answers are ordered by id text.
+ * scan exactly.  Ties in index answers are ordered by id text.  store_local_set_nprobe() changes
+ * the lists probed per handle (bench --nprobe / --sweep nprobe=...); with it set, a search that
+ * would scan exactly fails instead.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -166,6 +168,7 @@ typedef struct local_store {
   uint64_t ix_gen;    /* view generation the manifest was checked against */
   bool ix_valid, ix_logged;
   uint32_t ix_nprobe;
+  uint32_t req_nprobe; /* store_local_set_nprobe(): lists probed instead of ix_nprobe (0: unset) */
 } local_store;
 
 static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
@@ -1412,8 +1415,9 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
     }
     if (st == VF_OK && !s->ix_logged) {
       vf_log(VF_LOG_INFO, "collection '%s': searching '%s' with its %s IVF index (%llu points, "
-             "nlist %u, nprobe %u)", s->base.collection, s->base.vectors[j].name,
-             ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist, s->ix_nprobe);
+             "nlist %u, nprobe %u%s)", s->base.collection, s->base.vectors[j].name,
+             ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist,
+             s->req_nprobe ? s->req_nprobe : s->ix_nprobe, s->req_nprobe ? " as asked for" : "");
       s->ix_logged = true;
     }
   }
@@ -1437,7 +1441,8 @@ static vf_status ls_index_search(local_store *s, const float *queries, size_t nq
     st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
   out->nq = nq;
   out->k = k;
-  ivf_search_opts so = {.nprobe = s->ix_nprobe, .threads = 0, .rerank = 0};
+  ivf_search_opts so = {.nprobe = s->req_nprobe ? s->req_nprobe : s->ix_nprobe, .threads = 0,
+                        .rerank = 0};
   if (st == VF_OK) st = ivf_search(s->ix, queries, nq, dim, k, &so, hits, counts, err);
   for (size_t q = 0; st == VF_OK && q < nq; q++) {
     out->counts[q] = counts[q];
@@ -1485,6 +1490,12 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
   if (st == VF_OK) st = ls_index_load(s, j, err);
   if (st != VF_OK) return st;
   if (s->ix) return ls_index_search(s, queries, nq, dim, k, out, err);
+  if (s->req_nprobe) /* an nprobe figure must never come from an exact scan */
+    return vf_error_set(err, VF_EUSAGE,
+                        "search: nprobe %u asked for, but collection '%s' has no usable IVF index "
+                        "of '%s' (none was built: fewer points than params.index.min_rows, or "
+                        "type none; or it predates the current segments: run load finalize)",
+                        s->req_nprobe, base->collection, sp->name);
   bool cached = false;
   if ((st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
   ls_view *v = &s->view;
@@ -1913,4 +1924,13 @@ nomem:
 fail:
   ls_close(&s->base);
   return st;
+}
+
+/* store_local_set_nprobe(): see store.h. */
+vf_status store_local_set_nprobe(store *s, uint32_t nprobe, vf_error *err) {
+  if (!s || s->vt != &local_vt)
+    return vf_error_set(err, VF_EUSAGE, "nprobe: the store is not a local store (it is %s)",
+                        s ? s->vt->type : "absent");
+  ((local_store *)s)->req_nprobe = nprobe;
+  return VF_OK;
 }
