@@ -22,7 +22,9 @@
  * one.  recall_min counts returned ids found in the truth's top k (strict);  recall_max also
  * counts a returned id whose returned score equals the truth's k-th score within 1e-6
  * relative.  Both are divided by min(k, hits stored for the query) and averaged over the
- * queries that were answered; `recall` is the strict value.
+ * queries that were answered; `recall` is the strict value.  A filtered query whose ground
+ * truth holds no hit (no point matches its filter) has no recall: it is counted (no_truth) and
+ * left out of the means.
  */
 #ifndef VFORGE_BENCH_H
 #define VFORGE_BENCH_H
@@ -45,6 +47,13 @@ typedef struct bench_queries {
   float *vectors; /* n * dim, row-major */
   char **ids;     /* n query ids */
   char *column;   /* the vector column read */
+  /* filters (issue 19): a queries file's __filter__ column (n texts, NULL entries: unfiltered;
+   * NULL: no such column), compiled by bench_queries_filter() into `filters` (n entries, NULL:
+   * unfiltered; NULL: nothing filtered), which bench_run() passes to store_search_filtered() */
+  char **filter_texts;
+  char filter_hash[9];
+  flt_filter **filters;
+  void *filter_state;
 } bench_queries;
 
 /*! bench_read_queries() : the query ids and vectors of a queries parquet file.  `column` names
@@ -56,6 +65,11 @@ typedef struct bench_queries {
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err);
 void bench_queries_free(bench_queries *q);
+/*! bench_queries_filter() : compile the queries' filters: their __filter__ column, or `filter`
+ *  (a filter for every query; NULL: none).  `path` names the queries file in messages.
+ *  @return : VF_EUSAGE for both at once, or a filter that does not compile (naming its row). */
+vf_status bench_queries_filter(bench_queries *q, const char *filter, const char *path,
+                               vf_error *err);
 
 typedef struct bench_truth {
   size_t n;        /* rows */
@@ -81,9 +95,11 @@ void bench_truth_free(bench_truth *t);
 vf_status bench_align(const bench_queries *q, const bench_truth *t, size_t **rows, vf_error *err);
 
 /*! bench_recall_one() : recall of one answer against one truth row (see the top of this file):
- *  *strict and *tie receive recall_min and recall_max of the query (1 when the truth row is
- *  empty).  `hits`/`nhits`: the store's answer, best first. */
-void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
+ *  *strict and *tie receive recall_min and recall_max of the query, over min(k, the row's
+ *  hits).  `hits`/`nhits`: the store's answer, best first.
+ *  @return : false when the truth row is empty (a filtered query no point matches: it has no
+ *            recall and is left out of the means; *strict = *tie = 1). */
+bool bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
                       size_t nhits, double *strict, double *tie);
 
 typedef struct bench_options {
@@ -106,7 +122,9 @@ typedef struct bench_report {
   size_t answered;       /* searches that returned */
   size_t errors;         /* failed searches + dropped queries */
   size_t dropped;        /* open loop: queries dropped at the outstanding bound */
-  double recall, recall_min, recall_max; /* means over answered queries (0 when none) */
+  double recall, recall_min, recall_max; /* means over answered queries with true hits (0 when none) */
+  size_t filtered;       /* queries searched with a filter */
+  size_t no_truth;       /* answered queries whose ground truth has no hit (filtered): not in the means */
   double qps;            /* answered / seconds */
   double seconds;        /* from the first scheduled query to the last completion */
   double p50_ms, p95_ms, p99_ms, max_ms; /* nearest-rank percentiles of answered queries */
@@ -141,7 +159,8 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
 double bench_percentile(const double *sorted, size_t n, double p);
 
 /*! bench_report_json() : append {k, queries, recall, recall_min, recall_max, qps, latency_ms:
- *  {p50, p95, p99, max}, errors} and a newline (DESIGN.md "--json report keys"). */
+ *  {p50, p95, p99, max}, errors} and a newline (DESIGN.md "--json report keys"); with filtered
+ *  queries also filtered_queries and no_truth_queries. */
 vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err);
 
 /* One bench run from its inputs (what `vforge bench` and vforge.bench() take). */
@@ -158,7 +177,12 @@ typedef struct bench_request {
   double rps;              /* > 0: open loop */
   int max_outstanding;     /* open loop (0: default) */
   const store_qdrant_search_opts *qdrant; /* NULL, or applied (qdrant stores only) */
+  const char *filter;      /* a filter (vforge/filter.h JSON) for every query, or NULL */
 } bench_request;
+
+/*! bench_is_bundle() : true when `path` names an ann-filtering-benchmark bundle (a directory,
+ *  .tgz / .tar.gz, or its tests.jsonl), which is its own ground truth. */
+bool bench_is_bundle(const char *path);
 
 /* A bench run's resolved inputs: the store and vector (in `o`, whose run knobs — nprobe,
  * warmup, per_query, qdrant — the caller may still set), the queries, the truth and each

@@ -26,6 +26,7 @@
 #define VFORGE_STORE_H
 
 #include "vforge/corpus.h"
+#include "vforge/filter.h"
 #include "vforge/util.h"
 
 #ifdef __cplusplus
@@ -87,6 +88,10 @@ typedef struct store_vtable {
   vf_status (*search)(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                       size_t k, store_results *out, vf_error *err);
   void (*close)(store *s);
+  /* filtered search (store_search_filtered); NULL: the backend cannot filter */
+  vf_status (*search_filtered)(store *s, const char *vector, const float *queries, size_t nq,
+                               int32_t dim, size_t k, const flt_filter *const *filters,
+                               store_results *out, vf_error *err);
 } store_vtable;
 
 /* The common head of every backend's handle. */
@@ -136,6 +141,14 @@ vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err);
  *            VF_EUNSUPPORTED for a store that cannot search (discard) or a non-dense vector. */
 vf_status store_search(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                        size_t k, store_results *out, vf_error *err);
+/*! store_search_filtered() : store_search() where query q only returns points whose payload
+ *  satisfies filters[q] (vforge/filter.h; NULL or empty: unfiltered; `filters` NULL: none), so a
+ *  query may get fewer than k hits.  The local store evaluates the filter itself (exactly, or
+ *  inside its IVF list scan); Qdrant receives it as the Query's `filter`.
+ *  @return : VF_EUNSUPPORTED for a store that cannot filter; else as store_search(). */
+vf_status store_search_filtered(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err);
 /*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
 void store_close(store *s);
 

@@ -107,4 +107,9 @@ static inline void cli_corpus_close(cli_corpus *c) { corpus_source_close(c); }
 /* report an error on stderr and return the exit code for its status */
 int cli_fail(vf_status st, const vf_error *err);
 
+/*! cli_text_arg() : an option value that is text or @FILE (read whole, at most `max` bytes):
+ *  *out is a copy of the text (caller frees).  `opt` names the option in messages.
+ *  @return : VF_EUSAGE naming the file when it cannot be read or is too large. */
+vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **out, vf_error *err);
+
 #endif

@@ -15,14 +15,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "vforge/bench.h"
 #include "vforge/config.h"
 
 static const cli_opt BENCH_OPTS[] = {
-    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\")"},
-    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row)"},
+    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\"); or an ann-filtering-benchmark bundle (a directory or .tgz, or its tests.jsonl: each query with its conditions as filter)"},
+    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row); default for an ann-filtering-benchmark bundle: its closest_ids"},
     {"k", "K", "neighbours per query (-k K; recall@k)"},
     {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue; a list C1,C2,... sweeps it (a throughput-latency curve)"},
     {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time; a list R1,R2,... sweeps the offered rate"},
@@ -42,6 +43,7 @@ static const cli_opt BENCH_OPTS[] = {
     {"store", "TYPE", "without CONFIG: the store type (local)"},
     {"path", "DIR", "with --store local: the store's root directory (default ./vforge-data)"},
     {"collection", "NAME", "with --store: the collection to search"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (the one its ground truth was computed with); a queries file's __filter__ column filters per query instead"},
     {"json", NULL, "print one JSON object {k, queries, recall, recall_min, recall_max, qps, latency_ms: {p50, p95, p99, max}, errors} on stdout; with a sweep {\"points\": [{params, ...}]}"},
     {NULL, NULL, NULL}};
 
@@ -59,7 +61,10 @@ const cli_cmd CLI_BENCH = {
     "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).\n"
     "A sweep (--sweep NAME=V,..., or a list for --concurrency / --rps) runs the whole bench once\n"
     "per point of the grid, each with fresh handles and its own warm-up; `vforge plot` overlays\n"
-    "--results files of several runs.",
+    "--results files of several runs.\n"
+    "Filtered queries (a __filter__ column, or --filter) are searched with their filter; recall\n"
+    "is over min(k, the query's true hits), and queries without any true hit are counted and\n"
+    "left out of the means.",
     BENCH_OPTS, 0, 1};
 
 static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, int hi, int *out,
@@ -98,6 +103,9 @@ static void summary(const bench_report *r, const char *vector) {
   if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
   fputc('\n', stderr);
   if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  if (r->filtered)
+    fprintf(stderr, "  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
+            r->filtered, r->no_truth);
 }
 
 /* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
@@ -222,7 +230,13 @@ int cmd_bench(int argc, char **argv) {
     rq.config = a.npos == 1 ? a.pos[0] : NULL;
     rq.path = cli_get(&CLI_BENCH, &a, "path");
     rq.collection = cli_get(&CLI_BENCH, &a, "collection");
+    /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
+    if (rq.queries && !rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
   }
+  char *filter = NULL;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err);
+  rq.filter = filter;
   if (st == VF_OK && (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k")))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
                       "(usage: vforge bench %s)", CLI_BENCH.synopsis);
@@ -335,5 +349,6 @@ int cmd_bench(int argc, char **argv) {
   vf_buf_free(&cam.line);
   bench_points_free(pts, npts);
   bench_target_free(&tg);
+  free(filter);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vforge/bench.h"
 #include "vforge/config.h"
@@ -37,6 +38,14 @@ static vf_status pick_vector(const vf_config *cfg, const char *want, const vf_cf
                         cfg->name, found->name);
   *out = found;
   return VF_OK;
+}
+
+/* bench_is_bundle(): see bench.h. */
+bool bench_is_bundle(const char *path) {
+  size_t n = strlen(path);
+  struct stat sb;
+  return (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) || (n > 4 && strcmp(path + n - 4, ".tgz") == 0) ||
+         (n > 7 && strcmp(path + n - 7, ".tar.gz") == 0) || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
 /* What a bench_target owns besides its public parts. */
@@ -99,6 +108,7 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     qcol = rq->column;
   }
   if (st == VF_OK) st = bench_read_queries(rq->queries, qcol, &tg->q, err);
+  if (st == VF_OK) st = bench_queries_filter(&tg->q, rq->filter, rq->queries, err);
   if (st == VF_OK) st = bench_read_truth(rq->ground_truth, &tg->t, err);
   if (st == VF_OK && o->k > tg->t.k)
     st = vf_error_set(err, VF_EUSAGE,

@@ -178,7 +178,7 @@ static void fixture_make(fixture *f, const char *name, const char *params) {
     f->counts[qi] = K;
     f->rows[qi] = (size_t)qi;
   }
-  f->q = (bench_queries){NQ, D, f->qv, f->qids, "v"};
+  f->q = (bench_queries){.n = NQ, .dim = D, .vectors = f->qv, .ids = f->qids, .column = "v"};
   f->t = (bench_truth){NQ, K, f->qids, f->hits, f->scores, f->counts};
 }
 
