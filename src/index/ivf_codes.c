@@ -220,9 +220,10 @@ vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, 
     free(j.scratch);
     return vf_error_set(err, VF_ENOMEM, "pq: out of memory for the codebooks");
   }
-  int saved = ivf_blas_single_begin();
-  vf_status st = ivf_parallel(threads, pq_worker, &j, err);
-  ivf_blas_single_end(saved);
+  vf_status st = vf_blas_require(err);
+  int saved = vf_blas_single_begin();
+  if (st == VF_OK) st = ivf_parallel(threads, pq_worker, &j, err);
+  vf_blas_single_end(saved);
   free(j.scratch);
   if (st == VF_OK && atomic_load(&j.failed))
     st = vf_error_set(err, VF_ENOMEM, "pq: codebook training failed (out of memory)");

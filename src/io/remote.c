@@ -247,10 +247,17 @@ static void fsync_dir_of(const char *path) {
   free(dir);
 }
 
-/* Copy the whole source into dest atomically (temporary name, fsync, rename). */
-static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
+/* io_download_temp_name(): see io.h. */
+char *io_download_temp_name(const char *dest) {
   size_t tl = strlen(dest) + 32;
   char *tmp = malloc(tl);
+  if (tmp) snprintf(tmp, tl, "%s.part.%ld", dest, (long)getpid());
+  return tmp;
+}
+
+/* Copy the whole source into dest atomically (temporary name, fsync, rename). */
+static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
+  char *tmp = io_download_temp_name(dest);
   uint8_t *buf = malloc(COPY_CHUNK);
   vf_status st = VF_OK;
   int fd = -1;
@@ -258,7 +265,6 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", dest);
     goto out;
   }
-  snprintf(tmp, tl, "%s.part.%ld", dest, (long)getpid());
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot create: %s", tmp,
