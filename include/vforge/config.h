@@ -110,6 +110,7 @@ typedef struct vf_cfg_datasource {
   vf_cfg_field *payload_fields; /* in config order */
   size_t npayload_fields;
   char *id_root; /* local corpora only; NULL when absent */
+  bool binary_as_string; /* payload binary (no string annotation) as lossy text, not base64 */
   /* split forms, as written (also folded into `uri`) */
   char *bucket, *prefix;  /* type: s3 */
   char *repo_id, *subdir; /* type: huggingface */

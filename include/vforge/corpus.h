@@ -163,6 +163,7 @@ typedef struct corpus_cat_opts {
   uint64_t offset;            /* rows to skip (global, across files) */
   uint64_t limit;             /* 0 = no limit */
   const corpus_idexpr *with_id; /* NULL = no "__id__" key */
+  bool binary_as_string;      /* unannotated binary as (lossy) text instead of base64 */
 } corpus_cat_opts;
 
 /*! corpus_cat() : rows as JSON lines (DESIGN.md `cat` rules) written through `write`;
@@ -239,6 +240,8 @@ typedef struct corpus_record_spec {
                                error naming the file and row; true: dropped and counted */
   const char *payload_null_json; /* NULL: a null payload value leaves its key out; else this
                                JSON text is stored instead (a dataset payload's `fill_null`) */
+  bool binary_as_string;    /* payload binary without a string annotation as lossy text
+                               (datasource.binary_as_string) instead of base64 */
   bool payload_raw;         /* decode the payload columns but render no JSON (payload_offsets
                                all 0): the Arrow exporter converts their leaves itself */
 } corpus_record_spec;

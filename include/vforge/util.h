@@ -250,6 +250,12 @@ vf_status vf_json_f64(vf_buf *b, double v, vf_error *err);
 vf_status vf_json_i64(vf_buf *b, int64_t v, vf_error *err);
 vf_status vf_json_u64(vf_buf *b, uint64_t v, vf_error *err);
 vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err); /* literal text: "null", "{", ... */
+/*! vf_base64_encode() : RFC 4648 section 4 base64 (standard alphabet, '=' padding) of p[0..n)
+ *  into out, which must hold vf_base64_len(n) bytes (no NUL is written).  @return : the length. */
+static inline size_t vf_base64_len(size_t n) { return (n + 2) / 3 * 4; }
+size_t vf_base64_encode(const uint8_t *p, size_t n, char *out);
+/*! vf_json_base64() : the base64 text of p[0..n) as a JSON string (binary values, losslessly). */
+vf_status vf_json_base64(vf_buf *b, const void *p, size_t n, vf_error *err);
 /*! vf_json_is_object() : true when text[0..len) is exactly one JSON object (RFC 8259, strict:
  *  well-formed UTF-8, no raw control characters, paired surrogate escapes, nesting <= 512;
  *  whitespace around it allowed).  Linear time, no allocation (src/util/json_check.c). */

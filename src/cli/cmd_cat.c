@@ -11,12 +11,15 @@ static const cli_opt CAT_OPTS[] = {
     {"limit", "N", "print at most N rows (-n N)"},
     {"with-id", "EXPR", "add the point id under \"__id__\" (e.g. 'vf_point_id(filename, file_row_number)')"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"binary-as-string", NULL,
+     "binary without a string annotation as text (invalid UTF-8 -> U+FFFD), not base64"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_CAT = {"cat", "URI [--columns a,b] [--offset N] [--limit N] [--with-id EXPR]",
                          "Print rows as JSON lines on stdout: column names as keys, float32 with 9\n"
                          "significant digits, doubles with 17, NaN/inf as \"NaN\"/\"Infinity\"/\"-Infinity\",\n"
-                         "NULL as null.",
+                         "NULL as null; binary without a string annotation as base64,\n"
+                         "VARIANT as JSON.",
                          CAT_OPTS, 1, 1};
 
 static const cli_opt SCAN_OPTS[] = {
@@ -47,6 +50,7 @@ int cmd_cat(int argc, char **argv) {
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
+  o.binary_as_string = st == VF_OK && cli_get(&CLI_CAT, &a, "binary-as-string") != NULL;
   const char *id = cli_get(&CLI_CAT, &a, "with-id");
   if (st == VF_OK && id) {
     st = corpus_idexpr_parse(id, &idexpr, &err);

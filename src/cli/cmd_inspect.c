@@ -218,7 +218,7 @@ int cmd_inspect(int argc, char **argv) {
     pqt_file *f = NULL;
     st = corpus_open(&files.files[i], &src, &err);
     /* the row groups as written, even under --memory-budget (which slices them for readers) */
-    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = true, .whole_row_groups = true}, &f, &err);
+    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err);
     if (st != VF_OK) break;
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
     int64_t nr = pqt_meta(f)->num_rows;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vforge/format.h"
 #include "vforge/index.h"
 
 #ifndef VFORGE_VERSION
@@ -90,6 +91,7 @@ static const cli_opt GLOBAL_OPTS[] = {
     {"threads", "N", "worker threads (default: the CPUs this process may use)"},
     {"memory-budget", "SIZE", "memory budget, e.g. 2G (default: unlimited)"},
     {"quiet", NULL, "only warnings and errors on stderr"},
+    {"no-verify-crc", NULL, "do not check parquet page CRCs (for writers that store wrong ones)"},
     {"help", NULL, "show this help"},
     {NULL, NULL, NULL}};
 
@@ -192,6 +194,8 @@ static vf_status apply_global(const char *name, const char *val, vf_error *err) 
     vf_set_memory_budget(b);
   } else if (strcmp(name, "quiet") == 0) {
     g_quiet = 1;
+  } else if (strcmp(name, "no-verify-crc") == 0) {
+    pqt_set_verify_crc_default(false);
   }
   return VF_OK;
 }

@@ -955,10 +955,10 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
   static const char *const keys[] = {"type",           "uri",     "file_list", "id_expression",
                                      "payload_fields", "id_root", "bucket",    "prefix",
                                      "repo_id",        "subdir",  "path",      "vectors",
-                                     "payload",        "cache",   NULL};
+                                     "payload",        "cache",   "binary_as_string", NULL};
   static const int applies[] = {
       F_ALL, F_URI,   F_URI,     F_ALL,     F_ALL,    F_URI | F_LOCAL | F_DATASET, F_S3, F_S3, F_HF,
-      F_HF,  F_LOCAL, F_DATASET, F_DATASET, F_DATASET};
+      F_HF,  F_LOCAL, F_DATASET, F_DATASET, F_DATASET, F_ALL};
   static const char *const types[] = {"s3", "huggingface", "local", "dataset", NULL};
   static const char *const form_names[] = {"a uri/file_list datasource", "type: s3",
                                            "type: huggingface", "type: local", "type: dataset"};
@@ -1109,6 +1109,9 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
   corpus_idexpr_free(ie);
   if ((x = map_get(v, "payload_fields", &kl)) &&
       (st = parse_payload_fields(c, x, "datasource.payload_fields")) != VF_OK)
+    return st;
+  if ((x = map_get(v, "binary_as_string", &kl)) &&
+      (st = get_bool(c, x, "datasource.binary_as_string", &ds->binary_as_string)) != VF_OK)
     return st;
   return VF_OK;
 }

@@ -218,6 +218,7 @@ static void render(rw *w, const char *key) {
   }
   r_close(w, "}");
   r_str(w, "id_root", "datasource.id_root", d->id_root);
+  r_bool(w, "binary_as_string", "datasource.binary_as_string", d->binary_as_string);
   switch (d->form) {
   case VF_CFG_DS_S3:
     r_str(w, "bucket", "datasource.bucket", d->bucket);

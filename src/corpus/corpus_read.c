@@ -429,6 +429,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     }
     if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
     if (st != VF_OK) break;
+    pqt_rows_set_binary_as_string(rows, opts->binary_as_string);
     /* leaves to decode: the selection plus id columns not already in it */
     nids = sel.nleaves;
     leaf_ids = vf_mallocarray((size_t)(sel.nleaves + nidc + 1), sizeof(int));
@@ -463,6 +464,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
       }
       st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
       if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
+      if (st == VF_OK) pqt_rows_set_first_row(rows, (int64_t)file_row);
       if (st == VF_OK && nidc) st = corpus_idcols_bind(&idc, data, leaf_ids, nids, err);
       if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
       uint64_t r = to_skip;

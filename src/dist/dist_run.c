@@ -151,6 +151,8 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
     st = ystr(w, 4, c->datasource.payload_fields[i].key, path, c->datasource.payload_fields[i].column);
   }
   if (st == VF_OK && id_root) st = ystr(w, 2, "id_root", "datasource.id_root", id_root);
+  if (st == VF_OK && c->datasource.binary_as_string)
+    st = vf_buf_printf(w->b, w->err, "  binary_as_string: true\n");
   const vf_cfg_vectorstore *vs = &c->vectorstore;
   if (st == VF_OK)
     st = vf_buf_printf(w->b, w->err, "vectorstore:\n  type: %s\n",

@@ -173,6 +173,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
+  s->rspec.binary_as_string = cfg->datasource.binary_as_string;
   store_config_from(cfg, &s->scfg); /* type, path, url, api_key, params, transport, ... */
   if (o->store_type) s->scfg.type = o->store_type;
   s->scfg.vectors = s->vspec;

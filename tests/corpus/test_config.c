@@ -182,7 +182,7 @@ VF_TEST(defaults) {
                              "\"params\":{}}"));
   CHECK(json && strstr(json, "\"datasource\":{\"type\":\"uri\",\"uri\":\"/data/c\",\"file_list\":"
                              "null,\"id_expression\":\"vf_point_id(filename, file_row_number)\","
-                             "\"payload_fields\":{},\"id_root\":null}"));
+                             "\"payload_fields\":{},\"id_root\":null,\"binary_as_string\":false}"));
   CHECK(json && strstr(json, "\"dispatch\":{\"num_shards\":null,\"engine\":\"slurm\","
                              "\"run_name\":null}"));
   free(json);
@@ -533,6 +533,15 @@ VF_TEST(wrong_types_and_enums) {
   CHECK(!c.loader.wait && c.loader.skip_bad_rows);
   CHECK_EQ_INT(c.loader.batch_size, 10);
   vf_config_free(&c);
+  /* datasource.binary_as_string (issue 14): a bool, rendered by load inspect */
+  CHECK_OK(parse(MIN_VEC "datasource: {uri: /data/c, binary_as_string: true}\n", &c));
+  CHECK(c.datasource.binary_as_string);
+  char *json = render(&c);
+  CHECK(json && strstr(json, "\"binary_as_string\":true") != NULL);
+  free(json);
+  vf_config_free(&c);
+  CHECK_FAILS(MIN_VEC "datasource: {uri: /data/c, binary_as_string: base64}\n",
+              "datasource.binary_as_string");
 }
 
 VF_TEST(missing_required) {
