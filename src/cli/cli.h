@@ -106,7 +106,13 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
                           cli_corpus *out, vf_error *err);
 void cli_corpus_close(cli_corpus *c);
 
-/* report an error on stderr and return the exit code for its status */
+/* report an error on stderr and return the exit code for its status; VF_ECANCELED prints the
+ * cli_on_interrupt() line and returns 128 + the signal */
 int cli_fail(vf_status st, const vf_error *err);
+/* what an interruption of the running command stopped and how to resume it, printed as
+ * "vforge: interrupted (SIGINT): <text>" (main.c) */
+void cli_on_interrupt(const char *fmt, ...) VF_PRINTF(1, 2);
+/* clear the progress line (call before printing a summary on stderr) */
+void cli_progress_end(void);
 
 #endif

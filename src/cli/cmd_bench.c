@@ -227,7 +227,10 @@ int cmd_bench(int argc, char **argv) {
     qopts.exact = cli_get(&CLI_BENCH, &a, "exact") != NULL;
     o.qdrant = &qopts;
   }
+  cli_on_interrupt("bench stopped before every query ran (no report); run it again");
+  if (st == VF_OK && have_spec) st = bench_check_truth(&o, &t, rows, q.n, gpath, &err);
   if (st == VF_OK && have_spec) st = bench_run(&o, &q, &t, rows, &rep, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     summary(&rep, o.vector);
     if (cli_get(&CLI_BENCH, &a, "json")) {

@@ -257,6 +257,14 @@ static int index_build(int argc, char **argv) {
   vs.distance = p.metric;
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
                              .id = idx ? idx : (cc.records ? cc.id : NULL), .skip_bad_rows = false};
+  if (st == VF_OK) { /* the corpus identity recorded in the header (index search checks truth) */
+    char fmd5[33];
+    corpus_files_md5(files, fmd5);
+    corpus_identity(fmd5, ie ? ie : cc.records ? cc.id_text : NULL, p.corpus_id, NULL);
+  }
+  if (st == VF_OK)
+    cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
+                     "nothing was written; run the command again", out);
   /* pass 1: rows from the footers (strata of the training sample, default nlist) */
   uint64_t total = 0;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
@@ -268,8 +276,11 @@ static int index_build(int argc, char **argv) {
   if (st == VF_OK && total == 0)
     st = vf_error_set(&err, VF_EUSAGE, "index build: %s holds no rows", a.pos[0]);
   /* pass 2: stream the rows into the builder */
-  double tr0 = vf_now(), last = tr0;
+  double tr0 = vf_now();
   uint64_t done = 0, base = 0, source_bytes = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, "index build", "read", NULL, total);
+  sg.p.files_total = files->n;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, base, &rr, &err);
@@ -292,12 +303,9 @@ static int index_build(int argc, char **argv) {
       }
       if (st != VF_OK) break;
       done += bt.n;
-      double now = vf_now();
-      if (now - last >= 0.5) {
-        last = now;
-        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files->n, now - t0};
-        vf_progress_emit(&pr);
-      }
+      sg.p.files_done = fi;
+      sg.p.bytes_done = source_bytes;
+      vf_stage_update(&sg, done, NULL);
     }
     if (rr) {
       base += corpus_records_rows(rr);
@@ -312,6 +320,7 @@ static int index_build(int argc, char **argv) {
     st = ivf_builder_finish(b, &rep, &err);
     b = NULL;
   }
+  cli_progress_end();
   if (st == VF_OK) {
     rep.source_bytes = source_bytes;
     if (rep.seconds_read <= 0) rep.seconds_read = tread;
@@ -342,21 +351,29 @@ static char *default_output(const char *q, uint64_t k, vf_error *err) {
   return ev_strdupf(err, "ivf_%.*s_k%" PRIu64 ".parquet", (int)nl, name, k);
 }
 
-/* recall@k of the answers against a ground-truth file (bench.h rules) */
-static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, const idx_hit *hits,
-                               const size_t *counts, const ivf_index *ix, double *strict,
-                               double *tie, vf_error *err) {
-  bench_truth t;
-  memset(&t, 0, sizeof t);
-  size_t *rows = NULL;
-  store_hit *sh = vf_mallocarray(k, sizeof *sh);
-  vf_status st = sh ? bench_read_truth(gt, &t, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK && k > t.k)
-    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t.k, gt);
+/* The ground truth of --ground-truth, read and matched to the queries before the search: truth
+ * of another metric or corpus is refused before any work (bench.h "Ground truth that cannot
+ * measure the store"). */
+static vf_status search_truth(const char *gt, const ev_queries *q, size_t k, const ivf_index *ix,
+                              const char *index_path, bench_truth *t, size_t **rows, vf_error *err) {
+  vf_status st = bench_read_truth(gt, t, err);
+  if (st == VF_OK && k > t->k)
+    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t->k, gt);
   bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
-  if (st == VF_OK) st = bench_align(&bq, &t, &rows, err);
+  if (st == VF_OK) st = bench_align(&bq, t, rows, err);
+  if (st == VF_OK) st = bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
+  return st;
+}
+
+/* recall@k of the answers against the ground truth (bench.h rules) */
+static vf_status search_recall(const bench_truth *t, const size_t *rows, const ev_queries *q,
+                               size_t k, const idx_hit *hits, const size_t *counts,
+                               const ivf_index *ix, double *strict, double *tie, vf_error *err) {
+  store_hit *sh = vf_mallocarray(k, sizeof *sh);
+  if (!sh) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t nq = (size_t)q->n;
   double s1 = 0, s2 = 0;
-  for (size_t i = 0; st == VF_OK && i < bq.n; i++) {
+  for (size_t i = 0; i < nq; i++) {
     size_t n = 0;
     for (size_t h = 0; h < counts[i]; h++) {
       size_t len = 0;
@@ -365,16 +382,14 @@ static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, co
       sh[n++].score = hits[i * k + h].score;
     }
     double a = 0, b = 0;
-    bench_recall_one(&t, rows[i], k, sh, n, &a, &b);
+    bench_recall_one(t, rows[i], k, sh, n, &a, &b);
     s1 += a;
     s2 += b;
   }
-  *strict = bq.n ? s1 / (double)bq.n : 0;
-  *tie = bq.n ? s2 / (double)bq.n : 0;
-  free(rows);
+  *strict = nq ? s1 / (double)nq : 0;
+  *tie = nq ? s2 / (double)nq : 0;
   free(sh);
-  bench_truth_free(&t);
-  return st;
+  return VF_OK;
 }
 
 static int index_search(int argc, char **argv) {
@@ -415,6 +430,11 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && q.dim != info.dim)
     st = vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
                       (int)q.dim, a.pos[0], (int)info.dim);
+  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
+  bench_truth truth;
+  memset(&truth, 0, sizeof truth);
+  size_t *trows = NULL;
+  if (gt) st = search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err);
   size_t nq = (size_t)q.n;
   if (st == VF_OK) {
     hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
@@ -461,8 +481,7 @@ static int index_search(int argc, char **argv) {
     st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
   }
   double rs = 0, rt = 0;
-  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
-  if (gt) st = search_recall(gt, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
+  if (st == VF_OK && gt) st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
   if (st == VF_OK) {
     uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
     double qps = secs > 0 ? (double)nq / secs : 0;
@@ -492,6 +511,8 @@ static int index_search(int argc, char **argv) {
   free(counts);
   free(eh);
   free(nh);
+  free(trows);
+  bench_truth_free(&truth);
   ev_queries_free(&q);
   ivf_close(ix);
   return st == VF_OK ? 0 : cli_fail(st, &err);

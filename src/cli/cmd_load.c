@@ -109,6 +109,17 @@ int cmd_load(int argc, char **argv) {
   if (st == VF_OK) st = vf_config_load(a.pos[1], &cfg, &err);
   bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
   if (st == VF_OK) {
+    char jobs[64] = "";
+    if (o.num_jobs > 1) snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
+    if (which == 0 || which == 2)
+      cli_on_interrupt("load %s of %s stopped (the points up to its last checkpoint are kept, "
+                       "partial segments and index files were removed); resume with: vforge load "
+                       "%s %s%s --resume", sub, a.pos[1], sub, a.pos[1], jobs);
+    else if (which == 3)
+      cli_on_interrupt("load finalize of %s stopped (the collection stays consistent); run "
+                       "vforge load finalize %s again", a.pos[1], a.pos[1]);
+    else
+      cli_on_interrupt("load %s of %s stopped; run it again", sub, a.pos[1]);
     switch (which) {
       case 0: st = ld_run(&cfg, &o, &rep, &err); break;
       case 1: st = ld_prepare(&cfg, &o, &rep, &err); break;
@@ -117,6 +128,7 @@ int cmd_load(int argc, char **argv) {
       default: st = vf_config_inspect(&cfg, &out, &err); break;
     }
   }
+  cli_progress_end();
   if (st == VF_OK && which == 4) {
     if (out.len == 0 || out.data[out.len - 1] != '\n') st = vf_buf_append(&out, "\n", 1, &err);
     if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);

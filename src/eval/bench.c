@@ -245,7 +245,7 @@ static void *worker_main(void *arg) {
   if (c->o->rps <= 0) {
     for (;;) {
       size_t i = atomic_fetch_add(&c->next, 1);
-      if (i >= c->q->n) break;
+      if (i >= c->q->n || vf_cancelled()) break;
       run_one(w, i, now_s());
     }
     return NULL;
@@ -272,7 +272,7 @@ static void *worker_main(void *arg) {
 /* the open-loop scheduler (runs on the calling thread) */
 static void schedule(bench_ctx *c, size_t *dropped) {
   double step = 1.0 / c->o->rps;
-  for (size_t i = 0; i < c->q->n; i++) {
+  for (size_t i = 0; i < c->q->n && !vf_cancelled(); i++) {
     double t = c->t0 + (double)i * step;
     sleep_until(t);
     c->sched[i] = t;
@@ -378,6 +378,7 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
     vf_error_set(err, st, "%s", c.open_err.msg);
     goto out;
   }
+  if ((st = vf_check_cancel(err)) != VF_OK) goto out;
   /* report */
   rep->k = o->k;
   rep->queries = q->n;

@@ -249,8 +249,12 @@ static void fsync_dir_of(const char *path) {
 
 /* Copy the whole source into dest atomically (temporary name, fsync, rename). */
 static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
-  size_t tl = strlen(dest) + 32;
-  char *tmp = malloc(tl);
+  /* "<dest>.part.<host>-<pid>.<n>"; what a killed download of dest left is swept first */
+  const char *slash = strrchr(dest, '/');
+  char *dir = slash ? vf_strndup(dest, slash == dest ? 1 : (size_t)(slash - dest)) : vf_strdup(".");
+  if (dir) (void)vf_temp_sweep(dir, slash ? slash + 1 : dest, NULL, NULL);
+  free(dir);
+  char *tmp = vf_temp_path(dest, "part");
   uint8_t *buf = malloc(COPY_CHUNK);
   vf_status st = VF_OK;
   int fd = -1;
@@ -258,7 +262,6 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", dest);
     goto out;
   }
-  snprintf(tmp, tl, "%s.part.%ld", dest, (long)getpid());
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot create: %s", tmp,
@@ -267,7 +270,8 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
   }
   for (uint64_t off = 0; off < src->size;) {
     size_t n = src->size - off < COPY_CHUNK ? (size_t)(src->size - off) : COPY_CHUNK;
-    st = io_read_at(src, off, buf, n, err);
+    st = vf_check_cancel(err);
+    if (st == VF_OK) st = io_read_at(src, off, buf, n, err);
     if (st == VF_OK) st = write_all(fd, buf, n, tmp, err);
     if (st != VF_OK) goto out;
     off += n;
