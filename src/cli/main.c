@@ -14,7 +14,8 @@
  * saying what was interrupted and how to resume (cli_on_interrupt) and exits 128 + the signal
  * (130, 143).  A second signal, or VFORGE_CANCEL_GRACE seconds (default 30) without the call
  * returning, ends the process at once with the same code (what it leaves is swept by the next
- * run: util.h "Temporary names").
+ * run: util.h "Temporary names").  A signal ignored at start-up (a shell's background job) stays
+ * ignored, as the shell intended.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -199,13 +200,15 @@ static void install_signals(void) {
     double v = strtod(iv, &end);
     if (end != iv && v > 0 && v < 1e9) g_interval = v;
   }
-  struct sigaction sa;
+  struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  /* a signal ignored when vforge starts stays ignored (a shell's background job, nohup) */
+  static const int sigs[] = {SIGINT, SIGTERM};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
   sa.sa_handler = on_grace;
   sigaction(SIGALRM, &sa, NULL);
 }

@@ -14,6 +14,7 @@ set -u
 V=${VFORGE:?set VFORGE to the vforge binary}
 IDX=/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz
 [ -f "$IDX" ] || { echo "skip: $IDX absent (dataset-fashion-mnist)"; exit 77; }
+env --default-signal=INT true 2> /dev/null || { echo "skip: env has no --default-signal (coreutils < 8.31)"; exit 77; }
 tmp=$(mktemp -d "${VF_TMP:-/tmp}/interrupt.XXXXXX" 2>/dev/null || mktemp -d)
 live=
 trap '[ -n "$live" ] && kill "$live" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -42,7 +43,8 @@ temps() { find "$@" -regextype posix-extended -regex '.*\.(tmp|spill|assign|part
 # sets rc (the exit code) and sent (1 when the signal was sent before CMD ended)
 run_until() {
   local sig=$1 pat=$2 errf=$3; shift 4
-  "$@" > /dev/null 2> "$errf" &
+  # a background job of a script starts with SIGINT ignored (and vforge keeps it so): restore it
+  env --default-signal=INT,TERM "$@" > /dev/null 2> "$errf" &
   local pid=$! i=0
   sent=0
   while [ $i -lt 6000 ]; do # 10 minutes at most
