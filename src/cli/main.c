@@ -136,7 +136,10 @@ static void render_progress(void *user, const vf_progress *p) {
       int w = term_width() - 1;
       if (w < 1) w = 1;
       size_t n = strlen(text);
-      if (n > (size_t)w) n = (size_t)w;
+      if (n > (size_t)w) {
+        n = (size_t)w;
+        while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80) n--; /* not inside a UTF-8 char */
+      }
       fprintf(stderr, "\r%.*s\033[K", (int)n, text);
       fflush(stderr);
       g_bar_shown = 1;

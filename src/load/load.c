@@ -565,8 +565,10 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
   if (st == VF_OK) st = store_count(h, true, &count, err);
   bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
-  bool verified_count = discard || found == 0 || (count >= expected && !(was_empty && skipped == 0 && count != expected));
-  if (st == VF_OK && verified_count) st = record_finished(h, err);
+  /* the count verified below; only then is the recorded load marked finished */
+  bool exact = was_empty && skipped == 0;
+  bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));
+  if (st == VF_OK && count_ok) st = record_finished(h, err);
   store_close(h);
   if (st != VF_OK) return st;
   rep->stored = count;
@@ -578,8 +580,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
     vf_log(VF_LOG_WARN, "collection '%s' holds %" PRIu64 " points; no load state in %s, so the "
            "count is not verified", s->scfg.collection_name, count, s->state_dir);
   } else {
-    bool exact = was_empty && skipped == 0;
-    if (count < expected || (exact && count != expected))
+    if (!count_ok)
       return vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
                           PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
                           exact ? "exactly that many" : "at least that many",
