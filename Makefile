@@ -1,6 +1,7 @@
 # Thin wrapper over CMake for the README's two commands and CI.
 #   make demo   install deps, build, run vforge on the bundled example corpus
 #   make check  install deps, build (-Werror), run every test, then the ASan+UBSan pass and fuzz smoke
+#   make wheel  the Python package (pyproject.toml, scikit-build-core from .venv) as a wheel in $(BUILD)/wheel
 #   make fuzz   build the libFuzzer harnesses (clang) and run each for FUZZ_SECONDS (default 60) on
 #               its seed corpus plus the regression inputs; figures in $(FUZZ_BUILD)/fuzz-report.txt
 BUILD ?= build
@@ -9,8 +10,9 @@ FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
+PY ?= $(CURDIR)/.venv/bin/python
 
-.PHONY: all deps build demo check test test-asan fuzz-build fuzz fuzz-smoke bench clean format
+.PHONY: all deps build demo check test test-asan fuzz-build fuzz fuzz-smoke bench clean format wheel
 
 all: build
 
@@ -50,6 +52,11 @@ check: deps
 	bash tests/services/with-services.sh $(MAKE) test test-asan
 	$(MAKE) fuzz-smoke
 
+# the wheel links the libvforge this CMake project builds (static, -fPIC) into vforge/_vforge*.so
+wheel: deps
+	$(PY) -m pip wheel --no-build-isolation --no-deps -w $(BUILD)/wheel .
+	@ls -1 $(BUILD)/wheel/vforge-*.whl
+
 bench: build
 	bash bench/scan/run.sh $(BUILD)/vforge
 
@@ -57,4 +64,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-py

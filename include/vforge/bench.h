@@ -155,6 +155,29 @@ double bench_percentile(const double *sorted, size_t n, double p);
  *  {p50, p95, p99, max}, errors} and a newline (DESIGN.md "--json report keys"). */
 vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err);
 
+/* One bench run from its inputs (what `vforge bench` and vforge.bench() take). */
+typedef struct bench_request {
+  const char *config;      /* a load config: its vectorstore and `vectors:`; or NULL and: */
+  const char *store_type;  /*   "local", with `path` (NULL: ./vforge-data) and `collection` */
+  const char *path;
+  const char *collection;
+  const char *column;      /* a config's vector (name or column), or the queries column */
+  const char *queries;     /* queries file (see bench_read_queries) */
+  const char *ground_truth;/* ground-truth file (see bench_read_truth) */
+  size_t k;
+  int concurrency;         /* >= 1 */
+  double rps;              /* > 0: open loop */
+  int max_outstanding;     /* open loop (0: default) */
+  const store_qdrant_search_opts *qdrant; /* NULL, or applied (qdrant stores only) */
+} bench_request;
+
+/*! bench_execute() : resolve the store and vector, read and align queries and truth, run
+ *  bench_run().  *vector (may be NULL) receives the vector searched (caller frees; NULL when
+ *  the store's only one was used).
+ *  @return : VF_EUSAGE for inconsistent inputs (both or neither of config and store, k above
+ *            the truth's K, qdrant options on another store); as bench_run and the readers. */
+vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vector, vf_error *err);
+
 /*! bench_local_spec() : the vector spec of an existing collection of the `local` store, read
  *  from <path>/<collection>/collection.json (the store's documented layout), so a collection
  *  can be benchmarked without its load config.  Caller frees with bench_spec_free().

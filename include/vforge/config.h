@@ -222,6 +222,53 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
  *  @return : corpus_discover() / pqt_open() errors naming the file. */
 vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *err);
 
+/* ------------------------------------------------------------- corpus sources */
+
+/* The corpus a URI argument names (src/corpus/source.c): a parquet corpus URI, a YAML load
+ * config or a single vector file.  Points into itself: do not copy it. */
+typedef struct corpus_source {
+  corpus_files files;      /* the files (a dataset: one per part) */
+  bool records;            /* a config or a vector file: read every file through `spec` */
+  corpus_vec_source vec;   /* records: the chosen vector (column NULL: a dataset's vectors part) */
+  corpus_record_spec spec; /* records: {&vec, 1 vector, id}, or every vector and payload field */
+  corpus_idexpr *id;       /* records: the parsed id expression */
+  const char *id_text;     /* records: its text */
+  bool has_distance;       /* records: the vector's configured distance (the default metric) */
+  corpus_distance distance;
+  vf_config cfg;           /* a config (or the one made for a vector file); zeroed otherwise */
+  corpus_vec_source *vecs; /* all_vectors: spec.vectors (owned) */
+  corpus_payload_source *pays; /* all_vectors: spec.payload (owned) */
+} corpus_source;
+
+typedef struct corpus_source_opts {
+  const char *id_root;     /* applies when the config has none */
+  const char *column;      /* a config's `vectors:` entry (NULL: the only one) */
+  bool all_vectors;        /* records: spec holds every vector and payload field of the config
+                              (vec is the first vector, or `column`) */
+} corpus_source_opts;
+
+/*! corpus_source_open() : a YAML config (*.yaml, *.yml: its datasource's files via
+ *  vf_config_files(), the `vectors:` entry `column` names (NULL: the only one) and its
+ *  id_expression), a local vector file (.npy, .fbin/.u8bin/.i8bin, .hdf5/.h5 `train`: a one-part
+ *  dataset, vector "vector", id_expression `row`, distance cosine or an hdf5 bundle's), else a
+ *  parquet corpus URI (corpus_discover(); records false, `column` unused).  `opts` may be NULL.
+ *  @return : config/discovery errors naming the file; VF_EUSAGE for an unknown or ambiguous
+ *            vector. */
+vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, corpus_source *out,
+                             vf_error *err);
+void corpus_source_close(corpus_source *c); /* zeroed ok */
+
+/*! corpus_read_vectors() : every dense vector of a source, in corpus order, as one row-major
+ *  float32 matrix (*rows x *dim; caller frees *out).  A parquet URI: the dense column `column`
+ *  (NULL: the only one), each row group decoded in place into its slice of the matrix by
+ *  `threads` workers (0 = vf_threads()), values as stored (float16/double converted); a config,
+ *  dataset or vector file: its chosen vector through the record reader, checked as `load`
+ *  checks it.  Polls vf_check_cancel() between row groups.
+ *  @return : VF_ECORRUPT naming file and row for a null vector or a dimension that changes;
+ *            VF_ENOMEM over the memory budget; reader errors. */
+vf_status corpus_read_vectors(const corpus_source *src, const char *column, int threads,
+                              float **out, uint64_t *rows, int32_t *dim, vf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

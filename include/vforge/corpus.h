@@ -258,6 +258,8 @@ typedef struct corpus_record_spec {
                                error naming the file and row; true: dropped and counted */
   const char *payload_null_json; /* NULL: a null payload value leaves its key out; else this
                                JSON text is stored instead (a dataset payload's `fill_null`) */
+  bool payload_raw;         /* decode the payload columns but render no JSON (payload_offsets
+                               all 0): the Arrow exporter converts their leaves itself */
 } corpus_record_spec;
 
 typedef struct corpus_records corpus_records;
@@ -284,6 +286,21 @@ void corpus_records_close(corpus_records *r);
  *  @return : VF_ECORRUPT when no row of the file has a valid vector. */
 vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
                                    int32_t *dim, vf_error *err);
+
+/* ------------------------------------------------------------ vector columns */
+
+struct pqt_file; /* include/vforge/format.h */
+
+/*! corpus_vec_kind_of() : the vector kind top-level node `top` of a parquet file has the shape
+ *  of — CORPUS_VEC_DENSE (list<float|double|float16>, FLBA), CORPUS_VEC_MULTI (list<list<float>>)
+ *  or CORPUS_VEC_SPARSE (struct{indices, values}) — or -1.  Shape only: the record reader checks
+ *  the rest while decoding. */
+int corpus_vec_kind_of(const struct pqt_file *f, int top);
+
+/*! corpus_dense_top() : the top-level node of the dense vector column: `column` when given (it
+ *  must have a dense vector shape), else the only one of the file.
+ *  @return : VF_ENOTFOUND / VF_EUSAGE naming the file and the candidates. */
+vf_status corpus_dense_top(const struct pqt_file *f, const char *column, int *top, vf_error *err);
 
 /* ------------------------------------------------------------ component datasets */
 

@@ -19,6 +19,7 @@
 #define VFORGE_EVAL_H
 
 #include "vforge/corpus.h"
+#include "vforge/index.h"
 #include "vforge/util.h"
 
 #ifdef __cplusplus
@@ -75,7 +76,35 @@ typedef struct eval_bf_opts {
                                    ids come from spec->id (integer ids as decimal text) */
   const char *id_expression;    /* the text of records->id, recorded as vforge.bf.id_expression
                                    (NULL: vf_point_id(filename, file_row_number)) */
+  const float *query_vectors;   /* queries NULL: nqueries x query_dim dense queries in memory
+                                   (query i has id "<i>"; `column` names them in the metadata) */
+  uint64_t nqueries;
+  int32_t query_dim;
+  bool no_file;                 /* write no file (the results only in `hits`) */
+  struct eval_bf_hits *hits;    /* NULL, or filled with every query's hits (eval_bf_hits_free) */
 } eval_bf_opts;
+
+/* Every query's hits in memory, best first: ids[q*k + i] and scores[q*k + i] for i < counts[q]. */
+typedef struct eval_bf_hits {
+  uint64_t nq;
+  uint32_t k;
+  char (*ids)[37];  /* nq*k id texts (an integer id in decimal) */
+  float *scores;    /* nq*k */
+  uint32_t *counts; /* nq */
+} eval_bf_hits;
+void eval_bf_hits_free(eval_bf_hits *h); /* zeroed ok */
+
+/*! eval_brute_force_matrix() : exact top-k of nq queries over n rows held in memory (both
+ *  row-major, dim d), with the same scoring as eval_brute_force (fast sgemm filter, every
+ *  candidate re-scored by the fixed-order exact kernel, so the result does not depend on
+ *  `threads`); hit keys are row numbers (ties: the lower row first).  hits[q*k + i], i < counts[q].
+ *  Rows are scored in blocks, so memory beyond the inputs is one block (cosine: normalised).
+ *  Polls vf_check_cancel() between blocks.
+ *  @return : VF_EUSAGE for k, d or n out of range; VF_ECORRUPT for a NaN or infinite query;
+ *            VF_ECANCELED when cancelled; VF_ENOMEM. */
+vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, uint64_t nq,
+                                  int32_t d, uint32_t k, corpus_distance metric, int threads,
+                                  idx_hit *hits, uint32_t *counts, vf_error *err);
 
 typedef struct eval_bf_result {
   uint64_t queries;

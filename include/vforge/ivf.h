@@ -20,6 +20,7 @@
 #ifndef VFORGE_IVF_H
 #define VFORGE_IVF_H
 
+#include "vforge/config.h"
 #include "vforge/corpus.h"
 #include "vforge/index.h"
 #include "vforge/util.h"
@@ -145,6 +146,34 @@ vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const cha
 vf_status ivf_builder_finish(ivf_builder *b, ivf_build_report *report, vf_error *err);
 /*! ivf_builder_abort() : close without writing the index; spill files are removed. NULL ok. */
 void ivf_builder_abort(ivf_builder *b);
+
+/* ----------------------------------------------------- builds from a source */
+
+typedef struct ivf_source_opts {
+  const char *column;      /* a parquet URI: the dense column (NULL: the only one) */
+  const corpus_idexpr *id; /* NULL: the source's (a config's id_expression, else
+                              vf_point_id(filename, file_row_number)) */
+  bool metric_given;       /* p->metric was chosen; else a config's vector distance wins */
+} ivf_source_opts;
+
+/*! ivf_build_source() : an index file at `out` from a corpus source (a parquet URI, a config
+ *  with its vector, a vector file): rows counted from the footers, then every dense vector and
+ *  its point id streamed into ivf_builder one row group at a time (vf_check_cancel() polled
+ *  between them).  p->dim is set from the data; p->metric from the config unless metric_given.
+ *  @return : VF_EUSAGE for a vector that is not dense, manhattan, or no rows; VF_ECORRUPT for a
+ *            dimension that changes; reader and builder errors. */
+vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, ivf_params *p,
+                           const char *out, ivf_build_report *rep, vf_error *err);
+
+/*! ivf_build_matrix() : an index file at `out` from n x p->dim vectors in memory; the point id
+ *  of row i is "<i>".  @return : as ivf_builder_*. */
+vf_status ivf_build_matrix(ivf_params *p, const char *out, const float *x, uint64_t n,
+                           ivf_build_report *rep, vf_error *err);
+
+/*! ivf_build_report_json() : append the `index build --json` object (DESIGN.md keys plus
+ *  seconds_read/train/assign/write, dim, metric, files, output), no newline. */
+vf_status ivf_build_report_json(const ivf_build_report *r, const char *out, int32_t dim,
+                                corpus_distance metric, size_t nfiles, vf_buf *b, vf_error *err);
 
 /* -------------------------------------------------------------- index file */
 

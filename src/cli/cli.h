@@ -82,29 +82,14 @@ extern const cli_cmd CLI_LOAD_DIST, CLI_BRUTE_FORCE_DIST;
 /* vforge index build|search|info (src/cli/cmd_index.c) */
 int cmd_index(int argc, char **argv);
 
-/* The corpus a command's URI argument names (src/cli/cli_corpus.c).  Points into itself: do
- * not copy it. */
-typedef struct cli_corpus {
-  corpus_files files;      /* the files (a dataset: one per part) */
-  bool records;            /* a config or a vector file: read every file through `spec` */
-  corpus_vec_source vec;   /* records: the chosen vector (column NULL: a dataset's vectors part) */
-  corpus_record_spec spec; /* records: {&vec, 1 vector, id} */
-  corpus_idexpr *id;       /* records: the parsed id expression */
-  const char *id_text;     /* records: its text */
-  bool has_distance;       /* records: the vector's configured distance (the default metric) */
-  corpus_distance distance;
-  vf_config cfg;           /* a config (or the one made for a vector file); zeroed otherwise */
-} cli_corpus;
-/*! cli_corpus_open() : a YAML config (*.yaml, *.yml: its datasource's files via
- *  vf_config_files(), the `vectors:` entry `column` names (NULL: the only one) and its
- *  id_expression), a local vector file (.npy, .fbin/.u8bin/.i8bin, .hdf5/.h5 `train`: a one-part
- *  dataset, vector "vector", id_expression `row`, distance cosine or an hdf5 bundle's), else a
- *  parquet corpus URI (corpus_discover(); records false, `column` unused).  `id_root` applies
- *  when the config has none.  @return : config/discovery errors naming the file; VF_EUSAGE for an
- *  unknown or ambiguous vector. */
-vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
-                          cli_corpus *out, vf_error *err);
-void cli_corpus_close(cli_corpus *c);
+/* The corpus a command's URI argument names: corpus_source_open() (include/vforge/config.h). */
+typedef corpus_source cli_corpus;
+static inline vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
+                                        cli_corpus *out, vf_error *err) {
+  corpus_source_opts o = {.id_root = id_root, .column = column};
+  return corpus_source_open(uri, &o, out, err);
+}
+static inline void cli_corpus_close(cli_corpus *c) { corpus_source_close(c); }
 
 /* report an error on stderr and return the exit code for its status; VF_ECANCELED prints the
  * cli_on_interrupt() line and returns 128 + the signal */

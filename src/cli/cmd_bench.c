@@ -68,34 +68,6 @@ static vf_status get_rate(const char *s, double *out, vf_error *err) {
   return VF_OK;
 }
 
-/* The config's vector to search: --column (a vector name or column) or the only dense one. */
-static vf_status pick_vector(const vf_config *cfg, const char *want, const vf_cfg_vector **out,
-                             vf_error *err) {
-  const vf_cfg_vector *found = NULL;
-  int ndense = 0;
-  for (size_t i = 0; i < cfg->nvectors; i++) {
-    const vf_cfg_vector *v = &cfg->vectors[i];
-    if (want) {
-      if (strcmp(v->name, want) == 0 || (v->column && strcmp(v->column, want) == 0)) {
-        found = v;
-        break;
-      }
-    } else if (v->kind == CORPUS_VEC_DENSE) {
-      found = v;
-      ndense++;
-    }
-  }
-  if (want && !found)
-    return vf_error_set(err, VF_EUSAGE, "%s: no vector named or read from column '%s'", cfg->name, want);
-  if (!want && ndense != 1)
-    return vf_error_set(err, VF_EUSAGE, "%s: %d dense vectors; choose one with --column", cfg->name, ndense);
-  if (found->kind != CORPUS_VEC_DENSE)
-    return vf_error_set(err, VF_EUNSUPPORTED, "%s: vector '%s' is not dense; bench searches dense vectors",
-                        cfg->name, found->name);
-  *out = found;
-  return VF_OK;
-}
-
 static void summary(const bench_report *r, const char *vector) {
   fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
   if (r->open_loop) fprintf(stderr, "open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
@@ -116,123 +88,55 @@ int cmd_bench(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
   cli_args a;
-  vf_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  bench_queries q;
-  memset(&q, 0, sizeof q);
-  bench_truth t;
-  memset(&t, 0, sizeof t);
-  size_t *rows = NULL;
-  store_vector_spec *spec = NULL;
-  int nspec = 0;
-  store_vector_spec one;
-  bench_options o;
-  memset(&o, 0, sizeof o);
+  bench_request rq;
+  memset(&rq, 0, sizeof rq);
   bench_report rep;
   memset(&rep, 0, sizeof rep);
   uint64_t k = 0;
-  const char *qcol = NULL;
-  bool have_spec = false;
+  char *vector = NULL;
 
   vf_status st = cli_parse(&CLI_BENCH, argc, argv, &a, &err);
-  const char *qpath = st == VF_OK ? cli_get(&CLI_BENCH, &a, "queries") : NULL;
-  const char *gpath = st == VF_OK ? cli_get(&CLI_BENCH, &a, "ground-truth") : NULL;
-  const char *stype = st == VF_OK ? cli_get(&CLI_BENCH, &a, "store") : NULL;
-  const char *column = st == VF_OK ? cli_get(&CLI_BENCH, &a, "column") : NULL;
   const char *rps = st == VF_OK ? cli_get(&CLI_BENCH, &a, "rps") : NULL;
-  if (st == VF_OK && (!qpath || !gpath || !cli_get(&CLI_BENCH, &a, "k")))
+  if (st == VF_OK) {
+    rq.queries = cli_get(&CLI_BENCH, &a, "queries");
+    rq.ground_truth = cli_get(&CLI_BENCH, &a, "ground-truth");
+    rq.store_type = cli_get(&CLI_BENCH, &a, "store");
+    rq.column = cli_get(&CLI_BENCH, &a, "column");
+    rq.config = a.npos == 1 ? a.pos[0] : NULL;
+    rq.path = cli_get(&CLI_BENCH, &a, "path");
+    rq.collection = cli_get(&CLI_BENCH, &a, "collection");
+  }
+  if (st == VF_OK && (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k")))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
                       "(usage: vforge bench %s)", CLI_BENCH.synopsis);
-  if (st == VF_OK && (a.npos == 1) == (stype != NULL))
+  if (st == VF_OK && (a.npos == 1) == (rq.store_type != NULL))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: give either a CONFIG or --store local --path DIR "
                       "--collection NAME");
-  if (st == VF_OK && a.npos == 1 && (cli_get(&CLI_BENCH, &a, "path") || cli_get(&CLI_BENCH, &a, "collection")))
+  if (st == VF_OK && a.npos == 1 && (rq.path || rq.collection))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --path and --collection go with --store, not with a CONFIG");
   if (st == VF_OK) st = cli_get_u64(&CLI_BENCH, &a, "k", 0, &k, &err);
   if (st == VF_OK && (k < 1 || k > BENCH_MAX_K))
     st = vf_error_set(&err, VF_EUSAGE, "-k must be in 1..%zu", (size_t)BENCH_MAX_K);
-  if (st == VF_OK) st = get_int(&a, "concurrency", 1, 1, 1024, &o.concurrency, &err);
+  if (st == VF_OK) st = get_int(&a, "concurrency", 1, 1, 1024, &rq.concurrency, &err);
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding"))
-    st = get_int(&a, "max-outstanding", 0, 1, 1 << 20, &o.max_outstanding, &err);
+    st = get_int(&a, "max-outstanding", 0, 1, 1 << 20, &rq.max_outstanding, &err);
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding") && !rps)
     st = vf_error_set(&err, VF_EUSAGE, "--max-outstanding applies to the open loop (--rps) only");
-  if (st == VF_OK && rps) st = get_rate(rps, &o.rps, &err);
-  o.k = (size_t)k;
-
-  /* the store and the vector */
-  if (st == VF_OK && a.npos == 1) {
-    const vf_cfg_vector *v = NULL;
-    st = vf_config_load(a.pos[0], &cfg, &err);
-    if (st == VF_OK) st = pick_vector(&cfg, column, &v, &err);
-    if (st == VF_OK) {
-      qcol = v->column ? v->column : v->name;
-      o.vector = v->name;
-      o.store.collection_name = cfg.vectorstore.collection_name;
-      o.store.params_json = cfg.vectorstore.params_json;
-      if (!o.store.collection_name)
-        st = vf_error_set(&err, VF_ECONFIG, "%s: vectorstore.collection_name is required", cfg.name);
-      if (cfg.vectorstore.type == VF_CFG_STORE_LOCAL) {
-        o.store.type = "local";
-        o.store.path = cfg.vectorstore.path ? cfg.vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-      } else {
-        o.store.type = "qdrant";
-        o.store.url = cfg.vectorstore.url;
-        o.store.api_key = cfg.vectorstore.api_key;
-      }
-    }
-  } else if (st == VF_OK) {
-    if (strcmp(stype, "local") != 0)
-      st = vf_error_set(&err, VF_EUSAGE, "--store %s: bench takes --store local (other stores: give "
-                        "their load CONFIG)", stype);
-    else if (!cli_get(&CLI_BENCH, &a, "collection"))
-      st = vf_error_set(&err, VF_EUSAGE, "--store local needs --collection NAME");
-    o.store.type = "local";
-    o.store.path = cli_get(&CLI_BENCH, &a, "path");
-    if (!o.store.path) o.store.path = VF_CONFIG_DEFAULT_STORE_PATH;
-    o.store.collection_name = cli_get(&CLI_BENCH, &a, "collection");
-    qcol = column;
-  }
-  if (st == VF_OK) st = bench_read_queries(qpath, qcol, &q, &err);
-  if (st == VF_OK) st = bench_read_truth(gpath, &t, &err);
-  if (st == VF_OK && o.k > t.k)
-    st = vf_error_set(&err, VF_EUSAGE,
-                      "-k %zu exceeds the %zu hits per query of the ground truth %s (compute it "
-                      "with -k %zu or more)",
-                      o.k, t.k, gpath, o.k);
-  if (st == VF_OK) st = bench_align(&q, &t, &rows, &err);
-  if (st == VF_OK && strcmp(o.store.type, "local") == 0) {
-    st = bench_local_spec(o.store.path, o.store.collection_name, &spec, &nspec, &err);
-    if (st == VF_OK && !o.vector) /* --store: the vector named like the queries column, if any */
-      for (int i = 0; i < nspec; i++)
-        if (spec[i].kind == CORPUS_VEC_DENSE && strcmp(spec[i].name, q.column) == 0) o.vector = spec[i].name;
-    o.store.vectors = spec;
-    o.store.nvectors = nspec;
-    have_spec = st == VF_OK;
-  } else if (st == VF_OK) { /* a remote store: the one vector searched, as the config says */
-    const vf_cfg_vector *v = vf_config_find_vector(&cfg, o.vector);
-    one = (store_vector_spec){o.vector, CORPUS_VEC_DENSE, v ? vf_config_vector_distance(&cfg, v) : CORPUS_COSINE, q.dim};
-    o.store.vectors = &one;
-    o.store.nvectors = 1;
-    have_spec = true;
-  }
+  if (st == VF_OK && rps) st = get_rate(rps, &rq.rps, &err);
+  rq.k = (size_t)k;
   store_qdrant_search_opts qopts = {0, false, -1, 0};
-  bool qset = st == VF_OK && (cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact"));
-  if (qset && strcmp(o.store.type, "qdrant") != 0)
-    st = vf_error_set(&err, VF_EUSAGE, "--hnsw-ef and --exact apply to qdrant stores (this store is %s)",
-                      o.store.type);
-  if (qset && st == VF_OK) {
+  if (st == VF_OK && (cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact"))) {
     int ef = 0;
     if (cli_get(&CLI_BENCH, &a, "hnsw-ef")) st = get_int(&a, "hnsw-ef", 0, 1, 1 << 24, &ef, &err);
     qopts.hnsw_ef = ef;
     qopts.exact = cli_get(&CLI_BENCH, &a, "exact") != NULL;
-    o.qdrant = &qopts;
+    rq.qdrant = &qopts;
   }
   cli_on_interrupt("bench stopped before every query ran (no report); run it again");
-  if (st == VF_OK && have_spec) st = bench_check_truth(&o, &t, rows, q.n, gpath, &err);
-  if (st == VF_OK && have_spec) st = bench_run(&o, &q, &t, rows, &rep, &err);
+  if (st == VF_OK) st = bench_execute(&rq, &rep, &vector, &err);
   cli_progress_end();
   if (st == VF_OK) {
-    summary(&rep, o.vector);
+    summary(&rep, vector);
     if (cli_get(&CLI_BENCH, &a, "json")) {
       vf_buf b;
       vf_buf_init(&b, 0);
@@ -241,10 +145,6 @@ int cmd_bench(int argc, char **argv) {
       vf_buf_free(&b);
     }
   }
-  bench_spec_free(spec, nspec);
-  free(rows);
-  bench_truth_free(&t);
-  bench_queries_free(&q);
-  vf_config_free(&cfg);
+  free(vector);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

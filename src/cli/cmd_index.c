@@ -96,48 +96,6 @@ static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, 
   return st;
 }
 
-/* the vector column to read: --column, else the only dense vector column of the first file */
-static vf_status build_column(const corpus_files *files, const char *column, char **out,
-                              vf_error *err) {
-  pqt_file *f = NULL;
-  vf_status st = ev_open(&files->files[0], &f, err);
-  int top = -1;
-  if (st == VF_OK) st = ev_vector_top(f, column, &top, err);
-  if (st == VF_OK) {
-    *out = vf_strdup(pqt_schema_of(f)->nodes[top].name);
-    if (!*out) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  pqt_close(f);
-  return st;
-}
-
-typedef struct build_ids {
-  char *text;  /* n x 37 */
-  const char **ptr;
-  size_t *len;
-  size_t cap;
-} build_ids;
-
-static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
-  if (bt->n > b->cap) {
-    free(b->text);
-    free(b->ptr);
-    free(b->len);
-    b->text = vf_mallocarray(bt->n, 37);
-    b->ptr = vf_mallocarray(bt->n, sizeof *b->ptr);
-    b->len = vf_mallocarray(bt->n, sizeof *b->len);
-    b->cap = b->text && b->ptr && b->len ? bt->n : 0;
-    if (!b->cap) return vf_error_set(err, VF_ENOMEM, "out of memory for %zu ids", bt->n);
-  }
-  for (size_t i = 0; i < bt->n; i++) {
-    char *t = b->text + i * 37;
-    store_id_format(&bt->ids[i], t);
-    b->ptr[i] = t;
-    b->len[i] = strlen(t);
-  }
-  return VF_OK;
-}
-
 static void print_build_human(const ivf_build_report *r, const char *out, int32_t dim,
                               corpus_distance metric, double seconds) {
   fprintf(stderr,
@@ -156,27 +114,8 @@ static vf_status print_build_json(const ivf_build_report *r, const char *out, in
                                   corpus_distance metric, size_t nfiles, vf_error *err) {
   vf_buf b;
   vf_buf_init(&b, 0);
-  vf_status st = vf_buf_printf(&b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
-                               "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
-                               ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
-                               r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
-                               r->training_rows_retained, r->source_bytes, r->spill_bytes);
-  if (st == VF_OK) st = vf_json_f64(&b, r->seconds, err);
-  if (st == VF_OK) st = vf_buf_printf(&b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes);
-  if (st == VF_OK) st = vf_json_f64(&b, r->list_max_over_mean, err);
-  if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", err);
-  if (st == VF_OK) st = vf_json_f64(&b, r->list_balance, err);
-  const double stage[4] = {r->seconds_read, r->seconds_train, r->seconds_assign, r->seconds_write};
-  const char *names[4] = {"seconds_read", "seconds_train", "seconds_assign", "seconds_write"};
-  for (int i = 0; i < 4 && st == VF_OK; i++) {
-    st = vf_buf_printf(&b, err, ",\"%s\":", names[i]);
-    if (st == VF_OK) st = vf_json_f64(&b, stage[i], err);
-  }
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\"dim\":%d,\"metric\":\"%s\",\"files\":%zu,\"output\":", (int)dim,
-                       idx_metric_name(metric), nfiles);
-  if (st == VF_OK) st = vf_json_string(&b, out, strlen(out), err);
-  if (st == VF_OK) st = vf_json_raw(&b, "}\n", err);
+  vf_status st = ivf_build_report_json(r, out, dim, metric, nfiles, &b, err);
+  if (st == VF_OK) st = vf_buf_append(&b, "\n", 1, err);
   if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
   vf_buf_free(&b);
   return st;
@@ -185,18 +124,11 @@ static vf_status print_build_json(const ivf_build_report *r, const char *out, in
 static int index_build(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
-  double t0 = vf_now();
   const cli_cmd *c = &CLI_INDEX_BUILD;
   cli_args a;
   cli_corpus cc;
   memset(&cc, 0, sizeof cc);
-  const corpus_files *files = &cc.files;
   corpus_idexpr *idx = NULL;
-  char *column = NULL;
-  ivf_builder *b = NULL;
-  corpus_batch bt;
-  memset(&bt, 0, sizeof bt);
-  build_ids ids = {0};
   ivf_params p;
   memset(&p, 0, sizeof p);
   p.metric = CORPUS_COSINE;
@@ -236,104 +168,21 @@ static int index_build(int argc, char **argv) {
   /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
   if (st == VF_OK)
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
-  corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
-  if (st == VF_OK && cc.records) {
-    vs = cc.vec;
-    if (vs.kind != CORPUS_VEC_DENSE)
-      st = vf_error_set(&err, VF_EUSAGE, "index build: vector '%s' of %s is not dense", vs.name,
-                        a.pos[0]);
-    if (st == VF_OK && !m && cc.has_distance) {
-      if (cc.distance == CORPUS_MANHATTAN)
-        st = vf_error_set(&err, VF_EUSAGE, "index build: vector '%s' uses manhattan distance; "
-                          "give --metric cosine, dot or euclid", vs.name);
-      p.metric = cc.distance;
-    }
-    column = vf_strdup(vs.name);
-    if (st == VF_OK && !column) st = vf_error_set(&err, VF_ENOMEM, "index build: out of memory");
-  } else if (st == VF_OK) {
-    st = build_column(files, cli_get(c, &a, "column"), &column, &err);
-    vs.name = vs.column = column;
-  }
-  vs.distance = p.metric;
-  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
-                             .id = idx ? idx : (cc.records ? cc.id : NULL), .skip_bad_rows = false};
   if (st == VF_OK) { /* the corpus identity recorded in the header (index search checks truth) */
     char fmd5[33];
-    corpus_files_md5(files, fmd5);
+    corpus_files_md5(&cc.files, fmd5);
     corpus_identity(fmd5, ie ? ie : cc.records ? cc.id_text : NULL, p.corpus_id, NULL);
-  }
-  if (st == VF_OK)
     cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
                      "nothing was written; run the command again", out);
-  /* pass 1: rows from the footers (strata of the training sample, default nlist) */
-  uint64_t total = 0;
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, total, &rr, &err);
-    if (st == VF_OK) total += corpus_records_rows(rr);
-    corpus_records_close(rr);
   }
-  if (st == VF_OK && total == 0)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: %s holds no rows", a.pos[0]);
-  /* pass 2: stream the rows into the builder */
-  double tr0 = vf_now();
-  uint64_t done = 0, base = 0, source_bytes = 0;
-  vf_stage sg;
-  vf_stage_begin(&sg, "index build", "read", NULL, total);
-  sg.p.files_total = files->n;
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, base, &rr, &err);
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
-      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, &err);
-      if (st != VF_OK || bt.n == 0) continue;
-      const corpus_vec_batch *vb = &bt.vectors[0];
-      if (!b) {
-        p.dim = vb->dim;
-        st = ivf_builder_open(&p, out, total, &b, &err);
-      } else if (vb->dim != p.dim) {
-        st = vf_error_set(&err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
-                          files->files[fi].key, column, (int)vb->dim, (int)p.dim);
-      }
-      if (st == VF_OK) st = ids_fill(&ids, &bt, &err);
-      if (st == VF_OK) {
-        st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, &err);
-        if (st != VF_OK) vf_error_prefix(&err, "%s: row group %d: ", files->files[fi].key, rg);
-      }
-      if (st != VF_OK) break;
-      done += bt.n;
-      sg.p.files_done = fi;
-      sg.p.bytes_done = source_bytes;
-      vf_stage_update(&sg, done, NULL);
-    }
-    if (rr) {
-      base += corpus_records_rows(rr);
-      source_bytes += corpus_records_bytes_read(rr);
-    }
-    corpus_records_close(rr);
-  }
-  double tread = vf_now() - tr0;
-  if (st == VF_OK && !b)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: %s holds no vectors", a.pos[0]);
-  if (st == VF_OK) {
-    st = ivf_builder_finish(b, &rep, &err);
-    b = NULL;
-  }
+  ivf_source_opts so = {.column = st == VF_OK ? cli_get(c, &a, "column") : NULL, .id = idx,
+                        .metric_given = m != NULL};
+  if (st == VF_OK) st = ivf_build_source(&cc, &so, &p, out, &rep, &err);
   cli_progress_end();
   if (st == VF_OK) {
-    rep.source_bytes = source_bytes;
-    if (rep.seconds_read <= 0) rep.seconds_read = tread;
-    rep.seconds = vf_now() - t0;
     print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
-    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, files->n, &err);
+    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, cc.files.n, &err);
   }
-  ivf_builder_abort(b);
-  corpus_batch_free(&bt);
-  free(ids.text);
-  free(ids.ptr);
-  free(ids.len);
-  free(column);
   corpus_idexpr_free(idx);
   cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);

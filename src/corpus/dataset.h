@@ -33,5 +33,7 @@ uint64_t ds_reader_bytes_read(const ds_reader *r);
 vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *out,
                          uint64_t *skipped, vf_error *err);
 void ds_reader_close(ds_reader *r);
+/* the record reader of the part's payload file (NULL without one): corpus_records_payload_view() */
+const corpus_records *ds_reader_payload(const ds_reader *r);
 
 #endif

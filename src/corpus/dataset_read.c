@@ -193,6 +193,10 @@ uint64_t ds_reader_bytes_read(const ds_reader *r) {
   return (r->pr ? corpus_records_bytes_read(r->pr) : 0) + r->vbytes;
 }
 
+const corpus_records *ds_reader_payload(const ds_reader *r) {
+  return r->pr;
+}
+
 void ds_reader_close(ds_reader *r) {
   if (!r) return;
   corpus_records_close(r->pr);

@@ -50,6 +50,21 @@ vf_status corpus_idcols_bind(corpus_idcols *c, const pqt_leaf_data *data, const 
 vf_status corpus_idcols_get(void *user, const char *column, corpus_value *out, vf_error *err);
 void corpus_idcols_free(corpus_idcols *c);
 
+/*! corpus_records_payload_view() : the parquet side of the last corpus_records_read(): the file
+ *  the payload columns come from (a dataset part's payload file), its decoded leaves (leaf_ids[i]
+ *  is data[i]'s leaf) and the payload sources as resolved (a dataset without payload_fields: every
+ *  column the payload component allows).  Read it with spec.payload_raw (src/corpus/arrow_*.c).
+ *  @return : false when there is no parquet side (a dataset part without a payload file). */
+typedef struct corpus_payload_view {
+  const pqt_file *f;
+  const pqt_leaf_data *data;
+  const int *leaf_ids;
+  int nleaves;
+  const corpus_payload_source *payload;
+  int npayload;
+} corpus_payload_view;
+bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *out);
+
 /*! corpus_batch_vectors_free() : free a batch's vector array and every buffer in it (records.c;
  *  also used by the dataset reader). */
 void corpus_batch_vectors_free(corpus_batch *b);

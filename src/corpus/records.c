@@ -1091,7 +1091,8 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
   if (start < rows && r->ids.ncols &&
       (st = corpus_idcols_bind(&r->ids, r->data, r->leaf_ids, r->nleaves, err)) != VF_OK)
     return st;
-  for (int i = 0; start < rows && i < r->spec.npayload; i++) {
+  int npay = r->spec.payload_raw ? 0 : r->spec.npayload; /* raw: corpus_records_payload_view() */
+  for (int i = 0; start < rows && i < npay; i++) {
     rec_pay *p = &r->pays[i];
     if ((st = pqt_rows_bind(p->rows, r->data, r->leaf_ids, r->nleaves, rows, err)) != VF_OK ||
         (st = pqt_rows_skip(p->rows, start, err)) != VF_OK || (st = pay_bind(r, p, err)) != VF_OK)
@@ -1103,7 +1104,7 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
   out->payload_offsets[0] = 0;
   for (int64_t row = start; row < rows; row++) {
     if (r->bad[row]) {
-      for (int i = 0; i < r->spec.npayload; i++)
+      for (int i = 0; i < npay; i++)
         if ((st = pqt_rows_skip(r->pays[i].rows, 1, err)) != VF_OK) return st;
       continue;
     }
@@ -1124,12 +1125,29 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
       corpus_point_id(key, key_len, file_row, out->ids[k].uuid);
     }
     out->file_rows[k] = file_row;
-    if ((st = render_payload(r, row, &out->payload, err)) != VF_OK) return st;
+    if (!r->spec.payload_raw && (st = render_payload(r, row, &out->payload, err)) != VF_OK)
+      return st;
     out->payload_offsets[++k] = (int64_t)out->payload.len;
   }
   out->n = k;
   if (skipped) *skipped = nbad;
   return VF_OK;
+}
+
+/* corpus_records_payload_view(): see internal.h. */
+bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *out) {
+  memset(out, 0, sizeof *out);
+  if (r->ds) {
+    const corpus_records *pr = ds_reader_payload(r->ds);
+    return pr && corpus_records_payload_view(pr, out);
+  }
+  out->f = r->f;
+  out->data = r->data;
+  out->leaf_ids = r->leaf_ids;
+  out->nleaves = r->nleaves;
+  out->payload = r->spec.payload;
+  out->npayload = r->spec.npayload;
+  return true;
 }
 
 /*! corpus_batch_slice() : see corpus.h.  vec_storage must hold b->nvectors entries and outlive

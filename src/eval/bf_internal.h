@@ -92,6 +92,10 @@ typedef struct ev_queries {
 /*! ev_queries_read() : the query ids and vectors of a queries file. */
 vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err);
 void ev_queries_free(ev_queries *q);
+/*! ev_queries_matrix() : n x dim dense queries from memory (copied): query i has id "<i>", the
+ *  vector name is `name` (NULL: "vector"), md5 is over the floats' bytes. */
+vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char *name,
+                            ev_queries *q, vf_error *err);
 
 /*! ev_results_write() : write query_id / hit_ids / hit_scores (hits: n*k, nhits[i] used) with
  *  key-value metadata (kv: nkv key/value pairs). */

@@ -143,6 +143,36 @@ static vf_status queries_from_vec(const char *path, ev_queries *q, bool *is_vec,
   return st;
 }
 
+/* ev_queries_matrix(): see bf_internal.h. */
+vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char *name,
+                            ev_queries *q, vf_error *err) {
+  memset(q, 0, sizeof *q);
+  if (!v || n < 1 || n > EV_MAX_QUERIES || dim < 1 || dim > 1000000)
+    return vf_error_set(err, VF_EUSAGE, "queries: %" PRIu64 " x %d (expected 1..%" PRIu64
+                        " queries of dimension >= 1)", n, (int)dim, EV_MAX_QUERIES);
+  size_t cnt = (size_t)n * (size_t)dim;
+  q->n = n;
+  q->dim = dim;
+  q->kind = CORPUS_VEC_DENSE;
+  q->vecs = vf_mallocarray(cnt, sizeof(float));
+  q->ids = vf_calloc((size_t)n, sizeof(char *));
+  q->vec_name = vf_strdup(name ? name : "vector");
+  vf_status st = q->vecs && q->ids && q->vec_name ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) memcpy(q->vecs, v, cnt * sizeof(float));
+  for (size_t i = 0; st == VF_OK && i < cnt; i++)
+    if (!isfinite(v[i]))
+      st = vf_error_set(err, VF_ECORRUPT, "queries: query %zu holds NaN or infinity", i / (size_t)dim);
+  for (uint64_t i = 0; st == VF_OK && i < n; i++)
+    if (!(q->ids[i] = ev_strdupf(err, "%" PRIu64, i))) st = VF_ENOMEM;
+  if (st == VF_OK) { /* the "queries file" md5 of the metadata: the matrix's bytes */
+    uint8_t dg[16];
+    vf_md5(v, cnt * sizeof(float), dg);
+    for (int i = 0; i < 16; i++) snprintf(q->md5 + 2 * i, 3, "%02x", dg[i]);
+  }
+  if (st != VF_OK) ev_queries_free(q);
+  return st;
+}
+
 /* ev_queries_read(): see bf_internal.h. */
 vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err) {
   memset(q, 0, sizeof *q);

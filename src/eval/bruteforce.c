@@ -742,6 +742,51 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   return VF_OK;
 }
 
+/* score the current block: worker 0 on this thread, the others on their own (inline when a
+ * thread cannot be started) */
+static void score_block(bf_worker *wk, pthread_t *tid, int threads) {
+  for (int t = 1; t < threads; t++)
+    if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
+      worker_run(&wk[t]);
+      tid[t] = 0;
+    }
+  worker_run(&wk[0]);
+  for (int t = 1; t < threads; t++)
+    if (tid[t]) pthread_join(tid[t], NULL);
+}
+
+static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
+                           const uint32_t *nhits, vf_error *err) {
+  memset(h, 0, sizeof *h);
+  size_t cnt = (size_t)nq * k;
+  h->ids = vf_mallocarray(cnt ? cnt : 1, sizeof *h->ids);
+  h->scores = vf_mallocarray(cnt ? cnt : 1, sizeof *h->scores);
+  h->counts = vf_mallocarray(nq ? nq : 1, sizeof *h->counts);
+  if (!h->ids || !h->scores || !h->counts) {
+    eval_bf_hits_free(h);
+    return vf_error_set(err, VF_ENOMEM, "out of memory for %zu hits", cnt);
+  }
+  h->nq = nq;
+  h->k = k;
+  for (uint64_t i = 0; i < nq; i++) {
+    h->counts[i] = nhits[i];
+    for (uint32_t j = 0; j < nhits[i]; j++) {
+      memcpy(h->ids[i * k + j], hits[i * k + j].id, 37);
+      h->scores[i * k + j] = hits[i * k + j].score;
+    }
+  }
+  return VF_OK;
+}
+
+/* eval_bf_hits_free(): see eval.h. */
+void eval_bf_hits_free(eval_bf_hits *h) {
+  if (!h) return;
+  free(h->ids);
+  free(h->scores);
+  free(h->counts);
+  memset(h, 0, sizeof *h);
+}
+
 /* eval_brute_force(): see eval.h. */
 vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eval_bf_result *out,
                            vf_error *err) {
@@ -760,7 +805,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   corpus_record_spec spec1 = o->records ? ev_spec1(o->records) : (corpus_record_spec){0};
   vf_status st = ev_ids_init(&ids, files, o->records, "brute-force", err);
   if (st != VF_OK) return st;
-  st = ev_queries_read(o->queries, o->column, &q, err);
+  if (o->queries) st = ev_queries_read(o->queries, o->column, &q, err);
+  else if (o->query_vectors)
+    st = ev_queries_matrix(o->query_vectors, o->nqueries, o->query_dim, o->column, &q, err);
+  else st = vf_error_set(err, VF_EUSAGE, "brute-force: no queries (a queries file or vectors)");
   if (st != VF_OK) {
     ev_ids_free(&ids);
     return st;
@@ -777,7 +825,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
                       q.n, o->k);
   if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   /* the final ground truth (partials are intermediate: their merge checks their metric) */
-  if (st == VF_OK && !partial) st = ev_output_check(path, o->metric, o->output != NULL, err);
+  if (st == VF_OK && !partial && !o->no_file)
+    st = ev_output_check(path, o->metric, o->output != NULL, err);
   if (st != VF_OK) {
     free(path);
     ev_queries_free(&q);
@@ -892,14 +941,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
     s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
     s.rows = rd.spec ? sl->bt.file_rows : NULL;
-    for (int t = 1; t < threads; t++)
-      if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
-        worker_run(&wk[t]);
-        tid[t] = 0;
-      }
-    worker_run(&wk[0]);
-    for (int t = 1; t < threads; t++)
-      if (tid[t]) pthread_join(tid[t], NULL);
+    score_block(wk, tid, threads);
     out->rows_scanned += sl->n + sl->skipped;
     out->rows_skipped += sl->skipped;
     sg.p.files_done = sl->fi / jobs;
@@ -953,8 +995,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
                       : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
     st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
                         partial, &kv, &nkv, err);
-    if (st == VF_OK) st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
+    if (st == VF_OK && !o->no_file)
+      st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
   }
+  if (st == VF_OK && o->hits) st = hits_copy(o->hits, q.n, o->k, hits, nhits, err);
   if (st == VF_OK) {
     out->path = path;
     path = NULL;
@@ -988,5 +1032,101 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   free(s.qnorm);
   ev_queries_free(&q);
   ev_ids_free(&ids);
+  return st;
+}
+
+/* ------------------------------------------------------- vectors in memory */
+
+#define BF_MATRIX_BLOCK 16384 /* rows scored per block (the norms, and for cosine their copy) */
+
+/* eval_brute_force_matrix(): see eval.h.  The scan of eval_brute_force over blocks of a matrix:
+ * the same fast filter and exact re-scoring (worker_run / filter_block), keys = row numbers. */
+vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, uint64_t nq,
+                                  int32_t dim, uint32_t k, corpus_distance metric, int threads,
+                                  idx_hit *hits, uint32_t *counts, vf_error *err) {
+  if (k < 1 || k > BF_K_MAX) return vf_error_set(err, VF_EUSAGE, "brute-force: k must be 1..%u", BF_K_MAX);
+  if (dim < 1 || nq < 1 || n >= ((uint64_t)1 << 40))
+    return vf_error_set(err, VF_EUSAGE, "brute-force: need dimension >= 1, at least one query and "
+                        "fewer than 2^40 rows (got %" PRIu64 " x %d, %" PRIu64 " queries)", n, (int)dim, nq);
+  size_t d = (size_t)dim;
+  for (size_t i = 0; i < (size_t)nq * d; i++)
+    if (!isfinite(q[i]))
+      return vf_error_set(err, VF_ECORRUPT, "brute-force: query %zu holds NaN or infinity", i / d);
+  if (threads < 1) threads = vf_threads();
+  if (threads < 1) threads = 1;
+  if ((uint64_t)threads > nq) threads = (int)nq;
+  bool cos = metric == CORPUS_COSINE;
+  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active()};
+  s.gamma = ((double)d + 16.0) * 0x1p-21;
+  size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
+  s.qq = vf_mallocarray(nq, sizeof(double));
+  s.qnorm = vf_mallocarray(nq, sizeof(float));
+  s.heaps = vf_calloc(nq, sizeof(idx_topk));
+  double *xx = vf_mallocarray(blk, sizeof(double));
+  float *xnorm = vf_mallocarray(blk, sizeof(float));
+  float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
+  bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
+  pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
+  vf_status st = VF_OK;
+  if (!s.qq || !s.qnorm || !s.heaps || !xx || !xnorm || (cos && !xn) || !wk || !tid)
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
+    s.qq[i] = sumsq(q + i * d, d);
+    s.qnorm[i] = (float)sqrt(s.qq[i]);
+    st = idx_topk_init(&s.heaps[i], k, NULL, NULL, err);
+  }
+  float *qn = NULL;
+  if (st == VF_OK && cos) {
+    qn = vf_mallocarray(nq, sizeof(float) * d);
+    if (!qn) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    else {
+      memcpy(qn, q, sizeof(float) * d * nq);
+      idx_normalize_rows(qn, nq, d);
+    }
+  }
+  s.qn = cos ? qn : (float *)q; /* only read */
+  for (int t = 0; st == VF_OK && t < threads; t++) {
+    wk[t].s = &s;
+    wk[t].q0 = nq * (uint64_t)t / (uint64_t)threads;
+    wk[t].q1 = nq * (uint64_t)(t + 1) / (uint64_t)threads;
+    uint64_t span = wk[t].q1 - wk[t].q0;
+    wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
+    if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  openblas_set_num_threads(1);
+  for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
+    const float *xb = x + r0 * d;
+    for (size_t j = 0; j < nr; j++) {
+      xx[j] = sumsq(xb + j * d, d);
+      xnorm[j] = (float)sqrt(xx[j]);
+    }
+    if (cos) {
+      memcpy(xn, xb, sizeof(float) * d * nr);
+      idx_normalize_rows(xn, nr, d);
+    }
+    s.x = xb;
+    s.xn = cos ? xn : xb;
+    s.xx = xx;
+    s.xnorm = xnorm;
+    s.nrows = nr;
+    s.key0 = (int64_t)r0;
+    score_block(wk, tid, threads);
+  }
+  openblas_set_num_threads(vf_threads());
+  for (uint64_t i = 0; st == VF_OK && i < nq; i++)
+    counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
+  for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
+  for (int t = 0; wk && t < threads; t++) free(wk[t].c);
+  free(wk);
+  free(tid);
+  free(s.heaps);
+  free(s.qq);
+  free(s.qnorm);
+  free(qn);
+  free(xx);
+  free(xnorm);
+  free(xn);
   return st;
 }

@@ -1,7 +1,7 @@
 /*
- * cli_corpus.c — the corpus a command's URI argument names (generate-queries, brute-force,
- * brute-force-merge; `index build` later): a parquet corpus URI, a YAML load config or a single
- * vector file.
+ * source.c — the corpus a URI argument names (generate-queries, brute-force, brute-force-merge,
+ * index build, the Python front end's open/read_vectors): a parquet corpus URI, a YAML load
+ * config or a single vector file.
  *
  * A config gives its datasource's files through vf_config_files() (uri, file_list or a
  * `type: dataset` with parts), one `vectors:` entry (--column NAME among several) and the
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "vforge/config.h"
 #include "vforge/vecfile.h"
 
 static bool ends_with(const char *s, const char *suf) {
@@ -78,10 +78,39 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
   return st;
 }
 
-/* cli_corpus_open(): see cli.h. */
-vf_status cli_corpus_open(const char *uri, const char *id_root, const char *column,
-                          cli_corpus *out, vf_error *err) {
+/* The full record spec of a config (corpus_source_opts.all_vectors): every `vectors:` entry
+ * and every payload field, as `load` reads them. */
+static vf_status all_vectors_spec(corpus_source *out, const char *uri, vf_error *err) {
+  const vf_config *cfg = &out->cfg;
+  if (cfg->nvectors > 1000 || cfg->datasource.npayload_fields > 100000)
+    return vf_error_set(err, VF_ECONFIG, "%s: too many vectors or payload fields", uri);
+  out->vecs = vf_calloc(cfg->nvectors + 1, sizeof *out->vecs);
+  out->pays = vf_calloc(cfg->datasource.npayload_fields + 1, sizeof *out->pays);
+  if (!out->vecs || !out->pays) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; i < cfg->nvectors; i++) {
+    const vf_cfg_vector *v = &cfg->vectors[i];
+    if (!v->column && v->source != VF_CFG_COMPONENT_VECTORS)
+      return vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", uri, v->line, v->name);
+    out->vecs[i] = (corpus_vec_source){v->name, v->kind, vf_config_vector_distance(cfg, v),
+                                       v->source == VF_CFG_COMPONENT_VECTORS ? NULL : v->column};
+  }
+  for (size_t i = 0; i < cfg->datasource.npayload_fields; i++)
+    out->pays[i] = (corpus_payload_source){cfg->datasource.payload_fields[i].key,
+                                           cfg->datasource.payload_fields[i].column};
+  out->spec.vectors = out->vecs;
+  out->spec.nvectors = (int)cfg->nvectors;
+  out->spec.payload = out->pays;
+  out->spec.npayload = (int)cfg->datasource.npayload_fields;
+  return VF_OK;
+}
+
+/* corpus_source_open(): see config.h. */
+vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, corpus_source *out,
+                             vf_error *err) {
   memset(out, 0, sizeof *out);
+  const char *id_root = opts ? opts->id_root : NULL;
+  const char *column = opts ? opts->column : NULL;
+  bool all = opts && opts->all_vectors;
   const char *fmt = vecfile_format(uri);
   bool yaml = !is_remote(uri) && (ends_with(uri, ".yaml") || ends_with(uri, ".yml"));
   if (!fmt && !yaml) return corpus_discover(uri, id_root, &out->files, err);
@@ -104,7 +133,7 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
                           column, names.data ? (const char *)names.data : "");
         vf_buf_free(&names);
       }
-    } else if (cfg->nvectors == 1) {
+    } else if (cfg->nvectors == 1 || all) {
       v = &cfg->vectors[0];
     } else {
       st = vf_error_set(err, VF_EUSAGE, "%s: %zu vectors in `vectors:`; choose one with --column NAME",
@@ -129,16 +158,19 @@ vf_status cli_corpus_open(const char *uri, const char *id_root, const char *colu
                                                   : VF_CONFIG_DEFAULT_ID_EXPRESSION;
     out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
     out->records = true;
+    if (all) st = all_vectors_spec(out, uri, err);
     st = vf_config_files(cfg, &out->files, err);
   }
   if (st == VF_OK && out->files.n == 0)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri);
-  if (st != VF_OK) cli_corpus_close(out);
+  if (st != VF_OK) corpus_source_close(out);
   return st;
 }
 
-/* cli_corpus_close(): see cli.h. */
-void cli_corpus_close(cli_corpus *c) {
+/* corpus_source_close(): see config.h. */
+void corpus_source_close(corpus_source *c) {
+  free(c->vecs);
+  free(c->pays);
   corpus_files_free(&c->files);
   corpus_idexpr_free(c->id);
   vf_config_free(&c->cfg);

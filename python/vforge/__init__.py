@@ -1,0 +1,462 @@
+"""vforge from Python: zero-copy record batches, exact ground truth and IVF indexes.
+
+A front end over libvforge (the C library the ``vforge`` command is built on): every function
+here converts its arguments and calls one library entry point, with the GIL released, so the
+results are the command line's, byte for byte.
+
+- :func:`open` streams a corpus (a parquet URI — local, ``s3://``, ``hf://``, ``http(s)://`` — a
+  YAML load config or a vector file) as Arrow record batches that pyarrow, polars and DuckDB
+  import without a copy (the Arrow C Data Interface, ``__arrow_c_stream__``).
+- :func:`read_vectors` returns the dense vectors as one ``(n, d)`` float32 NumPy array.
+- :func:`brute_force` computes exact top-k (ground truth), :func:`generate_queries` samples
+  queries, :func:`recall` scores answers against ground truth.
+- :class:`Index` builds, saves, loads and searches IVF indexes (flat, sq8, pq, rabitq).
+- :func:`load` streams a corpus into a vector store, :func:`bench` measures a store.
+
+Every call takes ``threads=`` (the CLI's ``--threads``: default, the CPUs this process may use).
+Errors raise :class:`Error` subclasses carrying vforge's message; Ctrl-C interrupts a long call
+through the library's cancellation flag and raises ``KeyboardInterrupt``.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os as _os
+import shutil as _shutil
+import tempfile as _tempfile
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple, Union
+
+import numpy as _np
+
+from . import _vforge
+from ._vforge import (  # noqa: F401  (re-exported)
+    DataError,
+    Error,
+    IOError,
+    NotFoundError,
+    ResourceError,
+    UsageError,
+)
+
+__version__: str = _vforge.version()
+
+__all__ = [
+    "Error", "UsageError", "DataError", "NotFoundError", "IOError", "ResourceError",
+    "Stream", "Hits", "Index", "open", "read_vectors", "brute_force", "generate_queries",
+    "recall", "load", "bench", "__version__",
+]
+
+ArrayLike = Any  # anything numpy.asarray accepts
+PathOrArray = Union[str, "os.PathLike[str]", ArrayLike]
+
+
+def _path(p: Any) -> str:
+    return _os.fspath(p)
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, _os.PathLike))
+
+
+def _threads(threads: Optional[int]) -> int:
+    if threads is None:
+        return 0
+    if int(threads) < 1:
+        raise UsageError("threads must be at least 1")
+    return int(threads)
+
+
+def _matrix(x: ArrayLike, what: str) -> _np.ndarray:
+    a = _np.ascontiguousarray(x, dtype=_np.float32)
+    if a.ndim == 1:
+        a = a.reshape(1, -1)
+    if a.ndim != 2 or a.shape[1] < 1:
+        raise UsageError(f"{what}: expected a 2-D array (n, d), got shape {a.shape}")
+    return a
+
+
+class Hits(tuple):
+    """``(ids, scores)`` of a search, each of shape ``(n_queries, k)``, best first.
+
+    ``ids`` is an int64 array (``-1`` where a query has fewer than k hits) when the corpus has
+    integer point ids (a NumPy array, a vector file, ``id_expression: row``), else an object array
+    of ``str`` (``None`` where missing); ``scores`` is float32 (NaN where missing), larger =
+    nearer (cosine similarity, dot, -L2, -L1).  ``path`` is the file written, if any.
+    """
+
+    path: Optional[str]
+
+    def __new__(cls, ids: _np.ndarray, scores: _np.ndarray, path: Optional[str] = None) -> "Hits":
+        t = super().__new__(cls, (ids, scores))
+        t.path = path
+        return t
+
+    @property
+    def ids(self) -> _np.ndarray:
+        return self[0]
+
+    @property
+    def scores(self) -> _np.ndarray:
+        return self[1]
+
+
+def _hits(raw: Tuple[Any, Any, bool], nq: int, k: int, path: Optional[str] = None) -> Hits:
+    ids, scores, ints = raw
+    if ints:
+        ida = _np.frombuffer(ids, dtype=_np.int64).reshape(nq, k)
+    else:
+        ida = _np.empty(nq * k, dtype=object)
+        ida[:] = ids
+        ida = ida.reshape(nq, k)
+    return Hits(ida, _np.frombuffer(scores, dtype=_np.float32).reshape(nq, k), path)
+
+
+# ------------------------------------------------------------------ streams
+
+
+class Stream:
+    """Record batches of a corpus, one per row group, through the Arrow C stream interface.
+
+    Consume it once: pass it to ``pyarrow.RecordBatchReader.from_stream``, ``polars.DataFrame``,
+    ``duckdb.sql("select ... from stream")`` (all read ``__arrow_c_stream__``), or iterate it
+    (pyarrow ``RecordBatch`` objects; Ctrl-C interrupts between row groups).  Columns:
+    ``__id__`` (utf8 UUID, or uint64 for integer ids), the vectors (dense:
+    ``fixed_size_list<float32>[d]`` over one contiguous buffer — ``batch.column("emb").values
+    .to_numpy().reshape(-1, d)`` is a view; sparse: ``struct<indices: list<uint32>, values:
+    list<float>>``; multivector: ``list<fixed_size_list<float32>[d]>``), the payload columns in
+    their parquet types, ``__source_file__`` and ``__source_row__``.
+    """
+
+    def __init__(self, raw: "_vforge.Stream") -> None:
+        self._raw = raw
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream protocol (moves the stream into the capsule)."""
+        return self._raw.__arrow_c_stream__(requested_schema)
+
+    def _export_to_c(self, address: int) -> None:
+        """Move the stream into the ``struct ArrowArrayStream`` at ``address``
+        (``pyarrow.RecordBatchReader._import_from_c``)."""
+        self._raw._export_to_c(address)
+
+    @property
+    def schema(self) -> Any:
+        """The batches' ``pyarrow.Schema`` (needs pyarrow)."""
+        import pyarrow as pa
+
+        return pa.Schema._import_from_c_capsule(self._raw.schema_capsule())
+
+    def __iter__(self) -> Iterator[Any]:
+        import pyarrow as pa
+
+        while True:
+            caps = self._raw.next_capsules()
+            if caps is None:
+                return
+            yield pa.RecordBatch._import_from_c_capsule(*caps)
+
+    def to_pyarrow(self) -> Any:
+        """A ``pyarrow.RecordBatchReader`` over the stream (no copy)."""
+        import pyarrow as pa
+
+        return pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+
+    def read_all(self) -> Any:
+        """Every batch as one ``pyarrow.Table`` (the batches' buffers, not copies; Ctrl-C
+        interrupts between row groups)."""
+        import pyarrow as pa
+
+        schema = self.schema
+        return pa.Table.from_batches(list(self), schema=schema)
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def open(source: Union[str, "os.PathLike[str]"], columns: Optional[Sequence[str]] = None, *,
+         vectors: Optional[Sequence[str]] = None, with_id: Union[bool, str] = True,
+         provenance: bool = True, skip_bad_rows: bool = False, id_root: Optional[str] = None,
+         threads: Optional[int] = None) -> Stream:
+    """Stream a corpus as Arrow record batches (see :class:`Stream`).
+
+    ``source`` is a parquet file or directory (local, ``s3://``, ``hf://``, ``http(s)://``; every
+    ``*.parquet`` below it outside ``eval/``, as the CLI's ``URI``), a YAML load config (its
+    datasource — component datasets included — its ``vectors:`` and ``payload_fields``) or a
+    vector file (``.npy``, ``.fbin``, ``.hdf5``).  ``columns`` selects top-level columns (a
+    config: vector names and payload keys).  For a parquet URI, ``vectors`` names the columns
+    read as vectors; by default every column with a dense (``list<float>``, FLBA) or sparse
+    (``struct{indices, values}``) vector shape is.  ``with_id``: ``True`` (the config's
+    ``id_expression``, else ``vf_point_id(filename, file_row_number)``), an id expression, or
+    ``False``.  Vectors are checked as ``vforge load`` checks them: a bad row raises
+    :class:`DataError` naming file and row, or is dropped with ``skip_bad_rows=True``.  The first
+    batch is read now, so a bad source fails here.
+    """
+    idexpr = with_id if isinstance(with_id, str) else None
+    t = _threads(threads)
+    raw = _vforge.open_stream(_path(source), list(columns) if columns is not None else None,
+                              list(vectors) if vectors is not None else None, bool(with_id),
+                              idexpr, bool(provenance), bool(skip_bad_rows), id_root, t)
+    return Stream(raw)
+
+
+def read_vectors(source: Union[str, "os.PathLike[str]"], column: Optional[str] = None, *,
+                 id_root: Optional[str] = None, threads: Optional[int] = None) -> _np.ndarray:
+    """The dense vectors of a corpus as one ``(n, d)`` float32 array, in corpus order.
+
+    ``source`` as in :func:`open`; ``column`` names the dense vector column (a config: the
+    ``vectors:`` entry) when there are several.  A parquet corpus is decoded row group by row
+    group straight into the array by ``threads`` workers (float16/double converted to float32);
+    the array owns vforge's buffer (no copy).
+    """
+    buf, n, d = _vforge.read_vectors(_path(source), column, id_root, _threads(threads))
+    return _np.frombuffer(buf, dtype=_np.float32).reshape(n, d)
+
+
+def brute_force(corpus: PathOrArray, queries: PathOrArray, k: int, metric: Optional[str] = None, *,
+                column: Optional[str] = None, output: Union[None, bool, str] = None,
+                id_root: Optional[str] = None, threads: Optional[int] = None) -> Hits:
+    """Exact top-``k`` of every query: the ground truth of ``vforge brute-force``.
+
+    ``corpus``: a corpus as in :func:`open`, or an ``(n, d)`` array (ids are row numbers).
+    ``queries``: a queries file (``generate_queries``' parquet, ``.npy``, ``.fbin``, an
+    ann-benchmarks ``.hdf5``'s ``test``) or an ``(nq, d)`` array (query i has id ``"i"``).
+    ``metric``: cosine, dot, euclid or manhattan (default: a config's distance, else cosine).
+    Every score is re-computed by one fixed-order kernel, so the result does not depend on
+    ``threads``.  ``output=True`` also writes the CLI's file
+    (``<prefix>/eval/brute_force_queries_<N>_k<K>.parquet``), ``output="f.parquet"`` that file —
+    byte-identical to the CLI's for the same inputs; an array corpus writes no file.
+    Returns :class:`Hits`.
+    """
+    t = _threads(threads)
+    if not _is_path(corpus):
+        x = _matrix(corpus, "corpus")
+        if _is_path(queries):
+            raise UsageError("brute_force: an array corpus takes an array of queries")
+        q = _matrix(queries, "queries")
+        if q.shape[1] != x.shape[1]:
+            raise UsageError(f"brute_force: queries have dimension {q.shape[1]}, the corpus {x.shape[1]}")
+        if output is not None:
+            raise UsageError("brute_force: an array corpus writes no file (output=)")
+        ids, scores = _vforge.brute_force_matrix(x, x.shape[0], q, q.shape[0], x.shape[1], int(k),
+                                                 metric or "cosine", t)
+        nq = q.shape[0]
+        return Hits(_np.frombuffer(ids, dtype=_np.int64).reshape(nq, k),
+                    _np.frombuffer(scores, dtype=_np.float32).reshape(nq, k))
+    qpath, qv, nq, qd = None, None, 0, 0
+    if _is_path(queries):
+        qpath = _path(queries)
+    else:
+        qv = _matrix(queries, "queries")
+        nq, qd = qv.shape
+    write = output is not None and output is not False
+    out = output if isinstance(output, (str, _os.PathLike)) else None
+    raw, n_queries, _rows, _skipped, path = _vforge.brute_force(
+        _path(corpus), int(k), qpath, qv, nq, qd, metric, column,
+        _path(out) if out is not None else None, write, id_root, t)
+    return _hits(raw, n_queries, int(k), path)
+
+
+def generate_queries(corpus: Union[str, "os.PathLike[str]"], n: int, *, seed: int = 42,
+                     columns: Optional[Sequence[str]] = None, column: Optional[str] = None,
+                     output: Optional[str] = None, id_root: Optional[str] = None,
+                     threads: Optional[int] = None) -> str:
+    """Sample ``n`` rows uniformly over the corpus (seeded: the same seed, the same file) and
+    write them as a queries file, as ``vforge generate-queries``; returns its path (default
+    ``<prefix>/eval/queries_<n>.parquet``).  ``columns``: payload columns to copy (parquet
+    corpora); ``column``: the vector column when there are several."""
+    r = _vforge.generate_queries(_path(corpus), int(n), int(seed),
+                                 list(columns) if columns is not None else None, column,
+                                 _path(output) if output is not None else None, id_root,
+                                 _threads(threads))
+    return r["path"]
+
+
+def _id_rows(ids: Any) -> list:
+    """rows of id strings (None where missing) from an ids array or list of lists"""
+    if isinstance(ids, _np.ndarray):
+        if ids.dtype.kind in "iu":
+            return [[str(v) if v >= 0 else None for v in row] for row in ids.reshape(len(ids), -1)]
+        return [[None if v is None else str(v) for v in row] for row in ids.reshape(len(ids), -1)]
+    return [[None if v is None else str(v) for v in row] for row in ids]
+
+
+def recall(hits: Any, truth: Any, k: int, *, ties: bool = False) -> float:
+    """Mean recall@``k`` of ``hits`` against ``truth``, as ``vforge bench`` counts it.
+
+    ``hits``: a :class:`Hits` (``(ids, scores)``), an ids array of shape ``(nq, >=k)``, or a list
+    of id lists; row i answers query i.  ``truth``: a ground-truth file
+    (``brute_force_queries_<N>_k<K>.parquet``, rows in query order) or the :class:`Hits` of
+    :func:`brute_force`.  ``ties=True`` also counts a returned id whose score equals the truth's
+    k-th within 1e-6 relative (``recall_max``; needs the hits' scores).
+    """
+    hscores = None
+    if isinstance(hits, tuple) and len(hits) == 2:
+        hids, hscores = hits
+        hscores = [[float(s) for s in row] for row in _np.asarray(hscores)]
+    else:
+        hids = hits
+    rows = _id_rows(hids)
+    if _is_path(truth):
+        r, rmax = _vforge.recall(rows, int(k), _path(truth), None, None, hscores)
+    else:
+        tids, tsc = truth
+        r, rmax = _vforge.recall(rows, int(k), None, _id_rows(tids),
+                                 [[float(s) for s in row] for row in _np.asarray(tsc)], hscores)
+    return rmax if ties else r
+
+
+# ------------------------------------------------------------------ indexes
+
+
+class Index:
+    """An IVF index file (``vforge index build`` / ``search`` / ``info``), opened with mmap.
+
+    Build one with :meth:`Index.build` (from a corpus or an ``(n, d)`` array), open a file with
+    :meth:`Index.load`, keep it with :meth:`save`.  An index built without ``path=`` lives in a
+    temporary file that is deleted when the object is closed or collected.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, _temp_dir: Optional[str] = None,
+                 _report: Optional[dict] = None) -> None:
+        self.path = _path(path)
+        self._file = _vforge.IndexFile(self.path)
+        self._temp_dir = _temp_dir
+        self.report: Optional[dict] = _report
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Index":
+        """Open an index file (every section bound and the checksum are checked)."""
+        return cls(path)
+
+    @classmethod
+    def build(cls, source: PathOrArray, *, type: str = "sq8", nlist: Optional[int] = None,
+              metric: Optional[str] = None, pq_m: Optional[int] = None,
+              rabitq_bits: Optional[int] = None, rerank: Optional[int] = None, seed: int = 1234,
+              max_train: Optional[int] = None, column: Optional[str] = None,
+              id_expression: Optional[str] = None, id_root: Optional[str] = None,
+              path: Optional[str] = None, spill_dir: Optional[str] = None,
+              threads: Optional[int] = None) -> "Index":
+        """Build an index as ``vforge index build`` does and open it.
+
+        ``source``: a corpus as in :func:`open` (its dense vector, ``column`` among several;
+        point ids from ``id_expression`` or the config) or an ``(n, d)`` array (ids are row
+        numbers).  ``type``: flat, sq8, pq or rabitq; ``nlist`` default about 4·sqrt(rows);
+        ``metric``: cosine (default; a config: its distance), dot or euclid.  The same rows,
+        parameters and seed give a byte-identical file whatever ``threads``.  ``report`` holds
+        the build report (the ``--json`` keys).
+        """
+        tmp = None
+        if path is None:
+            tmp = _tempfile.mkdtemp(prefix="vforge-index-")
+            out = _os.path.join(tmp, "index.ivf")
+        else:
+            out = _path(path)
+        kw = dict(nlist=int(nlist or 0), metric=metric, pq_m=int(pq_m or 0),
+                  rabitq_bits=int(rabitq_bits or 0), rerank=int(rerank or 0), seed=int(seed),
+                  max_train=int(max_train or 0), column=column, id_expression=id_expression,
+                  id_root=id_root, spill_dir=spill_dir if spill_dir is not None else tmp,
+                  threads=_threads(threads))
+        try:
+            if _is_path(source):
+                rep = _vforge.index_build(_path(source), out, type, **kw)
+            else:
+                x = _matrix(source, "vectors")
+                rep = _vforge.index_build(x, out, type, n=x.shape[0], dim=x.shape[1], **kw)
+            return cls(out, _temp_dir=tmp, _report=_json.loads(rep))
+        except BaseException:
+            if tmp:
+                _shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def search(self, queries: ArrayLike, k: int, nprobe: int = 1, *, rerank: Optional[int] = None,
+               threads: Optional[int] = None) -> Hits:
+        """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
+        scores as :func:`brute_force`'s.  Returns :class:`Hits`."""
+        q = _matrix(queries, "queries")
+        raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
+                                _threads(threads))
+        return _hits(raw, q.shape[0], int(k))
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> str:
+        """Copy the index file to ``path`` (written to a temporary name, then renamed)."""
+        dst = _path(path)
+        tmp = dst + ".tmp.%d" % _os.getpid()
+        _shutil.copyfile(self.path, tmp)
+        _os.replace(tmp, dst)
+        return dst
+
+    @property
+    def info(self) -> dict:
+        """``vforge index info --json``: type, metric, dim, nlist, rows, list sizes, ..."""
+        return self._file.info()
+
+    def __len__(self) -> int:
+        return int(self.info["rows"])
+
+    def close(self) -> None:
+        self._file.close()
+        if self._temp_dir:
+            _shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        i = self.info
+        return f"Index({self.path!r}, type={i['type']}, metric={i['metric']}, dim={i['dim']}, rows={i['rows']})"
+
+
+# ---------------------------------------------------------- load and bench
+
+
+def load(config: Union[str, "os.PathLike[str]"], resume: bool = False, *, step: str = "run",
+         offset: int = 0, limit: Optional[int] = None, skip_bad_rows: Optional[bool] = None,
+         store: Optional[str] = None, num_jobs: int = 1, job_rank: int = 0,
+         progress: Optional[Callable[[dict], Any]] = None, threads: Optional[int] = None) -> dict:
+    """Load a corpus into its vector store as ``vforge load run CONFIG`` does (``step``:
+    run, prepare, load, finalize); ``resume=True`` continues from the checkpoint, as
+    ``--resume``.  ``progress`` is called with ``{phase, rows_done, rows_total, ...}`` events (an
+    exception it raises stops the load and is raised here).  Returns the ``--json`` report:
+    ``{points, files, bytes_read, seconds, points_per_s, finalize_seconds, retries,
+    skipped_rows}``."""
+    skip = -1 if skip_bad_rows is None else int(bool(skip_bad_rows))
+    js, _verified, _stored, _expected = _vforge.load(
+        _path(config), step, bool(resume), int(offset), int(limit or 0), skip, store,
+        int(num_jobs), int(job_rank), progress, _threads(threads))
+    return _json.loads(js)
+
+
+def bench(config: Optional[Union[str, "os.PathLike[str]"]] = None, *, queries: str,
+          ground_truth: str, k: int, store: Optional[str] = None, path: Optional[str] = None,
+          collection: Optional[str] = None, column: Optional[str] = None, concurrency: int = 1,
+          rps: Optional[float] = None, max_outstanding: Optional[int] = None,
+          hnsw_ef: Optional[int] = None, exact: bool = False, threads: Optional[int] = None) -> dict:
+    """Run every query once against a store and measure recall@k, latency and QPS, as
+    ``vforge bench``; returns the same dict as ``--json``: ``{k, queries, recall, recall_min,
+    recall_max, qps, latency_ms: {p50, p95, p99, max}, errors}``.  The store is the ``config``'s
+    vectorstore, or ``store="local", path=..., collection=...``."""
+    js = _vforge.bench(_path(queries), _path(ground_truth), int(k),
+                       _path(config) if config is not None else None, store, path, collection,
+                       column, int(concurrency), float(rps or 0.0), int(max_outstanding or 0),
+                       int(hnsw_ef or 0), bool(exact), _threads(threads))
+    return _json.loads(js)

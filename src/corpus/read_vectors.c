@@ -1,0 +1,293 @@
+/*
+ * corpus_read_vectors(): a corpus's dense vectors as one row-major float32 matrix (the Python
+ * front end's read_vectors, which numpy views without a copy).
+ *
+ * Why a path of its own for parquet corpora: the matrix is the output, so each row group is
+ * decoded straight into its slice of it (pqt_dense_from_leaf writing into the caller's memory:
+ * the decoded values are copied once, into place).  The row counts come from the footers, the
+ * dimension from the first row group, which is decoded into a buffer that is then grown in
+ * place to the whole matrix (realloc of a large block remaps its pages, it does not copy them),
+ * and the other row groups are spread over `threads` workers.  Configs, component datasets and
+ * vector files go through the record reader, one batch after another.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "vforge/config.h"
+#include "vforge/format.h"
+
+typedef struct rv_unit {
+  size_t file;
+  int rg;
+  uint64_t row0;  /* global row of the group's first row */
+  uint64_t first; /* physical row in the file */
+  uint64_t rows;
+} rv_unit;
+
+typedef struct rv_shared {
+  const corpus_files *files;
+  const char *column; /* the column name (every file) */
+  rv_unit *units;
+  size_t nunits;
+  float *out;
+  int32_t dim;
+  _Atomic size_t next;
+  _Atomic int failed;
+  pthread_mutex_t lock;
+  vf_status st;
+  vf_error err;
+} rv_shared;
+
+static vf_status open_pqt(const corpus_file *file, pqt_file **f, vf_error *err) {
+  io_source *src = NULL;
+  vf_status st = corpus_open(file, &src, err);
+  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
+  return st;
+}
+
+/* Decode unit u into dst (rows*dim floats; NULL: into d's own buffer, for the first unit). */
+static vf_status decode_unit(pqt_file *f, int top, const rv_unit *u, int32_t *dim, float *dst,
+                             pqt_leaf_data *leaf, pqt_dense *d, vf_error *err) {
+  int lid = pqt_schema_of(f)->nodes[top].first_leaf;
+  vf_status st = pqt_read_leaves(f, u->rg, &lid, 1, leaf, err);
+  if (st != VF_OK) return st;
+  if (dst) {
+    d->data = dst;
+    d->cap = (size_t)u->rows * (size_t)*dim;
+  }
+  st = pqt_dense_from_leaf(f, top, leaf, (int64_t)u->first, dim, d, err);
+  if (dst) {
+    bool moved = d->data != dst;
+    if (moved) free(d->data);
+    d->data = NULL;
+    d->cap = 0;
+    if (st == VF_OK && moved)
+      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d did not decode in place", pqt_name(f), u->rg);
+  }
+  if (st == VF_OK && (uint64_t)d->rows != u->rows)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d holds %" PRId64 " vectors, its footer says %" PRIu64,
+                      pqt_name(f), u->rg, d->rows, u->rows);
+  for (int64_t i = 0; st == VF_OK && d->null_rows && i < d->rows; i++)
+    if (d->null_rows[i])
+      st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": the vector is null (read_vectors "
+                        "returns a matrix; read it with open() to see nulls)", pqt_name(f), u->first + (uint64_t)i);
+  return st;
+}
+
+static void *rv_worker(void *arg) {
+  rv_shared *s = arg;
+  vf_error err;
+  vf_error_clear(&err);
+  pqt_file *f = NULL;
+  size_t fidx = SIZE_MAX;
+  int top = -1;
+  pqt_leaf_data leaf;
+  pqt_leaf_data_init(&leaf);
+  pqt_dense d = {0};
+  vf_status st = VF_OK;
+  for (;;) {
+    if (atomic_load(&s->failed)) break;
+    size_t ui = atomic_fetch_add(&s->next, 1);
+    if (ui >= s->nunits) break;
+    const rv_unit *u = &s->units[ui];
+    if ((st = vf_check_cancel(&err)) != VF_OK) break;
+    if (u->file != fidx) {
+      pqt_close(f);
+      f = NULL;
+      if ((st = open_pqt(&s->files->files[u->file], &f, &err)) != VF_OK) break;
+      if ((st = corpus_dense_top(f, s->column, &top, &err)) != VF_OK) break;
+      fidx = u->file;
+    }
+    int32_t dim = s->dim;
+    st = decode_unit(f, top, u, &dim, s->out + (size_t)u->row0 * (size_t)s->dim, &leaf, &d, &err);
+    if (st != VF_OK) break;
+  }
+  if (st != VF_OK) {
+    pthread_mutex_lock(&s->lock);
+    if (s->st == VF_OK) {
+      s->st = st;
+      s->err = err;
+    }
+    atomic_store(&s->failed, 1);
+    pthread_mutex_unlock(&s->lock);
+  }
+  pqt_dense_free(&d);
+  pqt_leaf_data_free(&leaf);
+  pqt_close(f);
+  return NULL;
+}
+
+static vf_status read_parquet(const corpus_files *files, const char *want, int threads,
+                              float **out, uint64_t *rows, int32_t *dim, vf_error *err) {
+  rv_unit *units = NULL;
+  size_t nunits = 0, cap = 0;
+  uint64_t total = 0;
+  char *column = NULL;
+  pqt_file *f = NULL;
+  vf_status st = VF_OK;
+  /* pass 1: the row groups and their rows, from the footers */
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    int top = -1;
+    st = open_pqt(&files->files[fi], &f, err);
+    if (st == VF_OK) st = corpus_dense_top(f, column ? column : want, &top, err);
+    if (st == VF_OK && !column && !(column = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    uint64_t first = 0;
+    for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+      int64_t nr = m->row_groups[rg].num_rows;
+      if (nr < 0) st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows", pqt_name(f), rg, nr);
+      if (st != VF_OK || nr == 0) continue;
+      if (nunits == cap) {
+        cap = cap ? 2 * cap : 64;
+        rv_unit *nu = vf_realloc(units, cap * sizeof *nu);
+        if (!nu) {
+          st = vf_error_set(err, VF_ENOMEM, "out of memory");
+          break;
+        }
+        units = nu;
+      }
+      units[nunits++] = (rv_unit){fi, rg, total, first, (uint64_t)nr};
+      first += (uint64_t)nr;
+      total += (uint64_t)nr;
+    }
+    pqt_close(f);
+    f = NULL;
+  }
+  *out = NULL;
+  *rows = 0;
+  *dim = 0;
+  pqt_leaf_data leaf;
+  pqt_leaf_data_init(&leaf);
+  pqt_dense d = {0};
+  int32_t dm = 0;
+  /* the first row group: the dimension, and the start of the matrix */
+  if (st == VF_OK && nunits > 0) {
+    int top = -1;
+    st = open_pqt(&files->files[units[0].file], &f, err);
+    if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
+    if (st == VF_OK) st = decode_unit(f, top, &units[0], &dm, NULL, &leaf, &d, err);
+    pqt_close(f);
+    if (st == VF_OK && dm > 0 && total > SIZE_MAX / sizeof(float) / (uint64_t)dm)
+      st = vf_error_set(err, VF_ENOMEM, "%" PRIu64 " x %d floats do not fit in memory", total, (int)dm);
+    uint64_t budget = vf_memory_budget();
+    if (st == VF_OK && budget && total * (uint64_t)dm * sizeof(float) > budget)
+      st = vf_error_set(err, VF_ENOMEM, "read_vectors: %" PRIu64 " x %d floats are over the memory budget",
+                        total, (int)dm);
+    if (st == VF_OK) {
+      float *m = realloc(d.data, (size_t)total * (size_t)dm * sizeof(float) + sizeof(float));
+      if (!m) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " x %d floats", total, (int)dm);
+      else {
+        d.data = NULL;
+        d.cap = 0;
+        *out = m;
+      }
+    }
+  }
+  pqt_dense_free(&d);
+  pqt_leaf_data_free(&leaf);
+  /* the rest, in parallel */
+  if (st == VF_OK && nunits > 1) {
+    rv_shared s = {.files = files, .column = column, .units = units + 1, .nunits = nunits - 1,
+                   .out = *out, .dim = dm};
+    atomic_init(&s.next, 0);
+    atomic_init(&s.failed, 0);
+    pthread_mutex_init(&s.lock, NULL);
+    int nt = threads > 0 ? threads : vf_threads();
+    if ((size_t)nt > nunits - 1) nt = (int)(nunits - 1);
+    pthread_t *tid = vf_calloc((size_t)nt + 1, sizeof *tid);
+    if (!tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    int started = 0;
+    for (int t = 1; st == VF_OK && t < nt; t++)
+      if (pthread_create(&tid[t], NULL, rv_worker, &s) == 0) started = t;
+      else break;
+    if (st == VF_OK) rv_worker(&s);
+    for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
+    free(tid);
+    pthread_mutex_destroy(&s.lock);
+    if (st == VF_OK && s.st != VF_OK) {
+      st = s.st;
+      if (err) *err = s.err;
+    }
+  }
+  if (st == VF_OK) {
+    *rows = total;
+    *dim = dm;
+  } else {
+    free(*out);
+    *out = NULL;
+  }
+  free(units);
+  free(column);
+  return st;
+}
+
+/* configs, datasets, vector files: the record reader, batch after batch */
+static vf_status read_records(const corpus_source *src, float **out, uint64_t *rows,
+                              int32_t *dim, vf_error *err) {
+  corpus_record_spec spec = {.vectors = &src->vec, .nvectors = 1, .id = src->id};
+  float *m = NULL;
+  size_t cap = 0, n = 0;
+  int32_t dm = 0;
+  uint64_t base = 0;
+  corpus_batch b = {0};
+  vf_status st = VF_OK;
+  if (src->vec.kind != CORPUS_VEC_DENSE)
+    st = vf_error_set(err, VF_EUSAGE, "vector '%s' is not dense; read it with open()", src->vec.name);
+  for (size_t fi = 0; st == VF_OK && fi < src->files.n; fi++) {
+    corpus_records *r = NULL;
+    st = corpus_records_open(&src->files.files[fi], &spec, base, &r, err);
+    int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
+    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
+      st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
+      if (st != VF_OK || b.n == 0) continue;
+      int32_t bd = b.vectors[0].dim;
+      if (dm == 0) dm = bd;
+      if (bd != dm) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has dimension %d, earlier rows %d",
+                          src->files.files[fi].key, src->vec.name, (int)bd, (int)dm);
+        break;
+      }
+      size_t need = (n + b.n) * (size_t)dm;
+      if (need > cap) {
+        size_t nc = cap ? cap : need;
+        while (nc < need) nc *= 2;
+        float *nm = realloc(m, nc * sizeof(float));
+        if (!nm) {
+          st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu floats", nc);
+          break;
+        }
+        m = nm;
+        cap = nc;
+      }
+      memcpy(m + n * (size_t)dm, b.vectors[0].dense, b.n * (size_t)dm * sizeof(float));
+      n += b.n;
+    }
+    if (r) base += corpus_records_rows(r);
+    corpus_records_close(r);
+  }
+  corpus_batch_free(&b);
+  if (st != VF_OK) {
+    free(m);
+    return st;
+  }
+  *out = m ? m : vf_malloc(sizeof(float));
+  *rows = n;
+  *dim = dm;
+  return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+}
+
+/* corpus_read_vectors(): see config.h. */
+vf_status corpus_read_vectors(const corpus_source *src, const char *column, int threads,
+                              float **out, uint64_t *rows, int32_t *dim, vf_error *err) {
+  *out = NULL;
+  *rows = 0;
+  *dim = 0;
+  if (src->records) return read_records(src, out, rows, dim, err);
+  return read_parquet(&src->files, column, threads, out, rows, dim, err);
+}

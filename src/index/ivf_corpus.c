@@ -1,0 +1,227 @@
+/*
+ * IVF index builds from a corpus or from vectors in memory: the streaming loop `vforge index
+ * build` and the Python front end's Index.build share (include/vforge/ivf.h).
+ *
+ * From a corpus: the rows are counted from the footers first (the training sample is stratified
+ * over the whole input and the default nlist follows the row count), then the dense vector and
+ * the point ids are read one row group at a time through the record reader and streamed into
+ * ivf_builder, which spills them and writes the file list by list.  Memory: one row group plus
+ * the builder's budget, whatever the corpus size.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vforge/config.h"
+#include "vforge/format.h"
+#include "vforge/ivf.h"
+
+typedef struct build_ids {
+  char *text; /* n x 37 */
+  const char **ptr;
+  size_t *len;
+  size_t cap;
+} build_ids;
+
+static void ids_free(build_ids *b) {
+  free(b->text);
+  free(b->ptr);
+  free(b->len);
+  memset(b, 0, sizeof *b);
+}
+
+static vf_status ids_reserve(build_ids *b, size_t n, vf_error *err) {
+  if (n <= b->cap && b->text) return VF_OK;
+  ids_free(b);
+  b->text = vf_mallocarray(n ? n : 1, 37);
+  b->ptr = vf_mallocarray(n ? n : 1, sizeof *b->ptr);
+  b->len = vf_mallocarray(n ? n : 1, sizeof *b->len);
+  b->cap = b->text && b->ptr && b->len ? n : 0;
+  if (!b->text || !b->ptr || !b->len) return vf_error_set(err, VF_ENOMEM, "out of memory for %zu ids", n);
+  return VF_OK;
+}
+
+static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
+  vf_status st = ids_reserve(b, bt->n, err);
+  for (size_t i = 0; st == VF_OK && i < bt->n; i++) {
+    char *t = b->text + i * 37;
+    const corpus_id *id = &bt->ids[i];
+    if (id->is_uuid) memcpy(t, id->uuid, 37); /* the id text a store keeps (store_id_format) */
+    else snprintf(t, 37, "%" PRIu64, id->num);
+    b->ptr[i] = t;
+    b->len[i] = strlen(t);
+  }
+  return st;
+}
+
+/* the vector column of a parquet URI: `column`, else the only dense one of the first file */
+static vf_status dense_column(const corpus_files *files, const char *column, char **out,
+                              vf_error *err) {
+  io_source *src = NULL;
+  pqt_file *f = NULL;
+  vf_status st = corpus_open(&files->files[0], &src, err);
+  if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+  int top = -1;
+  if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
+  if (st == VF_OK && !(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  pqt_close(f);
+  return st;
+}
+
+/* ivf_build_source(): see ivf.h. */
+vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, ivf_params *p,
+                           const char *out, ivf_build_report *rep, vf_error *err) {
+  double t0 = vf_now();
+  memset(rep, 0, sizeof *rep);
+  const corpus_files *files = &src->files;
+  char *column = NULL;
+  ivf_builder *b = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  build_ids ids = {0};
+  vf_status st = VF_OK;
+  if (!files->n) return vf_error_set(err, VF_EUSAGE, "index build: the corpus has no files");
+  corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
+  if (src->records) {
+    vs = src->vec;
+    if (vs.kind != CORPUS_VEC_DENSE)
+      st = vf_error_set(err, VF_EUSAGE, "index build: vector '%s' of %s is not dense", vs.name, files->prefix);
+    if (st == VF_OK && !o->metric_given && src->has_distance) {
+      if (src->distance == CORPUS_MANHATTAN)
+        st = vf_error_set(err, VF_EUSAGE, "index build: vector '%s' uses manhattan distance; "
+                          "give --metric cosine, dot or euclid", vs.name);
+      p->metric = src->distance;
+    }
+    if (st == VF_OK && !(column = vf_strdup(vs.name))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  } else {
+    st = dense_column(files, o->column, &column, err);
+    vs.name = vs.column = column;
+  }
+  vs.distance = p->metric;
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
+                             .id = o->id ? o->id : (src->records ? src->id : NULL)};
+  /* pass 1: rows from the footers (strata of the training sample, default nlist) */
+  uint64_t total = 0;
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files->files[fi], &spec, total, &rr, err);
+    if (st == VF_OK) total += corpus_records_rows(rr);
+    corpus_records_close(rr);
+  }
+  if (st == VF_OK && total == 0) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix);
+  /* pass 2: stream the rows into the builder */
+  double tr0 = vf_now();
+  uint64_t done = 0, base = 0, source_bytes = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, p->progress ? p->progress : "index build", "read", NULL, total);
+  sg.p.files_total = files->n;
+  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    corpus_records *rr = NULL;
+    st = corpus_records_open(&files->files[fi], &spec, base, &rr, err);
+    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
+    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
+      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, err);
+      if (st != VF_OK || bt.n == 0) continue;
+      const corpus_vec_batch *vb = &bt.vectors[0];
+      if (!b) {
+        p->dim = vb->dim;
+        st = ivf_builder_open(p, out, total, &b, err);
+      } else if (vb->dim != p->dim) {
+        st = vf_error_set(err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
+                          files->files[fi].key, column, (int)vb->dim, (int)p->dim);
+      }
+      if (st == VF_OK) st = ids_fill(&ids, &bt, err);
+      if (st == VF_OK) {
+        st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, err);
+        if (st != VF_OK) vf_error_prefix(err, "%s: row group %d: ", files->files[fi].key, rg);
+      }
+      if (st != VF_OK) break;
+      done += bt.n;
+      sg.p.files_done = fi;
+      sg.p.bytes_done = source_bytes;
+      vf_stage_update(&sg, done, NULL);
+    }
+    if (rr) {
+      base += corpus_records_rows(rr);
+      source_bytes += corpus_records_bytes_read(rr);
+    }
+    corpus_records_close(rr);
+  }
+  double tread = vf_now() - tr0;
+  if (st == VF_OK && !b) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no vectors", files->prefix);
+  if (st == VF_OK) {
+    st = ivf_builder_finish(b, rep, err);
+    b = NULL;
+  }
+  if (st == VF_OK) {
+    rep->source_bytes = source_bytes;
+    if (rep->seconds_read <= 0) rep->seconds_read = tread;
+    rep->seconds = vf_now() - t0;
+  }
+  ivf_builder_abort(b);
+  corpus_batch_free(&bt);
+  ids_free(&ids);
+  free(column);
+  return st;
+}
+
+/* ivf_build_matrix(): see ivf.h. */
+vf_status ivf_build_matrix(ivf_params *p, const char *out, const float *x, uint64_t n,
+                           ivf_build_report *rep, vf_error *err) {
+  double t0 = vf_now();
+  memset(rep, 0, sizeof *rep);
+  if (n == 0) return vf_error_set(err, VF_EUSAGE, "index build: no vectors");
+  ivf_builder *b = NULL;
+  build_ids ids = {0};
+  vf_status st = ivf_builder_open(p, out, n, &b, err);
+  const uint64_t chunk = 65536;
+  for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += chunk) {
+    size_t m = (size_t)(n - r0 < chunk ? n - r0 : chunk);
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    if ((st = ids_reserve(&ids, m, err)) != VF_OK) break;
+    for (size_t i = 0; i < m; i++) {
+      char *t = ids.text + i * 37;
+      ids.len[i] = (size_t)snprintf(t, 37, "%" PRIu64, r0 + i);
+      ids.ptr[i] = t;
+    }
+    st = ivf_builder_add(b, x + r0 * (size_t)p->dim, m, (const char *const *)ids.ptr, ids.len, err);
+  }
+  if (st == VF_OK) {
+    st = ivf_builder_finish(b, rep, err);
+    b = NULL;
+  }
+  if (st == VF_OK) rep->seconds = vf_now() - t0;
+  ivf_builder_abort(b);
+  ids_free(&ids);
+  return st;
+}
+
+/* ivf_build_report_json(): see ivf.h. */
+vf_status ivf_build_report_json(const ivf_build_report *r, const char *out, int32_t dim,
+                                corpus_distance metric, size_t nfiles, vf_buf *b, vf_error *err) {
+  vf_status st = vf_buf_printf(b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
+                               "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
+                               ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
+                               r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
+                               r->training_rows_retained, r->source_bytes, r->spill_bytes);
+  if (st == VF_OK) st = vf_json_f64(b, r->seconds, err);
+  if (st == VF_OK) st = vf_buf_printf(b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes);
+  if (st == VF_OK) st = vf_json_f64(b, r->list_max_over_mean, err);
+  if (st == VF_OK) st = vf_json_raw(b, ",\"list_balance\":", err);
+  if (st == VF_OK) st = vf_json_f64(b, r->list_balance, err);
+  const double stage[4] = {r->seconds_read, r->seconds_train, r->seconds_assign, r->seconds_write};
+  const char *names[4] = {"seconds_read", "seconds_train", "seconds_assign", "seconds_write"};
+  for (int i = 0; i < 4 && st == VF_OK; i++) {
+    st = vf_buf_printf(b, err, ",\"%s\":", names[i]);
+    if (st == VF_OK) st = vf_json_f64(b, stage[i], err);
+  }
+  if (st == VF_OK)
+    st = vf_buf_printf(b, err, ",\"dim\":%d,\"metric\":\"%s\",\"files\":%zu,\"output\":", (int)dim,
+                       idx_metric_name(metric), nfiles);
+  if (st == VF_OK) st = vf_json_string(b, out, strlen(out), err);
+  if (st == VF_OK) st = vf_json_raw(b, "}", err);
+  return st;
+}
