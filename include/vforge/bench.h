@@ -119,8 +119,9 @@ vf_status bench_check_truth(const bench_options *o, const bench_truth *t, const 
 struct ivf_index;
 /*! bench_check_index() : the same checks against an IVF index file (its metric and the corpus
  *  identity in its header; lookups in its id table). */
-vf_status bench_check_index(const struct ivf_index *ix, const char *index_path, const bench_truth *t,
-                            const size_t *rows, size_t nq, size_t k, const char *gt, vf_error *err);
+vf_status bench_check_index(const struct ivf_index *ix, const char *index_path,
+                            const bench_truth *t, const size_t *rows, size_t nq, size_t k,
+                            const char *gt, vf_error *err);
 
 typedef struct bench_report {
   size_t k, queries;

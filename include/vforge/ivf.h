@@ -83,7 +83,8 @@ typedef struct ivf_params {
                              ".assign.", removed at finish/abort; a killed build's are swept by
                              the next build of the same output); NULL: beside the output file */
   const char *progress;   /* the phase of the progress events of finish() (stages train,
-                             k-means, pq codebooks, assign, encode, checksum); NULL: "index build" */
+                             k-means, pq codebooks, assign, encode, checksum);
+                             NULL: "index build" */
   uint8_t corpus_id[16];  /* the corpus identity written into the header (all zero: none);
                              see ivf_identity() */
 } ivf_params;
@@ -153,13 +154,16 @@ typedef struct ivf_source_opts {
   const char *column;      /* a parquet URI: the dense column (NULL: the only one) */
   const corpus_idexpr *id; /* NULL: the source's (a config's id_expression, else
                               vf_point_id(filename, file_row_number)) */
+  const char *id_text;     /* the text of `id` (the header's corpus identity names it) */
   bool metric_given;       /* p->metric was chosen; else a config's vector distance wins */
 } ivf_source_opts;
 
 /*! ivf_build_source() : an index file at `out` from a corpus source (a parquet URI, a config
  *  with its vector, a vector file): rows counted from the footers, then every dense vector and
  *  its point id streamed into ivf_builder one row group at a time (vf_check_cancel() polled
- *  between them).  p->dim is set from the data; p->metric from the config unless metric_given.
+ *  between them).  p->dim is set from the data; p->metric from the config unless metric_given;
+ *  p->corpus_id, when all zero, becomes the source's corpus_identity() (files md5 and the id
+ *  expression).
  *  @return : VF_EUSAGE for a vector that is not dense, manhattan, or no rows; VF_ECORRUPT for a
  *            dimension that changes; reader and builder errors. */
 vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, ivf_params *p,

@@ -275,8 +275,9 @@ size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
 
 /* --------------------------------------------------------- atomic files */
 
-/* Writes go to "<path>.tmp.<host>-<pid>.<n>" in the same directory (vf_temp_path); commit fsyncs, renames over
- * `path` and fsyncs the directory; abort (or free without commit) removes the temp file. */
+/* Writes go to "<path>.tmp.<host>-<pid>.<n>" in the same directory (vf_temp_path); commit
+ * fsyncs, renames over `path` and fsyncs the directory; abort (or free without commit) removes
+ * the temp file. */
 typedef struct vf_atomic_file vf_atomic_file;
 vf_status vf_atomic_open(const char *path, vf_atomic_file **out, vf_error *err);
 vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *err);

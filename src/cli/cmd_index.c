@@ -168,15 +168,11 @@ static int index_build(int argc, char **argv) {
   /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
   if (st == VF_OK)
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
-  if (st == VF_OK) { /* the corpus identity recorded in the header (index search checks truth) */
-    char fmd5[33];
-    corpus_files_md5(&cc.files, fmd5);
-    corpus_identity(fmd5, ie ? ie : cc.records ? cc.id_text : NULL, p.corpus_id, NULL);
+  if (st == VF_OK)
     cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
                      "nothing was written; run the command again", out);
-  }
   ivf_source_opts so = {.column = st == VF_OK ? cli_get(c, &a, "column") : NULL, .id = idx,
-                        .metric_given = m != NULL};
+                        .id_text = ie, .metric_given = m != NULL};
   if (st == VF_OK) st = ivf_build_source(&cc, &so, &p, out, &rep, &err);
   cli_progress_end();
   if (st == VF_OK) {
@@ -204,10 +200,12 @@ static char *default_output(const char *q, uint64_t k, vf_error *err) {
  * of another metric or corpus is refused before any work (bench.h "Ground truth that cannot
  * measure the store"). */
 static vf_status search_truth(const char *gt, const ev_queries *q, size_t k, const ivf_index *ix,
-                              const char *index_path, bench_truth *t, size_t **rows, vf_error *err) {
+                              const char *index_path, bench_truth *t, size_t **rows,
+                              vf_error *err) {
   vf_status st = bench_read_truth(gt, t, err);
   if (st == VF_OK && k > t->k)
-    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t->k, gt);
+    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s",
+                      k, t->k, gt);
   bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
   if (st == VF_OK) st = bench_align(&bq, t, rows, err);
   if (st == VF_OK) st = bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
@@ -330,7 +328,8 @@ static int index_search(int argc, char **argv) {
     st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
   }
   double rs = 0, rt = 0;
-  if (st == VF_OK && gt) st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
+  if (st == VF_OK && gt)
+    st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
   if (st == VF_OK) {
     uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
     double qps = secs > 0 ? (double)nq / secs : 0;

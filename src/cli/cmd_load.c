@@ -110,7 +110,8 @@ int cmd_load(int argc, char **argv) {
   bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
   if (st == VF_OK) {
     char jobs[64] = "";
-    if (o.num_jobs > 1) snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
+    if (o.num_jobs > 1)
+      snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
     if (which == 0 || which == 2)
       cli_on_interrupt("load %s of %s stopped (the points up to its last checkpoint are kept, "
                        "partial segments and index files were removed); resume with: vforge load "

@@ -116,7 +116,8 @@ static void progress_text(const vf_progress *p, char *b, size_t cap) {
   }
   if (!p->unit && p->elapsed_s > 0)
     appendf(b, cap, &len, ", %.0f rows/s", (double)p->rows_done / p->elapsed_s);
-  if (p->files_total) appendf(b, cap, &len, ", files %" PRIu64 "/%" PRIu64, p->files_done, p->files_total);
+  if (p->files_total)
+    appendf(b, cap, &len, ", files %" PRIu64 "/%" PRIu64, p->files_done, p->files_total);
   fmt_secs(p->elapsed_s, t, sizeof t);
   appendf(b, cap, &len, ", %s", t);
   if (p->detail && *p->detail) appendf(b, cap, &len, ", %s", p->detail);
@@ -211,7 +212,8 @@ static void install_signals(void) {
   /* a signal ignored when vforge starts stays ignored (a shell's background job, nohup) */
   static const int sigs[] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
   sa.sa_handler = on_grace;
   sigaction(SIGALRM, &sa, NULL);
 }

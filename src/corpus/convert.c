@@ -152,11 +152,14 @@ static vf_status stage_open(const char *out_dir, char **stage, vf_error *err) {
   while (l > 1 && out[l - 1] == '/') out[--l] = 0;
   char *slash = strrchr(out, '/');
   char *parent = slash ? vf_strndup(out, slash == out ? 1 : (size_t)(slash - out)) : vf_strdup(".");
-  vf_status st = parent ? vf_mkdir_p(parent, 0777, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st =
+      parent ? vf_mkdir_p(parent, 0777, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
   if (st == VF_OK) st = vf_temp_sweep(parent, slash ? slash + 1 : out, NULL, err);
-  if (st == VF_OK && !(*stage = vf_temp_path(out, "tmp"))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK && !(*stage = vf_temp_path(out, "tmp")))
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
   if (st == VF_OK && mkdir(*stage, 0777) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot create the staging directory: %s", *stage, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: cannot create the staging directory: %s", *stage,
+                      strerror(errno));
     free(*stage);
     *stage = NULL;
   }
@@ -332,7 +335,8 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
   struct stat osb;
   bool out_exists = stat(o->output_dir, &osb) == 0;
   if (out_exists && !S_ISDIR(osb.st_mode)) {
-    st = vf_error_set(err, VF_EUSAGE, "%s: the output exists and is not a directory", o->output_dir);
+    st = vf_error_set(err, VF_EUSAGE, "%s: the output exists and is not a directory",
+                      o->output_dir);
     goto out;
   }
   if ((st = scan_existing(o->output_dir, 0, &ex, err)) != VF_OK) goto out;
@@ -443,7 +447,8 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
       char *from = batch_path(stage, k), *to = batch_path(o->output_dir, k);
       if (!from || !to) st = vf_error_set(err, VF_ENOMEM, "out of memory");
       else if (rename(from, to) != 0)
-        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", to, from, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", to, from,
+                          strerror(errno));
       free(from);
       free(to);
       if (st != VF_OK) goto out;

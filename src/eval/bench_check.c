@@ -124,8 +124,8 @@ vf_status bench_check_truth(const bench_options *o, const bench_truth *t, const 
     if (rec.files_md5[0] && t->files_md5[0] && strcmp(rec.files_md5, t->files_md5) != 0)
       st = vf_error_set(err, VF_EUSAGE,
                         "the ground truth %s was computed for another corpus than the one loaded "
-                        "into %s (corpus file lists differ: md5 %s in the ground truth, %s recorded "
-                        "by load prepare over %llu files)",
+                        "into %s (corpus file lists differ: md5 %s in the ground truth, %s "
+                        "recorded by load prepare over %llu files)",
                         gt, where, t->files_md5, rec.files_md5, (unsigned long long)rec.files);
     else if (rec.files_md5[0] && t->id_expression &&
              !corpus_id_expression_same(t->id_expression, rec.id_expression))

@@ -131,7 +131,8 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
     if (st == VF_OK && !(*local = vf_strdup(path))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     if (st == VF_OK) { /* what a killed writer of this output left (util.h "Temporary names") */
       const char *slash = strrchr(path, '/');
-      char *dir = slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
+      char *dir =
+          slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
       if (dir) st = vf_temp_sweep(dir, slash ? slash + 1 : path, NULL, err);
       free(dir);
     }

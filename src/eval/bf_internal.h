@@ -36,8 +36,9 @@ vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t
 /*! ev_mkdir_parent() : create the directory holding `path`. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err);
 /*! ev_out_begin() : where to write the output file `path`: a local path is itself (its
- *  directory created, temporaries that killed writers of it left swept); an s3:// URI gets a local temporary file (TMPDIR, else /tmp), uploaded by
- *  ev_out_end.  Other remote schemes are VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
+ *  directory created, temporaries that killed writers of it left swept); an s3:// URI gets a
+ *  local temporary file (TMPDIR, else /tmp), uploaded by ev_out_end.  Other remote schemes are
+ *  VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
 vf_status ev_out_begin(const char *path, char **local, vf_error *err);
 /*! ev_out_end() : after writing `local` with status `st`: on success upload it to `path` when
  *  remote (io_upload); always remove the temporary file and free `local`.  @return : st or the

@@ -589,7 +589,8 @@ static vf_status check_kv(const pqt_file *f, const char *key, const char *want, 
 /* ev_output_check(): see bf_internal.h. */
 vf_status ev_output_check(const char *path, corpus_distance metric, bool explicit_output,
                           vf_error *err) {
-  if (strstr(path, "://") && strncmp(path, "file://", 7) != 0) return VF_OK; /* remote: not read back */
+  if (strstr(path, "://") && strncmp(path, "file://", 7) != 0)
+    return VF_OK; /* a remote output is not read back */
   FILE *fp = fopen(path, "rb");
   if (!fp) return VF_OK;
   fclose(fp);
@@ -601,8 +602,8 @@ vf_status ev_output_check(const char *path, corpus_distance metric, bool explici
   vf_status st = VF_OK;
   if (mt && idx_metric_parse(mt, &have) && have != metric) {
     if (explicit_output)
-      vf_log(VF_LOG_WARN, "%s holds ground truth computed with %s; replacing it with %s ground truth "
-             "(--output)", path, mt, idx_metric_name(metric));
+      vf_log(VF_LOG_WARN, "%s holds ground truth computed with %s; replacing it with %s ground "
+             "truth (--output)", path, mt, idx_metric_name(metric));
     else
       st = vf_error_set(err, VF_EUSAGE, "%s holds ground truth computed with %s, and this run uses "
                         "%s: it is not replaced; write this one elsewhere with --output FILE (or "

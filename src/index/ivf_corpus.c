@@ -102,6 +102,14 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   vs.distance = p->metric;
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
                              .id = o->id ? o->id : (src->records ? src->id : NULL)};
+  bool have_id = false;
+  for (int i = 0; i < 16; i++) have_id |= p->corpus_id[i] != 0;
+  if (!have_id) { /* the corpus identity in the header: index search checks ground truth by it */
+    char fmd5[33];
+    corpus_files_md5(files, fmd5);
+    const char *idt = o->id ? o->id_text : src->records ? src->id_text : NULL;
+    corpus_identity(fmd5, idt, p->corpus_id, NULL);
+  }
   /* pass 1: rows from the footers (strata of the training sample, default nlist) */
   uint64_t total = 0;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {

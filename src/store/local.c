@@ -1312,7 +1312,8 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
         m2++;
       }
       if (m2) st = ivf_builder_add(b, keep, m2, ids, lens, err);
-      if (st != VF_OK && st != VF_ECANCELED) vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
+      if (st != VF_OK && st != VF_ECANCELED)
+        vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
       *added += m2;
       row += dn.rows;
       vf_stage_update(&pg, *added, NULL);
@@ -1889,14 +1890,16 @@ static vf_status ls_set_record(store *base, const store_record *r, vf_error *err
   if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
   size_t e = st == VF_OK ? ls_spec_end(have) : 0;
   if (st == VF_OK && !e)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after", s->json_path);
+    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after",
+                      s->json_path);
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
   if (st == VF_OK) st = vf_buf_append(&b, have, e, err);
   if (st == VF_OK) st = vf_json_raw(&b, ",\n \"corpus\": ", err);
   if (st == VF_OK) st = store_record_json(&b, r, err);
   if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n", r->load_finished ? "finalized" : "in progress");
+    st = vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n",
+                       r->load_finished ? "finalized" : "in progress");
   if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
   vf_buf_free(&b);
   free(have);

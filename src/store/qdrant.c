@@ -664,7 +664,8 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
       st = ids[b0 + i].is_uuid ? vf_buf_printf(&q->body, err, "%s\"%s\"", i ? "," : "", t)
                                : vf_buf_printf(&q->body, err, "%s%s", i ? "," : "", t);
     }
-    if (st == VF_OK) st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
+    if (st == VF_OK)
+      st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
     if (st == VF_OK) st = qd_call(q, "POST", "/points", &q->body, false, NULL, err);
     const qj_val *res = st == VF_OK ? qj_get(&q->doc, "result") : NULL;
     if (st == VF_OK && (!res || res->t != QJ_ARR))

@@ -83,13 +83,15 @@ static bool temp_parse(const char *name, size_t *base_len, const char **host, si
   const char *dash = memrchr(dh, '-', (size_t)(dn - dh));
   if (!dash || dash == dh + 1 || !all_digits(dash + 1, (size_t)(dn - dash - 1))) return false;
   for (const char *c = dh + 1; c < dash; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '_'))
       return false;
   const char *dt = dh > name ? memrchr(name, '.', (size_t)(dh - name)) : NULL; /* ".<tag>" */
   if (!dt || dt == name) return false;
   bool known = false;
   for (int i = 0; tags[i] && !known; i++)
-    known = strlen(tags[i]) == (size_t)(dh - dt - 1) && memcmp(dt + 1, tags[i], (size_t)(dh - dt - 1)) == 0;
+    known = strlen(tags[i]) == (size_t)(dh - dt - 1) &&
+            memcmp(dt + 1, tags[i], (size_t)(dh - dt - 1)) == 0;
   if (!known) return false;
   *base_len = (size_t)(dt - name);
   *host = dh + 1;
@@ -109,7 +111,8 @@ static char *join2(const char *dir, const char *name) {
 /* vf_remove_tree(): see util.h. */
 vf_status vf_remove_tree(const char *path, vf_error *err) {
   struct stat sb;
-  if (lstat(path, &sb) != 0) return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", path, strerror(errno));
+  if (lstat(path, &sb) != 0)
+    return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode)) {
     DIR *d = opendir(path);
     if (!d) return vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, strerror(errno));

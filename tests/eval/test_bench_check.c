@@ -96,7 +96,8 @@ static store_config collection(const char *name, corpus_distance metric, size_t 
   float *vec = calloc(n * DIM, sizeof *vec);
   for (size_t i = 0; i < n; i++) {
     if (uuids) {
-      snprintf(ids[i].uuid, sizeof ids[i].uuid, "00000000-0000-0000-0000-%012u", (unsigned)(i % 1000000));
+      snprintf(ids[i].uuid, sizeof ids[i].uuid, "00000000-0000-0000-0000-%012u",
+               (unsigned)(i % 1000000));
       ids[i].is_uuid = true;
     } else {
       ids[i].num = i;

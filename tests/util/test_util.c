@@ -555,7 +555,8 @@ VF_TEST(test_temp_names_and_sweep) {
   if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "host");
   host[63] = 0;
   for (char *c = host; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+      *c = '_';
   char path[4300], want[4400];
   snprintf(path, sizeof path, "%s/out.ivf", dir);
   char *t = vf_temp_path(path, "spill");
