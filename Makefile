@@ -33,7 +33,7 @@ test-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVFORGE_SANITIZE=ON -DVFORGE_WERROR=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  bash tests/run.sh $(ASAN_BUILD) "asan"
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp bash tests/run.sh $(ASAN_BUILD) "asan"
 
 fuzz-build:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVFORGE_FUZZ=ON >/dev/null

@@ -16,6 +16,7 @@ pkgs+=(slurm-wlm munge)             # single-node Slurm for load-dist / brute-fo
 pkgs+=(libhdf5-dev python3-h5py)    # ann-benchmarks .hdf5 bundles (reader; h5py writes test fixtures)
 pkgs+=(python3-faiss python3-numpy) # FAISS exact-search reference for brute-force tests/bench (tests/eval, bench/brute-force)
 pkgs+=(python3-dev python3-venv)   # Python.h for the vforge Python extension (python/, pip install ., make wheel)
+pkgs+=(libcairo2-dev fonts-dejavu-core) # bench --plot / vforge plot: PNG and SVG through Cairo, DejaVu Sans text
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -67,7 +67,8 @@ typedef enum vf_cfg_format {
   VF_CFG_FORMAT_PARQUET = 0,
   VF_CFG_FORMAT_NPY,
   VF_CFG_FORMAT_FBIN,
-  VF_CFG_FORMAT_HDF5
+  VF_CFG_FORMAT_HDF5,
+  VF_CFG_FORMAT_JSONL /* a payload component: one JSON object per line (point i on line i) */
 } vf_cfg_format;
 
 typedef enum vf_cfg_cache { VF_CFG_CACHE_KEEP = 0, VF_CFG_CACHE_EVICT } vf_cfg_cache;

@@ -312,6 +312,36 @@ uint64_t corpus_dataset_part_rows(const corpus_file *file);
  *  once in a `cache: evict` dataset cache during this process (0 when none). */
 uint64_t corpus_dataset_cache_peak(void);
 
+/* ------------------------------------------------ filtered-search bundles (bundle.c) */
+
+/* The bundles of qdrant/ann-filtering-benchmark-datasets (read by vector-db-benchmark and bfb):
+ * a directory or a .tgz with vectors.npy (point i = row i), payloads.jsonl (point i's payload on
+ * line i) and tests.jsonl (queries with their filter `conditions` and exact filtered answers). */
+
+/*! corpus_bundle_dir() : *dir = the directory holding the bundle's files when `path` is a
+ *  bundle (a directory with vectors.npy, or a .tgz / .tar.gz: extracted once into
+ *  <dir>/.<name>.extract/, reused while the archive is unchanged), else NULL.  Caller frees.
+ *  @return : VF_ECORRUPT for an archive that is not a tar.gz bundle; VF_EIO. */
+vf_status corpus_bundle_dir(const char *path, char **dir, vf_error *err);
+/*! corpus_bundle_resolve() : `path`, or for "<archive>.tgz/<member>" the extracted member's
+ *  path (extracting the archive when needed).  Caller frees. */
+vf_status corpus_bundle_resolve(const char *path, char **out, vf_error *err);
+
+typedef struct corpus_bundle_tests {
+  size_t n;           /* queries */
+  int32_t dim;
+  float *queries;     /* n * dim */
+  char **conditions;  /* n filter texts (the conditions form), NULL when a query has none */
+  uint64_t *ids;      /* closest_ids of query i: ids[offsets[i] .. offsets[i+1]) */
+  float *scores;      /* closest_scores, aligned with ids (0 when the file has none) */
+  size_t *offsets;    /* n + 1 */
+} corpus_bundle_tests;
+
+/*! corpus_bundle_tests_read() : every line of a tests.jsonl.
+ *  @return : VF_ECORRUPT naming the file and line for a line that is not such an object. */
+vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, vf_error *err);
+void corpus_bundle_tests_free(corpus_bundle_tests *t);
+
 /*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free).
  *  `vec_storage` (b->nvectors entries, caller-owned) receives the view's vector descriptors and
  *  must live as long as the view; the range is clamped to b's rows. */

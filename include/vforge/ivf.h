@@ -212,6 +212,12 @@ typedef struct ivf_search_opts {
   uint32_t nprobe;  /* lists scanned per query; 0: 1; capped at nlist */
   int threads;      /* 0: vf_threads() */
   uint32_t rerank;  /* override of the file's rerank factor; 0: the file's */
+  /* Filtered search: allow[q] (nq entries; allow NULL or allow[q] NULL: no filter) holds one byte
+   * per index row, 0 = the row is not a candidate of query q.  The filter is applied inside the
+   * list scan (a row that is not allowed is never scored into the result), and the probe widens:
+   * after the nprobe nearest lists, further lists are scanned in order of their centroid until k
+   * allowed hits are found or every list was scanned. */
+  const uint8_t *const *allow;
 } ivf_search_opts;
 
 /*! ivf_search() : the k best hits of nq queries (nq x dim).  hits[q*k + i], i < counts[q];

@@ -26,6 +26,7 @@
 #define VFORGE_STORE_H
 
 #include "vforge/corpus.h"
+#include "vforge/filter.h"
 #include "vforge/util.h"
 
 #ifdef __cplusplus
@@ -88,6 +89,10 @@ typedef struct store_vtable {
   vf_status (*search)(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                       size_t k, store_results *out, vf_error *err);
   void (*close)(store *s);
+  /* filtered search (store_search_filtered); NULL: the backend cannot filter */
+  vf_status (*search_filtered)(store *s, const char *vector, const float *queries, size_t nq,
+                               int32_t dim, size_t k, const flt_filter *const *filters,
+                               store_results *out, vf_error *err);
   /* issue 14 (NULL: the backend keeps no record / cannot look ids up -> VF_EUNSUPPORTED) */
   vf_status (*set_record)(store *s, const struct store_record *r, vf_error *err);
   vf_status (*get_record)(store *s, struct store_record *out, bool *found, vf_error *err);
@@ -141,6 +146,14 @@ vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err);
  *            VF_EUNSUPPORTED for a store that cannot search (discard) or a non-dense vector. */
 vf_status store_search(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                        size_t k, store_results *out, vf_error *err);
+/*! store_search_filtered() : store_search() where query q only returns points whose payload
+ *  satisfies filters[q] (vforge/filter.h; NULL or empty: unfiltered; `filters` NULL: none), so a
+ *  query may get fewer than k hits.  The local store evaluates the filter itself (exactly, or
+ *  inside its IVF list scan); Qdrant receives it as the Query's `filter`.
+ *  @return : VF_EUNSUPPORTED for a store that cannot filter; else as store_search(). */
+vf_status store_search_filtered(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err);
 /*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
 void store_close(store *s);
 
@@ -184,6 +197,14 @@ vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err
  *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
  *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
 vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err);
+
+/*! store_local_set_nprobe() : the IVF lists a `local` handle probes per query, in place of the
+ *  index's own (params.index.nprobe, else the manifest's max(16, nlist/16)); 0 restores that.
+ *  Values above the index's nlist probe every list.  While it is set, a search that cannot go
+ *  through an index (none built, or one older than the segments) fails with VF_EUSAGE instead of
+ *  scanning exactly, so an nprobe figure never comes from an exact scan.
+ *  @return : VF_EUSAGE when `s` is not a local store handle. */
+vf_status store_local_set_nprobe(store *s, uint32_t nprobe, vf_error *err);
 
 /* Search options of a Qdrant handle (bench): passed as the Query API's `params`. */
 typedef struct store_qdrant_search_opts {

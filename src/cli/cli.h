@@ -13,6 +13,7 @@
 
 #define CLI_MAX_OPTS 32
 #define CLI_MAX_POS 4096
+#define CLI_MAX_OCC 256 /* command options per command line, counted with repeats */
 
 typedef struct cli_opt {
   const char *name;    /* long name without dashes */
@@ -32,6 +33,11 @@ typedef struct cli_args {
   const char *val[CLI_MAX_OPTS]; /* value (or "" for a set flag) per command option, NULL if unset */
   const char *pos[CLI_MAX_POS];
   int npos;
+  struct {
+    int opt;         /* index into the command's options */
+    const char *val;
+  } occ[CLI_MAX_OCC]; /* every command option in command-line order, repeats included */
+  int nocc;
 } cli_args;
 
 /* Parse argv (after the command name).  Handles global options itself (--threads,
@@ -41,6 +47,9 @@ void cli_print_help(const cli_cmd *cmd, FILE *to);
 /* index of an option of cmd by name (for reading cli_args.val) */
 int cli_opt_index(const cli_cmd *cmd, const char *name);
 const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name);
+/* every value of a repeatable option (--sweep a=1 --sweep b=2), in command-line order, into
+ * out[0..max); returns how many were given (val[] keeps only the last) */
+int cli_get_all(const cli_cmd *cmd, const cli_args *a, const char *name, const char **out, int max);
 /* "--limit N": unsigned integer option; VF_EUSAGE naming the option when malformed */
 vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
                       uint64_t *out, vf_error *err);
@@ -74,6 +83,10 @@ extern const cli_cmd CLI_GENERATE_QUERIES, CLI_BRUTE_FORCE, CLI_BRUTE_FORCE_MERG
 int cmd_bench(int argc, char **argv);
 extern const cli_cmd CLI_BENCH;
 
+/* vforge plot (src/cli/cmd_plot.c) */
+int cmd_plot(int argc, char **argv);
+extern const cli_cmd CLI_PLOT;
+
 /* vforge load-dist / brute-force-dist (src/cli/cmd_dist.c) */
 int cmd_load_dist(int argc, char **argv);
 int cmd_brute_force_dist(int argc, char **argv);
@@ -99,5 +112,10 @@ int cli_fail(vf_status st, const vf_error *err);
 void cli_on_interrupt(const char *fmt, ...) VF_PRINTF(1, 2);
 /* clear the progress line (call before printing a summary on stderr) */
 void cli_progress_end(void);
+
+/*! cli_text_arg() : an option value that is text or @FILE (read whole, at most `max` bytes):
+ *  *out is a copy of the text (caller frees).  `opt` names the option in messages.
+ *  @return : VF_EUSAGE naming the file when it cannot be read or is too large. */
+vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **out, vf_error *err);
 
 #endif

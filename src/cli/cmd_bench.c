@@ -6,36 +6,51 @@
  * the config's `vectors` (--column picks one when there are several).  Human summary on stderr;
  * with --json exactly one JSON object {k, queries, recall, recall_min, recall_max, qps,
  * latency_ms: {p50, p95, p99, max}, errors} on stdout.
+ * Sweeps (issue 19): --sweep NAME=v1,v2 (repeatable; the grid is their product) and list-valued
+ * --concurrency / --rps run bench_sweep(); --json then prints {"points": [...]}; --results,
+ * --per-query and --plot keep the campaign's figures.  `vforge plot` (cmd_plot.c) overlays
+ * result files.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "vforge/bench.h"
 #include "vforge/config.h"
 
 static const cli_opt BENCH_OPTS[] = {
-    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\")"},
-    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row)"},
+    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\"); or an ann-filtering-benchmark bundle (a directory or .tgz, or its tests.jsonl: each query with its conditions as filter)"},
+    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row); default for an ann-filtering-benchmark bundle: its closest_ids"},
     {"k", "K", "neighbours per query (-k K; recall@k)"},
-    {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue"},
-    {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time"},
+    {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue; a list C1,C2,... sweeps it (a throughput-latency curve)"},
+    {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time; a list R1,R2,... sweeps the offered rate"},
     {"max-outstanding", "N", "open loop: queued + in-flight bound; queries beyond it are dropped and counted as errors (default max(64, 4 x workers))"},
     {"column", "NAME", "the vector to search: a config vector's name or column, or with --store the queries column (default: the only dense vector)"},
+    {"nprobe", "N", "local store: IVF lists probed per query (default: the index's; an error when the collection has no index)"},
     {"hnsw-ef", "N", "qdrant stores: the search's hnsw_ef (default: the collection's)"},
     {"exact", NULL, "qdrant stores: exact (brute-force) search instead of the HNSW index"},
+    {"oversampling", "X", "qdrant stores: quantization oversampling (>= 1)"},
+    {"rescore", "BOOL", "qdrant stores: quantization rescore, true or false"},
+    {"sweep", "NAME=V,...", "run once per value: NAME is nprobe, hnsw-ef, oversampling, rescore, exact, concurrency or rps; repeat for a grid (every combination)"},
+    {"warmup", "N", "run N queries (untimed, unscored) before timing each run (default 0)"},
+    {"per-query", "FILE", "write each query's latency and recall as JSON lines {point, params, query_id, latency_ms, recall, recall_max}"},
+    {"results", "FILE", "write one JSON line per run/point: the figures, params, config, machine (CPU, cores, BLAS core) and vforge version"},
+    {"plot", "FILE", "draw recall@k vs QPS (Pareto front) and latency percentiles into FILE.png or FILE.svg"},
+    {"label", "NAME", "the series name in --results and --plot (default: STORE:COLLECTION)"},
     {"store", "TYPE", "without CONFIG: the store type (local)"},
     {"path", "DIR", "with --store local: the store's root directory (default ./vforge-data)"},
     {"collection", "NAME", "with --store: the collection to search"},
-    {"json", NULL, "print one JSON object {k, queries, recall, recall_min, recall_max, qps, latency_ms: {p50, p95, p99, max}, errors} on stdout"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (the one its ground truth was computed with); a queries file's __filter__ column filters per query instead"},
+    {"json", NULL, "print one JSON object {k, queries, recall, recall_min, recall_max, qps, latency_ms: {p50, p95, p99, max}, errors} on stdout; with a sweep {\"points\": [{params, ...}]}"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_BENCH = {
     "bench",
     "CONFIG|--store local --path DIR --collection NAME --queries Q --ground-truth GT -k K "
-    "[--concurrency C | --rps R] [--json]",
+    "[--concurrency C | --rps R] [--sweep NAME=V,...]... [--results F] [--plot F] [--json]",
     "Run every query once against the store and report recall@k against the exact ground\n"
     "truth, latency p50/p95/p99/max (ms, exact nearest-rank over all queries), QPS and errors.\n"
     "Recall counts returned ids found in the truth's top k (recall, recall_min); when scores tie\n"
@@ -43,7 +58,13 @@ const cli_cmd CLI_BENCH = {
     "a returned score equal to the truth's k-th within 1e-6 relative).  The store is the\n"
     "CONFIG's vectorstore (a load config: local or qdrant) or --store local --path DIR\n"
     "--collection NAME.  Qdrant support is tested against a stand-in that checks every\n"
-    "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).",
+    "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).\n"
+    "A sweep (--sweep NAME=V,..., or a list for --concurrency / --rps) runs the whole bench once\n"
+    "per point of the grid, each with fresh handles and its own warm-up; `vforge plot` overlays\n"
+    "--results files of several runs.\n"
+    "Filtered queries (a __filter__ column, or --filter) are searched with their filter; recall\n"
+    "is over min(k, the query's true hits), and queries without any true hit are counted and\n"
+    "left out of the means.",
     BENCH_OPTS, 0, 1};
 
 static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, int hi, int *out,
@@ -82,6 +103,110 @@ static void summary(const bench_report *r, const char *vector) {
   if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
   fputc('\n', stderr);
   if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  if (r->filtered)
+    fprintf(stderr, "  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
+            r->filtered, r->no_truth);
+}
+
+/* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
+static vf_status knob_flag(const cli_args *a, const char *name, bench_knob k, double *out, vf_error *err) {
+  vf_status st = bench_knob_value(k, cli_get(&CLI_BENCH, a, name), out, err);
+  return st == VF_OK ? st : vf_error_prefix(err, "--");
+}
+
+/* The grid of --sweep flags plus list-valued --concurrency / --rps; a knob both fixed by its
+ * flag and swept is refused (which value would the points have?). */
+static vf_status build_grid(const cli_args *a, const char *conc_list, const char *rps_list,
+                            bench_grid *g, vf_error *err) {
+  const char *specs[CLI_MAX_OCC];
+  int n = cli_get_all(&CLI_BENCH, a, "sweep", specs, CLI_MAX_OCC);
+  vf_status st = VF_OK;
+  for (int i = 0; i < n && st == VF_OK; i++) st = bench_grid_add(g, specs[i], err);
+  if (st == VF_OK && conc_list) st = bench_grid_add_list(g, BENCH_KNOB_CONCURRENCY, conc_list, err);
+  if (st == VF_OK && rps_list) st = bench_grid_add_list(g, BENCH_KNOB_RPS, rps_list, err);
+  if (st != VF_OK && (conc_list || rps_list) && strstr(err->msg, "swept twice"))
+    return vf_error_set(err, VF_EUSAGE, "give --concurrency / --rps values either as a list or in "
+                        "--sweep, not both");
+  for (int i = 0; i < g->naxes && st == VF_OK; i++) {
+    bench_knob k = g->axes[i].knob;
+    const char *name = bench_knob_name(k);
+    bool listed = (k == BENCH_KNOB_CONCURRENCY && conc_list) || (k == BENCH_KNOB_RPS && rps_list);
+    if (!listed && cli_get(&CLI_BENCH, a, name))
+      st = vf_error_set(err, VF_EUSAGE, "--%s and --sweep %s=...: give the value once (a fixed flag "
+                        "or a sweep)", name, name);
+  }
+  return st;
+}
+
+/* What bench_sweep()'s callback writes to: the open --results / --per-query files. */
+typedef struct bench_campaign {
+  bench_run_info info;
+  bench_machine machine;
+  const bench_queries *q;
+  const char *vector;
+  bool sweep;
+  vf_atomic_file *results, *per_query;
+  vf_buf line;
+} bench_campaign;
+
+static void sweep_header(const bench_options *o, const bench_queries *q, const bench_grid *g) {
+  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, sweep of %zu points:", q->n, o->k,
+          o->vector ? o->vector : "(the dense one)", bench_grid_size(g));
+  for (int i = 0; i < g->naxes; i++) {
+    fprintf(stderr, " %s=", bench_knob_name(g->axes[i].knob));
+    for (size_t j = 0; j < g->axes[i].n; j++) {
+      double v = g->axes[i].values[j];
+      bool b = g->axes[i].knob == BENCH_KNOB_RESCORE || g->axes[i].knob == BENCH_KNOB_EXACT;
+      if (b) fprintf(stderr, "%s%s", j ? "," : "", v != 0 ? "true" : "false");
+      else fprintf(stderr, "%s%.6g", j ? "," : "", v);
+    }
+  }
+  fputc('\n', stderr);
+}
+
+static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, vf_error *err) {
+  bench_campaign *c = user;
+  const bench_report *r = &p->rep;
+  cli_progress_end(); /* a point's lines start their own line */
+  if (!c->sweep) {
+    summary(r, c->vector);
+  } else {
+    char params[256];
+    bench_point_params(p, params, sizeof params);
+    fprintf(stderr, "  point %zu/%zu %s: recall@%zu %.4f", i + 1, n, params, r->k, r->recall);
+    if (r->recall_max != r->recall_min) fprintf(stderr, " [%.4f, %.4f]", r->recall_min, r->recall_max);
+    fprintf(stderr, "  %.1f q/s  p50 %.3f  p95 %.3f  p99 %.3f ms  errors %zu\n", r->qps, r->p50_ms,
+            r->p95_ms, r->p99_ms, r->errors);
+    if (r->first_error_status != VF_OK) fprintf(stderr, "    first error: %s\n", r->first_error);
+  }
+  vf_status st = VF_OK;
+  if (c->results) {
+    vf_buf_reset(&c->line);
+    st = bench_results_json(p, i, n, &c->info, &c->machine, &c->line, err);
+    if (st == VF_OK) st = vf_atomic_write(c->results, c->line.data, c->line.len, err);
+  }
+  if (st == VF_OK && c->per_query) {
+    vf_buf_reset(&c->line);
+    st = bench_per_query_json(p, i, c->q, &c->line, err);
+    if (st == VF_OK) st = vf_atomic_write(c->per_query, c->line.data, c->line.len, err);
+  }
+  return st;
+}
+
+/* commit an output file holding `done` of `total` points (none: it is not created) */
+static vf_status finish_file(vf_atomic_file **f, const char *path, size_t done, size_t total,
+                             vf_error *err) {
+  if (!*f) return VF_OK;
+  vf_atomic_file *x = *f;
+  *f = NULL;
+  if (done == 0) {
+    vf_atomic_abort(x);
+    return VF_OK;
+  }
+  vf_status st = vf_atomic_commit(x, err);
+  if (st == VF_OK && done < total)
+    fprintf(stderr, "bench: %s holds the %zu of %zu points measured before the failure\n", path, done, total);
+  return st;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -90,10 +215,11 @@ int cmd_bench(int argc, char **argv) {
   cli_args a;
   bench_request rq;
   memset(&rq, 0, sizeof rq);
-  bench_report rep;
-  memset(&rep, 0, sizeof rep);
+  bench_target tg;
+  memset(&tg, 0, sizeof tg);
+  bench_grid grid;
+  memset(&grid, 0, sizeof grid);
   uint64_t k = 0;
-  char *vector = NULL;
 
   vf_status st = cli_parse(&CLI_BENCH, argc, argv, &a, &err);
   const char *rps = st == VF_OK ? cli_get(&CLI_BENCH, &a, "rps") : NULL;
@@ -105,7 +231,13 @@ int cmd_bench(int argc, char **argv) {
     rq.config = a.npos == 1 ? a.pos[0] : NULL;
     rq.path = cli_get(&CLI_BENCH, &a, "path");
     rq.collection = cli_get(&CLI_BENCH, &a, "collection");
+    /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
+    if (rq.queries && !rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
   }
+  char *filter = NULL;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err);
+  rq.filter = filter;
   if (st == VF_OK && (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k")))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
                       "(usage: vforge bench %s)", CLI_BENCH.synopsis);
@@ -117,34 +249,108 @@ int cmd_bench(int argc, char **argv) {
   if (st == VF_OK) st = cli_get_u64(&CLI_BENCH, &a, "k", 0, &k, &err);
   if (st == VF_OK && (k < 1 || k > BENCH_MAX_K))
     st = vf_error_set(&err, VF_EUSAGE, "-k must be in 1..%zu", (size_t)BENCH_MAX_K);
-  if (st == VF_OK) st = get_int(&a, "concurrency", 1, 1, 1024, &rq.concurrency, &err);
+  rq.k = (size_t)k;
+  const char *conc = st == VF_OK ? cli_get(&CLI_BENCH, &a, "concurrency") : NULL;
+  bool conc_list = conc && strchr(conc, ','), rps_list = rps && strchr(rps, ',');
+  rq.concurrency = 1;
+  if (st == VF_OK && !conc_list) st = get_int(&a, "concurrency", 1, 1, 1024, &rq.concurrency, &err);
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding"))
     st = get_int(&a, "max-outstanding", 0, 1, 1 << 20, &rq.max_outstanding, &err);
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding") && !rps)
-    st = vf_error_set(&err, VF_EUSAGE, "--max-outstanding applies to the open loop (--rps) only");
-  if (st == VF_OK && rps) st = get_rate(rps, &rq.rps, &err);
-  rq.k = (size_t)k;
+  /* --max-outstanding without an open loop: refused by bench_sweep() */
+  if (st == VF_OK && rps && !rps_list) st = get_rate(rps, &rq.rps, &err);
+  uint32_t nprobe = 0;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "nprobe")) {
+    int np = 0;
+    st = get_int(&a, "nprobe", 0, 1, 1 << 24, &np, &err);
+    nprobe = (uint32_t)np;
+  }
+  size_t warmup = 0;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "warmup")) {
+    uint64_t w = 0;
+    st = cli_get_u64(&CLI_BENCH, &a, "warmup", 0, &w, &err);
+    if (st == VF_OK && w > BENCH_MAX_QUERIES)
+      st = vf_error_set(&err, VF_EUSAGE, "--warmup must be at most %zu", (size_t)BENCH_MAX_QUERIES);
+    warmup = (size_t)w;
+  }
+  /* the grid: --sweep NAME=..., list-valued --concurrency / --rps */
+  if (st == VF_OK) st = build_grid(&a, conc_list ? conc : NULL, rps_list ? rps : NULL, &grid, &err);
+  const char *results_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "results") : NULL;
+  const char *perq_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "per-query") : NULL;
+  const char *plot_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "plot") : NULL;
+  if (st == VF_OK && plot_path) st = bench_plot_check_path(plot_path, &err);
+
   store_qdrant_search_opts qopts = {0, false, -1, 0};
-  if (st == VF_OK && (cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact"))) {
+  bool qset = st == VF_OK && (cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact") ||
+                              cli_get(&CLI_BENCH, &a, "oversampling") || cli_get(&CLI_BENCH, &a, "rescore"));
+  if (qset && st == VF_OK) {
     int ef = 0;
+    double v = 0;
     if (cli_get(&CLI_BENCH, &a, "hnsw-ef")) st = get_int(&a, "hnsw-ef", 0, 1, 1 << 24, &ef, &err);
     qopts.hnsw_ef = ef;
     qopts.exact = cli_get(&CLI_BENCH, &a, "exact") != NULL;
+    if (st == VF_OK && cli_get(&CLI_BENCH, &a, "oversampling"))
+      st = knob_flag(&a, "oversampling", BENCH_KNOB_OVERSAMPLING, &qopts.oversampling, &err);
+    if (st == VF_OK && cli_get(&CLI_BENCH, &a, "rescore")) {
+      st = knob_flag(&a, "rescore", BENCH_KNOB_RESCORE, &v, &err);
+      qopts.rescore = v != 0;
+    }
     rq.qdrant = &qopts;
   }
   cli_on_interrupt("bench stopped before every query ran (no report); run it again");
-  if (st == VF_OK) st = bench_execute(&rq, &rep, &vector, &err);
-  cli_progress_end();
+  /* the store, the vector, the queries and the truth (bench_target_open, as vforge.bench) */
+  bool have_target = false;
   if (st == VF_OK) {
-    summary(&rep, vector);
-    if (cli_get(&CLI_BENCH, &a, "json")) {
-      vf_buf b;
-      vf_buf_init(&b, 0);
-      st = bench_report_json(&rep, &b, &err);
-      if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
-      vf_buf_free(&b);
-    }
+    st = bench_target_open(&rq, &tg, &err);
+    have_target = st == VF_OK;
   }
-  free(vector);
+  bench_options *o = &tg.o;
+  o->nprobe = nprobe;
+  o->warmup = warmup;
+  o->per_query = perq_path != NULL;
+  /* the campaign's files are opened (and their directories checked) before the run */
+  bench_campaign cam;
+  memset(&cam, 0, sizeof cam);
+  cam.info.label = st == VF_OK ? cli_get(&CLI_BENCH, &a, "label") : NULL;
+  cam.info.queries_path = rq.queries;
+  cam.info.truth_path = rq.ground_truth;
+  cam.q = &tg.q;
+  cam.sweep = grid.naxes > 0;
+  cam.vector = o->vector;
+  vf_buf_init(&cam.line, 0);
+  bench_machine_get(&cam.machine);
+  if (st == VF_OK && results_path) st = vf_atomic_open(results_path, &cam.results, &err);
+  if (st == VF_OK && perq_path) st = vf_atomic_open(perq_path, &cam.per_query, &err);
+  bench_point *pts = NULL;
+  size_t npts = 0;
+  if (st == VF_OK && have_target) {
+    st = bench_sweep_check(o, &grid, &err);
+    if (st == VF_OK && cam.sweep) sweep_header(o, &tg.q, &grid);
+    if (st == VF_OK) st = bench_sweep(o, &grid, &tg.q, &tg.t, tg.rows, on_point, &cam, &pts, &npts, &err);
+  }
+  /* points measured before a failure are kept in the files (each line says which point of how many) */
+  vf_error ferr;
+  vf_error_clear(&ferr);
+  vf_status fst = finish_file(&cam.results, results_path, npts, bench_grid_size(&grid), &ferr);
+  vf_status pst = finish_file(&cam.per_query, perq_path, npts, bench_grid_size(&grid), fst == VF_OK ? &ferr : NULL);
+  if (st == VF_OK && fst != VF_OK) st = fst, err = ferr;
+  else if (st == VF_OK && pst != VF_OK) st = pst, err = ferr;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "json")) {
+    vf_buf b;
+    vf_buf_init(&b, 0);
+    st = cam.sweep ? bench_points_json(pts, npts, &b, &err) : bench_report_json(&pts[0].rep, &b, &err);
+    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    vf_buf_free(&b);
+  }
+  if (st == VF_OK && plot_path) {
+    bench_series ser;
+    st = bench_series_from_points(pts, npts, cam.info.label, &ser, &err);
+    if (st == VF_OK) st = bench_plot(&ser, 1, NULL, plot_path, &err);
+    if (st == VF_OK) fprintf(stderr, "bench: plot written to %s\n", plot_path);
+    bench_series_free(&ser);
+  }
+  vf_buf_free(&cam.line);
+  bench_points_free(pts, npts);
+  bench_target_free(&tg);
+  free(filter);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

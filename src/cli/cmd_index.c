@@ -64,15 +64,21 @@ static const cli_opt SEARCH_OPTS[] = {
     {"column", "NAME", "the vector column of the queries file (needed only when several exist)"},
     {"output", "FILE", "results file (default: <dir of Q>/ivf_<name of Q>_k<K>.parquet)"},
     {"ground-truth", "GT", "also report recall@k against this brute-force file"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (a queries file's __filter__ column filters per query instead); needs --corpus"},
+    {"corpus", "URI|CONFIG", "with filters: the corpus (or load config) the index was built from, whose payload the filters read"},
     {"json", NULL, "print {queries, k, nprobe, seconds, qps, output[, recall, recall_max]} on stdout"},
     {NULL, NULL, NULL}};
 
 static const cli_cmd CLI_INDEX_SEARCH = {
-    "index search", "FILE --queries Q -k K [--nprobe P] [--output F] [--ground-truth GT] [--json]",
+    "index search", "FILE --queries Q -k K [--nprobe P] [--output F] [--ground-truth GT] [--filter JSON|@FILE --corpus URI|CONFIG] [--json]",
     "Search an IVF index with every query of a queries file (as written by generate-queries)\n"
     "and write query_id, hit_ids (list<string>), hit_scores (list<float>), best first — the\n"
     "brute-force output schema; larger score = nearer (cosine, dot, -L2).  With --ground-truth\n"
-    "the summary adds recall@k (strict, and counting ties at the cutoff).",
+    "the summary adds recall@k (strict, and counting ties at the cutoff).\n"
+    "Filters (a __filter__ column of the queries file, or --filter) read the payload of --corpus,\n"
+    "matched to the index rows by point id; the filter is applied inside the list scan and\n"
+    "nprobe widens until k matching hits are found or every list was scanned.  Recall of a\n"
+    "filtered query is over min(k, its true hits); queries with none are left out of it.",
     SEARCH_OPTS, 1, 1};
 
 static const cli_opt INFO_OPTS[] = {
@@ -187,13 +193,13 @@ static int index_build(int argc, char **argv) {
 /* ----------------------------------------------------------------- search */
 
 /* <dir of Q>/ivf_<Q's file name without .parquet>_k<K>.parquet */
-static char *default_output(const char *q, uint64_t k, vf_error *err) {
+static char *default_output(const char *q, const char *tag, uint64_t k, vf_error *err) {
   const char *slash = strrchr(q, '/');
   const char *name = slash ? slash + 1 : q;
   size_t dl = slash ? (size_t)(slash - q) : 0, nl = strlen(name);
   if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
-  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, k);
-  return ev_strdupf(err, "ivf_%.*s_k%" PRIu64 ".parquet", (int)nl, name, k);
+  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k);
+  return ev_strdupf(err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
 }
 
 /* The ground truth of --ground-truth, read and matched to the queries before the search: truth
@@ -220,6 +226,7 @@ static vf_status search_recall(const bench_truth *t, const size_t *rows, const e
   if (!sh) return vf_error_set(err, VF_ENOMEM, "out of memory");
   size_t nq = (size_t)q->n;
   double s1 = 0, s2 = 0;
+  size_t scored = 0;
   for (size_t i = 0; i < nq; i++) {
     size_t n = 0;
     for (size_t h = 0; h < counts[i]; h++) {
@@ -229,12 +236,13 @@ static vf_status search_recall(const bench_truth *t, const size_t *rows, const e
       sh[n++].score = hits[i * k + h].score;
     }
     double a = 0, b = 0;
-    bench_recall_one(t, rows[i], k, sh, n, &a, &b);
+    if (!bench_recall_one(t, rows[i], k, sh, n, &a, &b)) continue; /* no true hit */
+    scored++;
     s1 += a;
     s2 += b;
   }
-  *strict = nq ? s1 / (double)nq : 0;
-  *tie = nq ? s2 / (double)nq : 0;
+  *strict = scored ? s1 / (double)scored : 0;
+  *tie = scored ? s2 / (double)scored : 0;
   free(sh);
   return VF_OK;
 }
@@ -277,12 +285,42 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && q.dim != info.dim)
     st = vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
                       (int)q.dim, a.pos[0], (int)info.dim);
+  /* filters: --filter or the queries' __filter__ column, over the payload of --corpus */
+  ev_filters flt;
+  memset(&flt, 0, sizeof flt);
+  ev_ivf_filter xf;
+  memset(&xf, 0, sizeof xf);
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
+  char *ftext = NULL;
+  uint8_t *abuf = NULL, **allow = NULL;
+  if (st == VF_OK && cli_get(c, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(c, &a, "filter"), FLT_MAX_TEXT, &ftext, &err);
+  if (st == VF_OK) st = ev_filters_init(&flt, q.n, q.filters, q.fhash, ftext, qpath, &err);
+  if (st == VF_OK && flt.any && !cli_get(c, &a, "corpus"))
+    st = vf_error_set(&err, VF_EUSAGE, "index search: the queries are filtered; give --corpus URI|CONFIG "
+                      "(the corpus %s was built from: its payload is what the filters read)", a.pos[0]);
+  if (st == VF_OK && flt.any) st = cli_corpus_open(cli_get(c, &a, "corpus"), NULL, NULL, &cc, &err);
+  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, &err);
+  if (st == VF_OK && xf.unmatched)
+    vf_log(VF_LOG_WARN, "index search: %" PRIu64 " of %" PRIu64 " index rows have ids that are not in %s "
+           "(never returned by a filtered query)", xf.unmatched, xf.rows, cli_get(c, &a, "corpus"));
   const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
   bench_truth truth;
   memset(&truth, 0, sizeof truth);
   size_t *trows = NULL;
   if (gt) st = search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err);
   size_t nq = (size_t)q.n;
+  /* allow masks of a chunk of queries at a time (at most 256 MiB) */
+  size_t chunk = nq ? nq : 1;
+  if (flt.any && xf.rows) {
+    chunk = ((size_t)256 << 20) / xf.rows;
+    if (chunk < 1) chunk = 1;
+    if (chunk > nq) chunk = nq ? nq : 1;
+    abuf = vf_malloc(chunk * xf.rows);
+    allow = vf_calloc(chunk, sizeof *allow);
+    if (st == VF_OK && (!abuf || !allow)) st = vf_error_set(&err, VF_ENOMEM, "out of memory for the filters' masks");
+  }
   if (st == VF_OK) {
     hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
     counts = vf_calloc(nq ? nq : 1, sizeof *counts);
@@ -294,7 +332,14 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK) {
     ivf_search_opts so = {.nprobe = (uint32_t)nprobe, .threads = vf_threads(), .rerank = (uint32_t)rerank};
     double ts = vf_now();
-    st = ivf_search(ix, q.vecs, nq, q.dim, (size_t)k, &so, hits, counts, &err);
+    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+      size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+      for (size_t i = 0; flt.any && i < qn; i++)
+        allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * xf.rows) ? abuf + i * xf.rows : NULL;
+      so.allow = flt.any ? (const uint8_t *const *)allow : NULL;
+      st = ivf_search(ix, q.vecs + q0 * (size_t)q.dim, qn, q.dim, (size_t)k, &so, hits + q0 * (size_t)k,
+                      counts + q0, &err);
+    }
     secs = vf_now() - ts;
   }
   for (size_t i = 0; st == VF_OK && i < nq; i++) {
@@ -315,7 +360,8 @@ static int index_search(int argc, char **argv) {
   }
   if (st == VF_OK) {
     const char *o = cli_get(c, &a, "output");
-    out = o ? vf_strdup(o) : default_output(qpath, k, &err);
+    /* a --filter run is named apart (a __filter__ queries file already is) */
+    out = o ? vf_strdup(o) : default_output(qpath, ftext ? flt.tag : "", k, &err);
     if (!out) st = o ? vf_error_set(&err, VF_ENOMEM, "out of memory") : err.code;
   }
   if (st == VF_OK) {
@@ -359,6 +405,12 @@ static int index_search(int argc, char **argv) {
   free(counts);
   free(eh);
   free(nh);
+  free(abuf);
+  free(allow);
+  free(ftext);
+  ev_ivf_filter_close(&xf);
+  ev_filters_free(&flt);
+  cli_corpus_close(&cc);
   free(trows);
   bench_truth_free(&truth);
   ev_queries_free(&q);

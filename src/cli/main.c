@@ -257,6 +257,16 @@ const char *cli_get(const cli_cmd *cmd, const cli_args *a, const char *name) {
   return i < 0 ? NULL : a->val[i];
 }
 
+int cli_get_all(const cli_cmd *cmd, const cli_args *a, const char *name, const char **out, int max) {
+  int i = cli_opt_index(cmd, name), n = 0;
+  for (int j = 0; i >= 0 && j < a->nocc; j++)
+    if (a->occ[j].opt == i) {
+      if (n < max) out[n] = a->occ[j].val;
+      n++;
+    }
+  return n;
+}
+
 vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
                       uint64_t *out, vf_error *err) {
   const char *v = cli_get(cmd, a, name);
@@ -370,6 +380,10 @@ vf_status cli_parse(const cli_cmd *cmd, int argc, char **argv, cli_args *out, vf
       vf_status st = apply_global(o->name, val, err);
       if (st != VF_OK) return st;
     } else {
+      if (out->nocc >= CLI_MAX_OCC)
+        return vf_error_set(err, VF_EUSAGE, "vforge %s: more than %d options", cmd->name, CLI_MAX_OCC);
+      out->occ[out->nocc].opt = idx;
+      out->occ[out->nocc++].val = val;
       out->val[idx] = val;
     }
   }
@@ -429,6 +443,7 @@ static const struct {
     {"brute-force", cmd_brute_force, "exact top-K ground truth for a queries file"},
     {"brute-force-merge", cmd_brute_force_merge, "merge the partials of brute-force --num-jobs runs"},
     {"bench", cmd_bench, "recall@k, latency and QPS of a store against exact ground truth"},
+    {"plot", cmd_plot, "draw bench --results files: recall@k vs QPS (Pareto front), latency percentiles"},
     {"load-dist", cmd_load_dist, "load with N workers on Slurm or local processes (run directory, resubmission)"},
     {"brute-force-dist", cmd_brute_force_dist, "brute-force ground truth with N workers on Slurm or local processes"},
     {"index", cmd_index, "build, search and inspect IVF index files"},

@@ -409,7 +409,7 @@ static const char *const VEC_TYPES[] = {"dense", "sparse", "multivector", NULL};
 static const char *const DISTANCES[] = {"cosine", "dot", "euclid", "manhattan", NULL};
 static const char *const COMPARATORS[] = {"max_sim", NULL};
 static const char *const SOURCES[] = {"vectors", "payload", NULL};
-static const char *const FORMATS[] = {"parquet", "npy", "fbin", "hdf5", NULL};
+static const char *const FORMATS[] = {"parquet", "npy", "fbin", "hdf5", "jsonl", NULL};
 static const char *const CACHES[] = {"keep", "evict", NULL};
 
 #define CFG_MAX_VECTORS 64
@@ -562,6 +562,7 @@ static int format_from_path(const char *p) {
   if (ends_with(p, ".npy")) return VF_CFG_FORMAT_NPY;
   if (ends_with(p, ".fbin")) return VF_CFG_FORMAT_FBIN;
   if (ends_with(p, ".hdf5") || ends_with(p, ".h5")) return VF_CFG_FORMAT_HDF5;
+  if (ends_with(p, ".jsonl")) return VF_CFG_FORMAT_JSONL;
   return -1;
 }
 
@@ -621,8 +622,10 @@ static vf_status parse_component(cctx *c, const cfg_node *v, const char *path, b
                   path);
   }
   out->format = (vf_cfg_format)fmt;
-  if (is_payload && out->format != VF_CFG_FORMAT_PARQUET)
-    return cerr(c, x ? x->line : v->line, "%s.format: a payload component must be parquet", path);
+  if (is_payload && out->format != VF_CFG_FORMAT_PARQUET && out->format != VF_CFG_FORMAT_JSONL)
+    return cerr(c, x ? x->line : v->line, "%s.format: a payload component must be parquet or jsonl", path);
+  if (!is_payload && out->format == VF_CFG_FORMAT_JSONL)
+    return cerr(c, x ? x->line : v->line, "%s.format: jsonl holds payloads, not vectors", path);
   if ((x = map_get(v, "columns", &kl))) {
     path_join(p, path, "columns");
     if ((st = get_str_list(c, x, p, &out->columns, &out->ncolumns)) != VF_OK) return st;

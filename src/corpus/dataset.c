@@ -358,6 +358,15 @@ static vf_status measure_payload(struct corpus_dataset *d, size_t i, uint64_t *r
                         "%s: dataset part %zu: %s does not exist and the part has no 'link'",
                         d->name, i, p->ppath);
   if (st != VF_OK) return st;
+  if (d->pformat == VF_CFG_FORMAT_JSONL) { /* one payload per line */
+    if (!file_exists(p->ppath)) {
+      io_close(src);
+      return vf_error_set(err, VF_EUNSUPPORTED, "%s: dataset part %zu: a jsonl payload is read from "
+                          "a local file (download %s to %s)", d->name, i, p->plink, p->ppath);
+    }
+    io_close(src);
+    return ds_jsonl_count(p->ppath, rows, err);
+  }
   pqt_file *f = NULL;
   if ((st = pqt_open(src, NULL, &f, err)) != VF_OK) return st;
   int64_t n = pqt_meta(f)->num_rows;
@@ -583,6 +592,7 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
   d->name = vf_strdup(name);
   d->vformat = ds->vectors.format;
   d->has_payload = ds->payload.present;
+  d->pformat = ds->payload.format;
   d->evict = ds->cache == VF_CFG_CACHE_EVICT || ds->vectors.cache == VF_CFG_CACHE_EVICT;
   d->nparts = ds->vectors.has_parts ? (size_t)ds->vectors.parts.count : 1;
   d->parts = vf_calloc(d->nparts, sizeof *d->parts);
@@ -612,11 +622,17 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
     char *vp = NULL, *pp = NULL;
     st = part_paths(cfg, &ds->vectors, i, &vp, &p->vlink, err);
     if (st == VF_OK && d->has_payload) st = part_paths(cfg, &ds->payload, i, &pp, &p->plink, err);
+    /* a member of an ann-filtering-benchmark archive ("x.tgz/vectors.npy"): extracted once */
+    char *rv = NULL, *rp = NULL;
+    if (st == VF_OK) st = corpus_bundle_resolve(vp, &rv, err);
+    if (st == VF_OK && pp) st = corpus_bundle_resolve(pp, &rp, err);
     if (st == VF_OK) {
-      p->vpath = absolute(vp);
-      if (pp) p->ppath = absolute(pp);
+      p->vpath = absolute(rv);
+      if (pp) p->ppath = absolute(rp);
       if (!p->vpath || (pp && !p->ppath)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     }
+    free(rv);
+    free(rp);
     free(vp);
     free(pp);
     const char *parts4[4] = {p->vpath, p->vlink, p->ppath, p->plink};

@@ -29,6 +29,7 @@ struct corpus_dataset {
   vec_dtype bin_dtype;     /* fbin: from the file name */
   char *h5_dataset;        /* hdf5: the dataset read for vectors (default "train") */
   bool has_payload;
+  vf_cfg_format pformat;   /* parquet or jsonl */
   char **pcolumns;         /* payload component `columns` (NULL = all) */
   size_t npcolumns;
   char **pexclude;
@@ -54,6 +55,10 @@ vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err);
 /*! ds_part_release() : drop a reference; in evict mode the part's files that vforge downloaded
  *  are deleted once no reader holds it. */
 void ds_part_release(struct corpus_dataset *d, size_t i);
+
+/*! ds_jsonl_count() : the lines (payloads) of a local jsonl file (a last line without '\n'
+ *  counts).  @return : VF_ENOTFOUND / VF_EIO naming the file. */
+vf_status ds_jsonl_count(const char *path, uint64_t *rows, vf_error *err);
 
 /*! ds_open_vectors() : the vectors file of part i (local path) as a vec_file. */
 vf_status ds_open_vectors(const struct corpus_dataset *d, const char *path, vec_file **out,

@@ -13,7 +13,12 @@
  *    max_outstanding; a query that would exceed the bound is dropped and counted as an error
  *    (memory stays bounded when the store cannot keep up).
  * Each handle runs one untimed warm-up search first (the local store reads its id table on the
- * first search), and the clock starts when every worker is ready.
+ * first search), then the workers share `warmup` more (untimed, unscored: the page cache, the
+ * store's caches, connections), and the clock starts when every worker is ready.
+ * Search parameters are set per handle before its warm-up (nprobe: store_local_set_nprobe;
+ * Qdrant: store_qdrant_set_search), so a sweep point (bench_sweep.c) is exactly a plain run.
+ * vf_cancelled() is polled before every query and every scheduled send: a cancelled run returns
+ * VF_ECANCELED once its in-flight searches return.
  * Percentiles are exact: every latency is kept and sorted (nearest rank).
  */
 #include <errno.h>
@@ -25,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vforge/bench.h"
+#include "bench_internal.h"
 
 #define BENCH_MAX_WORKERS 1024
 
@@ -98,13 +103,13 @@ static bool recall_sorted(char *const *ids, size_t denom, float kth, const store
   return true;
 }
 
-void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
+bool bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
                       size_t nhits, double *strict, double *tie) {
   size_t avail = t->counts[row];
   size_t denom = k < avail ? k : avail;
-  if (denom == 0) {
+  if (denom == 0) { /* no true hit (a filter nothing matches): no recall to measure */
     *strict = *tie = 1.0;
-    return;
+    return false;
   }
   char *const *ids = t->hit_ids + row * t->k;
   float kth = t->scores[row * t->k + denom - 1];
@@ -126,6 +131,7 @@ void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hi
   if (w > denom) w = denom;
   *strict = (double)s / (double)denom;
   *tie = (double)w / (double)denom;
+  return true;
 }
 
 double bench_percentile(const double *sorted, size_t n, double p) {
@@ -146,8 +152,10 @@ typedef struct bench_ctx {
   /* per query results */
   double *lat;      /* seconds; < 0: not answered */
   double *rmin, *rmax;
+  uint8_t *scored;  /* the query's truth has hits (its recall counts) */
   /* closed loop */
   atomic_size_t next;
+  atomic_size_t warm_next; /* o->warmup queries, shared by the workers */
   /* open loop */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -192,12 +200,15 @@ static void run_one(bench_worker *w, size_t i, double start) {
   store_results res;
   vf_error e;
   vf_error_clear(&e);
-  vf_status st = store_search(w->h, c->o->vector, q->vectors + i * (size_t)q->dim, 1, q->dim,
-                              c->o->k, &res, &e);
+  vf_status st = store_search_filtered(w->h, c->o->vector, q->vectors + i * (size_t)q->dim, 1,
+                                       q->dim, c->o->k,
+                                       q->filters ? (const flt_filter *const *)&q->filters[i] : NULL,
+                                       &res, &e);
   double end = now_s();
   if (st == VF_OK) {
     c->lat[i] = end - start;
-    bench_recall_one(c->t, c->rows[i], c->o->k, res.hits, res.counts[0], &c->rmin[i], &c->rmax[i]);
+    c->scored[i] = bench_recall_one(c->t, c->rows[i], c->o->k, res.hits, res.counts[0],
+                                    &c->rmin[i], &c->rmax[i]);
   } else {
     record_error(c, &e, st);
   }
@@ -225,10 +236,25 @@ static void *worker_main(void *arg) {
   vf_error_clear(&e);
   vf_status st = store_open(&c->o->store, &w->h, &e);
   if (st == VF_OK && c->o->qdrant) st = store_qdrant_set_search(w->h, c->o->qdrant, &e);
-  if (st == VF_OK) { /* untimed warm-up: the first search of a handle may load its tables */
+  if (st == VF_OK && c->o->nprobe) st = store_local_set_nprobe(w->h, c->o->nprobe, &e);
+  if (st == VF_OK) { /* untimed warm-up: the first search of a handle may load its tables (and,
+                       * with filters, parse the payloads: the warm-up uses the first filter) */
+    const flt_filter *f0 = NULL;
+    for (size_t i = 0; c->q->filters && i < c->q->n && !f0; i++) f0 = c->q->filters[i];
     store_results res;
-    st = store_search(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k, &res, &e);
+    st = store_search_filtered(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k,
+                               f0 ? &f0 : NULL, &res, &e);
     store_results_free(&res);
+  }
+  for (;;) { /* --warmup: untimed, unscored, before this worker reports ready */
+    size_t i = st == VF_OK && !vf_cancelled() ? atomic_fetch_add(&c->warm_next, 1) : SIZE_MAX;
+    if (i >= c->o->warmup) break;
+    store_results res;
+    const float *v = c->q->vectors + (i % c->q->n) * (size_t)c->q->dim;
+    const flt_filter *fi = c->q->filters ? c->q->filters[i % c->q->n] : NULL;
+    st = store_search_filtered(w->h, c->o->vector, v, 1, c->q->dim, c->o->k, fi ? &fi : NULL, &res, &e);
+    store_results_free(&res);
+    if (st != VF_OK) vf_error_prefix(&e, "warm-up query %zu: ", i % c->q->n);
   }
   if (st != VF_OK) {
     pthread_mutex_lock(&c->mu);
@@ -261,7 +287,7 @@ static void *worker_main(void *arg) {
     c->head = (c->head + 1) % c->cap;
     c->count--;
     pthread_mutex_unlock(&c->mu);
-    run_one(w, i, c->sched[i]);
+    if (!vf_cancelled()) run_one(w, i, c->sched[i]);
     pthread_mutex_lock(&c->mu);
     c->outstanding--;
     pthread_mutex_unlock(&c->mu);
@@ -316,6 +342,13 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
   if (o->max_outstanding < 0)
     return vf_error_set(err, VF_EUSAGE, "bench: --max-outstanding must be positive");
   if (q->n == 0 || !rows) return vf_error_set(err, VF_EUSAGE, "bench: no queries");
+  const char *stype = o->store.type && *o->store.type ? o->store.type : "local";
+  if (o->nprobe && strcmp(stype, "local") != 0)
+    return vf_error_set(err, VF_EUSAGE, "bench: --nprobe applies to the local store's IVF index "
+                        "(this store is %s)", stype);
+  if (o->qdrant && strcmp(stype, "qdrant") != 0)
+    return vf_error_set(err, VF_EUSAGE, "bench: --hnsw-ef, --exact, --oversampling and --rescore "
+                        "apply to qdrant stores (this store is %s)", stype);
   bench_ctx c;
   memset(&c, 0, sizeof c);
   c.o = o;
@@ -323,6 +356,7 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
   c.t = t;
   c.rows = rows;
   atomic_init(&c.next, 0);
+  atomic_init(&c.warm_next, 0);
   pthread_mutex_init(&c.mu, NULL);
   pthread_cond_init(&c.cv, NULL);
   pthread_cond_init(&c.go_cv, NULL);
@@ -334,11 +368,12 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
   c.lat = vf_mallocarray(q->n, sizeof *c.lat);
   c.rmin = vf_calloc(q->n, sizeof *c.rmin);
   c.rmax = vf_calloc(q->n, sizeof *c.rmax);
+  c.scored = vf_calloc(q->n, sizeof *c.scored);
   c.sched = o->rps > 0 ? vf_calloc(q->n, sizeof *c.sched) : NULL;
   c.ring = o->rps > 0 ? vf_calloc(c.cap, sizeof *c.ring) : NULL;
   bench_worker *ws = vf_calloc((size_t)nw, sizeof *ws);
   vf_status st = VF_OK;
-  if (!c.lat || !c.rmin || !c.rmax || !ws || (o->rps > 0 && (!c.sched || !c.ring))) {
+  if (!c.lat || !c.rmin || !c.rmax || !c.scored || !ws || (o->rps > 0 && (!c.sched || !c.ring))) {
     st = vf_error_set(err, VF_ENOMEM, "bench: out of memory (%zu queries)", q->n);
     goto out;
   }
@@ -390,19 +425,43 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
   rep->first_error_status = c.first_status;
   memcpy(rep->first_error, c.first_error, sizeof rep->first_error);
   rep->seconds = c.last_end - c.t0;
-  size_t na = 0;
+  rep->warmup = o->warmup;
+  rep->max_outstanding = c.cap;
+  if (o->per_query) { /* before c.lat is compacted below */
+    rep->query_ms = vf_mallocarray(q->n, sizeof *rep->query_ms);
+    rep->query_recall = vf_mallocarray(q->n, sizeof *rep->query_recall);
+    rep->query_recall_max = vf_mallocarray(q->n, sizeof *rep->query_recall_max);
+    if (!rep->query_ms || !rep->query_recall || !rep->query_recall_max) {
+      bench_report_free(rep);
+      st = vf_error_set(err, VF_ENOMEM, "bench: out of memory (per-query results of %zu queries)", q->n);
+      goto out;
+    }
+    for (size_t i = 0; i < q->n; i++) {
+      rep->query_ms[i] = c.lat[i] >= 0 ? c.lat[i] * 1e3 : -1;
+      rep->query_recall[i] = c.rmin[i];
+      rep->query_recall_max[i] = c.rmax[i];
+    }
+  }
+  size_t na = 0, ns = 0;
   double smin = 0, smax = 0;
-  for (size_t i = 0; i < q->n; i++)
+  for (size_t i = 0; i < q->n; i++) {
+    rep->filtered += q->filters && q->filters[i];
     if (c.lat[i] >= 0) {
       c.lat[na++] = c.lat[i] * 1e3;
+      if (!c.scored[i]) continue; /* no true hit: counted, left out of the means */
+      ns++;
       smin += c.rmin[i];
       smax += c.rmax[i];
     }
+  }
   rep->answered = na;
+  rep->no_truth = na - ns;
+  if (ns) {
+    rep->recall_min = smin / (double)ns;
+    rep->recall_max = smax / (double)ns;
+  }
   if (na) {
     qsort(c.lat, na, sizeof *c.lat, cmp_double);
-    rep->recall_min = smin / (double)na;
-    rep->recall_max = smax / (double)na;
     rep->recall = rep->recall_min;
     rep->p50_ms = bench_percentile(c.lat, na, 50);
     rep->p95_ms = bench_percentile(c.lat, na, 95);
@@ -410,6 +469,7 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
     rep->max_ms = c.lat[na - 1];
   }
   rep->qps = rep->seconds > 0 ? (double)na / rep->seconds : 0;
+  if (na == 0) bench_report_free(rep);
   if (na == 0 && c.first_status != VF_OK) st = vf_error_set(err, c.first_status, "%s", c.first_error);
   else if (na == 0) st = vf_error_set(err, VF_EIO, "bench: every query was dropped (raise --max-outstanding or lower --rps)");
 out:
@@ -418,6 +478,7 @@ out:
   free(c.lat);
   free(c.rmin);
   free(c.rmax);
+  free(c.scored);
   free(c.sched);
   free(c.ring);
   pthread_mutex_destroy(&c.mu);
@@ -426,8 +487,18 @@ out:
   return st;
 }
 
-vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err) {
-  vf_status st = vf_buf_printf(out, err, "{\"k\":%zu,\"queries\":%zu,\"recall\":", r->k, r->queries);
+void bench_report_free(bench_report *r) {
+  if (!r) return;
+  free(r->query_ms);
+  free(r->query_recall);
+  free(r->query_recall_max);
+  r->query_ms = r->query_recall = r->query_recall_max = NULL;
+}
+
+/* the members of bench_report_json()'s object, without the braces (bench_point_json() shares
+ * them) */
+vf_status bench_report_members(const bench_report *r, vf_buf *out, vf_error *err) {
+  vf_status st = vf_buf_printf(out, err, "\"k\":%zu,\"queries\":%zu,\"recall\":", r->k, r->queries);
   if (st == VF_OK) st = vf_json_f64(out, r->recall, err);
   if (st == VF_OK) st = vf_json_raw(out, ",\"recall_min\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->recall_min, err);
@@ -443,6 +514,16 @@ vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err) {
   if (st == VF_OK) st = vf_json_f64(out, r->p99_ms, err);
   if (st == VF_OK) st = vf_json_raw(out, ",\"max\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->max_ms, err);
-  if (st == VF_OK) st = vf_buf_printf(out, err, "},\"errors\":%zu}\n", r->errors);
+  if (st == VF_OK) st = vf_buf_printf(out, err, "},\"errors\":%zu", r->errors);
+  if (st == VF_OK && r->filtered)
+    st = vf_buf_printf(out, err, ",\"filtered_queries\":%zu,\"no_truth_queries\":%zu", r->filtered,
+                       r->no_truth);
+  return st;
+}
+
+vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err) {
+  vf_status st = vf_json_raw(out, "{", err);
+  if (st == VF_OK) st = bench_report_members(r, out, err);
+  if (st == VF_OK) st = vf_json_raw(out, "}\n", err);
   return st;
 }

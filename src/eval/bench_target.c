@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vforge/bench.h"
 #include "vforge/config.h"
@@ -39,24 +40,30 @@ static vf_status pick_vector(const vf_config *cfg, const char *want, const vf_cf
   return VF_OK;
 }
 
-/* bench_execute(): see bench.h. */
-vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vector, vf_error *err) {
+/* bench_is_bundle(): see bench.h. */
+bool bench_is_bundle(const char *path) {
+  size_t n = strlen(path);
+  struct stat sb;
+  return (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) || (n > 4 && strcmp(path + n - 4, ".tgz") == 0) ||
+         (n > 7 && strcmp(path + n - 7, ".tar.gz") == 0) || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+/* What a bench_target owns besides its public parts. */
+struct bench_target_own {
   vf_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  bench_queries q;
-  memset(&q, 0, sizeof q);
-  bench_truth t;
-  memset(&t, 0, sizeof t);
-  size_t *rows = NULL;
-  store_vector_spec *spec = NULL;
-  int nspec = 0;
+  store_vector_spec *spec;
+  int nspec;
   store_vector_spec one;
-  bench_options o;
-  memset(&o, 0, sizeof o);
-  memset(rep, 0, sizeof *rep);
-  if (vector) *vector = NULL;
+};
+
+/* bench_target_open(): see bench.h. */
+vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error *err) {
+  memset(tg, 0, sizeof *tg);
+  struct bench_target_own *own = vf_calloc(1, sizeof *own);
+  if (!own) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  tg->own = own;
+  bench_options *o = &tg->o;
   const char *qcol = NULL;
-  bool have_spec = false;
   vf_status st = VF_OK;
   if (!rq->queries || !rq->ground_truth || rq->k < 1 || rq->k > BENCH_MAX_K)
     st = vf_error_set(err, VF_EUSAGE, "bench: queries, ground truth and k in 1..%zu are required",
@@ -64,29 +71,29 @@ vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vecto
   if (st == VF_OK && (rq->config != NULL) == (rq->store_type != NULL))
     st = vf_error_set(err, VF_EUSAGE, "bench: give either a CONFIG or --store local --path DIR "
                       "--collection NAME");
-  o.k = rq->k;
-  o.concurrency = rq->concurrency;
-  o.rps = rq->rps;
-  o.max_outstanding = rq->max_outstanding;
+  o->k = rq->k;
+  o->concurrency = rq->concurrency;
+  o->rps = rq->rps;
+  o->max_outstanding = rq->max_outstanding;
   /* the store and the vector */
   if (st == VF_OK && rq->config) {
     const vf_cfg_vector *v = NULL;
-    st = vf_config_load(rq->config, &cfg, err);
-    if (st == VF_OK) st = pick_vector(&cfg, rq->column, &v, err);
+    st = vf_config_load(rq->config, &own->cfg, err);
+    if (st == VF_OK) st = pick_vector(&own->cfg, rq->column, &v, err);
     if (st == VF_OK) {
       qcol = v->column ? v->column : v->name;
-      o.vector = v->name;
-      o.store.collection_name = cfg.vectorstore.collection_name;
-      o.store.params_json = cfg.vectorstore.params_json;
-      if (!o.store.collection_name)
-        st = vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name is required", cfg.name);
-      if (cfg.vectorstore.type == VF_CFG_STORE_LOCAL) {
-        o.store.type = "local";
-        o.store.path = cfg.vectorstore.path ? cfg.vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
+      o->vector = v->name;
+      o->store.collection_name = own->cfg.vectorstore.collection_name;
+      o->store.params_json = own->cfg.vectorstore.params_json;
+      if (!o->store.collection_name)
+        st = vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name is required", own->cfg.name);
+      if (own->cfg.vectorstore.type == VF_CFG_STORE_LOCAL) {
+        o->store.type = "local";
+        o->store.path = own->cfg.vectorstore.path ? own->cfg.vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
       } else {
-        o.store.type = "qdrant";
-        o.store.url = cfg.vectorstore.url;
-        o.store.api_key = cfg.vectorstore.api_key;
+        o->store.type = "qdrant";
+        o->store.url = own->cfg.vectorstore.url;
+        o->store.api_key = own->cfg.vectorstore.api_key;
       }
     }
   } else if (st == VF_OK) {
@@ -95,47 +102,69 @@ vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vecto
                         "their load CONFIG)", rq->store_type);
     else if (!rq->collection)
       st = vf_error_set(err, VF_EUSAGE, "--store local needs --collection NAME");
-    o.store.type = "local";
-    o.store.path = rq->path ? rq->path : VF_CONFIG_DEFAULT_STORE_PATH;
-    o.store.collection_name = rq->collection;
+    o->store.type = "local";
+    o->store.path = rq->path ? rq->path : VF_CONFIG_DEFAULT_STORE_PATH;
+    o->store.collection_name = rq->collection;
     qcol = rq->column;
   }
-  if (st == VF_OK) st = bench_read_queries(rq->queries, qcol, &q, err);
-  if (st == VF_OK) st = bench_read_truth(rq->ground_truth, &t, err);
-  if (st == VF_OK && o.k > t.k)
+  if (st == VF_OK) st = bench_read_queries(rq->queries, qcol, &tg->q, err);
+  if (st == VF_OK) st = bench_queries_filter(&tg->q, rq->filter, rq->queries, err);
+  if (st == VF_OK) st = bench_read_truth(rq->ground_truth, &tg->t, err);
+  if (st == VF_OK && o->k > tg->t.k)
     st = vf_error_set(err, VF_EUSAGE,
                       "-k %zu exceeds the %zu hits per query of the ground truth %s (compute it "
                       "with -k %zu or more)",
-                      o.k, t.k, rq->ground_truth, o.k);
-  if (st == VF_OK) st = bench_align(&q, &t, &rows, err);
-  if (st == VF_OK && strcmp(o.store.type, "local") == 0) {
-    st = bench_local_spec(o.store.path, o.store.collection_name, &spec, &nspec, err);
-    if (st == VF_OK && !o.vector) /* --store: the vector named like the queries column, if any */
-      for (int i = 0; i < nspec; i++)
-        if (spec[i].kind == CORPUS_VEC_DENSE && strcmp(spec[i].name, q.column) == 0) o.vector = spec[i].name;
-    o.store.vectors = spec;
-    o.store.nvectors = nspec;
-    have_spec = st == VF_OK;
+                      o->k, tg->t.k, rq->ground_truth, o->k);
+  if (st == VF_OK) st = bench_align(&tg->q, &tg->t, &tg->rows, err);
+  if (st == VF_OK && strcmp(o->store.type, "local") == 0) {
+    st = bench_local_spec(o->store.path, o->store.collection_name, &own->spec, &own->nspec, err);
+    if (st == VF_OK && !o->vector) /* --store: the vector named like the queries column, if any */
+      for (int i = 0; i < own->nspec; i++)
+        if (own->spec[i].kind == CORPUS_VEC_DENSE && strcmp(own->spec[i].name, tg->q.column) == 0)
+          o->vector = own->spec[i].name;
+    o->store.vectors = own->spec;
+    o->store.nvectors = own->nspec;
   } else if (st == VF_OK) { /* a remote store: the one vector searched, as the config says */
-    const vf_cfg_vector *v = vf_config_find_vector(&cfg, o.vector);
-    one = (store_vector_spec){o.vector, CORPUS_VEC_DENSE, v ? vf_config_vector_distance(&cfg, v) : CORPUS_COSINE, q.dim};
-    o.store.vectors = &one;
-    o.store.nvectors = 1;
-    have_spec = true;
+    const vf_cfg_vector *v = vf_config_find_vector(&own->cfg, o->vector);
+    own->one = (store_vector_spec){o->vector, CORPUS_VEC_DENSE,
+                                   v ? vf_config_vector_distance(&own->cfg, v) : CORPUS_COSINE, tg->q.dim};
+    o->store.vectors = &own->one;
+    o->store.nvectors = 1;
   }
-  if (st == VF_OK && rq->qdrant && strcmp(o.store.type, "qdrant") != 0)
-    st = vf_error_set(err, VF_EUSAGE, "--hnsw-ef and --exact apply to qdrant stores (this store is %s)",
-                      o.store.type);
-  o.qdrant = rq->qdrant;
+  if (st == VF_OK && rq->qdrant && strcmp(o->store.type, "qdrant") != 0)
+    st = vf_error_set(err, VF_EUSAGE, "--hnsw-ef, --exact, --oversampling and --rescore apply to "
+                      "qdrant stores (this store is %s)", o->store.type);
+  o->qdrant = rq->qdrant;
   /* truth of another metric or corpus is refused before a query runs (issue 14) */
-  if (st == VF_OK && have_spec) st = bench_check_truth(&o, &t, rows, q.n, rq->ground_truth, err);
-  if (st == VF_OK && have_spec) st = bench_run(&o, &q, &t, rows, rep, err);
-  if (st == VF_OK && vector && o.vector && !(*vector = vf_strdup(o.vector)))
+  if (st == VF_OK) st = bench_check_truth(o, &tg->t, tg->rows, tg->q.n, rq->ground_truth, err);
+  if (st != VF_OK) bench_target_free(tg);
+  return st;
+}
+
+/* bench_target_free(): see bench.h. */
+void bench_target_free(bench_target *tg) {
+  if (!tg) return;
+  if (tg->own) {
+    bench_spec_free(tg->own->spec, tg->own->nspec);
+    vf_config_free(&tg->own->cfg);
+    free(tg->own);
+  }
+  free(tg->rows);
+  bench_truth_free(&tg->t);
+  bench_queries_free(&tg->q);
+  memset(tg, 0, sizeof *tg);
+}
+
+/* bench_execute(): see bench.h. */
+vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vector, vf_error *err) {
+  bench_target tg;
+  memset(rep, 0, sizeof *rep);
+  if (vector) *vector = NULL;
+  vf_status st = bench_target_open(rq, &tg, err);
+  if (st != VF_OK) return st;
+  st = bench_run(&tg.o, &tg.q, &tg.t, tg.rows, rep, err);
+  if (st == VF_OK && vector && tg.o.vector && !(*vector = vf_strdup(tg.o.vector)))
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  bench_spec_free(spec, nspec);
-  free(rows);
-  bench_truth_free(&t);
-  bench_queries_free(&q);
-  vf_config_free(&cfg);
+  bench_target_free(&tg);
   return st;
 }

@@ -310,6 +310,7 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
     st = vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
                       path, first, m->num_rows);
   if (st == VF_OK && q->dim <= 0) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  if (st == VF_OK) st = ev_filter_column_read(f, q->n, &q->filters, q->fhash, err);
   if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
     q->vecs = (float *)mv.data; /* vf_buf storage is malloc'd: owned by q now */
     mv.data = NULL;
@@ -337,6 +338,8 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
 /* ev_queries_free(): see bf_internal.h. */
 void ev_queries_free(ev_queries *q) {
   for (uint64_t i = 0; q->ids && i < q->n; i++) free(q->ids[i]);
+  for (uint64_t i = 0; q->filters && i < q->n; i++) free(q->filters[i]);
+  free(q->filters);
   free(q->ids);
   free(q->vecs);
   free(q->offsets);
@@ -349,9 +352,10 @@ void ev_queries_free(ev_queries *q) {
 /* ev_metadata_kv(): see bf_internal.h. */
 vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
                          const char *column, const char *corpus_md5, const char *id_expression,
-                         uint32_t num_jobs, uint32_t rank, bool partial, char ***kv, int *nkv,
-                         vf_error *err) {
-  int n = partial ? 18 : 14;
+                         uint32_t num_jobs, uint32_t rank, bool partial, const char *filter_tag,
+                         char ***kv, int *nkv, vf_error *err) {
+  bool filtered = filter_tag && *filter_tag;
+  int n = (partial ? 18 : 14) + (filtered ? 2 : 0);
   char **a = vf_calloc((size_t)n, sizeof(char *));
   if (!a) return vf_error_set(err, VF_ENOMEM, "out of memory");
   int i = 0;
@@ -375,6 +379,10 @@ vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric
     a[i++] = ev_strdupf(err, "%u", num_jobs);
     a[i++] = ev_strdupf(err, "vforge.bf.rank");
     a[i++] = ev_strdupf(err, "%u", rank);
+  }
+  if (filtered) { /* absent from unfiltered files, which stay as they were */
+    a[i++] = ev_strdupf(err, "vforge.bf.filter");
+    a[i++] = ev_strdupf(err, "%s", filter_tag + 2);
   }
   for (int j = 0; j < n; j++)
     if (!a[j]) {
@@ -622,10 +630,17 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   ev_queries q;
   vf_status st = ev_queries_read(o->queries, o->column, &q, err);
   if (st != VF_OK) return st;
+  ev_filters flt;
+  st = ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err);
+  if (st != VF_OK) {
+    ev_queries_free(&q);
+    return st;
+  }
   char cmd5[33], ks[16];
   corpus_files_md5(files, cmd5);
   snprintf(ks, sizeof ks, "%u", o->k);
-  char *dir = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "_k%u", files->prefix, q.n, o->k);
+  char *dir = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u", files->prefix, q.n,
+                         flt.tag, o->k);
   ev_hit *best = vf_mallocarray(q.n * o->k, sizeof *best);
   uint32_t *nbest = vf_calloc(q.n, sizeof *nbest);
   char *metric = NULL, *column = NULL, *idexpr = NULL, *path = NULL, **kv = NULL;
@@ -719,6 +734,7 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
     if (st == VF_OK) st = check_kv(f, "vforge.bf.corpus_md5", cmd5, "corpus (file list md5)", err);
     if (st == VF_OK) st = check_kv(f, "vforge.bf.num_jobs", js, "number of jobs", err);
     if (st == VF_OK) st = check_kv(f, "vforge.bf.rank", rs, "rank", err);
+    if (st == VF_OK && flt.tag[0]) st = check_kv(f, "vforge.bf.filter", flt.tag + 2, "filter", err);
     if (st == VF_OK) st = merge_partial(f, &q, o->k, best, nbest, err);
     pqt_close(f);
     free(p);
@@ -728,10 +744,11 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
     st = vf_error_set(err, VF_EUSAGE, "brute-force-merge: unknown metric '%s' in the partials", metric);
   if (st == VF_OK)
     st = ev_metadata_kv(&q, o->k, met, column, cmd5, idexpr ? idexpr : o->id_expression, jobs, 0,
-                        false, &kv, &nkv, err);
+                        false, flt.tag, &kv, &nkv, err);
   if (st == VF_OK) {
     path = o->output ? vf_strdup(o->output)
-                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "_k%u.parquet", files->prefix, q.n, o->k);
+                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                                  files->prefix, q.n, flt.tag, o->k);
     if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   if (st == VF_OK) st = ev_output_check(path, met, o->output != NULL, err);
@@ -752,6 +769,7 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   free(dir);
   free(best);
   free(nbest);
+  ev_filters_free(&flt);
   ev_queries_free(&q);
   return st;
 }

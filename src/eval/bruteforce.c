@@ -55,6 +55,9 @@ typedef struct bf_scan {
   const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
   uint64_t key_hi;
   const idx_kernels *kern;
+  const ev_filters *flt; /* per-query filters (flt->per_query NULL: none) */
+  const flt_docs *docs;  /* the payloads of the current block's rows */
+  bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
 
 typedef struct bf_worker {
@@ -72,6 +75,23 @@ static int bf_tie(const void *user, int64_t a, int64_t b) {
   ev_id_text(ids, (size_t)((uint64_t)a >> BF_KEY_SHIFT), (uint64_t)a & mask, ia);
   ev_id_text(ids, (size_t)((uint64_t)b >> BF_KEY_SHIFT), (uint64_t)b & mask, ib);
   return strcmp(ia, ib);
+}
+
+/* Does row key `key` (block row rj) pass query qi's filter?  Rows that do not are never hits:
+ * the check comes after the fast-score test, so it runs only for rows that could enter the top k. */
+static bool bf_row_ok(const ev_filters *flt, const ev_ids *ids, const flt_docs *docs, uint64_t qi,
+                      size_t rj, int64_t key) {
+  const flt_filter *f = flt->per_query[qi];
+  if (!f) return true;
+  corpus_id id, *idp = NULL;
+  if (flt_uses_id(f)) {
+    char t[37];
+    uint64_t mask = ((uint64_t)1 << BF_KEY_SHIFT) - 1;
+    ev_id_text(ids, (size_t)((uint64_t)key >> BF_KEY_SHIFT), (uint64_t)key & mask, t);
+    ev_filter_id(t, &id);
+    idp = &id;
+  }
+  return flt_match(f, docs, rj, idp);
 }
 
 static double sumsq(const float *v, size_t d) {
@@ -187,9 +207,12 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         }
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
+        int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+        if (s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+          continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
-        idx_topk_push(h, e, s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj);
+        idx_topk_push(h, e, key);
         if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
       }
     }
@@ -230,6 +253,15 @@ typedef struct bf_slot {
   pqt_leaf_data leaf;
   pqt_dense dense;
   corpus_batch bt;     /* records: the decoded batch */
+  corpus_batch pbt;    /* parquet corpora with filters: the payload of the row group */
+  flt_docs *docs;      /* with filters: the parsed payloads of the slot's rows */
+  /* one filter for every query: only the matching rows are kept (slot_compact) */
+  bool compacted;
+  size_t rows_in;      /* rows of the row group read (n is what was kept) */
+  float *cdata;        /* kept rows x d */
+  uint64_t *crows;     /* their physical rows */
+  uint8_t *cnull, *mask;
+  size_t ccap;
   const float *data;   /* n*d: dense.data or the batch's vectors */
   const uint8_t *null_rows;
   uint64_t skipped;    /* records: rows the reader dropped as bad */
@@ -292,6 +324,8 @@ typedef struct bf_reader {
   uint64_t files_read;
   const corpus_record_spec *spec; /* records: one vector, bad rows skipped; else NULL */
   const ev_ids *ids;
+  const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
+  const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
   bf_work work; /* progress: this job's files weighed by their bytes */
 } bf_reader;
 
@@ -299,10 +333,98 @@ typedef struct bf_reader {
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
                             vf_error *err);
 
-static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int rg, size_t fi,
-                           int64_t first, vf_error *err) {
+/* One filter shared by every query (--filter, or one __filter__ text throughout): the slot keeps
+ * only the rows that match it, so scoring costs what the matches cost (a 0.1 % filter scores
+ * 0.1 % of the rows) instead of scoring every row and checking the candidates.  The kept rows'
+ * physical numbers become the block's row keys (key_hi | row, as for a record batch). */
+typedef struct slot_idctx {
+  const bf_reader *r;
+  size_t fi;
+  const uint64_t *rows; /* NULL: first + j */
+  int64_t first;
+} slot_idctx;
+
+static bool slot_id(void *user, size_t j, corpus_id *out) {
+  const slot_idctx *c = user;
+  char t[37];
+  ev_id_text(c->r->ids, c->fi, c->rows ? c->rows[j] : (uint64_t)(c->first + (int64_t)j), t);
+  ev_filter_id(t, out);
+  return true;
+}
+
+/* sl->mask (n bytes; its contents kept) and the compaction buffers for n rows */
+static vf_status slot_mask_room(bf_reader *r, bf_slot *sl, size_t n, vf_error *err) {
+  if (n <= sl->ccap) return VF_OK;
+  float *a = vf_realloc(sl->cdata, n * r->d * sizeof(float));
+  if (a) sl->cdata = a;
+  uint64_t *b = vf_realloc(sl->crows, n * sizeof *b);
+  if (b) sl->crows = b;
+  uint8_t *c = vf_realloc(sl->cnull, n);
+  if (c) sl->cnull = c;
+  uint8_t *m = vf_realloc(sl->mask, n);
+  if (m) sl->mask = m;
+  if (!a || !b || !c || !m) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+  sl->ccap = n;
+  return VF_OK;
+}
+
+/* keep the rows of sl->data that match r->single (`have_mask`: sl->mask already holds them) */
+static vf_status slot_compact(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
+                              const uint64_t *rows, bool have_mask, size_t *kept, vf_error *err) {
+  size_t d = r->d;
+  vf_status st = slot_mask_room(r, sl, n, err);
+  if (st != VF_OK) return st;
+  slot_idctx c = {r, fi, rows, first};
+  if (!have_mask) flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask);
+  size_t w = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (!sl->mask[j]) continue;
+    memcpy(sl->cdata + w * d, sl->data + j * d, d * sizeof(float));
+    sl->crows[w] = rows ? rows[j] : (uint64_t)(first + (int64_t)j);
+    sl->cnull[w] = sl->null_rows ? sl->null_rows[j] : 0;
+    w++;
+  }
+  sl->data = sl->cdata;
+  sl->null_rows = sl->null_rows ? sl->cnull : NULL;
+  sl->compacted = true;
+  *kept = w;
+  return VF_OK;
+}
+
+/* the slot's payloads, parsed for the filters (b: the batch holding them) */
+static vf_status slot_docs(bf_reader *r, bf_slot *sl, const corpus_batch *b, size_t fi, vf_error *err) {
+  flt_docs_clear(sl->docs);
+  return flt_docs_add(sl->docs, (const char *)b->payload.data, b->payload_offsets, b->n,
+                      r->files->files[fi].key, err);
+}
+
+static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, corpus_records *prr, int top,
+                           int rg, int64_t rg_rows, size_t fi, int64_t first, vf_error *err) {
+  vf_status st = VF_OK;
+  sl->compacted = false;
+  sl->rows_in = (size_t)rg_rows;
+  if (prr) { /* the payload first: a row group no row of which matches is not decoded at all */
+    st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
+    if (st == VF_OK && ((int64_t)sl->pbt.n != rg_rows ||
+                        (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first)))
+      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld rows",
+                        r->files->files[fi].key, rg, sl->pbt.n, (long long)rg_rows);
+    if (st == VF_OK) st = slot_docs(r, sl, &sl->pbt, fi, err);
+    if (st != VF_OK) return st;
+    if (r->single && flt_docs_rows(sl->docs) > 0) {
+      if ((st = slot_mask_room(r, sl, (size_t)rg_rows, err)) != VF_OK) return st;
+      slot_idctx c = {r, fi, NULL, first};
+      if (flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask) == 0) {
+        sl->data = NULL;
+        sl->null_rows = NULL;
+        sl->skipped = 0;
+        sl->compacted = true;
+        return slot_norms(r, sl, 0, fi, first, err);
+      }
+    }
+  }
   int32_t dim = r->dim;
-  vf_status st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
+  st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
   if (st != VF_OK) return st;
   if (dim != r->dim)
     return vf_error_set(err, VF_ECORRUPT, "%s: vectors have dimension %d but the queries %d",
@@ -310,7 +432,13 @@ static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int 
   sl->data = sl->dense.data;
   sl->null_rows = sl->dense.null_rows;
   sl->skipped = 0;
-  return slot_norms(r, sl, (size_t)sl->dense.rows, fi, first, err);
+  size_t n = (size_t)sl->dense.rows;
+  if (r->single && n != (size_t)rg_rows)
+    return vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu vectors for %lld rows",
+                        r->files->files[fi].key, rg, n, (long long)rg_rows);
+  if (r->single && (st = slot_compact(r, sl, n, fi, first, NULL, prr != NULL, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, first, err);
 }
 
 /* records: row group `rg` of an open record reader (rows it rejects are skipped, counted) */
@@ -327,7 +455,13 @@ static vf_status fill_slot_records(bf_reader *r, bf_slot *sl, corpus_records *rr
   sl->data = vb->dense;
   sl->null_rows = vb->null_rows;
   sl->skipped = skipped;
-  return slot_norms(r, sl, sl->bt.n, fi, 0, err);
+  sl->compacted = false;
+  sl->rows_in = sl->bt.n;
+  if (sl->docs && (st = slot_docs(r, sl, &sl->bt, fi, err)) != VF_OK) return st;
+  size_t n = sl->bt.n;
+  if (r->single && (st = slot_compact(r, sl, n, fi, 0, sl->bt.file_rows, false, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, 0, err);
 }
 
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
@@ -407,8 +541,10 @@ static void *reader_run(void *arg) {
   for (size_t fi = 0; st == VF_OK && !r->spec && fi < r->files->n; fi++) {
     if (fi % r->jobs != o->job_rank) continue;
     pqt_file *f = NULL;
+    corpus_records *prr = NULL;
     int top = -1;
     st = ev_open(&r->files->files[fi], &f, &r->err);
+    if (st == VF_OK && r->pspec) st = corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err);
     if (st == VF_OK) st = ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err);
     if (st == VF_OK && !r->vec_name) {
       r->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
@@ -421,11 +557,12 @@ static void *reader_run(void *arg) {
       int64_t nr = m->row_groups[rg].num_rows;
       if (nr <= 0) continue;
       if (!wait_empty(r, si)) {
+        corpus_records_close(prr);
         pqt_close(f);
         return NULL;
       }
       if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
-      st = fill_slot(r, &r->slot[si], f, top, rg, fi, first, &r->err);
+      st = fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err);
       if (st != VF_OK) break;
       r->slot[si].frac = bf_work_frac(&r->work, fi, m->num_rows > 0 ? (double)(first + nr) /
                                                                        (double)m->num_rows : 1);
@@ -433,6 +570,7 @@ static void *reader_run(void *arg) {
       si ^= 1;
       first += nr;
     }
+    corpus_records_close(prr);
     pqt_close(f);
   }
   r->st = st;
@@ -467,6 +605,9 @@ typedef struct mv_work {
   size_t n;
   uint64_t key_hi;
   uint64_t q0, q1;
+  const ev_filters *flt;
+  const ev_ids *ids;
+  const flt_docs *docs;
 } mv_work;
 
 static double mv_sim(corpus_distance m, const float *a, double na, const float *b, double nb,
@@ -496,7 +637,9 @@ static void *sp_run(mv_work *w) {
           b++;
         }
       }
-      if (hit) idx_topk_push(&w->heaps[qi], (float)s + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+      int64_t key = (int64_t)(w->key_hi | w->rows[j]);
+      if (hit && w->flt->per_query && !bf_row_ok(w->flt, w->ids, w->docs, qi, j, key)) continue;
+      if (hit) idx_topk_push(&w->heaps[qi], (float)s + 0.0f, key);
     }
   }
   return NULL;
@@ -512,6 +655,8 @@ static void *mv_run(void *arg) {
     for (size_t j = 0; j < w->n; j++) {
       int64_t b0 = vb->offsets[j], b1 = vb->offsets[j + 1];
       if (b1 <= b0 || (vb->null_rows && vb->null_rows[j])) continue;
+      int64_t key = (int64_t)(w->key_hi | w->rows[j]);
+      if (w->flt->per_query && !bf_row_ok(w->flt, w->ids, w->docs, qi, j, key)) continue;
       double total = 0;
       for (int64_t a = q->offsets[qi]; a < q->offsets[qi + 1]; a++) {
         double best = -INFINITY;
@@ -522,7 +667,7 @@ static void *mv_run(void *arg) {
         }
         total += best;
       }
-      idx_topk_push(&w->heaps[qi], (float)total + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+      idx_topk_push(&w->heaps[qi], (float)total + 0.0f, key);
     }
   }
   return NULL;
@@ -532,6 +677,7 @@ static void *mv_run(void *arg) {
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
                          const corpus_record_spec *rspec, const ev_ids *ids, char **vec_name,
+                         const ev_filters *flt, const corpus_payload_source *psrc, int npsrc,
                          const bf_work *work, vf_stage *sg, eval_bf_result *out, vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
@@ -550,10 +696,13 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
   const char *col = rspec ? rspec->vectors[0].name : o->column ? o->column : q->vec_name;
   corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
-  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true,
+                             .payload = psrc, .npayload = npsrc};
   if (rspec) spec = *rspec;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
+  flt_docs *docs = NULL;
+  if (st == VF_OK && flt->any) st = flt_docs_create(&docs, err);
   if (st == VF_OK) {
     *vec_name = vf_strdup(col);
     if (!*vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -578,6 +727,12 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
       vf_stage_update(sg, out->rows_scanned, NULL);
       const corpus_vec_batch *vb = &bt.vectors[0];
       if (bt.n == 0) continue;
+      if (docs) {
+        flt_docs_clear(docs);
+        st = flt_docs_add(docs, (const char *)bt.payload.data, bt.payload_offsets, bt.n,
+                          files->files[fi].key, err);
+        if (st != VF_OK) break;
+      }
       if (sparse) {
         size_t nnz = (size_t)vb->offsets[bt.n];
         if (nnz > scap) {
@@ -622,7 +777,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
                           .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
                           .key_hi = (uint64_t)fi << BF_KEY_SHIFT,
                           .q0 = q->n * (uint64_t)t / (uint64_t)threads,
-                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads};
+                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads,
+                          .flt = flt, .ids = ids, .docs = docs};
         if (t > 0 && pthread_create(&tid[t], NULL, mv_run, &wk[t]) != 0) {
           mv_run(&wk[t]);
           tid[t] = 0;
@@ -635,6 +791,7 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     corpus_records_close(rr);
   }
   corpus_batch_free(&bt);
+  flt_docs_free(docs);
   free(sidx);
   free(sval);
   free(tmp);
@@ -813,26 +970,43 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     ev_ids_free(&ids);
     return st;
   }
-  /* the output: checked before the scan, so a run that could not write it fails at once */
-  char *path = NULL;
-  bool partial = o->num_jobs > 0;
-  if (o->output) path = vf_strdup(o->output);
-  else if (partial)
-    path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "_k%u/rank%03u.parquet",
-                      files->prefix, q.n, o->k, o->job_rank);
-  else
-    path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "_k%u.parquet", files->prefix,
-                      q.n, o->k);
-  if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  /* the final ground truth (partials are intermediate: their merge checks their metric) */
-  if (st == VF_OK && !partial && !o->no_file)
-    st = ev_output_check(path, o->metric, o->output != NULL, err);
+  /* filters: --filter or the queries' __filter__ column, and the payload keys they read */
+  ev_filters flt;
+  corpus_payload_source *psrc = NULL;
+  int npsrc = 0;
+  st = ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err);
+  if (st == VF_OK && flt.any) st = ev_filters_payload(&flt, o->records, &psrc, &npsrc, err);
   if (st != VF_OK) {
-    free(path);
+    ev_filters_free(&flt);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
   }
+  if (o->records && flt.any) {
+    spec1.payload = psrc;
+    spec1.npayload = npsrc;
+  }
+  /* the payload reader of a parquet corpus: its ids are not used, `row` is the cheapest */
+  corpus_idexpr *prow = NULL;
+  if (flt.any && !o->records) st = corpus_idexpr_parse("row", &prow, err);
+  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
+  for (uint64_t i = 0; i < q.n; i++) out->queries_filtered += flt.per_query && flt.per_query[i];
+  /* the output: checked before the scan, so a run that could not write it fails at once */
+  char *path = NULL;
+  bool partial = o->num_jobs > 0;
+  if (st == VF_OK) {
+    if (o->output) path = vf_strdup(o->output);
+    else if (partial)
+      path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
+                        files->prefix, q.n, flt.tag, o->k, o->job_rank);
+    else
+      path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                        files->prefix, q.n, flt.tag, o->k);
+    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  /* the final ground truth (partials are intermediate: their merge checks their metric) */
+  if (st == VF_OK && !partial && !o->no_file)
+    st = ev_output_check(path, o->metric, o->output != NULL, err);
   bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
   if (o->records && q.kind != o->records->vectors[0].kind)
     st = vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
@@ -845,6 +1019,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     st = vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
                       "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
   if (st != VF_OK) {
+    free(path);
+    ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
+    free(psrc);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
@@ -854,13 +1032,17 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
   st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
   if (st != VF_OK) {
+    free(path);
+    ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
+    free(psrc);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
   }
   size_t d = (size_t)q.dim;
   bf_scan s = {.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
-               .kern = idx_kernels_active()};
+               .kern = idx_kernels_active(), .flt = &flt};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
@@ -902,6 +1084,11 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.d = d;
   rd.spec = o->records ? &spec1 : NULL;
   rd.ids = &ids;
+  rd.pspec = !o->records && flt.any ? &pspec : NULL;
+  /* one filter for every query: the reader keeps only the matching rows */
+  rd.single = flt.nowned == 1 && flt.per_query ? flt.per_query[0] : NULL;
+  for (uint64_t i = 0; rd.single && i < q.n; i++)
+    if (flt.per_query[i] != rd.single) rd.single = NULL;
   if (st == VF_OK) st = bf_work_init(&rd.work, files, jobs, o->job_rank, err);
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
@@ -909,6 +1096,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   for (int i = 0; i < 2; i++) {
     pqt_leaf_data_init(&rd.slot[i].leaf);
     memset(&rd.slot[i].dense, 0, sizeof rd.slot[i].dense);
+    if (st == VF_OK && flt.any && !multi) st = flt_docs_create(&rd.slot[i].docs, err);
   }
   pthread_t rtid;
   uint64_t files_in_job = 0;
@@ -918,8 +1106,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   sg.p.files_total = files_in_job;
   bool reader_started = false;
   if (st == VF_OK && multi)
-    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, &rd.work, &sg,
-                 out, err);
+    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, &flt, psrc,
+                 npsrc, &rd.work, &sg, out, err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -940,9 +1128,11 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.nrows = sl->n;
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
     s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
-    s.rows = rd.spec ? sl->bt.file_rows : NULL;
+    s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
+    s.docs = sl->docs;
+    s.prefiltered = sl->compacted;
     score_block(wk, tid, threads);
-    out->rows_scanned += sl->n + sl->skipped;
+    out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped;
     sg.p.files_done = sl->fi / jobs;
     sg.p.fraction = sl->frac;
@@ -977,6 +1167,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
       size_t nh = idx_topk_sorted(&s.heaps[i], tmp);
       nhits[i] = (uint32_t)nh;
+      out->queries_short += nh < o->k;
       for (size_t h = 0; h < nh; h++) {
         uint64_t key = (uint64_t)tmp[h].key;
         ev_hit *e = &hits[i * o->k + h];
@@ -994,7 +1185,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     const char *col = o->records ? o->records->vectors[0].name
                       : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
     st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
-                        partial, &kv, &nkv, err);
+                        partial, flt.tag, &kv, &nkv, err);
     if (st == VF_OK && !o->no_file)
       st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
   }
@@ -1015,6 +1206,12 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     pqt_leaf_data_free(&rd.slot[i].leaf);
     pqt_dense_free(&rd.slot[i].dense);
     corpus_batch_free(&rd.slot[i].bt);
+    corpus_batch_free(&rd.slot[i].pbt);
+    flt_docs_free(rd.slot[i].docs);
+    free(rd.slot[i].cdata);
+    free(rd.slot[i].crows);
+    free(rd.slot[i].cnull);
+    free(rd.slot[i].mask);
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
@@ -1030,6 +1227,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if (s.qn != q.vecs) free(s.qn);
   free(s.qq);
   free(s.qnorm);
+  ev_filters_free(&flt);
+  corpus_idexpr_free(prow);
+  free(psrc);
   ev_queries_free(&q);
   ev_ids_free(&ids);
   return st;

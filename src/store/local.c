@@ -60,7 +60,9 @@
  * max(16, nlist/16)), pq_m, rabitq_bits, rerank, seed, min_rows (default 10000: smaller
  * collections are not indexed)).  While the collection holds exactly the segments the index was
  * built over, searches go through it (approximate: recall depends on nprobe); otherwise they
- * scan exactly.  Ties in index answers are ordered by id text.
+ * scan exactly.  Ties in index answers are ordered by id text.  store_local_set_nprobe() changes
+ * the lists probed per handle (bench --nprobe / --sweep nprobe=...); with it set, a search that
+ * would scan exactly fails instead.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -175,6 +177,15 @@ typedef struct local_store {
   uint64_t ix_gen;    /* view generation the manifest was checked against */
   bool ix_valid, ix_logged;
   uint32_t ix_nprobe;
+  uint32_t req_nprobe; /* store_local_set_nprobe(): lists probed instead of ix_nprobe (0: unset) */
+  /* filtered search (see "Filters" below) */
+  flt_docs *pdocs;     /* every segment row's payload, parsed: row (seg, r) is pbase[seg] + r */
+  int64_t *pbase;      /* nsegs + 1 */
+  uint64_t pdocs_gen;  /* view generation the payloads were loaded for */
+  bool pdocs_valid;
+  int64_t *ix_pos;     /* index row -> payload row (-1: not a current point) */
+  uint64_t ix_pos_rows;
+  bool ix_pos_valid;   /* for the open index and the view it was checked against */
 } local_store;
 
 static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
@@ -1089,12 +1100,27 @@ static vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) 
 
 /* Score every cached row group, block by block; each block is scored for all nq queries
  * while it is in the CPU cache. */
+/* skip rows [0, n) for query qi: `skip` (superseded, null) or not matching its filter mask
+ * (qm[qi] over payload rows, the block's first row being payload row p0) */
+static const uint8_t *ls_qskip(const uint8_t *const *qm, size_t qi, const uint8_t *skip, size_t n,
+                               int64_t p0, uint8_t *buf) {
+  if (!qm || !qm[qi]) return skip;
+  const uint8_t *m = qm[qi] + p0;
+  for (size_t r = 0; r < n; r++) buf[r] = skip[r] || !m[r];
+  return buf;
+}
+
 static vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, const float *q,
-                                size_t nq, idx_topk *heaps, vf_error *err) {
+                                size_t nq, idx_topk *heaps, const uint8_t *const *qm,
+                                vf_error *err) {
   const ls_cache *c = &s->cache;
   size_t d = (size_t)sp->dim, blk = ls_block_rows(d);
   float *scores = vf_mallocarray(blk, sizeof *scores);
-  if (!scores) return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  uint8_t *qs = qm ? vf_malloc(blk) : NULL;
+  if (!scores || (qm && !qs)) {
+    free(scores);
+    return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  }
   for (size_t g = 0; g < c->ngroups; g++) {
     const ls_group *gr = &c->groups[g];
     const int64_t *slots = s->view.segs[gr->seg].slot + gr->row;
@@ -1102,19 +1128,23 @@ static vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, con
       size_t n = gr->n - b0 < blk ? gr->n - b0 : blk;
       const float *rows = c->data + (gr->pos + b0) * d;
       const uint8_t *skip = c->skip + gr->pos + b0;
+      int64_t p0 = qm ? s->pbase[gr->seg] + gr->row + (int64_t)b0 : 0;
       for (size_t qi = 0; qi < nq; qi++) {
         idx_scores(sp->distance, q + qi * d, rows, n, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, n, slots + b0, 0, skip);
+        idx_topk_push_batch(&heaps[qi], scores, n, slots + b0, 0, ls_qskip(qm, qi, skip, n, p0, qs));
       }
     }
   }
   free(scores);
+  free(qs);
   return VF_OK;
 }
 
 /* Read and score every segment row group (the memory-budget fallback). */
 static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const float *q,
-                                size_t nq, idx_topk *heaps, vf_error *err) {
+                                size_t nq, idx_topk *heaps, const uint8_t *const *qm,
+                                vf_error *err) {
+  uint8_t *qs = NULL;
   const ls_view *v = &s->view;
   size_t d = (size_t)sp->dim;
   float *scores = NULL;
@@ -1142,9 +1172,11 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
       }
       float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
       uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
+      uint8_t *qq = qm ? vf_realloc(qs, rows ? rows : 1) : NULL;
       if (sc) scores = sc;
       if (sk) skip = sk;
-      if (!sc || !sk) {
+      if (qq) qs = qq;
+      if (!sc || !sk || (qm && !qq)) {
         st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
         break;
       }
@@ -1152,9 +1184,10 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
       for (size_t r = 0; r < rows; r++)
         skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
       if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
+      int64_t p0 = qm ? s->pbase[si] + row : 0;
       for (size_t qi = 0; qi < nq; qi++) {
         idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, skip);
+        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, ls_qskip(qm, qi, skip, rows, p0, qs));
       }
       row += dn.rows;
     }
@@ -1162,6 +1195,7 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
   }
   free(scores);
   free(skip);
+  free(qs);
   pqt_leaf_data_free(&ld);
   pqt_dense_free(&dn);
   return st;
@@ -1409,6 +1443,7 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
   ivf_close(s->ix);
   s->ix = NULL;
   s->ix_valid = true;
+  s->ix_pos_valid = false;
   s->ix_vec = j;
   s->ix_gen = s->view_gen;
   char *mpath = ls_index_path(s, j, "json"), *path = ls_index_path(s, j, "ivf");
@@ -1450,8 +1485,9 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
     }
     if (st == VF_OK && !s->ix_logged) {
       vf_log(VF_LOG_INFO, "collection '%s': searching '%s' with its %s IVF index (%llu points, "
-             "nlist %u, nprobe %u)", s->base.collection, s->base.vectors[j].name,
-             ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist, s->ix_nprobe);
+             "nlist %u, nprobe %u%s)", s->base.collection, s->base.vectors[j].name,
+             ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist,
+             s->req_nprobe ? s->req_nprobe : s->ix_nprobe, s->req_nprobe ? " as asked for" : "");
       s->ix_logged = true;
     }
   }
@@ -1464,25 +1500,25 @@ out:
   return st;
 }
 
-/* Search vector j through the open index. */
-static vf_status ls_index_search(local_store *s, const float *queries, size_t nq, int32_t dim,
-                                 size_t k, store_results *out, vf_error *err) {
+/* Search vector j through the open index: queries [q0, q0 + nq) of `out` (allocated by the
+ * caller), allow[q] the filter's index rows of query q0 + q (allow NULL: none). */
+static vf_status ls_index_search(local_store *s, const float *queries, size_t q0, size_t nq,
+                                 int32_t dim, size_t k, const uint8_t *const *allow,
+                                 store_results *out, vf_error *err) {
   idx_hit *hits = vf_mallocarray(nq ? nq * k : 1, sizeof *hits);
   size_t *counts = vf_calloc(nq ? nq : 1, sizeof *counts);
   vf_status st = VF_OK;
-  if (!hits || !counts || !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
-      !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)))
+  if (!hits || !counts)
     st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
-  out->nq = nq;
-  out->k = k;
-  ivf_search_opts so = {.nprobe = s->ix_nprobe, .threads = 0, .rerank = 0};
-  if (st == VF_OK) st = ivf_search(s->ix, queries, nq, dim, k, &so, hits, counts, err);
+  ivf_search_opts so = {.nprobe = s->req_nprobe ? s->req_nprobe : s->ix_nprobe, .threads = 0,
+                        .rerank = 0, .allow = allow};
+  if (st == VF_OK) st = ivf_search(s->ix, queries + q0 * (size_t)dim, nq, dim, k, &so, hits, counts, err);
   for (size_t q = 0; st == VF_OK && q < nq; q++) {
-    out->counts[q] = counts[q];
+    out->counts[q0 + q] = counts[q];
     for (size_t i = 0; i < counts[q] && st == VF_OK; i++) {
       size_t len = 0;
       const char *id = ivf_id(s->ix, hits[q * k + i].key, &len);
-      store_hit *h = &out->hits[q * k + i];
+      store_hit *h = &out->hits[(q0 + q) * k + i];
       h->score = hits[q * k + i].score;
       if (!store_id_parse(id, len, &h->id))
         st = vf_error_set(err, VF_ECORRUPT, "collection '%s': index row %lld has the id '%.*s', "
@@ -1492,12 +1528,176 @@ static vf_status ls_index_search(local_store *s, const float *queries, size_t nq
   }
   free(hits);
   free(counts);
-  if (st != VF_OK) store_results_free(out);
   return st;
 }
 
+/* ------------------------------------------------------------- filters */
+
+/* Filtered search (store_search_filtered).  The payload column of every committed segment row
+ * is read and parsed once per view (flt_docs: decoded once per segment, kept while the view is
+ * current), so a filter costs no parsing per search.  Each query's filter becomes a mask over
+ * those rows (flt_docs_select: the keyword and integer values of a must clause's match are
+ * indexed on first use, so a selective match visits only its rows), then
+ *  - exact scan: rows outside the mask are skipped like superseded rows;
+ *  - IVF index: the mask is mapped to index rows and applied inside the list scan, with nprobe
+ *    widened until k matching hits are found or every list was scanned (ivf.h).
+ * Memory: the payload text of every point plus about 32 bytes per JSON value, and one byte per
+ * point per query of a call (queries are processed in chunks of at most 64 MiB of masks). */
+
+#define LS_MASK_BYTES ((size_t)64 << 20)
+
+static vf_status ls_payload_load(local_store *s, vf_error *err) {
+  if (s->pdocs_valid && s->pdocs_gen == s->view_gen) return VF_OK;
+  const ls_view *v = &s->view;
+  s->pdocs_valid = false;
+  s->ix_pos_valid = false;
+  vf_status st = VF_OK;
+  if (!s->pdocs) st = flt_docs_create(&s->pdocs, err);
+  if (st != VF_OK) return st;
+  flt_docs_clear(s->pdocs);
+  int64_t *nb = vf_realloc(s->pbase, ((size_t)v->nsegs + 1) * sizeof *nb);
+  if (!nb) return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  s->pbase = nb;
+  s->pbase[0] = 0;
+  pqt_leaf_data ld;
+  pqt_leaf_data_init(&ld);
+  int64_t *offs = NULL;
+  size_t ocap = 0;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    const ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    st = ls_open_segment_file(s, sg->name, &f, err);
+    int leaf = st == VF_OK ? ls_leaf_of(f, "payload") : -1;
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int64_t nr = m->row_groups[g].num_rows;
+      if (nr < 0 || row + nr > sg->nrows) {
+        st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", pqt_name(f));
+        break;
+      }
+      if ((size_t)nr + 1 > ocap) {
+        int64_t *no = vf_realloc(offs, ((size_t)nr + 1) * sizeof *no);
+        if (!no) {
+          st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
+          break;
+        }
+        offs = no;
+        ocap = (size_t)nr + 1;
+      }
+      const char *text = "";
+      memset(offs, 0, ((size_t)nr + 1) * sizeof *offs);
+      if (leaf >= 0) { /* null payload (a point without one): an empty row */
+        if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
+        if (ld.nlevels != nr) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %lld payloads for %lld rows",
+                            pqt_name(f), g, (long long)ld.nlevels, (long long)nr);
+          break;
+        }
+        int16_t maxd = pqt_schema_of(f)->leaves[leaf].max_def;
+        int64_t vi = 0;
+        offs[0] = ld.nvalues ? ld.offsets[0] : 0;
+        for (int64_t r = 0; r < nr; r++) {
+          bool has = !ld.def || ld.def[r] == maxd;
+          offs[r + 1] = has ? ld.offsets[++vi] : offs[r];
+        }
+        text = (const char *)ld.values.data;
+      }
+      st = flt_docs_add(s->pdocs, text, offs, (size_t)nr, pqt_name(f), err);
+      row += nr;
+    }
+    pqt_close(f);
+    if (st == VF_OK && row != sg->nrows)
+      st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", sg->name);
+    s->pbase[si + 1] = s->pbase[si] + row;
+  }
+  pqt_leaf_data_free(&ld);
+  free(offs);
+  if (st != VF_OK) return st;
+  s->pdocs_gen = s->view_gen;
+  s->pdocs_valid = true;
+  vf_log(VF_LOG_INFO, "collection '%s': payloads of %zu points parsed for filtering (%.1f MiB)",
+         s->base.collection, flt_docs_rows(s->pdocs), (double)flt_docs_bytes(s->pdocs) / 1048576.0);
+  return VF_OK;
+}
+
+/* the id of payload row `pos` (for has_id); false for a superseded row */
+static bool ls_row_id(void *user, size_t pos, corpus_id *out) {
+  local_store *s = user;
+  const ls_view *v = &s->view;
+  size_t lo = 0, hi = (size_t)v->nsegs; /* the segment: pbase[seg] <= pos < pbase[seg + 1] */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if ((size_t)s->pbase[mid] <= pos) lo = mid;
+    else hi = mid;
+  }
+  int64_t slot = v->segs[lo].slot[pos - (size_t)s->pbase[lo]];
+  if (slot < 0) return false;
+  ls_id_of(&v->tab[slot], out);
+  return true;
+}
+
+/* the id table entry of id, or -1 */
+static int64_t ls_tab_find(const ls_view *v, const corpus_id *id) {
+  if (!v->cap) return -1;
+  uint64_t a, b;
+  ls_key_of(id, &a, &b);
+  uint8_t u = id->is_uuid ? 1 : 0;
+  size_t h = ls_hash(a, b, u) & (v->cap - 1);
+  while (v->tab[h].seg >= 0) {
+    const ls_entry *e = &v->tab[h];
+    if (e->a == a && e->b == b && e->is_uuid == u) return (int64_t)h;
+    h = (h + 1) & (v->cap - 1);
+  }
+  return -1;
+}
+
+/* index row -> payload row, for the open index (by id: the index keeps the ids it was built with) */
+static vf_status ls_ix_map(local_store *s, vf_error *err) {
+  if (s->ix_pos_valid) return VF_OK;
+  ivf_info in;
+  ivf_info_get(s->ix, &in);
+  int64_t *pos = vf_realloc(s->ix_pos, (in.rows ? in.rows : 1) * sizeof *pos);
+  if (!pos) return vf_error_set(err, VF_ENOMEM, "search: out of memory for %llu index rows", (unsigned long long)in.rows);
+  s->ix_pos = pos;
+  for (uint64_t r = 0; r < in.rows; r++) {
+    size_t len = 0;
+    const char *id = ivf_id(s->ix, (int64_t)r, &len);
+    corpus_id cid;
+    int64_t e = store_id_parse(id, len, &cid) ? ls_tab_find(&s->view, &cid) : -1;
+    pos[r] = e < 0 ? -1 : s->pbase[s->view.tab[e].seg] + s->view.tab[e].row;
+  }
+  s->ix_pos_rows = in.rows;
+  s->ix_pos_valid = true;
+  return VF_OK;
+}
+
+/* masks[i] for queries [q0, q0 + qn): NULL when unfiltered, else a byte per payload row */
+static vf_status ls_masks(local_store *s, const flt_filter *const *filters, size_t q0, size_t qn,
+                          uint8_t *buf, uint8_t **masks) {
+  size_t n = flt_docs_rows(s->pdocs);
+  for (size_t i = 0; i < qn; i++) {
+    const flt_filter *f = filters[q0 + i];
+    masks[i] = NULL;
+    if (!f || flt_is_empty(f)) continue;
+    masks[i] = buf + i * n;
+    flt_docs_select(s->pdocs, f, NULL, ls_row_id, s, masks[i]);
+  }
+  return VF_OK;
+}
+
+static vf_status ls_search_impl(store *base, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err);
+
 static vf_status ls_search(store *base, const char *vector, const float *queries, size_t nq,
                            int32_t dim, size_t k, store_results *out, vf_error *err) {
+  return ls_search_impl(base, vector, queries, nq, dim, k, NULL, out, err);
+}
+
+static vf_status ls_search_impl(store *base, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
   local_store *s = (local_store *)base;
   int j = -1;
   for (int i = 0; i < base->nvectors; i++)
@@ -1521,31 +1721,75 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = ls_view_build(s, err);
   if (st == VF_OK) st = ls_index_load(s, j, err);
+  if (st == VF_OK && filters) st = ls_payload_load(s, err);
+  if (st == VF_OK && filters && s->ix) st = ls_ix_map(s, err);
   if (st != VF_OK) return st;
-  if (s->ix) return ls_index_search(s, queries, nq, dim, k, out, err);
+  if (!s->ix && s->req_nprobe) /* an nprobe figure must never come from an exact scan */
+    return vf_error_set(err, VF_EUSAGE,
+                        "search: nprobe %u asked for, but collection '%s' has no usable IVF index "
+                        "of '%s' (none was built: fewer points than params.index.min_rows, or "
+                        "type none; or it predates the current segments: run load finalize)",
+                        s->req_nprobe, base->collection, sp->name);
   bool cached = false;
-  if ((st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
+  if (!s->ix && (st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
   ls_view *v = &s->view;
   size_t d = (size_t)dim;
   float *q = NULL;
   idx_topk *heaps = NULL;
   size_t nheaps = 0;
   idx_hit *sorted = NULL;
-  if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
-      !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
-      !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
+  /* filters: masks over the payload rows (and index rows), chunk by chunk of queries */
+  size_t prow = filters ? flt_docs_rows(s->pdocs) : 0;
+  size_t per = prow + (s->ix ? (size_t)s->ix_pos_rows : 0);
+  size_t chunk = filters ? (per ? LS_MASK_BYTES / per : nq) : nq;
+  if (chunk < 1) chunk = 1;
+  if (chunk > nq) chunk = nq ? nq : 1;
+  uint8_t *mbuf = NULL, *abuf = NULL, **masks = NULL, **allow = NULL;
+  if (!(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
       !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)) ||
-      !(sorted = vf_mallocarray(k, sizeof *sorted))) {
+      (filters && (!(mbuf = vf_malloc(chunk * (prow ? prow : 1))) ||
+                   !(masks = vf_calloc(chunk, sizeof *masks)) ||
+                   !(allow = vf_calloc(chunk, sizeof *allow)) ||
+                   (s->ix && !(abuf = vf_malloc(chunk * (s->ix_pos_rows ? s->ix_pos_rows : 1))))))) {
     st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
     goto out;
   }
   out->nq = nq;
   out->k = k;
+  if (s->ix) {
+    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+      size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+      if (filters) {
+        ls_masks(s, filters, q0, qn, mbuf, masks);
+        for (size_t i = 0; i < qn; i++) {
+          allow[i] = NULL;
+          if (!masks[i]) continue;
+          allow[i] = abuf + i * s->ix_pos_rows;
+          for (uint64_t r = 0; r < s->ix_pos_rows; r++)
+            allow[i][r] = s->ix_pos[r] >= 0 && masks[i][s->ix_pos[r]];
+        }
+      }
+      st = ls_index_search(s, queries, q0, qn, dim, k, filters ? (const uint8_t *const *)allow : NULL, out, err);
+    }
+    goto out;
+  }
+  if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
+      !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
+      !(sorted = vf_mallocarray(k, sizeof *sorted))) {
+    st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
+    goto out;
+  }
   memcpy(q, queries, nq * d * sizeof *q);
   if (sp->distance == CORPUS_COSINE) idx_normalize_rows(q, nq, d);
   for (; nheaps < nq; nheaps++)
     if ((st = idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err)) != VF_OK) goto out;
-  st = cached ? ls_scan_cached(s, sp, q, nq, heaps, err) : ls_scan_stream(s, sp, q, nq, heaps, err);
+  for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+    size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+    if (filters) ls_masks(s, filters, q0, qn, mbuf, masks);
+    const uint8_t *const *qm = filters ? (const uint8_t *const *)masks : NULL;
+    st = cached ? ls_scan_cached(s, sp, q + q0 * d, qn, heaps + q0, qm, err)
+                : ls_scan_stream(s, sp, q + q0 * d, qn, heaps + q0, qm, err);
+  }
   if (st != VF_OK) goto out;
   for (size_t qi = 0; qi < nq; qi++) {
     size_t m = idx_topk_sorted(&heaps[qi], sorted);
@@ -1562,6 +1806,10 @@ out:
   free(heaps);
   free(q);
   free(sorted);
+  free(mbuf);
+  free(abuf);
+  free(masks);
+  free(allow);
   if (st != VF_OK) store_results_free(out);
   return st;
 }
@@ -1856,6 +2104,9 @@ static void ls_close(store *base) {
   ls_view_free(&s->view);
   ls_cache_free(&s->cache);
   ivf_close(s->ix);
+  flt_docs_free(s->pdocs);
+  free(s->pbase);
+  free(s->ix_pos);
   store_head_free(base);
   free(s->dir);
   free(s->json_path);
@@ -1955,6 +2206,7 @@ static const store_vtable local_vt = {
     .count = ls_count,
     .search = ls_search,
     .close = ls_close,
+    .search_filtered = ls_search_impl,
     .set_record = ls_set_record,
     .get_record = ls_get_record,
     .contains = ls_contains,
@@ -2033,4 +2285,13 @@ nomem:
 fail:
   ls_close(&s->base);
   return st;
+}
+
+/* store_local_set_nprobe(): see store.h. */
+vf_status store_local_set_nprobe(store *s, uint32_t nprobe, vf_error *err) {
+  if (!s || s->vt != &local_vt)
+    return vf_error_set(err, VF_EUSAGE, "nprobe: the store is not a local store (it is %s)",
+                        s ? s->vt->type : "absent");
+  ((local_store *)s)->req_nprobe = nprobe;
+  return VF_OK;
 }

@@ -476,8 +476,9 @@ static int qd_hit_cmp(const void *a, const void *b) {
   return store_id_cmp(&x->id, &y->id);
 }
 
-static vf_status qd_search(store *s, const char *vector, const float *queries, size_t nq,
-                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+static vf_status qd_search_impl(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
   qd_store *q = (qd_store *)s;
   const store_vector_spec *sp = NULL;
   for (int i = 0; i < s->nvectors; i++) {
@@ -550,6 +551,12 @@ static vf_status qd_search(store *s, const char *vector, const float *queries, s
       if (st != VF_OK) break;
       st = vf_buf_append(b, "],\"using\":", 10, err);
       if (st == VF_OK) st = vf_json_string(b, sp->name, strlen(sp->name), err);
+      /* the filter, as Qdrant Filter JSON (validated and compiled by flt_parse) */
+      const flt_filter *fq = filters ? filters[q0 + i] : NULL;
+      if (st == VF_OK && fq && !flt_is_empty(fq)) {
+        st = vf_buf_append(b, ",\"filter\":", 10, err);
+        if (st == VF_OK) st = vf_buf_append(b, flt_json(fq), strlen(flt_json(fq)), err);
+      }
       if (st == VF_OK)
         st = vf_buf_printf(b, err, ",\"limit\":%zu,\"with_payload\":false,%s}", k, params);
     }
@@ -593,6 +600,11 @@ static vf_status qd_search(store *s, const char *vector, const float *queries, s
   }
   if (st != VF_OK) store_results_free(out);
   return st;
+}
+
+static vf_status qd_search(store *s, const char *vector, const float *queries, size_t nq,
+                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+  return qd_search_impl(s, vector, queries, nq, dim, k, NULL, out, err);
 }
 
 static void qd_close(store *s) {
@@ -695,10 +707,10 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
   return st;
 }
 
-static const store_vtable qdrant_vt = {"qdrant",      qd_ensure,     qd_defer,   qd_enable,
-                                       qd_wait,       qd_upsert,     qd_flush,   qd_count,
-                                       qd_search,     qd_close,      qd_set_record,
-                                       qd_get_record, qd_contains};
+static const store_vtable qdrant_vt = {"qdrant",       qd_ensure,     qd_defer,      qd_enable,
+                                       qd_wait,        qd_upsert,     qd_flush,      qd_count,
+                                       qd_search,      qd_close,      qd_search_impl, qd_set_record,
+                                       qd_get_record,  qd_contains};
 
 /* store_qdrant_set_search(): see store.h. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err) {

@@ -316,6 +316,22 @@ vf_status store_search(store *s, const char *vector, const float *queries, size_
   return s->vt->search(s, vector, queries, nq, dim, k, out, err);
 }
 
+/* store_search_filtered(): see store.h. */
+vf_status store_search_filtered(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
+  bool any = false;
+  for (size_t i = 0; filters && i < nq && !any; i++) any = filters[i] && !flt_is_empty(filters[i]);
+  if (!any) return store_search(s, vector, queries, nq, dim, k, out, err);
+  memset(out, 0, sizeof *out);
+  if (!s->vt->search_filtered)
+    return vf_error_set(err, VF_EUNSUPPORTED, "search: the %s store cannot search with a filter",
+                        s->vt->type);
+  if (k == 0) return vf_error_set(err, VF_EUSAGE, "search: k must be at least 1");
+  if (nq > 0 && !queries) return vf_error_set(err, VF_EUSAGE, "search: no query vectors");
+  return s->vt->search_filtered(s, vector, queries, nq, dim, k, filters, out, err);
+}
+
 void store_close(store *s) {
   if (s) s->vt->close(s);
 }

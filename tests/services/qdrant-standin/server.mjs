@@ -50,6 +50,7 @@ import { readFileSync, writeFileSync, renameSync, appendFileSync } from 'node:fs
 import { createHash } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { compileFilter, FilterError } from './filter.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../../..');
@@ -498,19 +499,33 @@ class Collection {
     throw new HttpError(400, `Wrong input: Not existing vector name error: ${name}`);
   }
 
+  // the payload filter of a request (filter.mjs: Qdrant's documented semantics) -> point predicate
+  filterOf(f) {
+    if (f === undefined || f === null) return () => true;
+    try {
+      return compileFilter(f, normId);
+    } catch (e) {
+      if (e instanceof FilterError) throw new HttpError(e.unmodelled ? 501 : 400, `${e.unmodelled ? 'Service internal error' : 'Wrong input'}: ${e.message}`, e.unmodelled ? 'unmodelled' : 'rejected');
+      throw e;
+    }
+  }
+
   query(body) {
-    for (const k of ['prefetch', 'filter', 'lookup_from', 'shard_key'])
+    for (const k of ['prefetch', 'lookup_from', 'shard_key'])
       if (body[k] !== undefined && body[k] !== null)
         throw new HttpError(501, `Service internal error: the stand-in does not model \`${k}\` in queries`, 'unmodelled');
+    const keep = this.filterOf(body.filter);
+    if (body.filter) this.standin.stats.filtered_queries += 1;
     const limit = body.limit ?? 10, offset = body.offset ?? 0;
     const withPayload = body.with_payload ?? false, withVector = body.with_vector ?? false;
     if (body.query === undefined || body.query === null) {
-      const keys = this.sortedKeys().slice(offset, offset + limit);
+      const keys = this.sortedKeys().filter((k) => keep(this.points.get(k))).slice(offset, offset + limit);
       return { points: keys.map((k) => ({ ...this.record(this.points.get(k), withPayload, withVector), version: this.points.get(k).version, score: 0 })) };
     }
     const { better, fn } = this.scorer(body.query, body.using);
     const scored = [];
     for (const p of this.points.values()) {
+      if (!keep(p)) continue;
       const s = fn(p);
       if (s === null) continue;
       if (body.score_threshold !== undefined && body.score_threshold !== null &&
@@ -559,6 +574,7 @@ const STATS_DEFAULT = () => ({
   requests: 0, invalid: 0, rejected: 0, not_found: 0, unmodelled: 0, auth_failures: 0, faults_injected: 0, retries_seen: 0,
   by_route: {}, by_status: {}, invalid_samples: [], rejected_samples: [], max_body_bytes: 0, max_in_flight: 0,
   upserted_points: 0, upsert_wait: { true: 0, false: 0 }, search_params: [], api_key_seen: 0,
+  filtered_queries: 0,
 });
 
 // ---------------------------------------------------------------- the server
@@ -670,14 +686,18 @@ export async function startStandin(opts = {}) {
     },
     count_points: (p, b) => {
       const c = coll(p.collection_name);
-      if (b.filter) throw new HttpError(501, 'Service internal error: the stand-in does not model filters', 'unmodelled');
-      return { count: c.points.size };
+      if (!b.filter) return { count: c.points.size };
+      const keep = c.filterOf(b.filter);
+      let n = 0;
+      for (const pt of c.points.values()) n += keep(pt) ? 1 : 0;
+      return { count: n };
     },
     scroll_points: (p, b) => {
       const c = coll(p.collection_name);
-      for (const k of ['filter', 'order_by', 'shard_key'])
+      for (const k of ['order_by', 'shard_key'])
         if (b[k] !== undefined && b[k] !== null) throw new HttpError(501, `Service internal error: the stand-in does not model \`${k}\` in scroll`, 'unmodelled');
-      const keys = c.sortedKeys();
+      const keep = c.filterOf(b.filter);
+      const keys = c.sortedKeys().filter((k) => keep(c.points.get(k)));
       let start = 0;
       if (b.offset !== undefined && b.offset !== null) {
         const id = normId(b.offset);
