@@ -56,6 +56,13 @@ typedef struct bench_queries {
   void *filter_state;
 } bench_queries;
 
+/*! bench_query_column() : the one naming rule for the vector column of a queries file made for
+ *  a config vector: `generate-queries CONFIG` writes it under the vector's `name`; a reader looks
+ *  for `name`, then for `column` (the parquet column the vector is read from: queries sampled
+ *  from the parquet corpus directly).  *out is `name` or `column` (borrowed); a queries file
+ *  with neither, or not parquet (npy/fbin/hdf5, which have no column names), gives `name`. */
+vf_status bench_query_column(const char *path, const char *name, const char *column,
+                             const char **out, vf_error *err);
 /*! bench_read_queries() : the query ids and vectors of a queries parquet file.  `column` names
  *  the vector column; NULL: the file's only dense-vector column (list<float|double|half> or
  *  FIXED_LEN_BYTE_ARRAY) besides query_id / __source_file__ / __source_row__.

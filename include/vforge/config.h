@@ -45,6 +45,11 @@ typedef struct vf_cfg_vector {
   vf_cfg_component source;  /* NONE unless the datasource is `type: dataset` */
   bool distance_given;      /* `distance:` was written (else the default above applies) */
   int line;                 /* config line of the vector's key, for later messages */
+  /* issue 18: the vector's store parameters as a JSON object, NULL when none: dense and
+   * multivector `datatype` (float32|float16|uint8), `on_disk`, `hnsw` {m, ef_construct, ...},
+   * `quantization` {scalar|product|binary: {...}}; sparse `modifier` (idf|none) and `index`
+   * {on_disk, datatype, full_scan_threshold} */
+  char *params_json;
 } vf_cfg_vector;
 
 typedef struct vf_cfg_field {
@@ -130,6 +135,10 @@ typedef struct vf_cfg_vectorstore {
   int64_t write_consistency_factor;
   int on_disk_payload; /* -1 not set, 0 false, 1 true */
   bool recreate;       /* default false */
+  /* issue 18 (qdrant only; the official Python client's names) */
+  bool prefer_grpc;            /* default false: REST */
+  int64_t grpc_port;           /* default 6334 */
+  int64_t grpc_max_message_mb; /* the server's gRPC message limit, default 64 */
 } vf_cfg_vectorstore;
 
 typedef struct vf_cfg_loader {

@@ -164,6 +164,7 @@ typedef struct corpus_scan_result {
   double checksum;           /* sum of every decoded float/double/float16 value, fixed order */
   double seconds;
   uint64_t vectors;          /* rows of dense vector columns validated */
+  uint64_t empty_files;      /* files without rows, skipped (corpus_plan) */
 } corpus_scan_result;
 
 /*! corpus_scan() : decode every selected column of every row group of every file (threads
@@ -286,6 +287,47 @@ void corpus_records_close(corpus_records *r);
  *  @return : VF_ECORRUPT when no row of the file has a valid vector. */
 vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
                                    int32_t *dim, vf_error *err);
+
+/* ------------------------------------------------------------ the corpus plan (seed) */
+
+/* What every command decides about a corpus's files before it reads rows, decided here once:
+ * each file's row count (parquet footer; a dataset part as measured), which files are skipped
+ * because they hold no rows (Spark and DuckDB partitioned writes make 0-row files: every
+ * command skips them, logs them and counts them), and the file a vector's dimension is taken
+ * from (the first that has rows).  The seed of the one corpus plan object later planning
+ * (files, rows, shards, dimensions) moves into; commands that open footers anyway (scan, cat,
+ * inspect) report the rows they find through corpus_plan_note_rows() instead of measuring twice. */
+typedef struct corpus_plan {
+  const corpus_files *files; /* borrowed */
+  uint64_t *rows;            /* per file; CORPUS_PLAN_UNMEASURED until known */
+  uint64_t total_rows;       /* of the files measured so far */
+  size_t measured;           /* files whose rows are known */
+  size_t empty;              /* of those, files with no rows (skipped) */
+} corpus_plan;
+
+#define CORPUS_PLAN_UNMEASURED UINT64_MAX
+
+/*! corpus_file_rows() : the rows of one file: a dataset part's measured count, else its parquet
+ *  footer's (one footer read).  @return : errors opening the file, naming it. */
+vf_status corpus_file_rows(const corpus_file *f, uint64_t *rows, vf_error *err);
+/*! corpus_plan_init() : a plan over `files` (borrowed; must outlive the plan), nothing measured. */
+vf_status corpus_plan_init(corpus_plan *p, const corpus_files *files, vf_error *err);
+void corpus_plan_free(corpus_plan *p);
+/*! corpus_plan_note_rows() : file i holds `rows` rows — the one rule: a file without rows is
+ *  skipped by every command (logged: the first few at info level, the rest at debug; counted in
+ *  p->empty).  @return : true when file i is skipped. */
+bool corpus_plan_note_rows(corpus_plan *p, size_t i, uint64_t rows);
+/*! corpus_plan_skips() : file i was measured and is skipped (no rows). */
+bool corpus_plan_skips(const corpus_plan *p, size_t i);
+/*! corpus_plan_measure() : the rows of every file not measured yet (one footer read each; dataset
+ *  parts as measured when the datasource was resolved), through corpus_plan_note_rows().
+ *  @return : errors opening a file, naming it. */
+vf_status corpus_plan_measure(corpus_plan *p, vf_error *err);
+/*! corpus_plan_probe_dim() : the dimension of a dense or multi vector, from the first file that
+ *  has rows (measuring files in order as needed), through corpus_records_probe_dim().
+ *  @return : VF_ECORRUPT when every file is empty (naming how many), else probe_dim's errors. */
+vf_status corpus_plan_probe_dim(corpus_plan *p, const corpus_vec_source *src, int32_t *dim,
+                                vf_error *err);
 
 /* ------------------------------------------------------------ vector columns */
 

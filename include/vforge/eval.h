@@ -51,6 +51,7 @@ typedef struct eval_queries_result {
   uint64_t rows;                /* rows written */
   uint64_t corpus_rows;
   uint64_t row_groups_read;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   int32_t dim;
   char *path;                   /* the file written (caller frees) */
 } eval_queries_result;
@@ -118,8 +119,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
 typedef struct eval_bf_result {
   uint64_t queries;
   uint64_t rows_scanned;
-  uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
+  uint64_t rows_skipped;        /* rows without a usable vector (null, NaN/inf, empty, bad) */
   uint64_t files;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   uint64_t rescored;            /* candidates re-scored by the exact kernel */
   uint64_t queries_filtered;    /* queries with a filter */
   uint64_t queries_short;       /* queries with fewer than k hits (filters, small corpora) */

@@ -208,8 +208,12 @@ void ivf_info_get(const ivf_index *ix, ivf_info *out);
 /*! ivf_id() : the point id of row `row` (borrowed; *len bytes, not NUL-terminated). */
 const char *ivf_id(const ivf_index *ix, int64_t row, size_t *len);
 
+/*! ivf_default_nprobe() : the lists a search scans unless told otherwise: max(16, nlist/16)
+ *  (capped at nlist by the search) — one rule for `index search` and the local store. */
+uint32_t ivf_default_nprobe(uint32_t nlist);
+
 typedef struct ivf_search_opts {
-  uint32_t nprobe;  /* lists scanned per query; 0: 1; capped at nlist */
+  uint32_t nprobe;  /* lists scanned per query; 0: ivf_default_nprobe(); capped at nlist */
   int threads;      /* 0: vf_threads() */
   uint32_t rerank;  /* override of the file's rerank factor; 0: the file's */
   /* Filtered search: allow[q] (nq entries; allow NULL or allow[q] NULL: no filter) holds one byte

@@ -1,6 +1,7 @@
 /*
  * vforge store — one interface for vector stores: the embedded `local` store (the default),
- * `discard` (drops batches; measures the pipeline) and `qdrant` (REST; tested against a stand-in).
+ * `discard` (drops batches; measures the pipeline) and `qdrant` (REST or gRPC; tested against a
+ * stand-in).
  *
  * The lifecycle is Qdrant's, because it is the strictest (issue 4):
  *
@@ -41,6 +42,25 @@ typedef struct store_vector_spec {
   int32_t dim; /* DENSE and MULTI: floats per vector (required, > 0); SPARSE: 0 */
 } store_vector_spec;
 
+/* issue 18: what a payload field's corpus column holds, for payload indexes (Qdrant) */
+typedef enum store_payload_kind {
+  STORE_PK_UNKNOWN = 0, /* not inferable (a struct, a map, binary, a JSON column) */
+  STORE_PK_BOOL,
+  STORE_PK_INTEGER,
+  STORE_PK_FLOAT,
+  STORE_PK_STRING,
+  STORE_PK_DATETIME, /* DATE, TIMESTAMP */
+  STORE_PK_UUID,     /* the parquet UUID logical type */
+  STORE_PK_GEO       /* a struct of exactly lat and lon numbers */
+} store_payload_kind;
+
+typedef struct store_payload_field {
+  const char *key;    /* payload key */
+  const char *column; /* the corpus column it comes from */
+  store_payload_kind kind;
+  char column_type[48]; /* the column's type as parquet spells it, for messages */
+} store_payload_field;
+
 typedef struct store_config {
   const char *type;            /* "local" (default when NULL), "discard" */
   const char *path;            /* local: root directory (default "./vforge-data") */
@@ -56,6 +76,19 @@ typedef struct store_config {
   int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
   /* remote stores (added by issue 4) */
   bool upsert_wait;        /* qdrant: each upsert returns once applied (?wait=true); default false */
+  bool must_exist;         /* ensure_collection verifies but never creates (finalize) */
+  bool retries_given;      /* remote stores: `retries` set (else the HTTP client's default, 5) */
+  int retries;             /* remote stores: retries of one failed request (loader.retries) */
+  /* issue 18 */
+  bool prefer_grpc;        /* qdrant: gRPC (Collections and Points services) instead of REST */
+  int grpc_port;           /* qdrant: 0 = 6334 */
+  int64_t grpc_max_message_bytes; /* qdrant gRPC: the server's message limit; 0 = 64 MiB */
+  /* backend parameters of vector i as a JSON object text, or NULL (Qdrant: the config's
+   * vectors.<name>.datatype / on_disk / hnsw / quantization, sparse modifier / index);
+   * NULL or nvectors entries */
+  const char *const *vector_params_json;
+  const store_payload_field *payload_fields; /* the corpus payload fields (payload indexes) */
+  int npayload_fields;
 } store_config;
 
 /* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
@@ -107,6 +140,7 @@ struct store {
   int nvectors;
   uint64_t points_upserted; /* points accepted by upsert through this handle */
   uint64_t retries;         /* requests a remote backend retried internally (issue 4) */
+  bool must_exist;          /* store_config.must_exist */
 };
 
 /*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
@@ -117,7 +151,8 @@ vf_status store_open(const store_config *cfg, store **out, vf_error *err);
 
 /*! store_ensure_collection() : create the collection, or verify an existing one has the same
  *  vectors (names, kinds, dimensions, distances).
- *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate). */
+ *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate);
+ *            VF_ENOTFOUND when it does not exist and the config says must_exist. */
 vf_status store_ensure_collection(store *s, vf_error *err);
 /*! store_defer_indexing() : prepare for a bulk load (no index maintenance while loading). */
 vf_status store_defer_indexing(store *s, vf_error *err);
@@ -192,7 +227,8 @@ bool store_id_parse(const char *s, size_t len, corpus_id *out);
 /* Backend constructors (used by store_open; exposed for tests). */
 vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
 vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
-/*! store_qdrant_open() : the Qdrant REST store (src/store/qdrant.c): cfg->url (http/https),
+/*! store_qdrant_open() : the Qdrant store (src/store/qdrant.c; over gRPC with cfg->prefer_grpc,
+ *  src/store/qdrant_grpc.c): cfg->url (http/https),
  *  cfg->api_key, cfg->params_json (the config's `params`: hnsw, quantization, optimizers,
  *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
  *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
@@ -217,6 +253,45 @@ typedef struct store_qdrant_search_opts {
 /*! store_qdrant_set_search() : set the search options of a Qdrant handle.
  *  @return : VF_EUSAGE when `s` is not a Qdrant handle or an option is out of range. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err);
+
+/* issue 18: collection administration (`vforge load reindex | delete`) */
+typedef struct store_collection_info {
+  bool exists;
+  uint64_t points;  /* Qdrant: points_count (approximate); local: exact */
+  char status[16];  /* Qdrant: green / yellow / grey / red; local: "" */
+  char where[512];  /* the server (Qdrant: transport and endpoint) or the directory */
+} store_collection_info;
+
+/*! store_describe_collection() : whether the collection exists, its points and status.
+ *  @return : VF_EUNSUPPORTED for stores without collections (discard). */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err);
+/*! store_drop_collection() : delete the collection and its points (nothing when absent). */
+vf_status store_drop_collection(store *s, vf_error *err);
+/*! store_qdrant_reindex() : PATCH the config's hnsw / quantization / optimizers (collection
+ *  level and vectors.<name>.hnsw / quantization) onto the existing collection, then wait until
+ *  it is green (timeout_s <= 0: no limit).
+ *  @return : VF_ENOTFOUND when the collection does not exist; VF_ECONFIG when the config sets
+ *            none of them; VF_EUSAGE for a store that is not Qdrant. */
+vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err);
+vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_qdrant_drop(store *s, vf_error *err);
+vf_status store_local_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_local_drop(store *s, vf_error *err);
+/*! store_qdrant_transport() : "grpc http://host:6334" or "rest http://host:6333" into out;
+ *  NULL for a store that is not Qdrant. */
+const char *store_qdrant_transport(const store *s, char *out, size_t cap);
+
+struct vf_config;
+/*! store_config_from() : the store settings of a load config into `sc` (type, path, url,
+ *  api_key, collection_name, params, recreate, upsert_wait, the gRPC transport); the caller sets
+ *  the vectors (and their parameters) and anything it overrides. */
+void store_config_from(const struct vf_config *cfg, store_config *sc);
+
+/*! store_payload_kinds() : what each payload field's column holds (store_payload_kind), read
+ *  from the parquet footer of `file`; a component dataset's payload is not probed (kinds stay
+ *  STORE_PK_UNKNOWN).  out[i].key / .column borrow from src. */
+vf_status store_payload_kinds(const corpus_file *file, const corpus_payload_source *src, int n,
+                              store_payload_field *out, vf_error *err);
 
 /* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
 vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);

@@ -79,6 +79,19 @@ void *vf_mallocarray(size_t count, size_t size); /* NULL on count*size overflow 
 char *vf_strdup(const char *s);
 char *vf_strndup(const char *s, size_t n);
 
+/* ------------------------------------------------------------ URLs with credentials */
+
+/*! vf_url_userinfo() : where the userinfo of `url` ("scheme://USER[:PASSWORD]@host...") starts
+ *  and how long it is, the '@' excluded (RFC 3986 3.2.1).  @return : false when it has none. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len);
+/*! vf_url_redact() : `url` with its userinfo replaced by "****" ("user:pw@host" becomes
+ *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied
+ *  unchanged.  Every message, log line and file that names a URL passes it through here
+ *  (passwords in URLs are secrets).  @return : out. */
+char *vf_url_redact(const char *url, char *out, size_t cap);
+/*! vf_url_redact_dup() : the same, malloc'd (NULL when out of memory or url is NULL). */
+char *vf_url_redact_dup(const char *url);
+
 /* ---------------------------------------------------------------- buffer */
 
 /* A growable byte buffer with a ceiling (`max`, 0 = VF_BUF_DEFAULT_MAX): growing past it is
@@ -314,9 +327,20 @@ vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err);
 /*! vf_cpu_available() : CPUs this process may use: min of sched affinity, the cgroup v2/v1 CPU
  *  quota (rounded up), and SLURM_CPUS_PER_TASK when set.  Always >= 1. */
 int vf_cpu_available(void);
-/*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also caps OpenBLAS. */
+/*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also lowers (never
+ *  raises) the BLAS's own thread count when the BLAS is loaded (vf_blas_require). */
 void vf_set_threads(int n);
 int vf_threads(void);
+
+/*! vf_job_rank() : this worker's rank among `num_jobs` (every command with --num-jobs): `given`
+ *  (--job-rank) when >= 0; else SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (an array task; MIN 0
+ *  when unset); else SKYPILOT_JOB_RANK, refused when SKYPILOT_NUM_JOBS is set and differs from
+ *  num_jobs (as the Python loader whose configs vforge reads).  With num_jobs 1 the rank is 0
+ *  (the environment is not read).  Call it only when --num-jobs was given.
+ *  *source (may be NULL) receives where the rank came from, for logs.
+ *  @return : VF_EUSAGE when nothing names the rank, when a variable is not an integer, or when
+ *            the rank is outside 0..num_jobs-1 (each naming the option or variable). */
+vf_status vf_job_rank(int num_jobs, int given, int *rank, const char **source, vf_error *err);
 
 /*! vf_parse_size() : "512M", "2G", "1.5GiB", "1000000" -> bytes.  false on bad syntax. */
 bool vf_parse_size(const char *s, uint64_t *out);
@@ -324,6 +348,62 @@ void vf_set_memory_budget(uint64_t bytes); /* 0 = unlimited */
 uint64_t vf_memory_budget(void);
 /*! vf_peak_rss_bytes() : the process's peak resident set size (VmHWM). */
 uint64_t vf_peak_rss_bytes(void);
+
+/* ------------------------------------------------------------------ BLAS */
+
+/* The BLAS (OpenBLAS by default) is opened with dlopen on first use, so commands that never
+ * multiply matrices never map it or start its server threads.  Loading sets its thread count to
+ * at most vf_threads(), checks that OpenBLAS's kernels match the CPU (a generic core such as
+ * Prescott on a CPU with AVX2/FMA or AVX-512 is switched to matching kernels, logged once) and
+ * checks a small GEMM against a scalar reference, falling back to vforge's own sgemm (logged)
+ * when it disagrees.  Environment: VFORGE_BLAS_LIB=NAME|PATH|builtin, OPENBLAS_CORETYPE
+ * (respected), VFORGE_BLAS_TEST_PRETEND_CORE (tests only).  See util/blas.c, docs/DESIGN.md. */
+
+typedef struct vf_blas_info {
+  const char *library; /* path of the loaded library, or "builtin" (vforge's own sgemm) */
+  const char *core;    /* OpenBLAS's kernel set ("Zen", "SkylakeX", ...), "builtin-avx2",
+                          "builtin-scalar", or "unknown" (a CBLAS that does not say) */
+  const char *config;  /* openblas_get_config(), or "" */
+  const char *source;  /* how the core was chosen: "detected" (by the library), "environment"
+                          (OPENBLAS_CORETYPE), "vforge" (vforge's CPUID choice replaced a generic
+                          core), "builtin" (VFORGE_BLAS_LIB=builtin), "fallback" (vforge's own
+                          sgemm after a failed self-check or an unswitchable generic core) */
+  const char *note;    /* the line logged when vforge changed the choice, or "" */
+  int threads;         /* the BLAS's own thread count now (1 for the builtin sgemm) */
+} vf_blas_info;
+
+/*! vf_blas_require() : load the BLAS now if it is not loaded yet (once per process; later calls
+ *  return the first outcome).  Call it on the calling thread before an operation that multiplies
+ *  matrices, so a missing library is a clean error rather than a worker's problem.
+ *  @return : VF_OK; VF_ECONFIG when VFORGE_BLAS_LIB names a library that cannot be used;
+ *            VF_EIO when no BLAS library is found (the message names what was tried). */
+vf_status vf_blas_require(vf_error *err);
+/*! vf_blas_loaded() : true once a vf_blas_require() (or a vf_sgemm_nt()) has loaded the BLAS. */
+bool vf_blas_loaded(void);
+/*! vf_blas_info_get() : what was loaded (loads it like vf_blas_require).  The strings live as
+ *  long as the process.  @return : as vf_blas_require. */
+vf_status vf_blas_info_get(vf_blas_info *out, vf_error *err);
+
+/*! vf_sgemm_nt() : C[m x n] = A[m x k] . B[n x k]^T, all row-major with leading dimensions (in
+ *  floats) lda, ldb >= k and ldc >= n (cblas_sgemm RowMajor, NoTrans, Trans, alpha 1, beta 0).
+ *  Loads the BLAS if needed; when none can be loaded it computes with vforge's own sgemm. */
+void vf_sgemm_nt(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b,
+                 size_t ldb, float *c, size_t ldc);
+
+/*! vf_blas_single_begin() : set the BLAS's own thread count to 1, for code whose own worker
+ *  threads each call vf_sgemm_nt().  @return : the previous count, for vf_blas_single_end(). */
+int vf_blas_single_begin(void);
+void vf_blas_single_end(int saved);
+
+/*! vf_blas_measure() : the best sgemm rate (vf_sgemm_nt, GFLOP/s = 2 m n k / seconds) of one
+ *  m x n x k product with the BLAS's thread count set to `threads` for the measurement, repeated
+ *  for about `seconds` (at least twice).  m = n = k = 0 picks a square size that takes >= 10 ms
+ *  (256 .. 2048).  @return : VF_ENOMEM, or vf_blas_require's errors. */
+vf_status vf_blas_measure(int threads, size_t m, size_t n, size_t k, double seconds,
+                          double *gflops, vf_error *err);
+
+/*! vf_cpu_model() : the CPU's brand string (CPUID, else /proc/cpuinfo), or "unknown". */
+const char *vf_cpu_model(void);
 
 #ifdef __cplusplus
 }

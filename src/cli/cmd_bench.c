@@ -90,22 +90,22 @@ static vf_status get_rate(const char *s, double *out, vf_error *err) {
 }
 
 static void summary(const bench_report *r, const char *vector) {
-  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
-  if (r->open_loop) fprintf(stderr, "open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
-  else fprintf(stderr, "closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
-  fprintf(stderr, "  recall@%zu   %.4f", r->k, r->recall);
+  cli_summary("bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
+  if (r->open_loop) cli_summary("open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
+  else cli_summary("closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
+  cli_summary("  recall@%zu   %.4f", r->k, r->recall);
   if (r->recall_max != r->recall_min)
-    fprintf(stderr, "  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
-  fprintf(stderr, "\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
-  fprintf(stderr, "  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
+    cli_summary("  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
+  cli_summary("\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
+  cli_summary("  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
           r->p99_ms, r->max_ms);
-  fprintf(stderr, "  errors     %zu", r->errors);
-  if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
-  fputc('\n', stderr);
-  if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  cli_summary("  errors     %zu", r->errors);
+  if (r->dropped) cli_summary(" (%zu dropped at the outstanding bound)", r->dropped);
+  cli_summary("\n");
+  if (r->first_error_status != VF_OK) cli_summary("  first error: %s\n", r->first_error);
   if (r->filtered)
-    fprintf(stderr, "  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
-            r->filtered, r->no_truth);
+    cli_summary("  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
+                r->filtered, r->no_truth);
 }
 
 /* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
@@ -150,18 +150,18 @@ typedef struct bench_campaign {
 } bench_campaign;
 
 static void sweep_header(const bench_options *o, const bench_queries *q, const bench_grid *g) {
-  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, sweep of %zu points:", q->n, o->k,
+  cli_summary("bench: %zu queries, k = %zu, vector %s, sweep of %zu points:", q->n, o->k,
           o->vector ? o->vector : "(the dense one)", bench_grid_size(g));
   for (int i = 0; i < g->naxes; i++) {
-    fprintf(stderr, " %s=", bench_knob_name(g->axes[i].knob));
+    cli_summary(" %s=", bench_knob_name(g->axes[i].knob));
     for (size_t j = 0; j < g->axes[i].n; j++) {
       double v = g->axes[i].values[j];
       bool b = g->axes[i].knob == BENCH_KNOB_RESCORE || g->axes[i].knob == BENCH_KNOB_EXACT;
-      if (b) fprintf(stderr, "%s%s", j ? "," : "", v != 0 ? "true" : "false");
-      else fprintf(stderr, "%s%.6g", j ? "," : "", v);
+      if (b) cli_summary("%s%s", j ? "," : "", v != 0 ? "true" : "false");
+      else cli_summary("%s%.6g", j ? "," : "", v);
     }
   }
-  fputc('\n', stderr);
+  cli_summary("\n");
 }
 
 static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, vf_error *err) {
@@ -173,11 +173,11 @@ static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, 
   } else {
     char params[256];
     bench_point_params(p, params, sizeof params);
-    fprintf(stderr, "  point %zu/%zu %s: recall@%zu %.4f", i + 1, n, params, r->k, r->recall);
-    if (r->recall_max != r->recall_min) fprintf(stderr, " [%.4f, %.4f]", r->recall_min, r->recall_max);
-    fprintf(stderr, "  %.1f q/s  p50 %.3f  p95 %.3f  p99 %.3f ms  errors %zu\n", r->qps, r->p50_ms,
+    cli_summary("  point %zu/%zu %s: recall@%zu %.4f", i + 1, n, params, r->k, r->recall);
+    if (r->recall_max != r->recall_min) cli_summary(" [%.4f, %.4f]", r->recall_min, r->recall_max);
+    cli_summary("  %.1f q/s  p50 %.3f  p95 %.3f  p99 %.3f ms  errors %zu\n", r->qps, r->p50_ms,
             r->p95_ms, r->p99_ms, r->errors);
-    if (r->first_error_status != VF_OK) fprintf(stderr, "    first error: %s\n", r->first_error);
+    if (r->first_error_status != VF_OK) cli_summary("    first error: %s\n", r->first_error);
   }
   vf_status st = VF_OK;
   if (c->results) {
@@ -317,6 +317,9 @@ int cmd_bench(int argc, char **argv) {
   cam.sweep = grid.naxes > 0;
   cam.vector = o->vector;
   vf_buf_init(&cam.line, 0);
+  /* a results file describes the machine, the BLAS included: load it now, before the warmup,
+   * rather than leave it out (a bench without --results never loads it) */
+  if (st == VF_OK && results_path) vf_blas_require(NULL);
   bench_machine_get(&cam.machine);
   if (st == VF_OK && results_path) st = vf_atomic_open(results_path, &cam.results, &err);
   if (st == VF_OK && perq_path) st = vf_atomic_open(perq_path, &cam.per_query, &err);
@@ -345,7 +348,7 @@ int cmd_bench(int argc, char **argv) {
     bench_series ser;
     st = bench_series_from_points(pts, npts, cam.info.label, &ser, &err);
     if (st == VF_OK) st = bench_plot(&ser, 1, NULL, plot_path, &err);
-    if (st == VF_OK) fprintf(stderr, "bench: plot written to %s\n", plot_path);
+    if (st == VF_OK) cli_summary("bench: plot written to %s\n", plot_path);
     bench_series_free(&ser);
   }
   vf_buf_free(&cam.line);

@@ -93,19 +93,23 @@ int cmd_scan(int argc, char **argv) {
       vf_buf_printf(&b, &err,
                     ",\"files\":%" PRIu64 ",\"row_groups\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                     ",\"vectors\":%" PRIu64 ",\"threads\":%d,\"remote_requests\":%" PRIu64
-                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64 "}\n",
+                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64
+                    ",\"empty_files\":%" PRIu64 "}\n",
                     r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
-                    rs.retries, rs.bytes_received);
+                    rs.retries, rs.bytes_received, r.empty_files);
       st = cli_write_stdout(NULL, b.data, b.len, &err);
       vf_buf_free(&b);
     }
-    fprintf(stderr,
-            "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups), %.1f MB decoded "
-            "(%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
-            r.rows, r.files, r.row_groups, (double)r.bytes / 1e6, (double)r.bytes_read / 1e6,
-            r.seconds, mbps, r.checksum);
+    char empty[64] = "";
+    if (r.empty_files)
+      snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
+    cli_summary(
+            "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups%s), %.1f MB "
+            "decoded (%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
+            r.rows, r.files, r.row_groups, empty, (double)r.bytes / 1e6,
+            (double)r.bytes_read / 1e6, r.seconds, mbps, r.checksum);
     if (rs.requests)
-      fprintf(stderr, "scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
+      cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
               rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
   }
   corpus_files_free(&files);

@@ -59,7 +59,7 @@ static const cli_cmd CLI_INDEX_BUILD = {
 static const cli_opt SEARCH_OPTS[] = {
     {"queries", "Q", "queries parquet file (query_id + a dense vector column; required)"},
     {"k", "K", "neighbours per query (required)"},
-    {"nprobe", "P", "lists scanned per query (default 1; capped at nlist)"},
+    {"nprobe", "P", "lists scanned per query (default max(16, nlist/16); capped at nlist)"},
     {"rerank", "R", "override the file's re-rank factor (needs an index built with --rerank)"},
     {"column", "NAME", "the vector column of the queries file (needed only when several exist)"},
     {"output", "FILE", "results file (default: <dir of Q>/ivf_<name of Q>_k<K>.parquet)"},
@@ -102,9 +102,19 @@ static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, 
   return st;
 }
 
+/* an option that, when given, must be at least 1 (0 is not "the default") */
+static vf_status get_u32_pos(const cli_cmd *c, const cli_args *a, const char *name, uint32_t *out,
+                             vf_error *err) {
+  vf_status st = get_u32(c, a, name, out, err);
+  if (st == VF_OK && cli_get(c, a, name) && *out == 0)
+    st = vf_error_set(err, VF_EUSAGE, "%s: --%s must be at least 1 (leave it out for the default)",
+                      c->name, name);
+  return st;
+}
+
 static void print_build_human(const ivf_build_report *r, const char *out, int32_t dim,
                               corpus_distance metric, double seconds) {
-  fprintf(stderr,
+  cli_summary(
           "index build: %" PRIu64 " rows x %d (%s), %s, nlist %u -> %s\n"
           "  training: %" PRIu64 " rows seen, %" PRIu64 " retained; source %.1f MiB, spill %.1f MiB\n"
           "  lists: max/mean %.2f, balance %.3f; peak RSS %.1f MiB\n"
@@ -151,8 +161,8 @@ static int index_build(int argc, char **argv) {
   const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
   if (m && (!idx_metric_parse(m, &p.metric) || p.metric == CORPUS_MANHATTAN))
     st = vf_error_set(&err, VF_EUSAGE, "index build: --metric '%s': expected cosine, dot or euclid", m);
-  if (st == VF_OK) st = get_u32(c, &a, "nlist", &p.nlist, &err);
-  if (st == VF_OK) st = get_u32(c, &a, "pq-m", &p.pq_m, &err);
+  if (st == VF_OK) st = get_u32_pos(c, &a, "nlist", &p.nlist, &err);
+  if (st == VF_OK) st = get_u32_pos(c, &a, "pq-m", &p.pq_m, &err);
   if (st == VF_OK) st = get_u32(c, &a, "rabitq-bits", &p.rabitq_bits, &err);
   if (st == VF_OK) st = get_u32(c, &a, "rerank", &p.rerank, &err);
   if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 1234, &p.seed, &err);
@@ -267,8 +277,8 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && !cli_get(c, &a, "k")) st = vf_error_set(&err, VF_EUSAGE, "index search: -k K is required");
   if (st == VF_OK) st = cli_get_u64(c, &a, "k", 0, &k, &err);
   if (st == VF_OK && (k < 1 || k > 100000)) st = vf_error_set(&err, VF_EUSAGE, "index search: -k must be 1..100000");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 1, &nprobe, &err);
-  if (st == VF_OK && (nprobe < 1 || nprobe > UINT32_MAX))
+  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 0, &nprobe, &err);
+  if (st == VF_OK && cli_get(c, &a, "nprobe") && (nprobe < 1 || nprobe > UINT32_MAX))
     st = vf_error_set(&err, VF_EUSAGE, "index search: --nprobe must be at least 1");
   if (st == VF_OK) st = cli_get_u64(c, &a, "rerank", 0, &rerank, &err);
   if (st == VF_OK && rerank > UINT32_MAX) st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank is too large");
@@ -276,6 +286,7 @@ static int index_search(int argc, char **argv) {
   ivf_info info;
   memset(&info, 0, sizeof info);
   if (st == VF_OK) ivf_info_get(ix, &info);
+  if (st == VF_OK && nprobe == 0) nprobe = ivf_default_nprobe(info.nlist); /* the store's rule */
   if (st == VF_OK && rerank && !info.rerank)
     st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
                       "(%s keeps no float32 vectors)", a.pos[0]);
@@ -379,9 +390,9 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK) {
     uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
     double qps = secs > 0 ? (double)nq / secs : 0;
-    fprintf(stderr, "index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
+    cli_summary("index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
             "%.3f s, %.0f queries/s -> %s\n", nq, k, np, info.nlist, ivf_code_name(info.type), secs, qps, out);
-    if (gt) fprintf(stderr, "  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
+    if (gt) cli_summary("  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
     if (cli_get(c, &a, "json")) {
       vf_buf b;
       vf_buf_init(&b, 0);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vforge/index.h"
 
 #ifndef VFORGE_VERSION
 #define VFORGE_VERSION "0.1.0"
@@ -218,6 +219,18 @@ static void install_signals(void) {
   sigaction(SIGALRM, &sa, NULL);
 }
 
+/* cli_summary(): see cli.h. */
+void cli_summary(const char *fmt, ...) {
+  if (g_quiet) return;
+  end_progress();
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
+bool cli_quiet(void) { return g_quiet != 0; }
+
 int cli_fail(vf_status st, const vf_error *err) {
   end_progress();
   if (st == VF_ECANCELED) {
@@ -281,6 +294,37 @@ vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, u
   return VF_OK;
 }
 
+/* cli_job_opts(): see cli.h. */
+vf_status cli_job_opts(const cli_cmd *cmd, const cli_args *a, int max_jobs, int *num_jobs,
+                       int *rank, vf_error *err) {
+  *num_jobs = 0;
+  *rank = 0;
+  uint64_t n = 0, r = 0;
+  bool have_n = cli_get(cmd, a, "num-jobs") != NULL, have_r = cli_get(cmd, a, "job-rank") != NULL;
+  vf_status st = cli_get_u64(cmd, a, "num-jobs", 0, &n, err);
+  if (st == VF_OK) st = cli_get_u64(cmd, a, "job-rank", 0, &r, err);
+  if (st != VF_OK) return st;
+  if (!have_n) {
+    if (have_r)
+      return vf_error_set(err, VF_EUSAGE, "%s: --job-rank needs --num-jobs N", cmd->name);
+    return VF_OK;
+  }
+  if (n < 1 || n > (uint64_t)max_jobs)
+    return vf_error_set(err, VF_EUSAGE, "%s: --num-jobs must be in 1..%d, got %" PRIu64, cmd->name,
+                        max_jobs, n);
+  if (have_r && r >= n)
+    return vf_error_set(err, VF_EUSAGE,
+                        "%s: --job-rank %" PRIu64 " must be below --num-jobs %" PRIu64, cmd->name, r,
+                        n);
+  const char *src = NULL;
+  st = vf_job_rank((int)n, have_r ? (int)r : -1, rank, &src, err);
+  if (st != VF_OK) return vf_error_prefix(err, "%s: ", cmd->name);
+  *num_jobs = (int)n;
+  if (!have_r)
+    vf_log(VF_LOG_INFO, "%s: job rank %d of %d (from %s)", cmd->name, *rank, *num_jobs, src);
+  return VF_OK;
+}
+
 static void print_opts(const cli_opt *o, FILE *to) {
   for (int i = 0; o && o[i].name; i++) {
     char left[64];
@@ -308,6 +352,9 @@ static vf_status apply_global(const char *name, const char *val, vf_error *err) 
     uint64_t b;
     if (!vf_parse_size(val, &b))
       return vf_error_set(err, VF_EUSAGE, "--memory-budget expects a size like 512M or 2G, got '%s'", val);
+    if (b == 0)
+      return vf_error_set(err, VF_EUSAGE, "--memory-budget must be more than 0 bytes (leave it out "
+                          "for no limit), got '%s'", val);
     vf_set_memory_budget(b);
   } else if (strcmp(name, "quiet") == 0) {
     g_quiet = 1;
@@ -422,9 +469,64 @@ void cli_list_free(cli_list *l) {
 
 /* ------------------------------------------------------------------- commands */
 
+static const cli_opt VERSION_OPTS[] = {
+    {"json", NULL,
+     "print one JSON object {\"version\", \"blas\": {library, core, gflops, ...}, \"simd\", "
+     "\"cpu\"} on stdout (loads the BLAS and measures sgemm for ~0.2 s at --threads)"},
+    {NULL, NULL, NULL}};
+static const cli_cmd CLI_VERSION = {"version", "[--json]", "Print the version.", VERSION_OPTS, 0,
+                                    0};
+
+static void json_str_key(vf_buf *b, const char *key, const char *v, vf_error *err) {
+  vf_buf_printf(b, err, ",\"%s\":", key);
+  vf_json_string(b, v, strlen(v), err);
+}
+
+/* {"version", "blas": {...}, "simd", "cpu"}: what this process computes with */
+static vf_status version_json(vf_error *err) {
+  vf_buf b;
+  vf_buf_init(&b, 0);
+  vf_buf_printf(&b, err, "{\"version\":\"%s\",\"blas\":{", VFORGE_VERSION);
+  vf_blas_info bi;
+  vf_error berr;
+  vf_error_clear(&berr);
+  double gflops = 0;
+  vf_status bst = vf_blas_info_get(&bi, &berr);
+  if (bst == VF_OK) bst = vf_blas_measure(vf_threads(), 0, 0, 0, 0.15, &gflops, &berr);
+  if (bst == VF_OK) {
+    vf_blas_info_get(&bi, &berr); /* the thread count again, after the measurement */
+    vf_json_raw(&b, "\"library\":", err);
+    vf_json_string(&b, bi.library, strlen(bi.library), err);
+    json_str_key(&b, "core", bi.core, err);
+    vf_buf_printf(&b, err, ",\"gflops\":%.1f,\"threads\":%d", gflops, bi.threads);
+    json_str_key(&b, "source", bi.source, err);
+    json_str_key(&b, "config", bi.config, err);
+    json_str_key(&b, "note", bi.note, err);
+  } else {
+    fprintf(stderr, "vforge: warning: %s\n", berr.msg);
+    vf_json_raw(&b, "\"library\":null,\"core\":null,\"gflops\":null", err);
+    json_str_key(&b, "error", berr.msg, err);
+  }
+  vf_json_raw(&b, "}", err);
+  json_str_key(&b, "simd", idx_kernels_active()->name, err);
+  json_str_key(&b, "cpu", vf_cpu_model(), err);
+  vf_json_raw(&b, "}\n", err);
+  vf_status st = err->code;
+  if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, err);
+  vf_buf_free(&b);
+  return st;
+}
+
 static int cmd_version(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  cli_args a;
+  vf_error err;
+  vf_error_clear(&err);
+  vf_status st = cli_parse(&CLI_VERSION, argc, argv, &a, &err);
+  if (st != VF_OK) return cli_fail(st, &err);
+  if (cli_get(&CLI_VERSION, &a, "json")) {
+    st = version_json(&err);
+    return st == VF_OK ? 0 : cli_fail(st, &err);
+  }
   printf("vforge %s\n", VFORGE_VERSION);
   return 0;
 }

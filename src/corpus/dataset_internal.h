@@ -6,6 +6,7 @@
 #define VFORGE_CORPUS_DATASET_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "dataset.h"
 #include "vforge/vecfile.h"
@@ -20,6 +21,7 @@ typedef struct ds_part {
   int refs;            /* readers holding the part */
   bool v_ours, p_ours; /* files vforge downloaded (only these are ever deleted) */
   bool busy;           /* a download of this part is running */
+  bool v_fetch, p_fetch; /* while busy: the files that were missing when the download started */
   uint64_t bytes;      /* bytes of our downloads of this part on disk */
 } ds_part;
 
@@ -44,6 +46,7 @@ struct corpus_dataset {
   pthread_t prefetch;      /* the background download of the next part */
   bool prefetch_running;   /* a thread was started and not yet joined */
   uint64_t cached_bytes;   /* our downloaded bytes on disk now */
+  atomic_bool closing;     /* the process exits: start no further download */
 };
 
 /*! ds_part_acquire() : make part `i` readable (downloading it when its files are missing and it

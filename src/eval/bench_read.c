@@ -433,6 +433,19 @@ static vf_status queries_from_bundle(const char *tests, bench_queries *out, vf_e
   return st;
 }
 
+/* bench_query_column(): see bench.h. */
+vf_status bench_query_column(const char *path, const char *name, const char *column,
+                             const char **out, vf_error *err) {
+  *out = name;
+  if (!column || strcmp(column, name) == 0 || vec_kind(path) != VK_PARQUET) return VF_OK;
+  pqt_file *f = NULL;
+  vf_status st = open_pqt(path, "queries", &f, err);
+  if (st != VF_OK) return st;
+  if (pqt_find_top(f, name) < 0 && pqt_find_top(f, column) >= 0) *out = column;
+  pqt_close(f);
+  return VF_OK;
+}
+
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err) {
   memset(out, 0, sizeof *out);

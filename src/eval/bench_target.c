@@ -81,7 +81,7 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     st = vf_config_load(rq->config, &own->cfg, err);
     if (st == VF_OK) st = pick_vector(&own->cfg, rq->column, &v, err);
     if (st == VF_OK) {
-      qcol = v->column ? v->column : v->name;
+      st = bench_query_column(rq->queries, v->name, v->column, &qcol, err); /* name, else column */
       o->vector = v->name;
       o->store.collection_name = own->cfg.vectorstore.collection_name;
       o->store.params_json = own->cfg.vectorstore.params_json;
@@ -94,6 +94,9 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
         o->store.type = "qdrant";
         o->store.url = own->cfg.vectorstore.url;
         o->store.api_key = own->cfg.vectorstore.api_key;
+        o->store.prefer_grpc = own->cfg.vectorstore.prefer_grpc; /* issue 18: Points/QueryBatch */
+        o->store.grpc_port = (int)own->cfg.vectorstore.grpc_port;
+        o->store.grpc_max_message_bytes = own->cfg.vectorstore.grpc_max_message_mb << 20;
       }
     }
   } else if (st == VF_OK) {

@@ -3,8 +3,8 @@
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
  * and one decoded row group).  For each row group the queries are split over the worker threads;
- * each worker scores its queries against blocks of rows with a blocked sgemm (OpenBLAS, one
- * thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
+ * each worker scores its queries against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
+ * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
  * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
@@ -16,7 +16,6 @@
  * identical whatever the thread count, block sizes or number of jobs (the merge of partial
  * top-Ks is the same selection).  Scores: cosine similarity, dot, -L2, -L1 (larger = nearer).
  */
-#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,7 +54,7 @@ typedef struct bf_scan {
   const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
   uint64_t key_hi;
   const idx_kernels *kern;
-  const ev_filters *flt; /* per-query filters (flt->per_query NULL: none) */
+  const ev_filters *flt; /* per-query filters (NULL or flt->per_query NULL: none) */
   const flt_docs *docs;  /* the payloads of the current block's rows */
   bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
@@ -208,7 +207,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-        if (s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+        if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
@@ -234,9 +233,7 @@ static void *worker_run(void *arg) {
           for (size_t j = 0; j < nr; j++) out[j] = -out[j];
         }
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nqb, (blasint)nr, (blasint)d,
-                    1.0f, s->qn + qa * d, (blasint)d, s->xn + r0 * d, (blasint)d, 0.0f, wk->c,
-                    (blasint)nr);
+        vf_sgemm_nt(nqb, nr, d, s->qn + qa * d, d, s->xn + r0 * d, d, wk->c, nr);
         /* euclid: the block holds q.x; filter_block() forms 2 q.x - |q|^2 - |x|^2 */
       }
       filter_block(wk, qa, nqb, r0, nr);
@@ -263,8 +260,11 @@ typedef struct bf_slot {
   uint8_t *cnull, *mask;
   size_t ccap;
   const float *data;   /* n*d: dense.data or the batch's vectors */
-  const uint8_t *null_rows;
-  uint64_t skipped;    /* records: rows the reader dropped as bad */
+  const uint8_t *null_rows; /* rows never scored: null, or (set by slot_norms) NaN/inf */
+  uint64_t skipped;    /* records: rows the reader dropped as bad (not among the n) */
+  uint64_t masked;     /* of the n rows, those null_rows excludes */
+  uint8_t *bad_mask;   /* slot_norms' null_rows when it adds NaN/inf rows */
+  size_t bad_mask_cap;
   float *xn, *xnorm;
   double *xx;
   size_t cap, n, fi;
@@ -327,6 +327,7 @@ typedef struct bf_reader {
   const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
   const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
   bf_work work; /* progress: this job's files weighed by their bytes */
+  corpus_plan *plan; /* files without rows are skipped */
 } bf_reader;
 
 /* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
@@ -481,9 +482,24 @@ static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int6
       return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
     }
   }
+  size_t bad = 0;
   for (size_t j = 0; j < n; j++) {
     sl->xx[j] = sumsq(sl->data + j * d, d);
     sl->xnorm[j] = (float)sqrt(sl->xx[j]);
+    bad += (sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]);
+  }
+  /* a null, NaN or infinite vector is never a hit: skipped, and counted */
+  sl->masked = bad;
+  if (bad) {
+    if (n > sl->bad_mask_cap) {
+      free(sl->bad_mask);
+      sl->bad_mask = vf_malloc(n);
+      sl->bad_mask_cap = sl->bad_mask ? n : 0;
+      if (!sl->bad_mask) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+    }
+    for (size_t j = 0; j < n; j++)
+      sl->bad_mask[j] = (uint8_t)((sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]));
+    sl->null_rows = sl->bad_mask;
   }
   if (cos && n) {
     memcpy(sl->xn, sl->data, sizeof(float) * d * n);
@@ -520,6 +536,10 @@ static void *reader_run(void *arg) {
     if (fi % r->jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) r->files_read++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -544,6 +564,10 @@ static void *reader_run(void *arg) {
     corpus_records *prr = NULL;
     int top = -1;
     st = ev_open(&r->files->files[fi], &f, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
     if (st == VF_OK && r->pspec) st = corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err);
     if (st == VF_OK) st = ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err);
     if (st == VF_OK && !r->vec_name) {
@@ -676,9 +700,10 @@ static void *mv_run(void *arg) {
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
-                         const corpus_record_spec *rspec, const ev_ids *ids, char **vec_name,
-                         const ev_filters *flt, const corpus_payload_source *psrc, int npsrc,
-                         const bf_work *work, vf_stage *sg, eval_bf_result *out, vf_error *err) {
+                         const corpus_record_spec *rspec, const ev_ids *ids, corpus_plan *plan,
+                         char **vec_name, const ev_filters *flt, const corpus_payload_source *psrc,
+                         int npsrc, const bf_work *work, vf_stage *sg, eval_bf_result *out,
+                         vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
   uint64_t nqv = sparse ? 1 : (uint64_t)q->offsets[q->n];
@@ -711,6 +736,10 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     if (fi % jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) out->files++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -817,10 +846,12 @@ static const char *bf_size(uint64_t bytes, char out[32]) {
 
 static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                            const ev_queries *q, const char *column, const corpus_record_spec *rspec,
-                           const ev_ids *ids, int *threads, vf_error *err) {
+                           const ev_ids *ids, corpus_plan *plan, int *threads, vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
+  size_t slot_file = 0;
+  int slot_rg = 0;
   bool cos = o->metric == CORPUS_COSINE;
   /* records (a config, a dataset): the reader's row groups; a batch holds the decoded vectors,
    * the float matrix (+ its copy) and per-row bookkeeping */
@@ -838,6 +869,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     corpus_records_close(rr);
@@ -848,6 +881,10 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
     int top = -1;
     corpus_vec_kind kind;
     vf_status st = ev_open(&files->files[fi], &f, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
     if (st == VF_OK) st = ev_vector_column(f, column, &top, &kind, err);
     if (st != VF_OK) {
       pqt_close(f);
@@ -869,6 +906,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     pqt_close(f);
@@ -881,12 +920,14 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t need1 = fixed + 2 * slot + per_worker;
   if (need1 > budget) {
     char a[32], b[32], c[32], e[32], f[32];
+    const char *vcol = rspec ? rspec->vectors[0].name : column ? column : q->vec_name;
     return vf_error_set(err, VF_ENOMEM,
                         "brute-force: needs about %s (%" PRIu64 " queries x (dim %" PRIu64
-                        " + K %u): %s; two row groups of %" PRIu64 " rows: %s; scratch %s), more "
-                        "than the memory budget of %s (raise --memory-budget, use fewer queries "
-                        "or a smaller K)",
+                        " + K %u): %s; two row groups of %" PRIu64 " rows of vector column '%s', "
+                        "the largest being %s row group %d: %s; scratch %s), more than the memory "
+                        "budget of %s (raise --memory-budget, use fewer queries or a smaller K)",
                         bf_size(need1, a), q->n, d, o->k, bf_size(fixed, b), slot_rows,
+                        vcol ? vcol : "?", files->n ? files->files[slot_file].uri : "?", slot_rg,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }
   uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
@@ -1030,12 +1071,17 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   int threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
+  if (st == VF_OK)
+    st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
+                   err);
   if (st != VF_OK) {
     free(path);
     ev_filters_free(&flt);
     corpus_idexpr_free(prow);
     free(psrc);
+    corpus_plan_free(&plan);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
@@ -1074,7 +1120,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
+  if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   bf_reader rd;
   memset(&rd, 0, sizeof rd);
   rd.files = files;
@@ -1090,6 +1138,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   for (uint64_t i = 0; rd.single && i < q.n; i++)
     if (flt.per_query[i] != rd.single) rd.single = NULL;
   if (st == VF_OK) st = bf_work_init(&rd.work, files, jobs, o->job_rank, err);
+  rd.plan = &plan;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
   pthread_cond_init(&rd.cv, NULL);
@@ -1106,8 +1155,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   sg.p.files_total = files_in_job;
   bool reader_started = false;
   if (st == VF_OK && multi)
-    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, &flt, psrc,
-                 npsrc, &rd.work, &sg, out, err);
+    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
+                 psrc, npsrc, &rd.work, &sg, out, err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -1133,7 +1182,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.prefiltered = sl->compacted;
     score_block(wk, tid, threads);
     out->rows_scanned += sl->rows_in + sl->skipped;
-    out->rows_skipped += sl->skipped;
+    out->rows_skipped += sl->skipped + sl->masked;
     sg.p.files_done = sl->fi / jobs;
     sg.p.fraction = sl->frac;
     vf_stage_update(&sg, out->rows_scanned, NULL);
@@ -1155,7 +1204,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   }
   char *vec_name = rd.vec_name;
   if (!multi) out->files = rd.files_read;
-  openblas_set_num_threads(vf_threads());
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
+  vf_blas_single_end(blas_saved);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
@@ -1215,6 +1266,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
+    free(rd.slot[i].bad_mask);
   }
   free(rd.work.before);
   pthread_mutex_destroy(&rd.mu);
@@ -1256,7 +1308,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > nq) threads = (int)nq;
   bool cos = metric == CORPUS_COSINE;
-  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active()};
+  static const ev_filters no_filters; /* an in-memory matrix carries no payload */
+  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active(),
+               .flt = &no_filters};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
   s.qq = vf_mallocarray(nq, sizeof(double));
@@ -1293,7 +1347,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
     if ((st = vf_check_cancel(err)) != VF_OK) break;
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
@@ -1314,7 +1369,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.key0 = (int64_t)r0;
     score_block(wk, tid, threads);
   }
-  openblas_set_num_threads(vf_threads());
+  vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);

@@ -572,16 +572,26 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     g.vec_name = vf_strdup(o->records->vectors[0].name);
     if (!g.vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  /* pass 1: rows per file (footers only) */
+  /* pass 1: rows per file (footers only); files without rows are never sampled from */
+  corpus_plan plan;
+  if (st == VF_OK) st = corpus_plan_init(&plan, files, err);
+  else memset(&plan, 0, sizeof plan);
   uint64_t total = o->records ? bases[files->n] : 0;
+  for (size_t i = 0; st == VF_OK && o->records && i < files->n; i++)
+    corpus_plan_note_rows(&plan, i, bases[i + 1] - bases[i]);
   for (size_t i = 0; st == VF_OK && !o->records && i < files->n; i++) {
     pqt_file *f = NULL;
     bases[i] = total;
     st = ev_open(&files->files[i], &f, err);
-    if (st == VF_OK) total += (uint64_t)pqt_meta(f)->num_rows;
+    if (st == VF_OK) {
+      total += ev_file_rows(f);
+      corpus_plan_note_rows(&plan, i, ev_file_rows(f));
+    }
     pqt_close(f);
   }
   if (!o->records) bases[files->n] = total;
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
   out->corpus_rows = total;
   if (st == VF_OK && o->n > total)
     st = vf_error_set(err, VF_EUSAGE, "generate-queries: -n %" PRIu64 " exceeds the corpus's %" PRIu64 " rows",

@@ -35,7 +35,6 @@
  * leaves) — each counted against params.memory_budget.  With max_train = 0 the sample is
  * shrunk to a quarter of the budget; an explicit max_train that does not fit is VF_ENOMEM.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -409,8 +408,7 @@ static void enc_worker(void *arg, int t) {
         for (size_t i = 0; i < nr; i++)
           memcpy(rot + i * g->dsub, res + i * W + m * g->dsub, g->dsub * 4);
         const float *cb = j->q->pq_cb + m * 256 * g->dsub, *cn = j->pqnorm + m * 256;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, 256, (blasint)g->dsub,
-                    1.0f, rot, (blasint)g->dsub, cb, (blasint)g->dsub, 0.0f, ip, 256);
+        vf_sgemm_nt(nr, 256, g->dsub, rot, g->dsub, cb, g->dsub, ip, 256);
         for (size_t i = 0; i < nr; i++) {
           uint32_t bc;
           K->argmin(cn, ip + i * 256, 256, &bc);
@@ -419,9 +417,7 @@ static void enc_worker(void *arg, int t) {
       }
       break;
     case IVF_RABITQ:
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)g->D,
-                  (blasint)g->D, 1.0f, res, (blasint)W, j->q->rot, (blasint)g->D, 0.0f, rot,
-                  (blasint)g->D);
+      vf_sgemm_nt(nr, g->D, g->D, res, W, j->q->rot, g->D, rot, g->D);
       for (size_t i = 0; i < nr; i++)
         ivf_encode_rabitq(j->q, rot + i * g->D, out + i * g->code_size);
       break;
@@ -894,9 +890,10 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     atomic_init(&j.next, 0);
     int nt = threads;
     if ((size_t)nt > (n + BLOCK - 1) / BLOCK) nt = (int)((n + BLOCK - 1) / BLOCK);
-    int saved = ivf_blas_single_begin();
+    if ((st = vf_blas_require(err))) return st;
+    int saved = vf_blas_single_begin();
     st = ivf_parallel(nt, enc_worker, &j, err);
-    ivf_blas_single_end(saved);
+    vf_blas_single_end(saved);
     if (st) return st;
     for (size_t i = 0; i < n; i++)
       if ((st = lbuf_push(w, f->as[i], (int64_t)(row + i), f->codes + i * g.code_size,

@@ -232,9 +232,10 @@ vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, 
     free(j.scratch);
     return vf_error_set(err, VF_ENOMEM, "pq: out of memory for the codebooks");
   }
-  int saved = ivf_blas_single_begin();
-  vf_status st = ivf_parallel(threads, pq_worker, &j, err);
-  ivf_blas_single_end(saved);
+  vf_status st = vf_blas_require(err);
+  int saved = vf_blas_single_begin();
+  if (st == VF_OK) st = ivf_parallel(threads, pq_worker, &j, err);
+  vf_blas_single_end(saved);
   free(j.scratch);
   int failed = atomic_load(&j.failed);
   if (st == VF_OK && failed == (int)VF_ECANCELED) st = vf_check_cancel(err);

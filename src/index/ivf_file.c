@@ -45,7 +45,6 @@
  * consistent, counts summing to rows), every stored row number, the id offsets and the checksum;
  * a file that fails any check is VF_ECORRUPT naming the file and the section.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -289,8 +288,11 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     for (uint32_t l = 0; l < h->nlist; l++)
       memcpy(pad + (size_t)l * D, ix->centroids + (size_t)l * d, d * sizeof(float));
     /* rotated centroids: C_pad x rot^T */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)h->nlist, (blasint)D, (blasint)D,
-                1.0f, pad, (blasint)D, ix->q.rot, (blasint)D, 0.0f, ix->rcent, (blasint)D);
+    if ((st = vf_blas_require(err)) != VF_OK) {
+      free(pad);
+      goto fail;
+    }
+    vf_sgemm_nt(h->nlist, D, D, pad, D, ix->q.rot, D, ix->rcent, D);
     free(pad);
   }
   ivf_info *in = &ix->info;

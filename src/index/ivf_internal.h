@@ -84,11 +84,6 @@ static inline double ivf_rng_unit(ivf_rng *r) { /* [0, 1) */
   return (double)(ivf_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* ----------------------------------------------------------- BLAS helpers */
-
-/* OpenBLAS's thread count is lowered to 1 while our own threads call sgemm. */
-int ivf_blas_single_begin(void);
-void ivf_blas_single_end(int saved);
 
 /* A simple fork-join: fn(arg, t) for t in [0, nthreads). */
 typedef void (*ivf_par_fn)(void *arg, int t);

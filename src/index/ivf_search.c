@@ -312,6 +312,9 @@ static void search_worker(void *arg, int t) {
   idx_topk_free(&w.probe);
 }
 
+/* ivf_default_nprobe(): see ivf.h. */
+uint32_t ivf_default_nprobe(uint32_t nlist) { return nlist / 16 > 16 ? nlist / 16 : 16; }
+
 /* ivf_search(): see ivf.h. */
 vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32_t dim, size_t k,
                      const ivf_search_opts *opts, idx_hit *hits, size_t *counts, vf_error *err) {
@@ -323,7 +326,7 @@ vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32
                         (size_t)1 << 24);
   if (nq == 0) return VF_OK;
   srch s = {.ix = ix, .queries = queries, .nq = nq, .k = k, .hits = hits, .counts = counts};
-  s.nprobe = opts && opts->nprobe ? opts->nprobe : 1;
+  s.nprobe = opts && opts->nprobe ? opts->nprobe : ivf_default_nprobe(ix->h.nlist);
   if (s.nprobe > ix->h.nlist) s.nprobe = ix->h.nlist;
   s.rr = opts && opts->rerank ? opts->rerank : ix->h.rerank;
   s.maxlist = ix->info.list_max;

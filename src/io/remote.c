@@ -247,14 +247,25 @@ static void fsync_dir_of(const char *path) {
   free(dir);
 }
 
+/* io_download_temp_name(): see io.h.  "<dest>.part.<host>-<pid>.0": vf_temp_path()'s form (so
+ * vf_temp_sweep() removes what a killed process left) with a fixed counter, so that the process
+ * can name it again to remove an abandoned download at exit; one process downloads a given
+ * destination once at a time. */
+char *io_download_temp_name(const char *dest) {
+  char *t = vf_temp_path(dest, "part");
+  char *dot = t ? strrchr(t, '.') : NULL;
+  if (dot) memcpy(dot, ".0", 3); /* the counter has at least one digit: it fits */
+  return t;
+}
+
 /* Copy the whole source into dest atomically (temporary name, fsync, rename). */
 static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
-  /* "<dest>.part.<host>-<pid>.<n>"; what a killed download of dest left is swept first */
+  /* what a killed download of dest left is swept first */
   const char *slash = strrchr(dest, '/');
   char *dir = slash ? vf_strndup(dest, slash == dest ? 1 : (size_t)(slash - dest)) : vf_strdup(".");
   if (dir) (void)vf_temp_sweep(dir, slash ? slash + 1 : dest, NULL, NULL);
   free(dir);
-  char *tmp = vf_temp_path(dest, "part");
+  char *tmp = io_download_temp_name(dest);
   uint8_t *buf = malloc(COPY_CHUNK);
   vf_status st = VF_OK;
   int fd = -1;

@@ -411,7 +411,7 @@ static const char *kind_text(corpus_vec_kind k) {
   return k == CORPUS_VEC_SPARSE ? "sparse" : k == CORPUS_VEC_MULTI ? "multivector" : "dense";
 }
 
-/* one line per vector, so a mismatch names the vector */
+/* one line per vector (collection.json stays readable by hand) */
 static vf_status ls_vector_line(const store_vector_spec *v, vf_buf *b, vf_error *err) {
   vf_status st = vf_buf_printf(b, err, "    {\"name\": ");
   if (st == VF_OK) st = vf_json_string(b, v->name, strlen(v->name), err);
@@ -434,36 +434,80 @@ static vf_status ls_spec_json(const store *s, vf_buf *b, vf_error *err) {
   return st;
 }
 
-/* Compare the stored spec with this handle's; name the first differing vector. */
-static vf_status ls_compare_spec(local_store *s, const char *have, vf_error *err) {
-  vf_buf want;
-  vf_buf_init(&want, LS_MAX_JSON);
-  vf_status st = ls_spec_json(&s->base, &want, err);
-  if (st == VF_OK) st = vf_buf_append(&want, "", 1, err);
-  if (st != VF_OK) goto out;
-  if (strcmp(have, (const char *)want.data) == 0) goto out;
-  /* line by line: the first line that differs */
-  const char *p = have, *q = (const char *)want.data;
-  while (*p && *q) {
-    const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
-    size_t pl = pe ? (size_t)(pe - p) : strlen(p), ql = qe ? (size_t)(qe - q) : strlen(q);
-    if (pl != ql || memcmp(p, q, pl) != 0) {
-      st = vf_error_set(err, VF_ECONFIG,
-                        "collection '%s' exists in %s with a different vector schema: stored "
-                        "'%.*s', configured '%.*s' (set recreate to replace it)",
-                        s->base.collection, s->dir, (int)(pl > 300 ? 300 : pl), p,
-                        (int)(ql > 300 ? 300 : ql), q);
-      goto out;
-    }
-    p += pl + (pe ? 1 : 0);
-    q += ql + (qe ? 1 : 0);
+/* One vector of the spec as text for messages: "dense, dim 8, cosine". */
+static void ls_vector_text(corpus_vec_kind kind, int dim, const char *distance, char *out,
+                           size_t cap) {
+  snprintf(out, cap, "%s, dim %d, %s", kind_text(kind), dim, distance);
+}
+
+/* Compare the stored spec (collection.json's text) with this handle's.  A file that is not the
+ * JSON vforge writes is corrupt (VF_ECORRUPT, naming it), never "a different schema"; a
+ * different schema names the first vector that differs and both of its definitions. */
+static vf_status ls_compare_spec(local_store *s, const char *path, const char *have,
+                                 size_t len, vf_error *err) {
+  const char *c = s->base.collection;
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  vf_status st = qj_parse(have, len, path, &doc, err);
+  const qj_val *fmt = st == VF_OK ? qj_get(&doc, "format") : NULL;
+  const qj_val *vecs = st == VF_OK ? qj_get(&doc, "vectors") : NULL;
+  const char *bad = NULL;
+  if (st == VF_OK && (!fmt || fmt->t != QJ_STR || strcmp(fmt->str, "vforge-local") != 0))
+    bad = "no \"format\": \"vforge-local\"";
+  else if (st == VF_OK && (!vecs || vecs->t != QJ_ARR))
+    bad = "no \"vectors\" list";
+  for (size_t i = 0; st == VF_OK && !bad && i < vecs->n; i++) {
+    const qj_val *n = qj_get(&vecs->items[i], "name"), *t = qj_get(&vecs->items[i], "type");
+    const qj_val *d = qj_get(&vecs->items[i], "dim"), *m = qj_get(&vecs->items[i], "distance");
+    if (!n || n->t != QJ_STR || !t || t->t != QJ_STR || !d || d->t != QJ_NUM || !m ||
+        m->t != QJ_STR || d->num != (double)(int)d->num)
+      bad = "a vector entry without name, type, dim and distance";
   }
-  st = vf_error_set(err, VF_ECONFIG,
-                    "collection '%s' exists in %s with a different vector schema (%s vectors "
-                    "than configured; set recreate to replace it)",
-                    s->base.collection, s->dir, *p ? "more" : "fewer");
-out:
-  vf_buf_free(&want);
+  if (st == VF_ECORRUPT || bad) {
+    char why[VF_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", bad ? bad : err->msg);
+    st = vf_error_set(err, VF_ECORRUPT,
+                      "collection '%s': %s is corrupt (%s); it is not a schema vforge wrote: "
+                      "remove the collection directory %s, or set vectorstore.params.recreate: "
+                      "true to replace it",
+                      c, path, why, s->dir);
+  }
+  /* vector by vector, in order: the first that differs */
+  for (size_t i = 0; st == VF_OK && i < vecs->n && i < (size_t)s->base.nvectors; i++) {
+    const store_vector_spec *w = &s->base.vectors[i];
+    const qj_val *e = &vecs->items[i];
+    const char *sn = qj_get(e, "name")->str, *stype = qj_get(e, "type")->str;
+    const char *sdist = qj_get(e, "distance")->str;
+    int sdim = (int)qj_get(e, "dim")->num;
+    if (strcmp(sn, w->name) == 0 && strcmp(stype, kind_text(w->kind)) == 0 &&
+        sdim == (int)w->dim && strcmp(sdist, idx_metric_name(w->distance)) == 0)
+      continue;
+    char want[128];
+    ls_vector_text(w->kind, (int)w->dim, idx_metric_name(w->distance), want, sizeof want);
+    if (strcmp(sn, w->name) != 0)
+      st = vf_error_set(err, VF_ECONFIG,
+                        "collection '%s' exists in %s with a different vector schema: vector %zu "
+                        "is '%.100s' there but '%.100s' (%s) in the config (set "
+                        "vectorstore.params.recreate: true to replace it)",
+                        c, s->dir, i + 1, sn, w->name, want);
+    else
+      st = vf_error_set(err, VF_ECONFIG,
+                        "collection '%s' exists in %s with a different vector schema: vector "
+                        "'%.100s' is %.40s, dim %d, %.40s there but %s in the config (set "
+                        "vectorstore.params.recreate: true to replace it)",
+                        c, s->dir, w->name, stype, sdim, sdist, want);
+  }
+  if (st == VF_OK && vecs->n != (size_t)s->base.nvectors) {
+    size_t k = vecs->n < (size_t)s->base.nvectors ? vecs->n : (size_t)s->base.nvectors;
+    bool more = vecs->n > (size_t)s->base.nvectors;
+    const char *extra = more ? qj_get(&vecs->items[k], "name")->str : s->base.vectors[k].name;
+    st = vf_error_set(err, VF_ECONFIG,
+                      "collection '%s' exists in %s with a different vector schema: %zu vectors "
+                      "there, %d in the config; vector '%.100s' is only in the %s (set "
+                      "vectorstore.params.recreate: true to replace it)",
+                      c, s->dir, vecs->n, s->base.nvectors, extra, more ? "collection" : "config");
+  }
+  qj_free(&doc);
   return st;
 }
 
@@ -492,7 +536,7 @@ static vf_status ls_verify(local_store *s, vf_error *err) {
                         "ensure_collection)",
                         s->base.collection, s->dir);
   if (st != VF_OK) return st;
-  st = ls_compare_spec(s, have, err);
+  st = ls_compare_spec(s, s->json_path, have, len, err);
   free(have);
   if (st == VF_OK) s->verified = true;
   return st;
@@ -555,6 +599,12 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
                         "collection '%s': ensure_collection while this handle has unflushed "
                         "points",
                         base->collection);
+  struct stat jb;
+  if (base->must_exist && stat(s->json_path, &jb) != 0) /* nothing is created, not even the dir */
+    return vf_error_set(err, VF_ENOTFOUND,
+                        "collection '%s' does not exist in %s (run `vforge load prepare` and "
+                        "`load load` first)",
+                        base->collection, s->dir);
   vf_status st = vf_mkdir_p(s->dir, 0777, err);
   if (st != VF_OK) return st;
   if (!s->swept) { /* segments, manifests, index spills that killed writers on this host left */
@@ -1407,7 +1457,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
         b = NULL;
       }
       ivf_builder_abort(b);
-      uint32_t nprobe = ip->nprobe ? ip->nprobe : (rep.nlist / 16 > 16 ? rep.nlist / 16 : 16);
+      uint32_t nprobe = ip->nprobe ? ip->nprobe : ivf_default_nprobe(rep.nlist);
       if (nprobe > rep.nlist) nprobe = rep.nlist;
       vf_buf mj;
       vf_buf_init(&mj, 0);
@@ -2284,6 +2334,25 @@ nomem:
   st = vf_error_set(err, VF_ENOMEM, "local store: out of memory");
 fail:
   ls_close(&s->base);
+  return st;
+}
+
+/* store_local_describe(): see store.h (issue 18, `vforge load delete`). */
+vf_status store_local_describe(store *base, store_collection_info *out, vf_error *err) {
+  local_store *s = (local_store *)base;
+  memset(out, 0, sizeof *out);
+  snprintf(out->where, sizeof out->where, "%s", s->dir);
+  struct stat sb;
+  if (stat(s->json_path, &sb) != 0) return VF_OK;
+  out->exists = true;
+  return store_count(base, true, &out->points, err);
+}
+
+/* store_local_drop(): see store.h: the collection's segments, index files and collection.json. */
+vf_status store_local_drop(store *base, vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_remove_collection(s, err);
+  if (st == VF_OK) vf_log(VF_LOG_INFO, "local store: dropped collection '%s' (%s)", base->collection, s->dir);
   return st;
 }
 

@@ -6,10 +6,12 @@
  * dimension) must fail the same way whatever the backend, naming the vector and row, before
  * a byte is written (issue 3: never a silent "errors: 3" at the end).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "qdrant_internal.h"
+#include "vforge/config.h"
 #include "vforge/store.h"
 
 #define STORE_MAX_VECTORS 256
@@ -47,6 +49,7 @@ vf_status store_head_init(store *s, const store_vtable *vt, const store_config *
   if (strcmp(cfg->collection_name, ".") == 0 || strcmp(cfg->collection_name, "..") == 0)
     return vf_error_set(err, VF_ECONFIG, "vectorstore: collection_name '%s' is not a name",
                         cfg->collection_name);
+  s->must_exist = cfg->must_exist;
   if (cfg->nvectors < 1 || cfg->nvectors > STORE_MAX_VECTORS || !cfg->vectors)
     return vf_error_set(err, VF_ECONFIG, "vectors: %d entries; 1..%d are needed", cfg->nvectors,
                         STORE_MAX_VECTORS);
@@ -334,4 +337,38 @@ vf_status store_search_filtered(store *s, const char *vector, const float *queri
 
 void store_close(store *s) {
   if (s) s->vt->close(s);
+}
+
+/* store_describe_collection(): see store.h. */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_describe(s, out, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_describe(s, out, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}
+
+/* store_drop_collection(): see store.h. */
+vf_status store_drop_collection(store *s, vf_error *err) {
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_drop(s, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_drop(s, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}
+
+/* store_config_from(): see store.h. */
+void store_config_from(const vf_config *cfg, store_config *sc) {
+  memset(sc, 0, sizeof *sc);
+  const vf_cfg_vectorstore *v = &cfg->vectorstore;
+  sc->type = v->type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";
+  sc->path = v->path ? v->path : VF_CONFIG_DEFAULT_STORE_PATH;
+  sc->url = v->url;
+  sc->api_key = v->api_key;
+  sc->collection_name = v->collection_name;
+  sc->params_json = v->params_json;
+  sc->recreate = v->recreate;
+  sc->upsert_wait = cfg->loader.wait;
+  sc->retries_given = true;
+  sc->retries = (int)(cfg->loader.retries > INT_MAX ? INT_MAX : cfg->loader.retries);
+  sc->prefer_grpc = v->prefer_grpc;
+  sc->grpc_port = (int)v->grpc_port;
+  sc->grpc_max_message_bytes = v->grpc_max_message_mb << 20;
 }

@@ -9,6 +9,7 @@
  *
  * md5 lives in md5.c, JSON in json.c, atomic files in atomic.c, CPU/memory settings in sys.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -146,6 +147,46 @@ char *vf_strndup(const char *s, size_t n) {
   memcpy(r, s, len);
   r[len] = '\0';
   return r;
+}
+
+/* ------------------------------------------------------------ URLs with credentials */
+
+/* vf_url_userinfo(): see util.h.  scheme = ALPHA *(ALPHA / DIGIT / "+" / "-" / "."); the
+ * authority runs to the first '/', '?' or '#'; its userinfo ends at the last '@' in it. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len) {
+  if (!url || !isalpha((unsigned char)url[0])) return false;
+  size_t i = 1;
+  while (isalnum((unsigned char)url[i]) || url[i] == '+' || url[i] == '-' || url[i] == '.')
+    i++;
+  if (strncmp(url + i, "://", 3) != 0) return false;
+  size_t a = i + 3, end = a + strcspn(url + a, "/?#");
+  size_t at = end;
+  for (size_t k = a; k < end; k++)
+    if (url[k] == '@') at = k;
+  if (at == end) return false;
+  *start = a;
+  *len = at - a;
+  return true;
+}
+
+/* vf_url_redact(): see util.h. */
+char *vf_url_redact(const char *url, char *out, size_t cap) {
+  if (!cap) return out;
+  size_t a, n;
+  if (!url) url = "";
+  if (!vf_url_userinfo(url, &a, &n))
+    snprintf(out, cap, "%s", url);
+  else
+    snprintf(out, cap, "%.*s****%s", (int)a, url, url + a + n);
+  return out;
+}
+
+/* vf_url_redact_dup(): see util.h. */
+char *vf_url_redact_dup(const char *url) {
+  if (!url) return NULL;
+  size_t cap = strlen(url) + 8;
+  char *r = malloc(cap);
+  return r ? vf_url_redact(url, r, cap) : NULL;
 }
 
 /* ---------------------------------------------------------------- buffer */

@@ -31,8 +31,11 @@ ok() { echo "ok: $*"; }
 jcheck() { node -e "const r = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));
   if (!($2)) { console.log('   ' + JSON.stringify(r).slice(0, 700)); process.exit(1); }" "$1"; }
 
+grpc=()
+[ -d "$oracle/node_modules/@grpc/grpc-js" ] && [ -d "$shared/qdrant/proto" ] &&
+  grpc=(--grpc-port 0 --grpc-port-file "$tmp/gport" --proto "$shared/qdrant/proto")
 node "$sd/server.mjs" --port 0 --port-file "$tmp/port" --openapi "$openapi" --oracle "$oracle" \
-  --optimize-ms 50 > "$tmp/standin.out" 2>&1 &
+  --optimize-ms 50 "${grpc[@]}" > "$tmp/standin.out" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 [ -s "$tmp/port" ] || { echo "FAIL: the stand-in did not start: $(cat "$tmp/standin.out")"; exit 1; }
@@ -63,8 +66,20 @@ F='{"must":[{"key":"meta.lang","match":{"value":"en"}},{"key":"id","range":{"lt"
 "$V" --quiet brute-force q.yaml --queries q20.parquet -k 10 --filter "$F" --output gt20.parquet 2> b2.err || fail "brute-force --filter: $(cat b2.err)"
 "$V" --quiet bench q.yaml --queries q20.parquet --ground-truth gt20.parquet -k 10 --filter "$F" --json > bench2.json 2> bench2.err || fail "bench --filter: $(cat bench2.err)"
 jcheck bench2.json "r.recall === 1 && r.filtered_queries === 20" && ok "--filter through Qdrant: recall 1" || fail "bench --filter: $(cat bench2.json)"
+# the same filtered searches over gRPC (QueryPoints.filter as qdrant.Filter), same collection
+if [ ${#grpc[@]} -gt 0 ]; then
+  for _ in $(seq 100); do [ -s "$tmp/gport" ] && break; sleep 0.1; done
+  sed "s|collection_name: filtered}|collection_name: filtered, prefer_grpc: true, grpc_port: $(cat "$tmp/gport")}|" q.yaml > g.yaml
+  "$V" --quiet bench g.yaml --queries tq.parquet --ground-truth gt.parquet -k 10 --json > gbench.json 2> gbench.err || fail "bench over gRPC: $(cat gbench.err)"
+  jcheck gbench.json "r.recall === 1 && r.filtered_queries === 40 && r.errors === 0" &&
+    ok "per-query filters through gRPC QueryBatch: recall 1" || fail "gRPC bench: $(cat gbench.json)"
+  "$V" --quiet bench g.yaml --queries q20.parquet --ground-truth gt20.parquet -k 10 --filter "$F" --json > gbench2.json 2> gbench2.err || fail "gRPC bench --filter: $(cat gbench2.err)"
+  jcheck gbench2.json "r.recall === 1 && r.filtered_queries === 20" && ok "--filter through gRPC: recall 1" || fail "gRPC bench --filter: $(cat gbench2.json)"
+else
+  echo "SKIP (part): no @grpc/grpc-js or protos: the gRPC half"
+fi
 stats > stats.json
-jcheck stats.json "r.filtered_queries >= 60 && r.invalid === 0 && r.rejected === 0 && r.unmodelled === 0" &&
+jcheck stats.json "r.filtered_queries >= (${#grpc[@]} ? 120 : 60) && r.invalid === 0 && r.rejected === 0 && r.unmodelled === 0" &&
   ok "every filtered Query reached the stand-in with its filter, all requests schema-valid" || fail "stand-in stats: $(cat stats.json | head -c 600)"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all qdrant filter checks passed"
