@@ -85,6 +85,10 @@ typedef struct bench_truth {
   char **hit_ids;  /* n * k canonical id texts; NULL past counts[i] */
   float *scores;   /* n * k */
   size_t *counts;  /* hits stored per row */
+  /* what the file records about how it was computed (issue 14); empty when nothing */
+  char metric[16];     /* vforge.bf.metric, or an .hdf5 bundle's `distance` as a metric name */
+  char files_md5[33];  /* vforge.bf.corpus_md5 (corpus_files_md5() of the corpus) */
+  char *id_expression; /* vforge.bf.id_expression (owned); NULL when the file records none */
 } bench_truth;
 
 /*! bench_read_truth() : a ground-truth parquet file (query_id, hit_ids, hit_scores).  Ids are
@@ -123,6 +127,29 @@ typedef struct bench_options {
                             shared by the workers), after each handle's own warm-up search */
   bool per_query;        /* keep each query's latency and recall in the report */
 } bench_options;
+
+/* Ground truth that cannot measure the store (issue 14).  `bench` and `index search
+ * --ground-truth` check, before any query runs, what both sides record:
+ *   metric   the truth's (vforge.bf.metric, an .hdf5 bundle's distance) against the searched
+ *            vector's distance (or the index's metric): different -> VF_EUSAGE naming both;
+ *   corpus   the truth's corpus md5 and id expression against the collection's record (written
+ *            by `load prepare`) or the index header's identity: different -> VF_EUSAGE;
+ *   ids      where either side records nothing (truth from other tools, .hdf5 neighbors, an
+ *            older store or index), the truth hits of the first BENCH_CHECK_QUERIES queries are
+ *            looked up: none stored -> VF_EUSAGE; some missing -> a warning with the count;
+ *   load     a collection whose recorded load never reached finalize -> a warning. */
+#define BENCH_CHECK_QUERIES 100
+/*! bench_check_truth() : the checks above for bench: `o->store` is opened once; `gt` names the
+ *  truth file in messages; rows from bench_align(), nq queries.
+ *  @return : VF_EUSAGE when the truth cannot be right for the store; store errors. */
+vf_status bench_check_truth(const bench_options *o, const bench_truth *t, const size_t *rows,
+                            size_t nq, const char *gt, vf_error *err);
+struct ivf_index;
+/*! bench_check_index() : the same checks against an IVF index file (its metric and the corpus
+ *  identity in its header; lookups in its id table). */
+vf_status bench_check_index(const struct ivf_index *ix, const char *index_path,
+                            const bench_truth *t, const size_t *rows, size_t nq, size_t k,
+                            const char *gt, vf_error *err);
 
 typedef struct bench_report {
   size_t k, queries;

@@ -71,6 +71,26 @@ typedef struct corpus_files {
 vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err);
 void corpus_files_free(corpus_files *f);
 
+/* Corpus identity (issue 14): what ground truth, a store and an index record about the corpus
+ * they were made from, so `bench` and `index search --ground-truth` can refuse truth of another
+ * corpus instead of printing a recall that cannot be right.
+ *   files md5  hex md5 over "<bare key>\t<size in bytes>\n" of every file, in the corpus's
+ *              (byte-wise sorted) order — brute-force's vforge.bf.corpus_md5 since issue 5;
+ *              the same files (with the same id_root) give the same digest on every machine.
+ *   identity   md5 over "<files md5>\n<id expression>" (blanks of the expression dropped; the
+ *              default vf_point_id(filename, file_row_number) when none is configured): the set
+ *              of point ids the corpus yields. */
+#define CORPUS_DEFAULT_ID_EXPRESSION "vf_point_id(filename, file_row_number)"
+/*! corpus_files_md5() : the files md5 above into out (32 hex digits + NUL). */
+void corpus_files_md5(const corpus_files *files, char out[33]);
+/*! corpus_identity() : the identity above (`id_expression` NULL: the default) into out16, and
+ *  as hex into hex (may be NULL). */
+void corpus_identity(const char *files_md5, const char *id_expression, uint8_t out16[16],
+                     char hex[33]);
+/*! corpus_id_expression_same() : true when two id expressions (NULL: the default) are the same
+ *  text once blanks are dropped. */
+bool corpus_id_expression_same(const char *a, const char *b);
+
 /*! corpus_open() : an io_source for a discovered file. */
 vf_status corpus_open(const corpus_file *file, io_source **out, vf_error *err);
 

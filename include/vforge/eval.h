@@ -79,6 +79,8 @@ typedef struct eval_bf_opts {
                                    files are read through corpus_records_open() with this spec
                                    (`column` then names the queries file's column only) and hit
                                    ids come from spec->id (integer ids as decimal text) */
+  const char *id_expression;    /* the text of records->id, recorded as vforge.bf.id_expression
+                                   (NULL: vf_point_id(filename, file_row_number)) */
   const float *query_vectors;   /* queries NULL: nqueries x query_dim dense queries in memory
                                    (query i has id "<i>"; `column` names them in the metadata) */
   uint64_t nqueries;

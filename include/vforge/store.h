@@ -108,6 +108,7 @@ typedef struct store_results {
 void store_results_free(store_results *r);
 
 typedef struct store store;
+struct store_record;
 
 typedef struct store_vtable {
   const char *type;
@@ -125,6 +126,10 @@ typedef struct store_vtable {
   vf_status (*search_filtered)(store *s, const char *vector, const float *queries, size_t nq,
                                int32_t dim, size_t k, const flt_filter *const *filters,
                                store_results *out, vf_error *err);
+  /* issue 14 (NULL: the backend keeps no record / cannot look ids up -> VF_EUNSUPPORTED) */
+  vf_status (*set_record)(store *s, const struct store_record *r, vf_error *err);
+  vf_status (*get_record)(store *s, struct store_record *out, bool *found, vf_error *err);
+  vf_status (*contains)(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err);
 } store_vtable;
 
 /* The common head of every backend's handle. */
@@ -186,6 +191,28 @@ vf_status store_search_filtered(store *s, const char *vector, const float *queri
                                 store_results *out, vf_error *err);
 /*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
 void store_close(store *s);
+
+/* What a collection records about the corpus loaded into it (issue 14), so `bench` can refuse
+ * ground truth of another corpus or metric instead of reporting a recall that cannot be right.
+ * `load prepare` records it (local: collection.json "corpus" and "load"; qdrant: the collection
+ * metadata vforge_corpus and vforge_load), `load finalize` marks the load finished. */
+typedef struct store_record {
+  char files_md5[33];      /* corpus_files_md5() of the corpus; "" when the collection holds
+                              points of several corpora (unknown) */
+  char id_expression[256]; /* the id expression the point ids were made with */
+  uint64_t files, rows;    /* the corpus's files and rows */
+  bool load_finished;      /* false from prepare until finalize has run */
+} store_record;
+
+/*! store_set_record() : record `r` in the collection (which must exist).
+ *  @return : VF_EUNSUPPORTED for a backend that keeps no record (discard). */
+vf_status store_set_record(store *s, const store_record *r, vf_error *err);
+/*! store_get_record() : the collection's record; *found false when it holds none (loaded before
+ *  issue 14, or by another tool).  @return : VF_EUNSUPPORTED (discard), backend errors. */
+vf_status store_get_record(store *s, store_record *out, bool *found, vf_error *err);
+/*! store_contains() : found[i] = whether the point ids[i] is stored (committed points).
+ *  @return : VF_EUNSUPPORTED for a backend that cannot look ids up (discard). */
+vf_status store_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err);
 
 /*! store_id_cmp() : the point id order used for ties (integers before UUIDs). */
 int store_id_cmp(const corpus_id *a, const corpus_id *b);

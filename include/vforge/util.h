@@ -191,7 +191,14 @@ typedef struct vf_progress {
   uint64_t bytes_done;
   uint64_t files_done;
   uint64_t files_total;
-  double elapsed_s;
+  double elapsed_s;    /* since the phase (or stage) began */
+  /* the step inside a long phase (issue 14: no stage may sit silent) */
+  const char *stage;   /* NULL, or "train", "assign", "encode", "compact", ... */
+  const char *unit;    /* what rows_done / rows_total count when not rows ("iterations",
+                        * "segments", ...); NULL: rows */
+  const char *detail;  /* NULL, or a short note ("objective 1.234e+05") */
+  double fraction;     /* > 0: the share done (0..1], for % and ETA where rows_total does not
+                        * measure the work (brute-force weighs files by their bytes) */
 } vf_progress;
 
 typedef void (*vf_log_fn)(void *user, vf_log_level level, const char *msg);
@@ -202,6 +209,24 @@ void vf_set_log_handler(vf_log_fn fn, void *user);
 void vf_set_progress_handler(vf_progress_fn fn, void *user);
 void vf_log(vf_log_level level, const char *fmt, ...) VF_PRINTF(2, 3);
 void vf_progress_emit(const vf_progress *p);
+
+/* A stage of a long call (k-means iterations, list writes, compaction, ...) that reports its
+ * progress: at most every VF_STAGE_EVERY_S, plus its first and its last update, so a call that
+ * updates per row group or per block costs nothing when nobody renders.  One thread per stage. */
+#define VF_STAGE_EVERY_S 0.25
+typedef struct vf_stage {
+  vf_progress p;
+  double t0, last;
+  char detail[160];
+} vf_stage;
+/*! vf_stage_begin() : start a stage of `phase` ("index build") named `stage` ("k-means"),
+ *  counting `unit` (NULL: rows) up to `total` (0: unknown).  Emits nothing yet. */
+void vf_stage_begin(vf_stage *s, const char *phase, const char *stage, const char *unit,
+                    uint64_t total);
+/*! vf_stage_update() : `done` so far and an optional detail (printf-style, NULL: none); emitted
+ *  when VF_STAGE_EVERY_S passed since the last emission, on the first call and when `done`
+ *  reaches the total.  s->p.fraction may be set before the call (> 0 overrides done/total). */
+void vf_stage_update(vf_stage *s, uint64_t done, const char *detail_fmt, ...) VF_PRINTF(3, 4);
 
 /* ---------------------------------------------------------- cancellation */
 
@@ -238,6 +263,8 @@ typedef struct vf_md5_ctx {
 void vf_md5_init(vf_md5_ctx *c);
 void vf_md5_update(vf_md5_ctx *c, const void *data, size_t len);
 void vf_md5_final(vf_md5_ctx *c, uint8_t out[16]);
+/*! vf_md5_hex() : a digest as 32 lowercase hex digits + NUL. */
+void vf_md5_hex(const uint8_t d[16], char out[33]);
 
 /* ------------------------------------------------------------------ JSON */
 
@@ -267,8 +294,9 @@ size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
 
 /* --------------------------------------------------------- atomic files */
 
-/* Writes go to "<path>.tmp.<pid>.<n>" in the same directory; commit fsyncs, renames over
- * `path` and fsyncs the directory; abort (or free without commit) removes the temp file. */
+/* Writes go to "<path>.tmp.<host>-<pid>.<n>" in the same directory (vf_temp_path); commit
+ * fsyncs, renames over `path` and fsyncs the directory; abort (or free without commit) removes
+ * the temp file. */
 typedef struct vf_atomic_file vf_atomic_file;
 vf_status vf_atomic_open(const char *path, vf_atomic_file **out, vf_error *err);
 vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *err);
@@ -277,6 +305,25 @@ vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err); /* frees f */
 void vf_atomic_abort(vf_atomic_file *f);                      /* frees f; NULL ok */
 /*! vf_atomic_write_file() : the whole of p[0..n) as `path`, atomically (open, write, commit). */
 vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err);
+/* Temporary names.  Every temporary vforge creates beside an output (atomic-file temps, index
+ * spills, downloads, convert's staging directory) is named "<path>.<tag>.<host>-<pid>.<n>"
+ * (tag: tmp, spill, assign, part; host: the hostname with every character outside [A-Za-z0-9]
+ * made '_'; n: a per-process counter), so a later run can tell a killed run's debris from a
+ * live writer's: vf_temp_sweep() removes only temporaries of this host whose pid is no longer
+ * alive (several processes, on several hosts, may write one collection at once). */
+
+/*! vf_temp_path() : "<path>.<tag>.<host>-<pid>.<n>" (malloc'd; NULL when out of memory). */
+char *vf_temp_path(const char *path, const char *tag);
+/*! vf_temp_sweep() : remove from directory `dir` the temporaries named by vf_temp_path() for a
+ *  path of that directory whose file name is `base` (NULL: any name) that were made on this host
+ *  by a process that is no longer alive (files, and directories with what they hold).  A
+ *  missing directory is fine; what cannot be removed is logged as a warning.  The count removed
+ *  goes to *removed (may be NULL) and is logged (info).  @return : VF_OK, or VF_ENOMEM. */
+vf_status vf_temp_sweep(const char *dir, const char *base, uint64_t *removed, vf_error *err);
+/*! vf_remove_tree() : remove a file, or a directory and everything below it (symbolic links are
+ *  removed, never followed).  A missing path is fine.  @return : VF_EIO naming what stayed. */
+vf_status vf_remove_tree(const char *path, vf_error *err);
+
 /*! vf_mkdir_p() : create directory `path` and its missing parents with `mode` (existing ones are
  *  fine).  @return : VF_EIO naming the directory that could not be created. */
 vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err);

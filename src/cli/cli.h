@@ -116,8 +116,14 @@ void cli_summary(const char *fmt, ...) VF_PRINTF(1, 2);
 /*! cli_quiet() : --quiet was given. */
 bool cli_quiet(void);
 
-/* report an error on stderr and return the exit code for its status */
+/* report an error on stderr and return the exit code for its status; VF_ECANCELED prints the
+ * cli_on_interrupt() line and returns 128 + the signal */
 int cli_fail(vf_status st, const vf_error *err);
+/* what an interruption of the running command stopped and how to resume it, printed as
+ * "vforge: interrupted (SIGINT): <text>" (main.c) */
+void cli_on_interrupt(const char *fmt, ...) VF_PRINTF(1, 2);
+/* clear the progress line (call before printing a summary on stderr) */
+void cli_progress_end(void);
 
 /*! cli_text_arg() : an option value that is text or @FILE (read whole, at most `max` bytes):
  *  *out is a copy of the text (caller frees).  `opt` names the option in messages.

@@ -167,6 +167,7 @@ static void sweep_header(const bench_options *o, const bench_queries *q, const b
 static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, vf_error *err) {
   bench_campaign *c = user;
   const bench_report *r = &p->rep;
+  cli_progress_end(); /* a point's lines start their own line */
   if (!c->sweep) {
     summary(r, c->vector);
   } else {
@@ -295,6 +296,7 @@ int cmd_bench(int argc, char **argv) {
     }
     rq.qdrant = &qopts;
   }
+  cli_on_interrupt("bench stopped before every query ran (no report); run it again");
   /* the store, the vector, the queries and the truth (bench_target_open, as vforge.bench) */
   bool have_target = false;
   if (st == VF_OK) {

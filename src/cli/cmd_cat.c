@@ -58,6 +58,7 @@ int cmd_cat(int argc, char **argv) {
   }
   if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(&CLI_CAT, &a, "id-root"), &files, &err);
   bool zero_limit = cli_get(&CLI_CAT, &a, "limit") && o.limit == 0;
+  cli_on_interrupt("cat stopped (the rows printed so far are complete lines)");
   if (st == VF_OK && !zero_limit) st = corpus_cat(&files, &o, cli_write_stdout, NULL, &err);
   corpus_files_free(&files);
   corpus_idexpr_free(idexpr);
@@ -76,8 +77,10 @@ int cmd_scan(int argc, char **argv) {
   const char *c = st == VF_OK ? cli_get(&CLI_SCAN, &a, "columns") : NULL;
   if (c && !cli_list_split(c, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
   if (st == VF_OK) st = corpus_discover(a.pos[0], NULL, &files, &err);
+  cli_on_interrupt("scan stopped before the end (no summary); run it again");
   if (st == VF_OK)
     st = corpus_scan(&files, (const char *const *)cols.items, cols.n, vf_threads(), &r, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     double mbps = r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0;
     io_remote_stats rs;

@@ -195,6 +195,8 @@ int cmd_load_dist(int argc, char **argv) {
   memset(&cfg, 0, sizeof cfg);
   bool status_only = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
+  cli_on_interrupt("load-dist stopped (local workers were stopped, Slurm jobs keep running); "
+                   "continue with the --resume command above");
   if (st == VF_OK) st = common(c, &a, &o, &err);
   bool json = st == VF_OK && cli_get(c, &a, "json");
   if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {
@@ -219,6 +221,8 @@ int cmd_brute_force_dist(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   bool status_only = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
+  cli_on_interrupt("brute-force-dist stopped (local workers were stopped, Slurm jobs keep "
+                   "running); continue with the --resume command above");
   if (st == VF_OK) st = common(c, &a, &o, &err);
   bool json = st == VF_OK && cli_get(c, &a, "json");
   if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {

@@ -126,9 +126,12 @@ int cmd_generate_queries(int argc, char **argv) {
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
     if (cc.records) o.records = &cc.spec;
   }
+  cli_on_interrupt("generate-queries stopped before writing its output (nothing was written); run "
+                   "it again");
   double t0 = vf_now();
   if (st == VF_OK) st = eval_generate_queries(&cc.files, &o, &r, &err);
   double secs = vf_now() - t0;
+  cli_progress_end();
   if (st == VF_OK)
     cli_summary("generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups "
                 "read%s) -> %s\n", r.rows, r.corpus_rows, r.dim, r.row_groups_read,
@@ -197,9 +200,13 @@ int cmd_brute_force(int argc, char **argv) {
   if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
   if (st == VF_OK && cc.records) {
     o.records = &cc.spec;
+    o.id_expression = cc.id_text;
     if (!m) o.metric = cc.distance; /* the configured distance unless --metric */
   }
+  cli_on_interrupt("brute-force stopped before writing its %s (nothing was written); run it again",
+                   o.num_jobs ? "partial" : "ground truth");
   if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
+  cli_progress_end();
   if (st == VF_OK)
     cli_summary("brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files%s), k %u, %s, "
             "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
@@ -246,8 +253,14 @@ int cmd_brute_force_merge(int argc, char **argv) {
   vf_status st = cli_parse(c, argc, argv, &a, &err);
   if (st == VF_OK) st = bf_common_opts(c, &a, &o, &filter, &err);
   if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
-  if (st == VF_OK && cc.records) o.records = &cc.spec;
+  if (st == VF_OK && cc.records) {
+    o.records = &cc.spec;
+    o.id_expression = cc.id_text;
+  }
+  cli_on_interrupt("brute-force-merge stopped before writing the merged file (the partials are "
+                   "kept); run it again");
   if (st == VF_OK) st = eval_brute_force_merge(&cc.files, &o, &r, &err);
+  cli_progress_end();
   if (st == VF_OK)
     cli_summary("brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
             r.queries, r.files, r.seconds, r.path);

@@ -184,9 +184,13 @@ static int index_build(int argc, char **argv) {
   /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
   if (st == VF_OK)
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
+  if (st == VF_OK)
+    cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
+                     "nothing was written; run the command again", out);
   ivf_source_opts so = {.column = st == VF_OK ? cli_get(c, &a, "column") : NULL, .id = idx,
-                        .metric_given = m != NULL};
+                        .id_text = ie, .metric_given = m != NULL};
   if (st == VF_OK) st = ivf_build_source(&cc, &so, &p, out, &rep, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
     if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, cc.files.n, &err);
@@ -208,22 +212,32 @@ static char *default_output(const char *q, const char *tag, uint64_t k, vf_error
   return ev_strdupf(err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
 }
 
-/* recall@k of the answers against a ground-truth file (bench.h rules) */
-static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, const idx_hit *hits,
-                               const size_t *counts, const ivf_index *ix, double *strict,
-                               double *tie, vf_error *err) {
-  bench_truth t;
-  memset(&t, 0, sizeof t);
-  size_t *rows = NULL;
-  store_hit *sh = vf_mallocarray(k, sizeof *sh);
-  vf_status st = sh ? bench_read_truth(gt, &t, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK && k > t.k)
-    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t.k, gt);
+/* The ground truth of --ground-truth, read and matched to the queries before the search: truth
+ * of another metric or corpus is refused before any work (bench.h "Ground truth that cannot
+ * measure the store"). */
+static vf_status search_truth(const char *gt, const ev_queries *q, size_t k, const ivf_index *ix,
+                              const char *index_path, bench_truth *t, size_t **rows,
+                              vf_error *err) {
+  vf_status st = bench_read_truth(gt, t, err);
+  if (st == VF_OK && k > t->k)
+    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s",
+                      k, t->k, gt);
   bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
-  if (st == VF_OK) st = bench_align(&bq, &t, &rows, err);
+  if (st == VF_OK) st = bench_align(&bq, t, rows, err);
+  if (st == VF_OK) st = bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
+  return st;
+}
+
+/* recall@k of the answers against the ground truth (bench.h rules) */
+static vf_status search_recall(const bench_truth *t, const size_t *rows, const ev_queries *q,
+                               size_t k, const idx_hit *hits, const size_t *counts,
+                               const ivf_index *ix, double *strict, double *tie, vf_error *err) {
+  store_hit *sh = vf_mallocarray(k, sizeof *sh);
+  if (!sh) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t nq = (size_t)q->n;
   double s1 = 0, s2 = 0;
   size_t scored = 0;
-  for (size_t i = 0; st == VF_OK && i < bq.n; i++) {
+  for (size_t i = 0; i < nq; i++) {
     size_t n = 0;
     for (size_t h = 0; h < counts[i]; h++) {
       size_t len = 0;
@@ -232,17 +246,15 @@ static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, co
       sh[n++].score = hits[i * k + h].score;
     }
     double a = 0, b = 0;
-    if (!bench_recall_one(&t, rows[i], k, sh, n, &a, &b)) continue; /* no true hit */
+    if (!bench_recall_one(t, rows[i], k, sh, n, &a, &b)) continue; /* no true hit */
     scored++;
     s1 += a;
     s2 += b;
   }
   *strict = scored ? s1 / (double)scored : 0;
   *tie = scored ? s2 / (double)scored : 0;
-  free(rows);
   free(sh);
-  bench_truth_free(&t);
-  return st;
+  return VF_OK;
 }
 
 static int index_search(int argc, char **argv) {
@@ -304,6 +316,11 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && xf.unmatched)
     vf_log(VF_LOG_WARN, "index search: %" PRIu64 " of %" PRIu64 " index rows have ids that are not in %s "
            "(never returned by a filtered query)", xf.unmatched, xf.rows, cli_get(c, &a, "corpus"));
+  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
+  bench_truth truth;
+  memset(&truth, 0, sizeof truth);
+  size_t *trows = NULL;
+  if (gt) st = search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err);
   size_t nq = (size_t)q.n;
   /* allow masks of a chunk of queries at a time (at most 256 MiB) */
   size_t chunk = nq ? nq : 1;
@@ -368,8 +385,8 @@ static int index_search(int argc, char **argv) {
     st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
   }
   double rs = 0, rt = 0;
-  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
-  if (gt) st = search_recall(gt, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
+  if (st == VF_OK && gt)
+    st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
   if (st == VF_OK) {
     uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
     double qps = secs > 0 ? (double)nq / secs : 0;
@@ -405,6 +422,8 @@ static int index_search(int argc, char **argv) {
   ev_ivf_filter_close(&xf);
   ev_filters_free(&flt);
   cli_corpus_close(&cc);
+  free(trows);
+  bench_truth_free(&truth);
   ev_queries_free(&q);
   ivf_close(ix);
   return st == VF_OK ? 0 : cli_fail(st, &err);

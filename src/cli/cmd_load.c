@@ -123,6 +123,18 @@ int cmd_load(int argc, char **argv) {
   bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
   ld_drop_report drop = {0};
   if (st == VF_OK) {
+    char jobs[64] = "";
+    if (o.num_jobs > 1)
+      snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
+    if (which == 0 || which == 2)
+      cli_on_interrupt("load %s of %s stopped (the points up to its last checkpoint are kept, "
+                       "partial segments and index files were removed); resume with: vforge load "
+                       "%s %s%s --resume", sub, a.pos[1], sub, a.pos[1], jobs);
+    else if (which == 3)
+      cli_on_interrupt("load finalize of %s stopped (the collection stays consistent); run "
+                       "vforge load finalize %s again", a.pos[1], a.pos[1]);
+    else
+      cli_on_interrupt("load %s of %s stopped; run it again", sub, a.pos[1]);
     switch (which) {
       case 0: st = ld_run(&cfg, &o, &rep, &err); break;
       case 1: st = ld_prepare(&cfg, &o, &rep, &err); break;
@@ -133,6 +145,7 @@ int cmd_load(int argc, char **argv) {
       default: st = vf_config_inspect(&cfg, &out, &err); break;
     }
   }
+  cli_progress_end();
   if (st == VF_OK && which >= 5) { /* reindex, delete */
     const char *c = cfg.vectorstore.collection_name;
     if (which == 5)

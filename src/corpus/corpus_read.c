@@ -159,6 +159,7 @@ static void *scan_worker(void *arg) {
 
   for (;;) {
     if (atomic_load(&s->failed)) break;
+    if ((st = vf_check_cancel(&err)) != VF_OK) break;
     size_t u = atomic_fetch_add(&s->next, 1);
     if (u >= s->nunits) break;
     const scan_unit *unit = &s->units[u];
@@ -227,7 +228,8 @@ static void *scan_worker(void *arg) {
                        .rows_done = s->rows_done,
                        .files_done = unit->file,
                        .files_total = s->files->n,
-                       .elapsed_s = now - s->t0};
+                       .elapsed_s = now - s->t0,
+                       .fraction = (double)s->units_done / (double)(s->nunits ? s->nunits : 1)};
       vf_progress_emit(&p);
     }
     pthread_mutex_unlock(&s->lock);
@@ -462,6 +464,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
         file_row += rg_rows;
         continue;
       }
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
       if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
       if (st == VF_OK) pqt_rows_set_first_row(rows, (int64_t)file_row);

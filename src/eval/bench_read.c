@@ -334,6 +334,13 @@ static vf_status truth_from_hdf5(const char *path, bench_truth *out, vf_error *e
   int64_t *nb = NULL;
   float *d = NULL;
   if (st == VF_OK) st = truth_alloc(out, n, k, err);
+  if (st == VF_OK && metric) { /* the bundle's distance, as a metric the checks can compare */
+    const char *mn = angular ? "cosine"
+                     : strcmp(metric, "euclidean") == 0 || strcmp(metric, "l2") == 0 ? "euclid"
+                     : strcmp(metric, "dot") == 0 || strcmp(metric, "ip") == 0       ? "dot"
+                                                                                     : "";
+    snprintf(out->metric, sizeof out->metric, "%s", mn);
+  }
   if (st == VF_OK) {
     nb = vf_mallocarray(k + 1, sizeof *nb);
     d = vf_mallocarray(k + 1, sizeof *d);
@@ -535,7 +542,24 @@ void bench_truth_free(bench_truth *t) {
   free(t->hit_ids);
   free(t->scores);
   free(t->counts);
+  free(t->id_expression);
   memset(t, 0, sizeof *t);
+}
+
+/* the vforge.bf.* metadata of a brute-force file (nothing from other writers) */
+static vf_status truth_record(const pqt_file *f, bench_truth *t, vf_error *err) {
+  const pqt_file_meta *m = pqt_meta(f);
+  for (int i = 0; i < m->nkv; i++) {
+    const char *k = m->kv[i].key, *v = m->kv[i].value;
+    if (!k || !v) continue;
+    if (strcmp(k, "vforge.bf.metric") == 0) snprintf(t->metric, sizeof t->metric, "%s", v);
+    else if (strcmp(k, "vforge.bf.corpus_md5") == 0 && strlen(v) == 32)
+      snprintf(t->files_md5, sizeof t->files_md5, "%s", v);
+    else if (strcmp(k, "vforge.bf.id_expression") == 0 && !t->id_expression &&
+             !(t->id_expression = vf_strdup(v)))
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  return VF_OK;
 }
 
 /* canonical id text: the store's form when the text is an id, else as written */
@@ -635,6 +659,7 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   size_t cap_rows = 0, qcap = 0, ccap = 0;
   int qtop, qleaf, itop, ileaf, stop, sleaf;
   vf_status st = open_pqt(path, "ground-truth", &f, err);
+  if (st == VF_OK) st = truth_record(f, out, err);
   if (st == VF_OK) st = one_leaf(f, "query_id", &qtop, &qleaf, err);
   if (st == VF_OK) st = one_leaf(f, "hit_ids", &itop, &ileaf, err);
   if (st == VF_OK) st = one_leaf(f, "hit_scores", &stop, &sleaf, err);

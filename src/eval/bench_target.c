@@ -138,6 +138,8 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     st = vf_error_set(err, VF_EUSAGE, "--hnsw-ef, --exact, --oversampling and --rescore apply to "
                       "qdrant stores (this store is %s)", o->store.type);
   o->qdrant = rq->qdrant;
+  /* truth of another metric or corpus is refused before a query runs (issue 14) */
+  if (st == VF_OK) st = bench_check_truth(o, &tg->t, tg->rows, tg->q.n, rq->ground_truth, err);
   if (st != VF_OK) bench_target_free(tg);
   return st;
 }

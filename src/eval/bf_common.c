@@ -135,6 +135,13 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
   if (!ev_out_remote(path)) {
     vf_status st = ev_mkdir_parent(path, err);
     if (st == VF_OK && !(*local = vf_strdup(path))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (st == VF_OK) { /* what a killed writer of this output left (util.h "Temporary names") */
+      const char *slash = strrchr(path, '/');
+      char *dir =
+          slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
+      if (dir) st = vf_temp_sweep(dir, slash ? slash + 1 : path, NULL, err);
+      free(dir);
+    }
     return st;
   }
   if (strncmp(path, "s3://", 5) != 0)

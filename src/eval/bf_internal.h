@@ -39,8 +39,9 @@ vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t
 /*! ev_mkdir_parent() : create the directory holding `path`. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err);
 /*! ev_out_begin() : where to write the output file `path`: a local path is itself (its
- *  directory created); an s3:// URI gets a local temporary file (TMPDIR, else /tmp), uploaded by
- *  ev_out_end.  Other remote schemes are VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
+ *  directory created, temporaries that killed writers of it left swept); an s3:// URI gets a
+ *  local temporary file (TMPDIR, else /tmp), uploaded by ev_out_end.  Other remote schemes are
+ *  VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
 vf_status ev_out_begin(const char *path, char **local, vf_error *err);
 /*! ev_out_end() : after writing `local` with status `st`: on success upload it to `path` when
  *  remote (io_upload); always remove the temporary file and free `local`.  @return : st or the
@@ -167,17 +168,22 @@ void ev_ivf_filter_close(ev_ivf_filter *x);
 /*! ev_filter_id() : the corpus_id of an id text made by ev_id_text(). */
 void ev_filter_id(const char *text, corpus_id *id);
 
-/*! ev_corpus_md5() : hex md5 over the corpus file list (keys and sizes). */
-void ev_corpus_md5(const corpus_files *files, char out[33]);
 
 /*! ev_results_write() : write query_id / hit_ids / hit_scores (hits: n*k, nhits[i] used) with
  *  key-value metadata (kv: nkv key/value pairs). */
 vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, const ev_hit *hits,
                            const uint32_t *nhits, const char *const *kv, int nkv, vf_error *err);
 
-/*! ev_partial_kv() / ev_final_kv() helpers are in bf_merge.c; the scan lives in bruteforce.c. */
+/*! ev_metadata_kv() : the vforge.bf.* key-value metadata of a brute-force output (bf_merge.c;
+ *  the scan lives in bruteforce.c). */
 vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
-                         const char *column, const char *corpus_md5, uint32_t num_jobs,
-                         uint32_t rank, bool partial, const char *filter_tag, char ***kv,
-                         int *nkv, vf_error *err);
+                         const char *column, const char *corpus_md5, const char *id_expression,
+                         uint32_t num_jobs, uint32_t rank, bool partial, const char *filter_tag,
+                         char ***kv, int *nkv, vf_error *err);
+/*! ev_output_check() : before brute-force (or its merge) writes `path`: an existing ground
+ *  truth there computed with another metric is never replaced silently.  At the layout's own
+ *  name (`explicit_output` false) it is refused (VF_EUSAGE naming both metrics and --output);
+ *  a path given with --output is replaced with a warning. */
+vf_status ev_output_check(const char *path, corpus_distance metric, bool explicit_output,
+                          vf_error *err);
 void ev_kv_free(char **kv, int nkv);

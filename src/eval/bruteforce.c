@@ -269,8 +269,44 @@ typedef struct bf_slot {
   double *xx;
   size_t cap, n, fi;
   int64_t first;
+  double frac;  /* share of this job's work done once this slot is scored (progress) */
   int state; /* 0 empty, 1 full, 2 end of data, 3 error */
 } bf_slot;
+
+/* Progress of a scan: the job's files weighed by their bytes (every file 1 when a size is
+ * unknown), so the share done is known from the listing alone, without opening every footer. */
+typedef struct bf_work {
+  const corpus_files *files;
+  uint32_t jobs, rank;
+  bool sized;       /* every file's size is known */
+  double total;     /* the job's weight */
+  double *before;   /* per file: the weight of the job's files before it */
+} bf_work;
+
+static vf_status bf_work_init(bf_work *w, const corpus_files *files, uint32_t jobs, uint32_t rank,
+                              vf_error *err) {
+  memset(w, 0, sizeof *w);
+  w->files = files;
+  w->jobs = jobs;
+  w->rank = rank;
+  w->before = vf_calloc(files->n + 1, sizeof *w->before);
+  if (!w->before) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  w->sized = true;
+  for (size_t fi = 0; fi < files->n; fi++) w->sized &= files->files[fi].size > 0;
+  for (size_t fi = 0; fi < files->n; fi++) {
+    w->before[fi] = w->total;
+    if (fi % jobs == rank) w->total += w->sized ? (double)files->files[fi].size : 1.0;
+  }
+  return VF_OK;
+}
+
+/* the share done once `in_file` (0..1) of file fi (one of the job's) is scanned */
+static double bf_work_frac(const bf_work *w, size_t fi, double in_file) {
+  if (!w->before || w->total <= 0) return 0;
+  double f = (w->before[fi] + (w->sized ? (double)w->files->files[fi].size : 1.0) * in_file) /
+             w->total;
+  return f > 1 ? 1 : f;
+}
 
 typedef struct bf_reader {
   const corpus_files *files;
@@ -290,6 +326,7 @@ typedef struct bf_reader {
   const ev_ids *ids;
   const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
   const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
+  bf_work work; /* progress: this job's files weighed by their bytes */
   corpus_plan *plan; /* files without rows are skipped */
 } bf_reader;
 
@@ -510,8 +547,12 @@ static void *reader_run(void *arg) {
         corpus_records_close(rr);
         return NULL;
       }
+      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
       st = fill_slot_records(r, &r->slot[si], rr, rg, fi, &r->err);
       if (st != VF_OK) break;
+      uint64_t rows = corpus_records_rows(rr);
+      uint64_t next = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : rows;
+      r->slot[si].frac = bf_work_frac(&r->work, fi, rows ? (double)next / (double)rows : 1);
       publish(r, si, 1);
       si ^= 1;
     }
@@ -544,8 +585,11 @@ static void *reader_run(void *arg) {
         pqt_close(f);
         return NULL;
       }
+      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
       st = fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err);
       if (st != VF_OK) break;
+      r->slot[si].frac = bf_work_frac(&r->work, fi, m->num_rows > 0 ? (double)(first + nr) /
+                                                                       (double)m->num_rows : 1);
       publish(r, si, 1);
       si ^= 1;
       first += nr;
@@ -658,7 +702,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
                          const ev_queries *q, idx_topk *heaps, int threads,
                          const corpus_record_spec *rspec, const ev_ids *ids, corpus_plan *plan,
                          char **vec_name, const ev_filters *flt, const corpus_payload_source *psrc,
-                         int npsrc, eval_bf_result *out, vf_error *err) {
+                         int npsrc, const bf_work *work, vf_stage *sg, eval_bf_result *out,
+                         vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
   uint64_t nqv = sparse ? 1 : (uint64_t)q->offsets[q->n];
@@ -699,10 +744,16 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     if (st == VF_OK) out->files++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
       uint64_t skipped = 0;
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, &skipped, err);
       if (st != VF_OK) break;
       out->rows_skipped += skipped;
       out->rows_scanned += bt.n + skipped;
+      uint64_t rows = corpus_records_rows(rr);
+      uint64_t next = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : rows;
+      sg->p.files_done = fi / jobs;
+      sg->p.fraction = bf_work_frac(work, fi, rows ? (double)next / (double)rows : 1);
+      vf_stage_update(sg, out->rows_scanned, NULL);
       const corpus_vec_batch *vb = &bt.vectors[0];
       if (bt.n == 0) continue;
       if (docs) {
@@ -981,6 +1032,22 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if (flt.any && !o->records) st = corpus_idexpr_parse("row", &prow, err);
   corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
   for (uint64_t i = 0; i < q.n; i++) out->queries_filtered += flt.per_query && flt.per_query[i];
+  /* the output: checked before the scan, so a run that could not write it fails at once */
+  char *path = NULL;
+  bool partial = o->num_jobs > 0;
+  if (st == VF_OK) {
+    if (o->output) path = vf_strdup(o->output);
+    else if (partial)
+      path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
+                        files->prefix, q.n, flt.tag, o->k, o->job_rank);
+    else
+      path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                        files->prefix, q.n, flt.tag, o->k);
+    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  /* the final ground truth (partials are intermediate: their merge checks their metric) */
+  if (st == VF_OK && !partial && !o->no_file)
+    st = ev_output_check(path, o->metric, o->output != NULL, err);
   bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
   if (o->records && q.kind != o->records->vectors[0].kind)
     st = vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
@@ -993,6 +1060,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     st = vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
                       "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
   if (st != VF_OK) {
+    free(path);
     ev_filters_free(&flt);
     corpus_idexpr_free(prow);
     free(psrc);
@@ -1009,6 +1077,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
                    err);
   if (st != VF_OK) {
+    free(path);
     ev_filters_free(&flt);
     corpus_idexpr_free(prow);
     free(psrc);
@@ -1068,6 +1137,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.single = flt.nowned == 1 && flt.per_query ? flt.per_query[0] : NULL;
   for (uint64_t i = 0; rd.single && i < q.n; i++)
     if (flt.per_query[i] != rd.single) rd.single = NULL;
+  if (st == VF_OK) st = bf_work_init(&rd.work, files, jobs, o->job_rank, err);
   rd.plan = &plan;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
@@ -1080,10 +1150,13 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   pthread_t rtid;
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
+  vf_stage sg;
+  vf_stage_begin(&sg, "brute-force", NULL, NULL, 0);
+  sg.p.files_total = files_in_job;
   bool reader_started = false;
   if (st == VF_OK && multi)
-    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt, psrc,
-                 npsrc, out, err);
+    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
+                 psrc, npsrc, &rd.work, &sg, out, err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -1110,10 +1183,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     score_block(wk, tid, threads);
     out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped + sl->masked;
-    vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
-                      .files_done = sl->fi / jobs, .files_total = files_in_job,
-                      .elapsed_s = vf_now() - t0};
-    vf_progress_emit(&pr);
+    sg.p.files_done = sl->fi / jobs;
+    sg.p.fraction = sl->frac;
+    vf_stage_update(&sg, out->rows_scanned, NULL);
     pthread_mutex_lock(&rd.mu);
     sl->state = 0;
     pthread_cond_broadcast(&rd.cv);
@@ -1156,27 +1228,15 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     }
     free(tmp);
   }
-  char *path = NULL;
   char **kv = NULL;
   int nkv = 0;
   if (st == VF_OK) {
     char cmd5[33];
-    ev_corpus_md5(files, cmd5);
-    bool partial = o->num_jobs > 0;
+    corpus_files_md5(files, cmd5);
     const char *col = o->records ? o->records->vectors[0].name
                       : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
-    st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, jobs, o->job_rank, partial, flt.tag, &kv,
-                        &nkv, err);
-    if (st == VF_OK) {
-      if (o->output) path = vf_strdup(o->output);
-      else if (partial)
-        path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
-                          files->prefix, q.n, flt.tag, o->k, o->job_rank);
-      else
-        path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet", files->prefix,
-                          q.n, flt.tag, o->k);
-      if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+    st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
+                        partial, flt.tag, &kv, &nkv, err);
     if (st == VF_OK && !o->no_file)
       st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
   }
@@ -1208,6 +1268,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     free(rd.slot[i].xx);
     free(rd.slot[i].bad_mask);
   }
+  free(rd.work.before);
   pthread_mutex_destroy(&rd.mu);
   pthread_cond_destroy(&rd.cv);
   for (int t = 0; wk && t < threads; t++) free(wk[t].c);

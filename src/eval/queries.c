@@ -270,6 +270,7 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       first += rg_rows;
       continue;
     }
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     g->rg_read++;
     if (kind == CORPUS_VEC_SPARSE) {
       st = corpus_records_read(rr, rg, first, &bt, NULL, err);
@@ -429,6 +430,7 @@ static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *nex
     uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
     uint64_t hi = base + b;
     if (g->rows[*next] >= hi) continue;
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     g->rg_read++;
     st = corpus_records_read(rr, rg, a, &bt, NULL, err);
     if (st != VF_OK) break;
@@ -628,8 +630,13 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     }
   }
   uint64_t next = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, "generate-queries", "gather", NULL, g.n);
+  sg.p.files_total = files->n;
   for (size_t i = 0; st == VF_OK && i < files->n && next < g.n; i++) {
     if (g.rows[next] >= bases[i + 1]) continue;
+    sg.p.files_done = i;
+    vf_stage_update(&sg, next, NULL);
     st = o->records ? gather_records(&g, i, bases[i], &next, err)
                     : gather_file(&g, i, bases[i], &next, err);
   }

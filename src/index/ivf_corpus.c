@@ -117,6 +117,14 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   vs.distance = p->metric;
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
                              .id = o->id ? o->id : (src->records ? src->id : NULL)};
+  bool have_id = false;
+  for (int i = 0; i < 16; i++) have_id |= p->corpus_id[i] != 0;
+  if (!have_id) { /* the corpus identity in the header: index search checks ground truth by it */
+    char fmd5[33];
+    corpus_files_md5(files, fmd5);
+    const char *idt = o->id ? o->id_text : src->records ? src->id_text : NULL;
+    corpus_identity(fmd5, idt, p->corpus_id, NULL);
+  }
   /* pass 1: rows from the footers (strata of the training sample, default nlist); files
    * without rows are skipped (corpus_plan) */
   uint64_t total = 0;
@@ -131,8 +139,11 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   }
   if (st == VF_OK && total == 0) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix);
   /* pass 2: stream the rows into the builder */
-  double tr0 = vf_now(), last = tr0;
+  double tr0 = vf_now();
   uint64_t done = 0, base = 0, source_bytes = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, p->progress ? p->progress : "index build", "read", NULL, total);
+  sg.p.files_total = files->n;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     if (corpus_plan_skips(&plan, fi)) continue;
     corpus_records *rr = NULL;
@@ -157,12 +168,9 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
       }
       if (st != VF_OK) break;
       done += bt.n;
-      double now = vf_now();
-      if (now - last >= 0.5) {
-        last = now;
-        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files->n, now - t0};
-        vf_progress_emit(&pr);
-      }
+      sg.p.files_done = fi;
+      sg.p.bytes_done = source_bytes;
+      vf_stage_update(&sg, done, NULL);
     }
     if (rr) {
       base += corpus_records_rows(rr);

@@ -36,7 +36,8 @@
  *     ids              the point ids in row order, concatenated
  *     re-rank vectors  rows x dim float32 in list order (position), present when rerank > 0
  *                      and type != flat; else empty
- *   176     16    zero
+ *   176     16    corpus identity (corpus_identity(): md5 of the corpus file list and the id
+ *                 expression), all zero when not recorded (files written before issue 14)
  *   ...           the sections
  *   end-8   8     u64 checksum (ivf_hash, ivf_codes.c) over bytes [0, end-8)
  *
@@ -89,6 +90,7 @@ void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]) {
     put64(out + 64 + 16 * s, h->off[s]);
     put64(out + 72 + 16 * s, h->len[s]);
   }
+  memcpy(out + 64 + 16 * IVF_NSECTIONS, h->corpus_id, 16);
 }
 
 static void hdr_read(const uint8_t *p, ivf_hdr *h) {
@@ -107,6 +109,7 @@ static void hdr_read(const uint8_t *p, ivf_hdr *h) {
     h->off[s] = get64(p + 64 + 16 * s);
     h->len[s] = get64(p + 72 + 16 * s);
   }
+  memcpy(h->corpus_id, p + 64 + 16 * IVF_NSECTIONS, 16);
 }
 
 int ivf_tie_by_id(const void *user, int64_t a, int64_t b) {
@@ -309,6 +312,9 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   double mean = (double)h->rows / h->nlist;
   in->list_max_over_mean = mean > 0 ? (double)lmax / mean : 0.0;
   in->list_balance = h->rows ? (double)sq / (double)h->rows : 0.0;
+  memcpy(in->corpus_id, h->corpus_id, 16);
+  in->has_corpus_id = false;
+  for (int i = 0; i < 16; i++) in->has_corpus_id |= h->corpus_id[i] != 0;
   *out = ix;
   return VF_OK;
 fail:

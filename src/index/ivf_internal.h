@@ -107,9 +107,11 @@ typedef struct ivf_quant {
 
 void ivf_quant_free(ivf_quant *q);
 /*! ivf_pq_train() : codebooks from `n` residuals (n x d), capped at 256*64 rows per
- *  sub-quantizer, few iterations, sub-quantizers trained in parallel. */
+ *  sub-quantizer, few iterations, sub-quantizers trained in parallel.  `progress`: NULL, or the
+ *  phase of a "pq codebooks" stage reporting the sub-quantizers done.  Polls vf_cancelled().
+ *  @return : VF_ENOMEM, VF_ECANCELED. */
 vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, int threads,
-                       vf_error *err);
+                       const char *progress, vf_error *err);
 /*! ivf_rabitq_rotation() : a seeded random orthogonal D x D matrix into q->rot. */
 vf_status ivf_rabitq_rotation(ivf_quant *q, uint64_t seed, vf_error *err);
 
@@ -151,6 +153,7 @@ typedef struct ivf_hdr {
   uint32_t type, nlist, pq_m, rabitq_bits, rerank;
   uint64_t seed, rows, file_bytes;
   uint64_t off[IVF_NSECTIONS], len[IVF_NSECTIONS];
+  uint8_t corpus_id[16]; /* the corpus identity (ivf_params.corpus_id); zero: none recorded */
 } ivf_hdr;
 
 void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]);

@@ -175,12 +175,14 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   bool spherical = opts && opts->spherical;
 
   uint32_t *as = assign ? assign : vf_mallocarray(n, sizeof *as);
+  const char *phase = opts ? opts->progress : NULL;
+  float *dist = phase ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
   float *cn = vf_mallocarray(k, sizeof *cn);
   double *sum = vf_mallocarray(k * d, sizeof *sum);
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm) {
+  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist)) {
     st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k);
     goto done;
   }
@@ -233,9 +235,21 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     }
   }
   if (k == 1) iters = 1;
+  vf_stage sg;
+  if (phase) {
+    vf_stage_begin(&sg, phase, "k-means", "iterations", (uint64_t)iters);
+    vf_stage_update(&sg, 0, "%zu centroids, %zu rows", k, n);
+  }
   for (int it = 0; it < iters; it++) {
+    if ((st = vf_check_cancel(err)) != VF_OK) goto done;
     centroid_norms(centroids, k, d, cn);
-    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, NULL, err)) != VF_OK) goto done;
+    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err)) != VF_OK) goto done;
+    if (phase) { /* the objective of the centroids just used (before this update) */
+      double obj = 0;
+      for (size_t i = 0; i < n; i++)
+        obj += dist[i];
+      vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
+    }
     memset(sum, 0, k * d * sizeof *sum);
     memset(cnt, 0, k * sizeof *cnt);
     for (size_t i = 0; i < n; i++) {
@@ -276,6 +290,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   }
 done:
   if (as != assign) free(as);
+  free(dist);
   free(cn);
   free(sum);
   free(cnt);

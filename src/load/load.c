@@ -13,6 +13,11 @@
  * points it sent for rows before its checkpoint, counted once across resumes), and prepare
  * records in prepare.json whether it found the collection empty — only then can finalize
  * demand equality rather than >=.
+ *
+ * Prepare also records the corpus in the store (store_set_record: the files md5 and the id
+ * expression, "load in progress"; an empty identity when the collection already held points of
+ * another corpus) and finalize marks the load finished, so `bench` can refuse ground truth of
+ * another corpus and warn about a collection whose load never finished (issue 14).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -131,6 +136,8 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   if (st != VF_OK) return st;
   s->state_dir = state_dir_of(cfg, o);
   if (!s->state_dir) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  /* state-file temporaries of killed loads on this host */
+  if ((st = vf_temp_sweep(s->state_dir, NULL, NULL, err)) != VF_OK) return st;
   st = vf_config_files(cfg, &s->files, err);
   if (st != VF_OK) return st;
   if (s->files.n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
@@ -282,6 +289,41 @@ static vf_status lock_state(const char *dir, const char *state_path, int *fd, vf
 
 /* ------------------------------------------------------------------- prepare */
 
+/* The corpus record of a prepared collection (store.h): this corpus when the collection is empty
+ * or already records it, else an unknown identity (points of several corpora). */
+static vf_status record_corpus(const ld_setup *s, store *h, uint64_t stored, vf_error *err) {
+  store_record have, rec;
+  memset(&rec, 0, sizeof rec);
+  bool found = false;
+  vf_status st = store_get_record(h, &have, &found, err);
+  if (st == VF_EUNSUPPORTED) return VF_OK; /* discard */
+  if (st != VF_OK) return st;
+  corpus_files_md5(&s->files, rec.files_md5);
+  snprintf(rec.id_expression, sizeof rec.id_expression, "%s", s->id_text);
+  rec.files = s->files.n;
+  rec.rows = s->total_rows;
+  if (stored > 0 && !(found && strcmp(have.files_md5, rec.files_md5) == 0 &&
+                      corpus_id_expression_same(have.id_expression, rec.id_expression))) {
+    vf_log(VF_LOG_INFO, "collection '%s' already holds %" PRIu64 " points of another or an unknown "
+           "corpus: it records no single corpus (bench checks ground truth by looking its ids up)",
+           s->scfg.collection_name, stored);
+    rec.files_md5[0] = 0;
+  }
+  rec.load_finished = false;
+  return store_set_record(h, &rec, err);
+}
+
+/* finalize: mark the recorded load finished (nothing when the collection records none) */
+static vf_status record_finished(store *h, vf_error *err) {
+  store_record rec;
+  bool found = false;
+  vf_status st = store_get_record(h, &rec, &found, err);
+  if (st == VF_EUNSUPPORTED) return VF_OK;
+  if (st != VF_OK || !found || rec.load_finished) return st;
+  rec.load_finished = true;
+  return store_set_record(h, &rec, err);
+}
+
 static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, vf_error *err) {
   double t0 = vf_now();
   store_config sc = s->scfg;
@@ -292,6 +334,7 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
   if (st == VF_OK) st = store_ensure_collection(h, err);
   if (st == VF_OK) st = store_count(h, true, &before, err);
   if (st == VF_OK) st = store_defer_indexing(h, err);
+  if (st == VF_OK) st = record_corpus(s, h, before, err);
   store_close(h);
   if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
   if (st == VF_OK) {
@@ -593,6 +636,10 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
   if (st == VF_OK) st = store_count(h, true, &count, err);
   bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
+  /* the count verified below; only then is the recorded load marked finished */
+  bool exact = was_empty && skipped == 0;
+  bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));
+  if (st == VF_OK && count_ok) st = record_finished(h, err);
   store_close(h);
   if (st != VF_OK) return st;
   rep->stored = count;
@@ -604,8 +651,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
     vf_log(VF_LOG_WARN, "collection '%s' holds %" PRIu64 " points; no load state in %s, so the "
            "count is not verified", s->scfg.collection_name, count, s->state_dir);
   } else {
-    bool exact = was_empty && skipped == 0;
-    if (count < expected || (exact && count != expected))
+    if (!count_ok)
       return vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
                           PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
                           exact ? "exactly that many" : "at least that many",

@@ -4,7 +4,10 @@
  *
  * Layout of <path>/<collection>/:
  *   collection.json                        the vectors spec (written atomically), one vector per
- *                                          line so a mismatch can be reported line by line
+ *                                          line so a mismatch can be reported line by line; after
+ *                                          `load prepare` also "corpus" (the corpus record of
+ *                                          store.h) and "load" ("in progress" | "finalized"),
+ *                                          which the spec comparison ignores
  *   seg-<seq:20 digits>-<writer>.parquet   segments, written by pqt_writer (temp + rename: a
  *                                          segment is visible only once committed)
  *   .seq                                   the sequence counter (flock'ed while incremented)
@@ -30,7 +33,11 @@
  * that is the stated limit of this store.  Finalize (enable_indexing)
  * compacts: every segment holding superseded rows is rewritten in place without them (each
  * rewrite is atomic; a crash half-way leaves a consistent store, since only losers are dropped),
- * after which each id is stored in exactly one segment row.
+ * after which each id is stored in exactly one segment row.  Compaction and the index build
+ * report progress (stages "compact", "read ids", "read vectors", then the builder's) and poll
+ * vf_cancelled(); an interrupted finalize leaves a consistent store (every rewrite is atomic)
+ * that the next finalize completes.  Temporaries of killed writers on this host are swept when a
+ * handle first touches the collection (ensure_collection; util.h "Temporary names").
  *
  * Memory while writing: pqt_writer buffers one row group (row_group_rows is derived from
  * `row_group_bytes`, 32 MiB by default) and flushes it; a segment rolls over after
@@ -143,6 +150,7 @@ typedef struct local_store {
   char writer_id[128];
   int64_t segment_rows, rg_bytes;
   bool verified; /* collection.json matched this handle's spec */
+  bool swept;    /* the collection directory was swept of dead writers' temporaries */
   bool recreate_pending;
   /* the open segment */
   pqt_writer *w;
@@ -163,6 +171,7 @@ typedef struct local_store {
   ls_cache cache;
   bool stream_logged; /* the "searching by streaming scan" notice was logged */
   ls_index_params ixp;
+  const char *progress; /* while finalizing: the phase of progress events (else silent) */
   ivf_index *ix;      /* the open index of vector ix_vec (NULL: none usable, exact scan) */
   int ix_vec;
   uint64_t ix_gen;    /* view generation the manifest was checked against */
@@ -502,11 +511,25 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
   return st;
 }
 
+/* The end of the vectors spec in a collection.json text (just past "\n ]"), or 0 when absent;
+ * what follows is the corpus record (ls_set_record), not part of the spec. */
+static size_t ls_spec_end(const char *text) {
+  const char *e = strstr(text, "\n ]");
+  return e ? (size_t)(e - text) + 3 : 0;
+}
+
+/* a collection.json text with its record dropped, as ls_spec_json() writes it */
+static void ls_spec_only(char *text, size_t cap) {
+  size_t e = ls_spec_end(text);
+  if (e && text[e] == ',' && e + 3 <= cap) memcpy(text + e, "}\n", 3);
+}
+
 static vf_status ls_verify(local_store *s, vf_error *err) {
   if (s->verified) return VF_OK;
   char *have = NULL;
   size_t len = 0;
   vf_status st = read_small_file(s->json_path, &have, &len, err);
+  if (st == VF_OK) ls_spec_only(have, len + 1);
   if (st == VF_ENOTFOUND)
     return vf_error_set(err, VF_ENOTFOUND,
                         "collection '%s' does not exist in %s (create it first: load prepare / "
@@ -584,6 +607,10 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
                         base->collection, s->dir);
   vf_status st = vf_mkdir_p(s->dir, 0777, err);
   if (st != VF_OK) return st;
+  if (!s->swept) { /* segments, manifests, index spills that killed writers on this host left */
+    s->swept = true;
+    if ((st = vf_temp_sweep(s->dir, NULL, NULL, err)) != VF_OK) return st;
+  }
   s->verified = false;
   s->view.valid = false;
   /* recreate is one-shot: a handle drops the old collection at most once */
@@ -920,7 +947,11 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
     goto out;
   }
+  vf_stage pg;
+  vf_stage_begin(&pg, s->progress, "read ids", "segments", (uint64_t)n);
   for (int i = 0; i < n; i++) {
+    if (s->progress) vf_stage_update(&pg, (uint64_t)i, NULL);
+    if (s->progress && (st = vf_check_cancel(err)) != VF_OK) goto out;
     ls_seg *sg = &v->segs[i];
     sg->name = names[i];
     names[i] = NULL;
@@ -1320,6 +1351,10 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
   const char **ids = NULL;
   size_t *lens = NULL, cap = 0;
   vf_status st = VF_OK;
+  char stage[96];
+  snprintf(stage, sizeof stage, "index of '%.60s': read vectors", sp->name);
+  vf_stage pg;
+  vf_stage_begin(&pg, s->progress ? s->progress : "index build", stage, NULL, v->count);
   for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
     const ls_seg *sg = &v->segs[si];
     pqt_file *f = NULL;
@@ -1361,9 +1396,11 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
         m2++;
       }
       if (m2) st = ivf_builder_add(b, keep, m2, ids, lens, err);
-      if (st != VF_OK) vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
+      if (st != VF_OK && st != VF_ECANCELED)
+        vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
       *added += m2;
       row += dn.rows;
+      vf_stage_update(&pg, *added, NULL);
     }
     pqt_close(f);
   }
@@ -1407,6 +1444,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       p.rabitq_bits = ip->rabitq_bits;
       p.rerank = ip->rerank;
       p.seed = ip->seed;
+      p.progress = s->progress;
       ivf_builder *b = NULL;
       uint64_t added = 0;
       double t0 = vf_now();
@@ -1439,7 +1477,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
         vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
                "searches scan %u lists) in %.1f s", s->base.collection, ivf_code_name(rep.type),
                sp->name, (unsigned long long)added, rep.nlist, nprobe, vf_now() - t0);
-      else
+      else if (st != VF_ECANCELED)
         vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
     }
     free(path);
@@ -1996,6 +2034,7 @@ static vf_status ls_rewrite_segment(local_store *s, ls_seg *sg, vf_error *err) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: row count changed", pqt_name(f), g);
       goto out;
     }
+    if ((st = vf_check_cancel(err)) != VF_OK) goto out;
     if ((st = pqt_read_leaves(f, g, leaves, nc, ld, err)) != VF_OK) goto out;
     uint8_t *k2 = vf_realloc(keep, nrows ? (size_t)nrows : 1);
     if (!k2) {
@@ -2050,7 +2089,13 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
   s->view.valid = false;
   if ((st = ls_view_build(s, err)) == VF_OK && s->view.total_rows != s->view.count) {
     uint64_t before = s->view.total_rows;
+    vf_stage pg;
+    vf_stage_begin(&pg, s->progress, "compact", "segments", (uint64_t)s->view.nsegs);
     for (int i = 0; i < s->view.nsegs && st == VF_OK; i++) {
+      if (s->progress)
+        vf_stage_update(&pg, (uint64_t)i, "%llu rows to %llu points", (unsigned long long)before,
+                        (unsigned long long)s->view.count);
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       ls_seg *sg = &s->view.segs[i];
       int64_t winners = 0;
       for (int64_t r = 0; r < sg->nrows; r++)
@@ -2067,6 +2112,9 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
         st = ls_rewrite_segment(s, sg, err);
       }
     }
+    if (st == VF_OK && s->progress)
+      vf_stage_update(&pg, (uint64_t)s->view.nsegs, "%llu rows to %llu points",
+                      (unsigned long long)before, (unsigned long long)s->view.count);
     if (st == VF_OK)
       vf_log(VF_LOG_INFO, "collection '%s': compacted %llu rows to %llu points", s->base.collection,
              (unsigned long long)before, (unsigned long long)s->view.count);
@@ -2084,9 +2132,11 @@ static vf_status ls_defer_indexing(store *base, vf_error *err) {
 
 static vf_status ls_enable_indexing(store *base, vf_error *err) {
   local_store *s = (local_store *)base;
+  s->progress = "finalize";
   vf_status st = ls_compact(s, err);
-  if (st != VF_OK) return st;
-  return ls_build_indexes(s, err);
+  if (st == VF_OK) st = ls_build_indexes(s, err);
+  s->progress = NULL;
+  return st;
 }
 
 static vf_status ls_wait_indexed(store *base, double timeout_s, vf_error *err) {
@@ -2128,6 +2178,73 @@ static void ls_close(store *base) {
   free(s);
 }
 
+/* ------------------------------------------------- the corpus record (store.h) */
+
+/* collection.json: the spec as ls_spec_json() wrote it, then ",\n \"corpus\": {...},\n
+ * \"load\": \"in progress\"|\"finalized\"}" (written atomically, so a reader sees one or the
+ * other) */
+static vf_status ls_set_record(store *base, const store_record *r, vf_error *err) {
+  local_store *s = (local_store *)base;
+  char *have = NULL;
+  size_t len = 0;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
+  size_t e = st == VF_OK ? ls_spec_end(have) : 0;
+  if (st == VF_OK && !e)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after",
+                      s->json_path);
+  vf_buf b;
+  vf_buf_init(&b, LS_MAX_JSON);
+  if (st == VF_OK) st = vf_buf_append(&b, have, e, err);
+  if (st == VF_OK) st = vf_json_raw(&b, ",\n \"corpus\": ", err);
+  if (st == VF_OK) st = store_record_json(&b, r, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n",
+                       r->load_finished ? "finalized" : "in progress");
+  if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
+  vf_buf_free(&b);
+  free(have);
+  return st;
+}
+
+static vf_status ls_get_record(store *base, store_record *out, bool *found, vf_error *err) {
+  local_store *s = (local_store *)base;
+  char *have = NULL;
+  size_t len = 0;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  if (st == VF_OK) st = qj_parse(have, len, s->json_path, &doc, err);
+  if (st == VF_OK) {
+    const qj_val *c = qj_get(&doc, "corpus"), *l = qj_get(&doc, "load");
+    *found = c && store_record_from_json(c, out);
+    out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+  }
+  qj_free(&doc);
+  free(have);
+  return st;
+}
+
+static vf_status ls_contains(store *base, const corpus_id *ids, size_t n, bool *found,
+                             vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = ls_view_build(s, err);
+  const ls_view *v = &s->view;
+  for (size_t i = 0; st == VF_OK && i < n && v->cap; i++) {
+    uint64_t a, b;
+    ls_key_of(&ids[i], &a, &b);
+    uint8_t u = ids[i].is_uuid ? 1 : 0;
+    for (size_t h = ls_hash(a, b, u) & (v->cap - 1); v->tab[h].seg >= 0; h = (h + 1) & (v->cap - 1))
+      if (v->tab[h].a == a && v->tab[h].b == b && v->tab[h].is_uuid == u) {
+        found[i] = true;
+        break;
+      }
+  }
+  return st;
+}
+
 static const store_vtable local_vt = {
     .type = "local",
     .ensure_collection = ls_ensure_collection,
@@ -2140,6 +2257,9 @@ static const store_vtable local_vt = {
     .search = ls_search,
     .close = ls_close,
     .search_filtered = ls_search_impl,
+    .set_record = ls_set_record,
+    .get_record = ls_get_record,
+    .contains = ls_contains,
 };
 
 static void ls_writer_id(char *out, size_t cap) {

@@ -434,8 +434,11 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
   double t0 = vf_now(), green_since = -1;
   bool grey_triggered = false;
   char last[32] = "unknown";
+  vf_stage sg;
+  vf_stage_begin(&sg, "finalize", "wait for green", "s", 0);
   for (;;) {
-    vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+    vf_status st = vf_check_cancel(err);
+    if (st == VF_OK) st = qd_call(q, "GET", "", NULL, false, NULL, err);
     if (st != VF_OK) return st;
     const qj_val *os = qj_path(&q->doc, "result.optimizer_status");
     const qj_val *oe = qj_get(os, "error");
@@ -448,6 +451,7 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
       vf_log(VF_LOG_INFO, "qdrant: collection '%s' status %s", s->collection, status);
     snprintf(last, sizeof last, "%s", status);
     double now = vf_now();
+    vf_stage_update(&sg, (uint64_t)(now - t0), "collection '%s' %s", s->collection, status);
     if (strcmp(status, "red") == 0)
       return vf_error_set(err, VF_ENET,
                           "qdrant collection '%s': status red (an operation failed and was not "
@@ -1059,9 +1063,96 @@ static void qd_close(store *s) {
   free(q);
 }
 
-static const store_vtable qdrant_vt = {"qdrant",  qd_ensure, qd_defer,  qd_enable, qd_wait,
-                                       qd_upsert, qd_flush,  qd_count,  qd_search, qd_close,
-                                       qd_search_impl};
+/* ------------------------------------------------- the corpus record (store.h) */
+
+#define QD_RECORD_KEY "vforge_corpus" /* collection metadata: the corpus record */
+#define QD_LOAD_KEY "vforge_load"     /* "in progress" from prepare until finalize, "finalized" */
+#define QD_LOOKUP_BATCH 1000          /* ids per retrieve request */
+
+static vf_status qd_set_record(store *s, const store_record *r, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_buf b;
+  vf_buf_init(&b, 1 << 20);
+  vf_status st = vf_json_raw(&b, "{\"metadata\":{\"" QD_RECORD_KEY "\":", err);
+  if (st == VF_OK) st = store_record_json(&b, r, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\"" QD_LOAD_KEY "\":\"%s\"}}",
+                       r->load_finished ? "finalized" : "in progress");
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  if (st == VF_OK) st = qd_patch(q, (const char *)b.data, err);
+  vf_buf_free(&b);
+  return st;
+}
+
+static vf_status qd_get_record(store *s, store_record *out, bool *found, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  long status = 0;
+  vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
+  if (st != VF_OK) return st;
+  if (status == 404)
+    return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist", s->collection);
+  const qj_val *r = qj_path(&q->doc, "result.config.metadata." QD_RECORD_KEY);
+  const qj_val *l = qj_path(&q->doc, "result.config.metadata." QD_LOAD_KEY);
+  *found = r && store_record_from_json(r, out);
+  out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+  return VF_OK;
+}
+
+static const corpus_id *g_qd_sort_ids; /* qsort has no user pointer in C17 (single-threaded use) */
+static int qd_idx_cmp(const void *a, const void *b) {
+  return store_id_cmp(&g_qd_sort_ids[*(const size_t *)a], &g_qd_sort_ids[*(const size_t *)b]);
+}
+
+static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_status st = VF_OK;
+  size_t *ord = vf_mallocarray(QD_LOOKUP_BATCH, sizeof *ord);
+  if (!ord) return qd_nomem(err);
+  for (size_t b0 = 0; st == VF_OK && b0 < n; b0 += QD_LOOKUP_BATCH) {
+    size_t m = n - b0 < QD_LOOKUP_BATCH ? n - b0 : QD_LOOKUP_BATCH;
+    vf_buf_reset(&q->body);
+    st = vf_json_raw(&q->body, "{\"ids\":[", err);
+    for (size_t i = 0; st == VF_OK && i < m; i++) {
+      char t[37];
+      store_id_format(&ids[b0 + i], t);
+      st = ids[b0 + i].is_uuid ? vf_buf_printf(&q->body, err, "%s\"%s\"", i ? "," : "", t)
+                               : vf_buf_printf(&q->body, err, "%s%s", i ? "," : "", t);
+    }
+    if (st == VF_OK)
+      st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
+    if (st == VF_OK) st = qd_call(q, "POST", "/points", &q->body, false, NULL, err);
+    const qj_val *res = st == VF_OK ? qj_get(&q->doc, "result") : NULL;
+    if (st == VF_OK && (!res || res->t != QJ_ARR))
+      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the retrieve response has no result "
+                        "list", s->collection);
+    for (size_t i = 0; i < m; i++) ord[i] = b0 + i;
+    g_qd_sort_ids = ids;
+    qsort(ord, m, sizeof *ord, qd_idx_cmp);
+    g_qd_sort_ids = NULL;
+    for (size_t j = 0; st == VF_OK && j < res->n; j++) {
+      const qj_val *id = qj_get(&res->items[j], "id");
+      corpus_id got;
+      bool ok = id && (id->t == QJ_STR   ? store_id_parse(id->str, strlen(id->str), &got)
+                       : id->t == QJ_NUM ? store_id_parse(id->raw, id->raw_len, &got)
+                                         : false);
+      if (!ok) continue;
+      size_t lo = 0, hi = m;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store_id_cmp(&ids[ord[mid]], &got) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      for (; lo < m && store_id_cmp(&ids[ord[lo]], &got) == 0; lo++) found[ord[lo]] = true;
+    }
+  }
+  free(ord);
+  return st;
+}
+
+static const store_vtable qdrant_vt = {"qdrant",       qd_ensure,     qd_defer,      qd_enable,
+                                       qd_wait,        qd_upsert,     qd_flush,      qd_count,
+                                       qd_search,      qd_close,      qd_search_impl, qd_set_record,
+                                       qd_get_record,  qd_contains};
 
 /* store_qdrant_set_search(): see store.h. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err) {

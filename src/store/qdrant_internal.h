@@ -42,6 +42,15 @@ size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
  *  when there is none. */
 size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected);
 
+/* --------------------------------------------------- the corpus record (store.h) */
+
+struct store_record;
+/*! store_record_json() : append the record as a JSON object {"files_md5", "id_expression",
+ *  "files", "rows"} (the load state is kept beside it by each backend). */
+vf_status store_record_json(vf_buf *b, const struct store_record *r, vf_error *err);
+/*! store_record_from_json() : fill `r` from such an object; false when it is not one. */
+bool store_record_from_json(const qj_val *v, struct store_record *r);
+
 /* ------------------------------------------------------- serialization */
 
 #define QD_F32_MAX_CHARS 16

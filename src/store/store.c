@@ -7,8 +7,10 @@
  * a byte is written (issue 3: never a silent "errors: 3" at the end).
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "qdrant_internal.h"
 #include "vforge/config.h"
 #include "vforge/store.h"
 
@@ -255,6 +257,51 @@ vf_status store_flush(store *s, vf_error *err) {
 }
 vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err) {
   return s->vt->count(s, exact, out, err);
+}
+
+/* store_record_json(): see qdrant_internal.h. */
+vf_status store_record_json(vf_buf *b, const store_record *r, vf_error *err) {
+  vf_status st = vf_json_raw(b, "{\"files_md5\": ", err);
+  if (st == VF_OK) st = vf_json_string(b, r->files_md5, strlen(r->files_md5), err);
+  if (st == VF_OK) st = vf_json_raw(b, ", \"id_expression\": ", err);
+  if (st == VF_OK) st = vf_json_string(b, r->id_expression, strlen(r->id_expression), err);
+  if (st == VF_OK)
+    st = vf_buf_printf(b, err, ", \"files\": %llu, \"rows\": %llu}", (unsigned long long)r->files,
+                       (unsigned long long)r->rows);
+  return st;
+}
+
+/* store_record_from_json(): see qdrant_internal.h. */
+bool store_record_from_json(const qj_val *v, store_record *r) {
+  const qj_val *m = qj_get(v, "files_md5"), *e = qj_get(v, "id_expression");
+  const qj_val *f = qj_get(v, "files"), *n = qj_get(v, "rows");
+  if (!m || m->t != QJ_STR || strlen(m->str) > 32 || !e || e->t != QJ_STR) return false;
+  snprintf(r->files_md5, sizeof r->files_md5, "%s", m->str);
+  snprintf(r->id_expression, sizeof r->id_expression, "%s", e->str);
+  r->files = f && f->t == QJ_NUM && f->num >= 0 ? (uint64_t)f->num : 0;
+  r->rows = n && n->t == QJ_NUM && n->num >= 0 ? (uint64_t)n->num : 0;
+  return true;
+}
+
+vf_status store_set_record(store *s, const store_record *r, vf_error *err) {
+  if (!s->vt->set_record)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no corpus record", s->vt->type);
+  return s->vt->set_record(s, r, err);
+}
+
+vf_status store_get_record(store *s, store_record *out, bool *found, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  *found = false;
+  if (!s->vt->get_record)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no corpus record", s->vt->type);
+  return s->vt->get_record(s, out, found, err);
+}
+
+vf_status store_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err) {
+  if (!s->vt->contains)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store cannot look point ids up", s->vt->type);
+  for (size_t i = 0; i < n; i++) found[i] = false;
+  return n ? s->vt->contains(s, ids, n, found, err) : VF_OK;
 }
 
 vf_status store_upsert(store *s, const corpus_batch *batch, vf_error *err) {

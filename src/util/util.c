@@ -349,6 +349,38 @@ void vf_progress_emit(const vf_progress *p) {
   if (fn && p) fn(g_progress_user, p);
 }
 
+/* vf_stage_begin(): see util.h. */
+void vf_stage_begin(vf_stage *s, const char *phase, const char *stage, const char *unit,
+                    uint64_t total) {
+  memset(s, 0, sizeof *s);
+  s->p.phase = phase;
+  s->p.stage = stage;
+  s->p.unit = unit;
+  s->p.rows_total = total;
+  s->t0 = vf_now();
+  s->last = -1;
+}
+
+/* vf_stage_update(): see util.h. */
+void vf_stage_update(vf_stage *s, uint64_t done, const char *detail_fmt, ...) {
+  if (!g_progress_fn) return;
+  double now = vf_now();
+  bool end = s->p.rows_total > 0 && done >= s->p.rows_total;
+  if (s->last >= 0 && !end && now - s->last < VF_STAGE_EVERY_S) return;
+  s->last = now;
+  s->p.rows_done = done;
+  s->p.elapsed_s = now - s->t0;
+  s->p.detail = NULL;
+  if (detail_fmt) {
+    va_list ap;
+    va_start(ap, detail_fmt);
+    int n = vsnprintf(s->detail, sizeof s->detail, detail_fmt, ap);
+    va_end(ap);
+    if (n > 0) s->p.detail = s->detail;
+  }
+  vf_progress_emit(&s->p);
+}
+
 /* ------------------------------------------------------------------ time */
 
 double vf_now(void) {

@@ -179,7 +179,8 @@ static void fixture_make(fixture *f, const char *name, const char *params) {
     f->rows[qi] = (size_t)qi;
   }
   f->q = (bench_queries){.n = NQ, .dim = D, .vectors = f->qv, .ids = f->qids, .column = "v"};
-  f->t = (bench_truth){NQ, K, f->qids, f->hits, f->scores, f->counts};
+  f->t = (bench_truth){.n = NQ, .k = K, .qids = f->qids, .hit_ids = f->hits, .scores = f->scores,
+                       .counts = f->counts};
 }
 
 static void fixture_free(fixture *f) {
