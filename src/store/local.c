@@ -445,6 +445,8 @@ static void ls_vector_text(corpus_vec_kind kind, int dim, const char *distance, 
  * different schema names the first vector that differs and both of its definitions. */
 static vf_status ls_compare_spec(local_store *s, const char *path, const char *have,
                                  size_t len, vf_error *err) {
+  /* the corpus record after "vectors" (ls_set_record) is read past: only format and vectors
+   * are compared */
   const char *c = s->base.collection;
   qj_val doc;
   memset(&doc, 0, sizeof doc);
@@ -518,18 +520,11 @@ static size_t ls_spec_end(const char *text) {
   return e ? (size_t)(e - text) + 3 : 0;
 }
 
-/* a collection.json text with its record dropped, as ls_spec_json() writes it */
-static void ls_spec_only(char *text, size_t cap) {
-  size_t e = ls_spec_end(text);
-  if (e && text[e] == ',' && e + 3 <= cap) memcpy(text + e, "}\n", 3);
-}
-
 static vf_status ls_verify(local_store *s, vf_error *err) {
   if (s->verified) return VF_OK;
   char *have = NULL;
   size_t len = 0;
   vf_status st = read_small_file(s->json_path, &have, &len, err);
-  if (st == VF_OK) ls_spec_only(have, len + 1);
   if (st == VF_ENOTFOUND)
     return vf_error_set(err, VF_ENOTFOUND,
                         "collection '%s' does not exist in %s (create it first: load prepare / "
