@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything vforge builds and tests with: Debian -dev packages (found via pkg-config)
-# the npm oracles (DuckDB, arrow-rs via parquet-wasm) from the committed lock file, and the PyPI
+# the npm oracles (DuckDB, arrow-rs via parquet-wasm; ajv and @grpc/grpc-js + @grpc/proto-loader
+# for the Qdrant stand-in's REST and gRPC sides) from the committed lock file, and the PyPI
 # packages of requirements.lock (pyarrow, polars, duckdb, faiss-cpu, pytest, ...) into .venv.
 # Idempotent: skips apt-get when every package is already present.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(build-essential cmake pkg-config
       libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev
-      libcurl4-openssl-dev libyaml-dev libopenblas-dev
+      libcurl4-openssl-dev libyaml-dev  # libcurl with HTTP/2 (nghttp2): Qdrant gRPC
       clang llvm libclang-rt-14-dev)
+pkgs+=(libopenblas0) # the BLAS, opened at run time (dlopen; src/util/blas.c): no headers needed
 pkgs+=(dataset-fashion-mnist) # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (vforge convert)
 pkgs+=(ceph-mon ceph-osd radosgw) # a real S3 (Ceph radosgw, memstore OSD) for remote-corpus tests
 pkgs+=(nginx-light openssl)         # HuggingFace / HTTP stand-in

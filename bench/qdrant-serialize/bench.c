@@ -1,9 +1,12 @@
 /*
- * bench/qdrant-serialize — JSON serialisation speed of the Qdrant upsert body (issue 4 "Done
- * when": >= 50k 768-d points/s per core).  One thread builds PointsList bodies of
- * `batch` points (UUID ids, one named 768-d dense vector of values in [-1, 1) like normalised
- * embeddings, a small payload) with the store's own serializer (qd_points_json, the code path
- * of store_upsert), repeatedly for at least `seconds`, and reports points/s and MB/s of JSON.
+ * bench/qdrant-serialize — serialisation of Qdrant upserts, REST (JSON PointsList, issue 4) and
+ * gRPC (protobuf UpsertPoints, issue 18) side by side in one run.  One thread builds the
+ * request bodies of `batch` points (UUID ids, one named `dim`-d dense vector of values in
+ * [-0.1, 0.1) like normalised embeddings, a small payload {"text": "...", "n": i}) with the
+ * store's own serializers (qd_points_json and qdg_points_pb, the code paths of store_upsert),
+ * repeatedly for at least `seconds` of thread CPU time each, and reports points/s per core and
+ * bytes on the wire per point for each, and their ratios.
+ * Targets (issue 18): gRPC >= 220k 768-d points/s per core; REST no slower than 72k.
  * Usage: qdrant-serialize [points=100000] [dim=768] [batch=1000] [seconds=3]
  * Output: one JSON object on stdout.
  */
@@ -12,6 +15,7 @@
 #include <time.h>
 
 #include "store/qdrant_internal.h"
+#include "store/qdrant_pb.h"
 #include "vforge/store.h"
 
 static double now_cpu(void) {
@@ -19,6 +23,11 @@ static double now_cpu(void) {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+typedef struct side {
+  uint64_t points, bytes;
+  double cpu;
+} side;
 
 int main(int argc, char **argv) {
   size_t npts = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
@@ -63,47 +72,72 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  vf_buf body;
+  vf_buf body, scratch;
   vf_buf_init(&body, 0);
-  uint64_t points = 0, bytes = 0;
-  double t0 = now_cpu(), w0 = vf_now();
-  while (now_cpu() - t0 < secs) {
-    for (size_t off = 0; off + batch <= npts; off += batch) {
-      corpus_vec_batch vb = {"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, dim,
-                             dense + off * (size_t)dim, NULL, NULL, NULL, NULL, NULL};
-      corpus_batch b = {0};
-      b.n = batch;
-      b.ids = ids + off;
-      b.nvectors = 1;
-      b.vectors = &vb;
-      b.payload = pay;
-      b.payload_offsets = poff + off;
-      int map[1];
-      if (store_check_batch(s, &b, map, &err) != VF_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
+  vf_buf_init(&scratch, 0);
+  side sides[2] = {{0, 0, 0}, {0, 0, 0}}; /* 0: REST JSON, 1: gRPC protobuf */
+  for (int k = 0; k < 2; k++) {
+    double t0 = now_cpu();
+    while (now_cpu() - t0 < secs) {
+      for (size_t off = 0; off + batch <= npts; off += batch) {
+        corpus_vec_batch vb = {"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, dim,
+                               dense + off * (size_t)dim, NULL, NULL, NULL, NULL, NULL};
+        corpus_batch b = {0};
+        b.n = batch;
+        b.ids = ids + off;
+        b.nvectors = 1;
+        b.vectors = &vb;
+        b.payload = pay;
+        b.payload_offsets = poff + off;
+        int map[1];
+        if (store_check_batch(s, &b, map, &err) != VF_OK) {
+          fprintf(stderr, "%s\n", err.msg);
+          return 1;
+        }
+        vf_buf_reset(&body);
+        vf_status st;
+        if (k == 0) { /* what qd_upsert sends: {"points":[...]} */
+          bool first = true;
+          vf_buf_append(&body, "{\"points\":[", 11, NULL);
+          st = qd_points_json(s, &b, map, 0, batch, &first, &body, &err);
+          vf_buf_append(&body, "]}", 2, NULL);
+        } else { /* what qdg_upsert sends: the gRPC frame, collection_name, wait, points */
+          vf_buf_reserve(&body, 5, NULL);
+          body.len = 5;
+          qpb_add_bytes(&body, 1, "bench", 5, NULL);
+          qpb_add_varint(&body, 2, 0, NULL);
+          st = qdg_points_pb(s, &b, map, 0, batch, &scratch, &body, &err);
+        }
+        if (st != VF_OK) {
+          fprintf(stderr, "%s\n", err.msg);
+          return 1;
+        }
+        sides[k].points += batch;
+        sides[k].bytes += body.len;
       }
-      vf_buf_reset(&body);
-      bool first = true;
-      vf_buf_append(&body, "{\"points\":[", 11, NULL);
-      if (qd_points_json(s, &b, map, 0, batch, &first, &body, &err) != VF_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-      }
-      vf_buf_append(&body, "]}", 2, NULL);
-      points += batch;
-      bytes += body.len;
     }
+    sides[k].cpu = now_cpu() - t0;
   }
-  double cpu = now_cpu() - t0, wall = vf_now() - w0;
-  printf("{\"dim\":%d,\"batch\":%zu,\"points\":%llu,\"cpu_seconds\":%.3f,\"wall_seconds\":%.3f,"
-         "\"points_per_s_per_core\":%.0f,\"json_mb_per_s\":%.1f,\"bytes_per_point\":%.0f,"
-         "\"target_points_per_s\":50000,\"meets_target\":%s}\n",
-         dim, batch, (unsigned long long)points, cpu, wall, (double)points / cpu,
-         (double)bytes / cpu / 1e6, (double)bytes / (double)points,
-         (double)points / cpu >= 50000 ? "true" : "false");
+  double rest_pps = (double)sides[0].points / sides[0].cpu;
+  double grpc_pps = (double)sides[1].points / sides[1].cpu;
+  double rest_bpp = (double)sides[0].bytes / (double)sides[0].points;
+  double grpc_bpp = (double)sides[1].bytes / (double)sides[1].points;
+  printf("{\"dim\":%d,\"batch\":%zu,"
+         "\"rest\":{\"points\":%llu,\"cpu_seconds\":%.3f,\"points_per_s_per_core\":%.0f,"
+         "\"mb_per_s\":%.1f,\"bytes_per_point\":%.0f,\"target_points_per_s\":72000,"
+         "\"meets_target\":%s},"
+         "\"grpc\":{\"points\":%llu,\"cpu_seconds\":%.3f,\"points_per_s_per_core\":%.0f,"
+         "\"mb_per_s\":%.1f,\"bytes_per_point\":%.0f,\"target_points_per_s\":220000,"
+         "\"meets_target\":%s},"
+         "\"grpc_over_rest_points_per_s\":%.2f,\"rest_over_grpc_bytes\":%.2f}\n",
+         dim, batch, (unsigned long long)sides[0].points, sides[0].cpu, rest_pps,
+         (double)sides[0].bytes / sides[0].cpu / 1e6, rest_bpp, rest_pps >= 72000 ? "true" : "false",
+         (unsigned long long)sides[1].points, sides[1].cpu, grpc_pps,
+         (double)sides[1].bytes / sides[1].cpu / 1e6, grpc_bpp,
+         grpc_pps >= 220000 ? "true" : "false", grpc_pps / rest_pps, rest_bpp / grpc_bpp);
   store_close(s);
   vf_buf_free(&body);
+  vf_buf_free(&scratch);
   vf_buf_free(&pay);
   free(dense);
   free(ids);

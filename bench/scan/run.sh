@@ -1,36 +1,51 @@
 #!/usr/bin/env bash
-# bench/scan: vforge scan vs DuckDB's single-thread scan of the same 100k x 768 float file
-# (uncompressed and zstd), and vs memcpy bandwidth over the same number of bytes.
-# Usage: bench/scan/run.sh [path/to/vforge] [rows]   (needs node + tests/oracle/node_modules)
+# bench/scan: the parquet read path on files as the field writes them (issue 16), every side in
+# one run: vforge scan vs DuckDB vs pyarrow vs polars, each at 1 and 2 threads (whole-process
+# wall, best of RUNS, peak RSS and CPU of each child), beside the physical floors (memcpy of the
+# decoded bytes; the bare zstd/snappy decompressor over the same pages), with the issue's ratios
+# and targets printed per file and a markdown summary table at the end.
+#
+# Usage: bench/scan/run.sh [path/to/vforge] [rows=100000]
+#   env: DIM (768), THREADS (1,2), RUNS (3), TIMEOUT (300 s per run), READERS
+#        (vforge,duckdb,pyarrow,polars), BATCH_ROWS (1024: the output batch in the RSS target),
+#        FILES (default: duckdb_default_zstd pyarrow_default polars_default spark_128m_uncompressed
+#        spark_128m_snappy fmnist; also duckdb_rg10240_uncompressed duckdb_rg10240_zstd, the layout
+#        bench/RESULTS.md measured before issue 16), FMNIST (train | t10k: 10000 rows, for a quick run),
+#        VF_BENCH_OUT (bench/out: where the files and the compiled tools go)
+#   A quick end-to-end check: RUNS=1 FMNIST=t10k bench/scan/run.sh build/vforge 2000
+# Files (written once, kept): $VF_BENCH_OUT/scan/<rows>x<dim>/ — (a) duckdb_default_zstd: DuckDB's
+# defaults, zstd (one row group for 100k rows); (b) pyarrow_default, polars_default; (c)
+# spark_128m_{uncompressed,snappy}: one ~128 MiB row group, 1 MiB pages; (d) fmnist: Fashion-MNIST
+# via `vforge convert` (real data; the others are random floats).  What each file is:
+# bench/scan/gen_files.py.  Needs the pinned .venv (scripts/install-deps.sh), node with
+# tests/oracle/node_modules (the DuckDB reader), cc with libzstd-dev and libsnappy-dev.
 set -euo pipefail
-vf=${1:-build/vforge}
-rows=${2:-100000}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out="$root/bench/out/scan"
-mkdir -p "$out"
-oracle="$root/tests/oracle"
-[ -d "$oracle/node_modules/@duckdb" ] || (cd "$oracle" && npm ci --no-audit --no-fund --loglevel=error)
-if [ ! -f "$out/vec_${rows}_uncompressed.parquet" ] || [ ! -f "$out/vec_${rows}_zstd.parquet" ]; then
-  node "$here/gen_scan_data.mjs" "$out" "$rows"
-fi
-cc -O2 -o "$out/memcpy_bw" "$here/memcpy_bw.c"
-threads=$("$vf" --help >/dev/null 2>&1; nproc)
-printf '%-14s %10s %10s %10s %10s %12s %10s %10s %10s\n' codec vf_1t_s vf_${threads}t_s duckdb_1t_s memcpy_s "vf MB/s" "x duck 1t" "x duck ${threads}t" "memcpy/vf"
-for codec in uncompressed zstd; do
-  f="$out/vec_${rows}_${codec}.parquet"
-  # warm the page cache, then best of 3 for each side
-  "$vf" scan "$f" --columns emb --json >/dev/null
-  best() { python3 -c 'import sys,json; print(min(json.loads(l)[sys.argv[1]] for l in sys.stdin if l.strip()))' "$1"; }
-  v1=$(for i in 1 2 3; do "$vf" --threads 1 scan "$f" --columns emb --json 2>/dev/null; done | best seconds)
-  vn=$(for i in 1 2 3; do "$vf" --threads "$threads" scan "$f" --columns emb --json 2>/dev/null; done | best seconds)
-  bytes=$("$vf" scan "$f" --columns emb --json 2>/dev/null | python3 -c 'import sys,json; print(json.load(sys.stdin)["bytes"])')
-  dk=$(for i in 1 2 3; do node "$here/duckdb_scan.mjs" "$f"; done | best seconds)
-  mc=$("$out/memcpy_bw" "$bytes" | best seconds)
-  python3 - "$codec" "$v1" "$vn" "$dk" "$mc" "$bytes" <<'PY'
-import sys
-codec, v1, vn, dk, mc, nbytes = sys.argv[1], *map(float, sys.argv[2:])
-print(f"{codec:<14} {v1:10.3f} {vn:10.3f} {dk:10.3f} {mc:10.3f} {nbytes/1e6/v1:12.1f} {dk/v1:10.2f} {dk/vn:10.2f} {mc/v1:10.2f}")
-PY
+vf=$(realpath "${1:-$root/build/vforge}")
+rows=${2:-100000}
+dim=${DIM:-768}
+py=${VF_PY:-$root/.venv/bin/python}
+[ -x "$vf" ] || { echo "bench/scan: no vforge binary at $vf (build first)" >&2; exit 2; }
+[ -x "$py" ] || { echo "bench/scan: no $py (scripts/install-deps.sh makes the pinned .venv)" >&2; exit 2; }
+[ -d "$root/tests/oracle/node_modules/@duckdb" ] || { echo "bench/scan: no tests/oracle/node_modules (scripts/install-deps.sh)" >&2; exit 2; }
+files=${FILES:-duckdb_default_zstd pyarrow_default polars_default spark_128m_uncompressed spark_128m_snappy fmnist}
+out=${VF_BENCH_OUT:-$root/bench/out}/scan
+data="$out/${rows}x${dim}"
+tools="$out/tools"
+mkdir -p "$data" "$tools"
+cc -O2 -o "$tools/memcpy_bw" "$here/memcpy_bw.c"
+cc -O2 -Wall -Wextra -o "$tools/decomp_bare" "$here/decomp_bare.c" -lzstd -lsnappy -lpthread
+list="$data/files.jsonl"
+: > "$list"
+for k in $files; do
+  # Fashion-MNIST does not depend on rows x dim: one copy under bench/out/scan/
+  if [ "$k" = fmnist ]; then
+    VFORGE=$vf "$py" "$here/gen_files.py" "$out" "$rows" "$dim" fmnist >> "$list"
+  else
+    VFORGE=$vf "$py" "$here/gen_files.py" "$data" "$rows" "$dim" "$k" >> "$list"
+  fi
 done
-echo "(x duck 1t / x duck Nt = DuckDB single-thread time / vforge time with 1 / N threads; memcpy/vf = memcpy time of the decoded bytes / vforge 1-thread time, 1.0 = memcpy speed, 0.5 = 2x memcpy)"
+exec "$py" "$here/scan_bench.py" --vforge "$vf" --data "$data" --tools "$tools" --files "$list" \
+  --threads "${THREADS:-1,2}" --runs "${RUNS:-3}" --timeout "${TIMEOUT:-300}" \
+  --readers "${READERS:-vforge,duckdb,pyarrow,polars}" --batch-rows "${BATCH_ROWS:-1024}"

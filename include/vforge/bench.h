@@ -22,7 +22,9 @@
  * one.  recall_min counts returned ids found in the truth's top k (strict);  recall_max also
  * counts a returned id whose returned score equals the truth's k-th score within 1e-6
  * relative.  Both are divided by min(k, hits stored for the query) and averaged over the
- * queries that were answered; `recall` is the strict value.
+ * queries that were answered; `recall` is the strict value.  A filtered query whose ground
+ * truth holds no hit (no point matches its filter) has no recall: it is counted (no_truth) and
+ * left out of the means.
  */
 #ifndef VFORGE_BENCH_H
 #define VFORGE_BENCH_H
@@ -45,8 +47,22 @@ typedef struct bench_queries {
   float *vectors; /* n * dim, row-major */
   char **ids;     /* n query ids */
   char *column;   /* the vector column read */
+  /* filters (issue 19): a queries file's __filter__ column (n texts, NULL entries: unfiltered;
+   * NULL: no such column), compiled by bench_queries_filter() into `filters` (n entries, NULL:
+   * unfiltered; NULL: nothing filtered), which bench_run() passes to store_search_filtered() */
+  char **filter_texts;
+  char filter_hash[9];
+  flt_filter **filters;
+  void *filter_state;
 } bench_queries;
 
+/*! bench_query_column() : the one naming rule for the vector column of a queries file made for
+ *  a config vector: `generate-queries CONFIG` writes it under the vector's `name`; a reader looks
+ *  for `name`, then for `column` (the parquet column the vector is read from: queries sampled
+ *  from the parquet corpus directly).  *out is `name` or `column` (borrowed); a queries file
+ *  with neither, or not parquet (npy/fbin/hdf5, which have no column names), gives `name`. */
+vf_status bench_query_column(const char *path, const char *name, const char *column,
+                             const char **out, vf_error *err);
 /*! bench_read_queries() : the query ids and vectors of a queries parquet file.  `column` names
  *  the vector column; NULL: the file's only dense-vector column (list<float|double|half> or
  *  FIXED_LEN_BYTE_ARRAY) besides query_id / __source_file__ / __source_row__.
@@ -56,6 +72,11 @@ typedef struct bench_queries {
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err);
 void bench_queries_free(bench_queries *q);
+/*! bench_queries_filter() : compile the queries' filters: their __filter__ column, or `filter`
+ *  (a filter for every query; NULL: none).  `path` names the queries file in messages.
+ *  @return : VF_EUSAGE for both at once, or a filter that does not compile (naming its row). */
+vf_status bench_queries_filter(bench_queries *q, const char *filter, const char *path,
+                               vf_error *err);
 
 typedef struct bench_truth {
   size_t n;        /* rows */
@@ -64,6 +85,10 @@ typedef struct bench_truth {
   char **hit_ids;  /* n * k canonical id texts; NULL past counts[i] */
   float *scores;   /* n * k */
   size_t *counts;  /* hits stored per row */
+  /* what the file records about how it was computed (issue 14); empty when nothing */
+  char metric[16];     /* vforge.bf.metric, or an .hdf5 bundle's `distance` as a metric name */
+  char files_md5[33];  /* vforge.bf.corpus_md5 (corpus_files_md5() of the corpus) */
+  char *id_expression; /* vforge.bf.id_expression (owned); NULL when the file records none */
 } bench_truth;
 
 /*! bench_read_truth() : a ground-truth parquet file (query_id, hit_ids, hit_scores).  Ids are
@@ -81,9 +106,11 @@ void bench_truth_free(bench_truth *t);
 vf_status bench_align(const bench_queries *q, const bench_truth *t, size_t **rows, vf_error *err);
 
 /*! bench_recall_one() : recall of one answer against one truth row (see the top of this file):
- *  *strict and *tie receive recall_min and recall_max of the query (1 when the truth row is
- *  empty).  `hits`/`nhits`: the store's answer, best first. */
-void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
+ *  *strict and *tie receive recall_min and recall_max of the query, over min(k, the row's
+ *  hits).  `hits`/`nhits`: the store's answer, best first.
+ *  @return : false when the truth row is empty (a filtered query no point matches: it has no
+ *            recall and is left out of the means; *strict = *tie = 1). */
+bool bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
                       size_t nhits, double *strict, double *tie);
 
 typedef struct bench_options {
@@ -101,12 +128,37 @@ typedef struct bench_options {
   bool per_query;        /* keep each query's latency and recall in the report */
 } bench_options;
 
+/* Ground truth that cannot measure the store (issue 14).  `bench` and `index search
+ * --ground-truth` check, before any query runs, what both sides record:
+ *   metric   the truth's (vforge.bf.metric, an .hdf5 bundle's distance) against the searched
+ *            vector's distance (or the index's metric): different -> VF_EUSAGE naming both;
+ *   corpus   the truth's corpus md5 and id expression against the collection's record (written
+ *            by `load prepare`) or the index header's identity: different -> VF_EUSAGE;
+ *   ids      where either side records nothing (truth from other tools, .hdf5 neighbors, an
+ *            older store or index), the truth hits of the first BENCH_CHECK_QUERIES queries are
+ *            looked up: none stored -> VF_EUSAGE; some missing -> a warning with the count;
+ *   load     a collection whose recorded load never reached finalize -> a warning. */
+#define BENCH_CHECK_QUERIES 100
+/*! bench_check_truth() : the checks above for bench: `o->store` is opened once; `gt` names the
+ *  truth file in messages; rows from bench_align(), nq queries.
+ *  @return : VF_EUSAGE when the truth cannot be right for the store; store errors. */
+vf_status bench_check_truth(const bench_options *o, const bench_truth *t, const size_t *rows,
+                            size_t nq, const char *gt, vf_error *err);
+struct ivf_index;
+/*! bench_check_index() : the same checks against an IVF index file (its metric and the corpus
+ *  identity in its header; lookups in its id table). */
+vf_status bench_check_index(const struct ivf_index *ix, const char *index_path,
+                            const bench_truth *t, const size_t *rows, size_t nq, size_t k,
+                            const char *gt, vf_error *err);
+
 typedef struct bench_report {
   size_t k, queries;
   size_t answered;       /* searches that returned */
   size_t errors;         /* failed searches + dropped queries */
   size_t dropped;        /* open loop: queries dropped at the outstanding bound */
-  double recall, recall_min, recall_max; /* means over answered queries (0 when none) */
+  double recall, recall_min, recall_max; /* means over answered queries with true hits (0 when none) */
+  size_t filtered;       /* queries searched with a filter */
+  size_t no_truth;       /* answered queries whose ground truth has no hit (filtered): not in the means */
   double qps;            /* answered / seconds */
   double seconds;        /* from the first scheduled query to the last completion */
   double p50_ms, p95_ms, p99_ms, max_ms; /* nearest-rank percentiles of answered queries */
@@ -141,7 +193,8 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
 double bench_percentile(const double *sorted, size_t n, double p);
 
 /*! bench_report_json() : append {k, queries, recall, recall_min, recall_max, qps, latency_ms:
- *  {p50, p95, p99, max}, errors} and a newline (DESIGN.md "--json report keys"). */
+ *  {p50, p95, p99, max}, errors} and a newline (DESIGN.md "--json report keys"); with filtered
+ *  queries also filtered_queries and no_truth_queries. */
 vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err);
 
 /* One bench run from its inputs (what `vforge bench` and vforge.bench() take). */
@@ -158,7 +211,12 @@ typedef struct bench_request {
   double rps;              /* > 0: open loop */
   int max_outstanding;     /* open loop (0: default) */
   const store_qdrant_search_opts *qdrant; /* NULL, or applied (qdrant stores only) */
+  const char *filter;      /* a filter (vforge/filter.h JSON) for every query, or NULL */
 } bench_request;
+
+/*! bench_is_bundle() : true when `path` names an ann-filtering-benchmark bundle (a directory,
+ *  .tgz / .tar.gz, or its tests.jsonl), which is its own ground truth. */
+bool bench_is_bundle(const char *path);
 
 /* A bench run's resolved inputs: the store and vector (in `o`, whose run knobs — nprobe,
  * warmup, per_query, qdrant — the caller may still set), the queries, the truth and each

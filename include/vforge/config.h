@@ -45,6 +45,11 @@ typedef struct vf_cfg_vector {
   vf_cfg_component source;  /* NONE unless the datasource is `type: dataset` */
   bool distance_given;      /* `distance:` was written (else the default above applies) */
   int line;                 /* config line of the vector's key, for later messages */
+  /* issue 18: the vector's store parameters as a JSON object, NULL when none: dense and
+   * multivector `datatype` (float32|float16|uint8), `on_disk`, `hnsw` {m, ef_construct, ...},
+   * `quantization` {scalar|product|binary: {...}}; sparse `modifier` (idf|none) and `index`
+   * {on_disk, datatype, full_scan_threshold} */
+  char *params_json;
 } vf_cfg_vector;
 
 typedef struct vf_cfg_field {
@@ -67,7 +72,8 @@ typedef enum vf_cfg_format {
   VF_CFG_FORMAT_PARQUET = 0,
   VF_CFG_FORMAT_NPY,
   VF_CFG_FORMAT_FBIN,
-  VF_CFG_FORMAT_HDF5
+  VF_CFG_FORMAT_HDF5,
+  VF_CFG_FORMAT_JSONL /* a payload component: one JSON object per line (point i on line i) */
 } vf_cfg_format;
 
 typedef enum vf_cfg_cache { VF_CFG_CACHE_KEEP = 0, VF_CFG_CACHE_EVICT } vf_cfg_cache;
@@ -104,6 +110,7 @@ typedef struct vf_cfg_datasource {
   vf_cfg_field *payload_fields; /* in config order */
   size_t npayload_fields;
   char *id_root; /* local corpora only; NULL when absent */
+  bool binary_as_string; /* payload binary (no string annotation) as lossy text, not base64 */
   /* split forms, as written (also folded into `uri`) */
   char *bucket, *prefix;  /* type: s3 */
   char *repo_id, *subdir; /* type: huggingface */
@@ -129,6 +136,10 @@ typedef struct vf_cfg_vectorstore {
   int64_t write_consistency_factor;
   int on_disk_payload; /* -1 not set, 0 false, 1 true */
   bool recreate;       /* default false */
+  /* issue 18 (qdrant only; the official Python client's names) */
+  bool prefer_grpc;            /* default false: REST */
+  int64_t grpc_port;           /* default 6334 */
+  int64_t grpc_max_message_mb; /* the server's gRPC message limit, default 64 */
 } vf_cfg_vectorstore;
 
 typedef struct vf_cfg_loader {

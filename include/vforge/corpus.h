@@ -71,6 +71,26 @@ typedef struct corpus_files {
 vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err);
 void corpus_files_free(corpus_files *f);
 
+/* Corpus identity (issue 14): what ground truth, a store and an index record about the corpus
+ * they were made from, so `bench` and `index search --ground-truth` can refuse truth of another
+ * corpus instead of printing a recall that cannot be right.
+ *   files md5  hex md5 over "<bare key>\t<size in bytes>\n" of every file, in the corpus's
+ *              (byte-wise sorted) order — brute-force's vforge.bf.corpus_md5 since issue 5;
+ *              the same files (with the same id_root) give the same digest on every machine.
+ *   identity   md5 over "<files md5>\n<id expression>" (blanks of the expression dropped; the
+ *              default vf_point_id(filename, file_row_number) when none is configured): the set
+ *              of point ids the corpus yields. */
+#define CORPUS_DEFAULT_ID_EXPRESSION "vf_point_id(filename, file_row_number)"
+/*! corpus_files_md5() : the files md5 above into out (32 hex digits + NUL). */
+void corpus_files_md5(const corpus_files *files, char out[33]);
+/*! corpus_identity() : the identity above (`id_expression` NULL: the default) into out16, and
+ *  as hex into hex (may be NULL). */
+void corpus_identity(const char *files_md5, const char *id_expression, uint8_t out16[16],
+                     char hex[33]);
+/*! corpus_id_expression_same() : true when two id expressions (NULL: the default) are the same
+ *  text once blanks are dropped. */
+bool corpus_id_expression_same(const char *a, const char *b);
+
 /*! corpus_open() : an io_source for a discovered file. */
 vf_status corpus_open(const corpus_file *file, io_source **out, vf_error *err);
 
@@ -144,6 +164,7 @@ typedef struct corpus_scan_result {
   double checksum;           /* sum of every decoded float/double/float16 value, fixed order */
   double seconds;
   uint64_t vectors;          /* rows of dense vector columns validated */
+  uint64_t empty_files;      /* files without rows, skipped (corpus_plan) */
 } corpus_scan_result;
 
 /*! corpus_scan() : decode every selected column of every row group of every file (threads
@@ -162,6 +183,7 @@ typedef struct corpus_cat_opts {
   uint64_t offset;            /* rows to skip (global, across files) */
   uint64_t limit;             /* 0 = no limit */
   const corpus_idexpr *with_id; /* NULL = no "__id__" key */
+  bool binary_as_string;      /* unannotated binary as (lossy) text instead of base64 */
 } corpus_cat_opts;
 
 /*! corpus_cat() : rows as JSON lines (DESIGN.md `cat` rules) written through `write`;
@@ -238,6 +260,8 @@ typedef struct corpus_record_spec {
                                error naming the file and row; true: dropped and counted */
   const char *payload_null_json; /* NULL: a null payload value leaves its key out; else this
                                JSON text is stored instead (a dataset payload's `fill_null`) */
+  bool binary_as_string;    /* payload binary without a string annotation as lossy text
+                               (datasource.binary_as_string) instead of base64 */
   bool payload_raw;         /* decode the payload columns but render no JSON (payload_offsets
                                all 0): the Arrow exporter converts their leaves itself */
 } corpus_record_spec;
@@ -267,6 +291,47 @@ void corpus_records_close(corpus_records *r);
 vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
                                    int32_t *dim, vf_error *err);
 
+/* ------------------------------------------------------------ the corpus plan (seed) */
+
+/* What every command decides about a corpus's files before it reads rows, decided here once:
+ * each file's row count (parquet footer; a dataset part as measured), which files are skipped
+ * because they hold no rows (Spark and DuckDB partitioned writes make 0-row files: every
+ * command skips them, logs them and counts them), and the file a vector's dimension is taken
+ * from (the first that has rows).  The seed of the one corpus plan object later planning
+ * (files, rows, shards, dimensions) moves into; commands that open footers anyway (scan, cat,
+ * inspect) report the rows they find through corpus_plan_note_rows() instead of measuring twice. */
+typedef struct corpus_plan {
+  const corpus_files *files; /* borrowed */
+  uint64_t *rows;            /* per file; CORPUS_PLAN_UNMEASURED until known */
+  uint64_t total_rows;       /* of the files measured so far */
+  size_t measured;           /* files whose rows are known */
+  size_t empty;              /* of those, files with no rows (skipped) */
+} corpus_plan;
+
+#define CORPUS_PLAN_UNMEASURED UINT64_MAX
+
+/*! corpus_file_rows() : the rows of one file: a dataset part's measured count, else its parquet
+ *  footer's (one footer read).  @return : errors opening the file, naming it. */
+vf_status corpus_file_rows(const corpus_file *f, uint64_t *rows, vf_error *err);
+/*! corpus_plan_init() : a plan over `files` (borrowed; must outlive the plan), nothing measured. */
+vf_status corpus_plan_init(corpus_plan *p, const corpus_files *files, vf_error *err);
+void corpus_plan_free(corpus_plan *p);
+/*! corpus_plan_note_rows() : file i holds `rows` rows — the one rule: a file without rows is
+ *  skipped by every command (logged: the first few at info level, the rest at debug; counted in
+ *  p->empty).  @return : true when file i is skipped. */
+bool corpus_plan_note_rows(corpus_plan *p, size_t i, uint64_t rows);
+/*! corpus_plan_skips() : file i was measured and is skipped (no rows). */
+bool corpus_plan_skips(const corpus_plan *p, size_t i);
+/*! corpus_plan_measure() : the rows of every file not measured yet (one footer read each; dataset
+ *  parts as measured when the datasource was resolved), through corpus_plan_note_rows().
+ *  @return : errors opening a file, naming it. */
+vf_status corpus_plan_measure(corpus_plan *p, vf_error *err);
+/*! corpus_plan_probe_dim() : the dimension of a dense or multi vector, from the first file that
+ *  has rows (measuring files in order as needed), through corpus_records_probe_dim().
+ *  @return : VF_ECORRUPT when every file is empty (naming how many), else probe_dim's errors. */
+vf_status corpus_plan_probe_dim(corpus_plan *p, const corpus_vec_source *src, int32_t *dim,
+                                vf_error *err);
+
 /* ------------------------------------------------------------ vector columns */
 
 struct pqt_file; /* include/vforge/format.h */
@@ -291,6 +356,36 @@ uint64_t corpus_dataset_part_rows(const corpus_file *file);
 /*! corpus_dataset_cache_peak() : the most bytes of parts that vforge downloaded itself held at
  *  once in a `cache: evict` dataset cache during this process (0 when none). */
 uint64_t corpus_dataset_cache_peak(void);
+
+/* ------------------------------------------------ filtered-search bundles (bundle.c) */
+
+/* The bundles of qdrant/ann-filtering-benchmark-datasets (read by vector-db-benchmark and bfb):
+ * a directory or a .tgz with vectors.npy (point i = row i), payloads.jsonl (point i's payload on
+ * line i) and tests.jsonl (queries with their filter `conditions` and exact filtered answers). */
+
+/*! corpus_bundle_dir() : *dir = the directory holding the bundle's files when `path` is a
+ *  bundle (a directory with vectors.npy, or a .tgz / .tar.gz: extracted once into
+ *  <dir>/.<name>.extract/, reused while the archive is unchanged), else NULL.  Caller frees.
+ *  @return : VF_ECORRUPT for an archive that is not a tar.gz bundle; VF_EIO. */
+vf_status corpus_bundle_dir(const char *path, char **dir, vf_error *err);
+/*! corpus_bundle_resolve() : `path`, or for "<archive>.tgz/<member>" the extracted member's
+ *  path (extracting the archive when needed).  Caller frees. */
+vf_status corpus_bundle_resolve(const char *path, char **out, vf_error *err);
+
+typedef struct corpus_bundle_tests {
+  size_t n;           /* queries */
+  int32_t dim;
+  float *queries;     /* n * dim */
+  char **conditions;  /* n filter texts (the conditions form), NULL when a query has none */
+  uint64_t *ids;      /* closest_ids of query i: ids[offsets[i] .. offsets[i+1]) */
+  float *scores;      /* closest_scores, aligned with ids (0 when the file has none) */
+  size_t *offsets;    /* n + 1 */
+} corpus_bundle_tests;
+
+/*! corpus_bundle_tests_read() : every line of a tests.jsonl.
+ *  @return : VF_ECORRUPT naming the file and line for a line that is not such an object. */
+vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, vf_error *err);
+void corpus_bundle_tests_free(corpus_bundle_tests *t);
 
 /*! corpus_batch_slice() : a view of rows [off, off+n) of `b` (shares b's buffers; do not free).
  *  `vec_storage` (b->nvectors entries, caller-owned) receives the view's vector descriptors and

@@ -41,12 +41,17 @@ typedef struct eval_queries_opts {
                                    spec->id (NULL = vf_point_id(filename, file_row_number)) gives
                                    the query ids (an integer id as decimal text); an id expression
                                    that reads columns is VF_EUNSUPPORTED, and so are `columns`. */
+  const char *filter_template;  /* NULL, or a filter template: a __filter__ column gets one filter
+                                   per query, "$key" replaced by the query row's own payload value,
+                                   "$~key" by a value drawn from the corpus; the file is then
+                                   <prefix>/eval/queries_<N>_f<h>.parquet, <h> from the template */
 } eval_queries_opts;
 
 typedef struct eval_queries_result {
   uint64_t rows;                /* rows written */
   uint64_t corpus_rows;
   uint64_t row_groups_read;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   int32_t dim;
   char *path;                   /* the file written (caller frees) */
 } eval_queries_result;
@@ -74,12 +79,19 @@ typedef struct eval_bf_opts {
                                    files are read through corpus_records_open() with this spec
                                    (`column` then names the queries file's column only) and hit
                                    ids come from spec->id (integer ids as decimal text) */
+  const char *id_expression;    /* the text of records->id, recorded as vforge.bf.id_expression
+                                   (NULL: vf_point_id(filename, file_row_number)) */
   const float *query_vectors;   /* queries NULL: nqueries x query_dim dense queries in memory
                                    (query i has id "<i>"; `column` names them in the metadata) */
   uint64_t nqueries;
   int32_t query_dim;
   bool no_file;                 /* write no file (the results only in `hits`) */
   struct eval_bf_hits *hits;    /* NULL, or filled with every query's hits (eval_bf_hits_free) */
+  const char *filter;           /* a filter (vforge/filter.h JSON) for every query, or NULL; a
+                                   queries file with a __filter__ column filters per query.
+                                   Rows that do not match are never hits (a query may get fewer
+                                   than k); outputs are named ..._f<h>_k<K> (<h>: 8 hex digits of
+                                   md5 of the filter, or of the queries' template) */
 } eval_bf_opts;
 
 /* Every query's hits in memory, best first: ids[q*k + i] and scores[q*k + i] for i < counts[q]. */
@@ -107,9 +119,12 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
 typedef struct eval_bf_result {
   uint64_t queries;
   uint64_t rows_scanned;
-  uint64_t rows_skipped;        /* multivector: rows without a usable vector (null, empty, bad) */
+  uint64_t rows_skipped;        /* rows without a usable vector (null, NaN/inf, empty, bad) */
   uint64_t files;
+  uint64_t empty_files;         /* files without rows, skipped (corpus_plan) */
   uint64_t rescored;            /* candidates re-scored by the exact kernel */
+  uint64_t queries_filtered;    /* queries with a filter */
+  uint64_t queries_short;       /* queries with fewer than k hits (filters, small corpora) */
   double seconds;
   char *path;                   /* the file written (caller frees) */
 } eval_bf_result;

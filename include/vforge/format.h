@@ -263,7 +263,7 @@ void pqt_schema_free(pqt_schema *s);
 typedef struct pqt_file pqt_file;
 
 typedef struct pqt_open_opts {
-  bool verify_crc;        /* check page CRCs when present (default true) */
+  bool verify_crc;        /* check page CRCs when present (NULL opts: pqt_verify_crc_default()) */
   uint64_t max_footer;    /* footer size cap, default 256 MiB */
   /* Under a memory budget (vf_memory_budget() != 0 when the file is opened) a row group whose
    * column chunks hold more than budget/32 bytes is presented as several consecutive row-group
@@ -275,6 +275,11 @@ typedef struct pqt_open_opts {
    * whatever the budget (tests and fuzzers exercise slicing on small files with it) */
   uint64_t slice_bytes;
 } pqt_open_opts;
+
+/*! pqt_set_verify_crc_default() : whether files opened with NULL opts check page CRCs (initially
+ *  true; the CLI's --no-verify-crc turns it off for files whose writers store wrong CRCs). */
+void pqt_set_verify_crc_default(bool on);
+bool pqt_verify_crc_default(void);
 
 /*! pqt_open() : read and parse the footer of `src` (ownership of src passes to the file, also
  *  on failure).  `opts` may be NULL for defaults.
@@ -367,20 +372,32 @@ bool pqt_is_dense_vector(const pqt_file *f, int top);
 
 /* JSON rows (for `cat`): renders top-level fields of decoded row groups as JSON values using the
  * Dremel record-assembly rules.  Types: strings (UTF8/STRING/ENUM/JSON-annotated BYTE_ARRAY) as
- * JSON strings, other BYTE_ARRAY/FLBA as strings (bytes, invalid UTF-8 replaced), ints exact,
- * floats per vf_json_f32/f64, float16 as float, DATE as "YYYY-MM-DD", TIMESTAMP as ISO-8601,
- * DECIMAL as a number, INT96 as an ISO timestamp, LIST as arrays, MAP as objects (keys
- * stringified), structs as objects, NULL as null. */
+ * JSON strings, other BYTE_ARRAY/FLBA as base64 strings (lossless; see
+ * pqt_rows_set_binary_as_string), ints exact, floats per vf_json_f32/f64, float16 as float, DATE
+ * as "YYYY-MM-DD", TIMESTAMP as ISO-8601, TIME as "HH:MM:SS[.f]" (a value outside a day is an
+ * error), DECIMAL as a number, INT96 as an ISO timestamp, LIST as arrays, MAP as objects (keys
+ * stringified), structs as objects (empty groups left out), VARIANT columns as the JSON of their
+ * value (shredded ones reassembled), NULL as null. */
 typedef struct pqt_rows pqt_rows;
 
-/*! pqt_rows_create() : an assembler for the given top-level nodes (in output order). */
+/*! pqt_rows_create() : an assembler for the given top-level nodes (in output order).
+ *  @return : VF_ECORRUPT for a chosen VARIANT column whose group does not have the shape
+ *            VariantShredding.md defines (naming the column). */
 vf_status pqt_rows_create(const pqt_file *f, const int *tops, int ntops, pqt_rows **out,
                           vf_error *err);
+/*! pqt_rows_set_binary_as_string() : render BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY values without a
+ *  text annotation as strings (invalid UTF-8 replaced by U+FFFD: lossy), as vforge did before
+ *  base64 and as writers that store text unannotated (Impala, old Hive) want; default off:
+ *  base64.  Binary inside a VARIANT is base64 either way. */
+void pqt_rows_set_binary_as_string(pqt_rows *r, bool on);
 /*! pqt_rows_bind() : point the assembler at freshly decoded leaves of one row group.
  *  `leaves[i]` must be the decoded data of leaf index `leaf_ids[i]`, covering every leaf under
  *  the chosen tops. */
 vf_status pqt_rows_bind(pqt_rows *r, const pqt_leaf_data *leaves, const int *leaf_ids, int n,
                         int64_t nrows, vf_error *err);
+/*! pqt_rows_set_first_row() : the physical row (in the file) of the bound row group's first row,
+ *  so that messages name file rows (pqt_rows_bind() resets it to 0). */
+void pqt_rows_set_first_row(pqt_rows *r, int64_t first_row);
 /*! pqt_rows_next() : append `"name":value` pairs, comma-separated, for the next row (no braces).
  *  @return : VF_ECORRUPT if levels are inconsistent; VF_EUSAGE past the last bound row. */
 vf_status pqt_rows_next(pqt_rows *r, vf_buf *out, vf_error *err);

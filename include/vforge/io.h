@@ -90,6 +90,8 @@ typedef struct io_http_opts {
   const char *aws_key_id, *aws_secret, *aws_session_token; /* with aws_sigv4; never logged */
   const char *bearer_token; /* non-NULL: "Authorization: Bearer <token>" (HF_TOKEN); never logged */
   bool follow_redirects;    /* follow 3xx (Range and method kept; credentials only to the same host) */
+  /* issue 18: gRPC */
+  bool http2;               /* HTTP/2 only: prior knowledge (h2c) for http://, ALPN h2 for https:// */
 } io_http_opts;
 
 typedef struct io_http_req {
@@ -106,6 +108,12 @@ typedef struct io_http_req {
   bool head;                /* HEAD request (no body) */
   int sink_fd;              /* > 0: stream the 2xx body to this fd instead of resp->body (downloads);
                                0 = buffer in resp->body (so zero-initialised requests buffer) */
+  /* issue 18: a gRPC call (POST, body = length-prefixed message, on an http2 client): sends
+   * content-type application/grpc, te: trailers and grpc-timeout; success is HTTP 200 with
+   * grpc-status 0; grpc-status UNAVAILABLE, RESOURCE_EXHAUSTED (its retry-after or
+   * grpc-retry-pushback-ms hint honoured) and DEADLINE_EXCEEDED, a missing grpc-status (a cut
+   * stream) and connection errors are retried like 429/5xx; other statuses are final */
+  bool grpc;
 } io_http_req;
 
 typedef struct io_http_resp {
@@ -117,6 +125,10 @@ typedef struct io_http_resp {
   int64_t range_start, range_end, range_total; /* Content-Range: bytes start-end/total */
   char *link_next;          /* the rel="next" URL of a Link header (caller frees) */
   char *etag;               /* ETag (caller frees) */
+  /* issue 18: gRPC calls: grpc-status (-1 when absent) and grpc-message (percent-decoded;
+   * caller frees) of the final response's headers or trailers */
+  int grpc_status;
+  char *grpc_message;
 } io_http_resp;
 
 typedef struct io_http_stats {
@@ -143,6 +155,8 @@ void io_http_resp_free(io_http_resp *resp);
 /*! io_http_base_url() : the base URL (borrowed; "" for a client opened without one). */
 const char *io_http_base_url(const io_http *c);
 void io_http_get_stats(const io_http *c, io_http_stats *out);
+/*! io_grpc_status_name() : "UNAVAILABLE" for 14, ... (gRPC status codes 0..16; else "UNKNOWN"). */
+const char *io_grpc_status_name(int code);
 void io_http_close(io_http *c); /* NULL ok */
 
 
@@ -201,6 +215,11 @@ void io_listing_free(io_listing *l);
  *  temporary name beside it, fsynced and renamed: a failed download never leaves a file that
  *  looks complete).  `*bytes` (may be NULL) receives the size. */
 vf_status io_download(const char *uri, const char *dest, uint64_t *bytes, vf_error *err);
+
+/*! io_download_temp_name() : the temporary name io_download() writes `dest` under in this
+ *  process (malloc'd; NULL when out of memory) — for a caller that abandons a download at exit
+ *  and removes what it left. */
+char *io_download_temp_name(const char *dest);
 
 /*! io_upload() : store the local file `src` at `uri` (s3: PutObject, multipart above 64 MiB;
  *  local path: atomic copy).  @return : VF_EUNSUPPORTED for hf:// and http(s)://. */

@@ -36,13 +36,16 @@ typedef struct idx_kmeans_opts {
   uint64_t seed;   /* initial centroids are drawn from this seed */
   int threads;     /* 0: vf_threads() */
   bool spherical;  /* renormalise centroids after each update (cosine / dot) */
+  const char *progress; /* NULL: silent; else the phase of the progress events (stage
+                           "k-means", iteration i/N with the objective, the sum of squared
+                           distances to the assigned centroids) */
 } idx_kmeans_opts;
 
 /*! idx_kmeans() : k centroids (k x d, row-major, into `centroids`) of n x d `x`.
  *  Empty clusters are refilled by splitting the largest one.  `assign` (n entries) may be NULL;
  *  when given it receives each row's final cluster.  Deterministic for a given seed whatever
- *  the thread count (fixed reduction order).
- *  @return : VF_EUSAGE when n < k or k == 0, VF_ENOMEM. */
+ *  the thread count (fixed reduction order).  Polls vf_cancelled() once per iteration.
+ *  @return : VF_EUSAGE when n < k or k == 0, VF_ENOMEM, VF_ECANCELED. */
 vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kmeans_opts *opts,
                      float *centroids, uint32_t *assign, vf_error *err);
 
@@ -79,8 +82,14 @@ typedef struct ivf_params {
   int kmeans_iters;       /* 0: 20 */
   int threads;            /* 0: vf_threads() */
   uint64_t memory_budget; /* bytes; 0: vf_memory_budget() (every buffer counts, see builder) */
-  const char *spill_dir;  /* where spill files go ("<out name>.spill.<pid>", ".assign.<pid>",
-                             removed at finish/abort); NULL: beside the output file */
+  const char *spill_dir;  /* where spill files go ("<out name>.spill.<host>-<pid>.<n>",
+                             ".assign.", removed at finish/abort; a killed build's are swept by
+                             the next build of the same output); NULL: beside the output file */
+  const char *progress;   /* the phase of the progress events of finish() (stages train,
+                             k-means, pq codebooks, assign, encode, checksum);
+                             NULL: "index build" */
+  uint8_t corpus_id[16];  /* the corpus identity written into the header (all zero: none);
+                             see ivf_identity() */
 } ivf_params;
 
 /* ------------------------------------------------------------------- sampler */
@@ -148,13 +157,16 @@ typedef struct ivf_source_opts {
   const char *column;      /* a parquet URI: the dense column (NULL: the only one) */
   const corpus_idexpr *id; /* NULL: the source's (a config's id_expression, else
                               vf_point_id(filename, file_row_number)) */
+  const char *id_text;     /* the text of `id` (the header's corpus identity names it) */
   bool metric_given;       /* p->metric was chosen; else a config's vector distance wins */
 } ivf_source_opts;
 
 /*! ivf_build_source() : an index file at `out` from a corpus source (a parquet URI, a config
  *  with its vector, a vector file): rows counted from the footers, then every dense vector and
  *  its point id streamed into ivf_builder one row group at a time (vf_check_cancel() polled
- *  between them).  p->dim is set from the data; p->metric from the config unless metric_given.
+ *  between them).  p->dim is set from the data; p->metric from the config unless metric_given;
+ *  p->corpus_id, when all zero, becomes the source's corpus_identity() (files md5 and the id
+ *  expression).
  *  @return : VF_EUSAGE for a vector that is not dense, manhattan, or no rows; VF_ECORRUPT for a
  *            dimension that changes; reader and builder errors. */
 vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, ivf_params *p,
@@ -192,6 +204,8 @@ typedef struct ivf_info {
   uint64_t seed, rows, file_bytes;
   uint32_t list_min, list_max; /* list sizes */
   double list_max_over_mean, list_balance;
+  bool has_corpus_id;          /* the file records the identity of the corpus it was built from */
+  uint8_t corpus_id[16];       /* corpus_identity() of that corpus (ids included) */
 } ivf_info;
 
 vf_status ivf_open(const char *path, ivf_index **out, vf_error *err);
@@ -199,12 +213,22 @@ void ivf_info_get(const ivf_index *ix, ivf_info *out);
 /*! ivf_id() : the point id of row `row` (borrowed; *len bytes, not NUL-terminated). */
 const char *ivf_id(const ivf_index *ix, int64_t row, size_t *len);
 
+/*! ivf_default_nprobe() : the lists a search scans unless told otherwise: max(16, nlist/16)
+ *  (capped at nlist by the search) — one rule for `index search` and the local store. */
+uint32_t ivf_default_nprobe(uint32_t nlist);
+
 typedef struct ivf_search_opts {
-  uint32_t nprobe;  /* lists scanned per query; 0: 1; capped at nlist */
+  uint32_t nprobe;  /* lists scanned per query; 0: ivf_default_nprobe(); capped at nlist */
   int threads;      /* 0: vf_threads() */
   uint32_t rerank;  /* override of the file's rerank factor; 0: the file's.  A 4-bit PQ file
                        without float32 vectors re-scores the best rerank*k candidates with float
                        lookup tables (exact ADC) instead of the u8 ones */
+  /* Filtered search: allow[q] (nq entries; allow NULL or allow[q] NULL: no filter) holds one byte
+   * per index row, 0 = the row is not a candidate of query q.  The filter is applied inside the
+   * list scan (a row that is not allowed is never scored into the result), and the probe widens:
+   * after the nprobe nearest lists, further lists are scanned in order of their centroid until k
+   * allowed hits are found or every list was scanned. */
+  const uint8_t *const *allow;
 } ivf_search_opts;
 
 /*! ivf_search() : the k best hits of nq queries (nq x dim).  hits[q*k + i], i < counts[q];

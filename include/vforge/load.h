@@ -57,6 +57,7 @@ typedef struct ld_report {
   double finalize_seconds;    /* finalize: compaction, index build, wait and count */
   uint64_t retries;
   uint64_t skipped_rows;
+  uint64_t empty_files;       /* corpus files with no rows, skipped (corpus_plan) */
   /* finalize */
   bool verified;              /* store_count was checked against `expected` */
   uint64_t stored;            /* store_count(exact) after finalize */
@@ -98,6 +99,25 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
 /*! ld_report_json() : append {points, files, bytes_read, seconds, points_per_s, retries,
  *  skipped_rows} (one JSON object, no newline). */
 vf_status ld_report_json(const ld_report *rep, vf_buf *out, vf_error *err);
+
+/*! ld_reindex() : `vforge load reindex` (issue 18): patch the config's hnsw / quantization /
+ *  optimizers (vectorstore.params and vectors.<name>) onto the existing Qdrant collection and
+ *  wait until it is green (o->wait_timeout_s).  The corpus is not read.
+ *  @return : VF_EUSAGE for a store that is not Qdrant; VF_ENOTFOUND without the collection;
+ *            VF_ECONFIG when the config sets none of those settings. */
+vf_status ld_reindex(const vf_config *cfg, const ld_options *o, vf_error *err);
+
+typedef struct ld_drop_report {
+  bool existed, dropped;
+  uint64_t points;  /* points the collection held */
+  char where[512];  /* the server or directory */
+} ld_drop_report;
+
+/*! ld_delete() : `vforge load delete` (issue 18): drop the collection and this config's load
+ *  states.  Without `yes` nothing is changed and the call fails with VF_EUSAGE saying what
+ *  would be dropped.  A missing collection is not an error (rep->existed false). */
+vf_status ld_delete(const vf_config *cfg, const ld_options *o, bool yes, ld_drop_report *rep,
+                    vf_error *err);
 
 #ifdef __cplusplus
 }

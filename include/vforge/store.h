@@ -1,6 +1,7 @@
 /*
  * vforge store — one interface for vector stores: the embedded `local` store (the default),
- * `discard` (drops batches; measures the pipeline) and `qdrant` (REST; tested against a stand-in).
+ * `discard` (drops batches; measures the pipeline) and `qdrant` (REST or gRPC; tested against a
+ * stand-in).
  *
  * The lifecycle is Qdrant's, because it is the strictest (issue 4):
  *
@@ -26,6 +27,7 @@
 #define VFORGE_STORE_H
 
 #include "vforge/corpus.h"
+#include "vforge/filter.h"
 #include "vforge/util.h"
 
 #ifdef __cplusplus
@@ -39,6 +41,25 @@ typedef struct store_vector_spec {
   corpus_distance distance;
   int32_t dim; /* DENSE and MULTI: floats per vector (required, > 0); SPARSE: 0 */
 } store_vector_spec;
+
+/* issue 18: what a payload field's corpus column holds, for payload indexes (Qdrant) */
+typedef enum store_payload_kind {
+  STORE_PK_UNKNOWN = 0, /* not inferable (a struct, a map, binary, a JSON column) */
+  STORE_PK_BOOL,
+  STORE_PK_INTEGER,
+  STORE_PK_FLOAT,
+  STORE_PK_STRING,
+  STORE_PK_DATETIME, /* DATE, TIMESTAMP */
+  STORE_PK_UUID,     /* the parquet UUID logical type */
+  STORE_PK_GEO       /* a struct of exactly lat and lon numbers */
+} store_payload_kind;
+
+typedef struct store_payload_field {
+  const char *key;    /* payload key */
+  const char *column; /* the corpus column it comes from */
+  store_payload_kind kind;
+  char column_type[48]; /* the column's type as parquet spells it, for messages */
+} store_payload_field;
 
 typedef struct store_config {
   const char *type;            /* "local" (default when NULL), "discard" */
@@ -55,6 +76,19 @@ typedef struct store_config {
   int64_t row_group_bytes; /* target bytes per segment row group, the buffered unit (32 MiB) */
   /* remote stores (added by issue 4) */
   bool upsert_wait;        /* qdrant: each upsert returns once applied (?wait=true); default false */
+  bool must_exist;         /* ensure_collection verifies but never creates (finalize) */
+  bool retries_given;      /* remote stores: `retries` set (else the HTTP client's default, 5) */
+  int retries;             /* remote stores: retries of one failed request (loader.retries) */
+  /* issue 18 */
+  bool prefer_grpc;        /* qdrant: gRPC (Collections and Points services) instead of REST */
+  int grpc_port;           /* qdrant: 0 = 6334 */
+  int64_t grpc_max_message_bytes; /* qdrant gRPC: the server's message limit; 0 = 64 MiB */
+  /* backend parameters of vector i as a JSON object text, or NULL (Qdrant: the config's
+   * vectors.<name>.datatype / on_disk / hnsw / quantization, sparse modifier / index);
+   * NULL or nvectors entries */
+  const char *const *vector_params_json;
+  const store_payload_field *payload_fields; /* the corpus payload fields (payload indexes) */
+  int npayload_fields;
 } store_config;
 
 /* Search results of nq queries: hit i of query q is hits[q * k + i], for i < counts[q] (a store
@@ -74,6 +108,7 @@ typedef struct store_results {
 void store_results_free(store_results *r);
 
 typedef struct store store;
+struct store_record;
 
 typedef struct store_vtable {
   const char *type;
@@ -87,6 +122,14 @@ typedef struct store_vtable {
   vf_status (*search)(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                       size_t k, store_results *out, vf_error *err);
   void (*close)(store *s);
+  /* filtered search (store_search_filtered); NULL: the backend cannot filter */
+  vf_status (*search_filtered)(store *s, const char *vector, const float *queries, size_t nq,
+                               int32_t dim, size_t k, const flt_filter *const *filters,
+                               store_results *out, vf_error *err);
+  /* issue 14 (NULL: the backend keeps no record / cannot look ids up -> VF_EUNSUPPORTED) */
+  vf_status (*set_record)(store *s, const struct store_record *r, vf_error *err);
+  vf_status (*get_record)(store *s, struct store_record *out, bool *found, vf_error *err);
+  vf_status (*contains)(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err);
 } store_vtable;
 
 /* The common head of every backend's handle. */
@@ -97,6 +140,7 @@ struct store {
   int nvectors;
   uint64_t points_upserted; /* points accepted by upsert through this handle */
   uint64_t retries;         /* requests a remote backend retried internally (issue 4) */
+  bool must_exist;          /* store_config.must_exist */
 };
 
 /*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
@@ -107,7 +151,8 @@ vf_status store_open(const store_config *cfg, store **out, vf_error *err);
 
 /*! store_ensure_collection() : create the collection, or verify an existing one has the same
  *  vectors (names, kinds, dimensions, distances).
- *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate). */
+ *  @return : VF_ECONFIG naming the first difference when the schema differs (without recreate);
+ *            VF_ENOTFOUND when it does not exist and the config says must_exist. */
 vf_status store_ensure_collection(store *s, vf_error *err);
 /*! store_defer_indexing() : prepare for a bulk load (no index maintenance while loading). */
 vf_status store_defer_indexing(store *s, vf_error *err);
@@ -136,8 +181,38 @@ vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err);
  *            VF_EUNSUPPORTED for a store that cannot search (discard) or a non-dense vector. */
 vf_status store_search(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
                        size_t k, store_results *out, vf_error *err);
+/*! store_search_filtered() : store_search() where query q only returns points whose payload
+ *  satisfies filters[q] (vforge/filter.h; NULL or empty: unfiltered; `filters` NULL: none), so a
+ *  query may get fewer than k hits.  The local store evaluates the filter itself (exactly, or
+ *  inside its IVF list scan); Qdrant receives it as the Query's `filter`.
+ *  @return : VF_EUNSUPPORTED for a store that cannot filter; else as store_search(). */
+vf_status store_search_filtered(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err);
 /*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
 void store_close(store *s);
+
+/* What a collection records about the corpus loaded into it (issue 14), so `bench` can refuse
+ * ground truth of another corpus or metric instead of reporting a recall that cannot be right.
+ * `load prepare` records it (local: collection.json "corpus" and "load"; qdrant: the collection
+ * metadata vforge_corpus and vforge_load), `load finalize` marks the load finished. */
+typedef struct store_record {
+  char files_md5[33];      /* corpus_files_md5() of the corpus; "" when the collection holds
+                              points of several corpora (unknown) */
+  char id_expression[256]; /* the id expression the point ids were made with */
+  uint64_t files, rows;    /* the corpus's files and rows */
+  bool load_finished;      /* false from prepare until finalize has run */
+} store_record;
+
+/*! store_set_record() : record `r` in the collection (which must exist).
+ *  @return : VF_EUNSUPPORTED for a backend that keeps no record (discard). */
+vf_status store_set_record(store *s, const store_record *r, vf_error *err);
+/*! store_get_record() : the collection's record; *found false when it holds none (loaded before
+ *  issue 14, or by another tool).  @return : VF_EUNSUPPORTED (discard), backend errors. */
+vf_status store_get_record(store *s, store_record *out, bool *found, vf_error *err);
+/*! store_contains() : found[i] = whether the point ids[i] is stored (committed points).
+ *  @return : VF_EUNSUPPORTED for a backend that cannot look ids up (discard). */
+vf_status store_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err);
 
 /*! store_id_cmp() : the point id order used for ties (integers before UUIDs). */
 int store_id_cmp(const corpus_id *a, const corpus_id *b);
@@ -152,7 +227,8 @@ bool store_id_parse(const char *s, size_t len, corpus_id *out);
 /* Backend constructors (used by store_open; exposed for tests). */
 vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
 vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
-/*! store_qdrant_open() : the Qdrant REST store (src/store/qdrant.c): cfg->url (http/https),
+/*! store_qdrant_open() : the Qdrant store (src/store/qdrant.c; over gRPC with cfg->prefer_grpc,
+ *  src/store/qdrant_grpc.c): cfg->url (http/https),
  *  cfg->api_key, cfg->params_json (the config's `params`: hnsw, quantization, optimizers,
  *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
  *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
@@ -177,6 +253,45 @@ typedef struct store_qdrant_search_opts {
 /*! store_qdrant_set_search() : set the search options of a Qdrant handle.
  *  @return : VF_EUSAGE when `s` is not a Qdrant handle or an option is out of range. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err);
+
+/* issue 18: collection administration (`vforge load reindex | delete`) */
+typedef struct store_collection_info {
+  bool exists;
+  uint64_t points;  /* Qdrant: points_count (approximate); local: exact */
+  char status[16];  /* Qdrant: green / yellow / grey / red; local: "" */
+  char where[512];  /* the server (Qdrant: transport and endpoint) or the directory */
+} store_collection_info;
+
+/*! store_describe_collection() : whether the collection exists, its points and status.
+ *  @return : VF_EUNSUPPORTED for stores without collections (discard). */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err);
+/*! store_drop_collection() : delete the collection and its points (nothing when absent). */
+vf_status store_drop_collection(store *s, vf_error *err);
+/*! store_qdrant_reindex() : PATCH the config's hnsw / quantization / optimizers (collection
+ *  level and vectors.<name>.hnsw / quantization) onto the existing collection, then wait until
+ *  it is green (timeout_s <= 0: no limit).
+ *  @return : VF_ENOTFOUND when the collection does not exist; VF_ECONFIG when the config sets
+ *            none of them; VF_EUSAGE for a store that is not Qdrant. */
+vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err);
+vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_qdrant_drop(store *s, vf_error *err);
+vf_status store_local_describe(store *s, store_collection_info *out, vf_error *err);
+vf_status store_local_drop(store *s, vf_error *err);
+/*! store_qdrant_transport() : "grpc http://host:6334" or "rest http://host:6333" into out;
+ *  NULL for a store that is not Qdrant. */
+const char *store_qdrant_transport(const store *s, char *out, size_t cap);
+
+struct vf_config;
+/*! store_config_from() : the store settings of a load config into `sc` (type, path, url,
+ *  api_key, collection_name, params, recreate, upsert_wait, the gRPC transport); the caller sets
+ *  the vectors (and their parameters) and anything it overrides. */
+void store_config_from(const struct vf_config *cfg, store_config *sc);
+
+/*! store_payload_kinds() : what each payload field's column holds (store_payload_kind), read
+ *  from the parquet footer of `file`; a component dataset's payload is not probed (kinds stay
+ *  STORE_PK_UNKNOWN).  out[i].key / .column borrow from src. */
+vf_status store_payload_kinds(const corpus_file *file, const corpus_payload_source *src, int n,
+                              store_payload_field *out, vf_error *err);
 
 /* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
 vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);

@@ -79,6 +79,19 @@ void *vf_mallocarray(size_t count, size_t size); /* NULL on count*size overflow 
 char *vf_strdup(const char *s);
 char *vf_strndup(const char *s, size_t n);
 
+/* ------------------------------------------------------------ URLs with credentials */
+
+/*! vf_url_userinfo() : where the userinfo of `url` ("scheme://USER[:PASSWORD]@host...") starts
+ *  and how long it is, the '@' excluded (RFC 3986 3.2.1).  @return : false when it has none. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len);
+/*! vf_url_redact() : `url` with its userinfo replaced by "****" ("user:pw@host" becomes
+ *  "****@host"), into out (cap bytes, truncated, always NUL-terminated); anything else is copied
+ *  unchanged.  Every message, log line and file that names a URL passes it through here
+ *  (passwords in URLs are secrets).  @return : out. */
+char *vf_url_redact(const char *url, char *out, size_t cap);
+/*! vf_url_redact_dup() : the same, malloc'd (NULL when out of memory or url is NULL). */
+char *vf_url_redact_dup(const char *url);
+
 /* ---------------------------------------------------------------- buffer */
 
 /* A growable byte buffer with a ceiling (`max`, 0 = VF_BUF_DEFAULT_MAX): growing past it is
@@ -178,7 +191,14 @@ typedef struct vf_progress {
   uint64_t bytes_done;
   uint64_t files_done;
   uint64_t files_total;
-  double elapsed_s;
+  double elapsed_s;    /* since the phase (or stage) began */
+  /* the step inside a long phase (issue 14: no stage may sit silent) */
+  const char *stage;   /* NULL, or "train", "assign", "encode", "compact", ... */
+  const char *unit;    /* what rows_done / rows_total count when not rows ("iterations",
+                        * "segments", ...); NULL: rows */
+  const char *detail;  /* NULL, or a short note ("objective 1.234e+05") */
+  double fraction;     /* > 0: the share done (0..1], for % and ETA where rows_total does not
+                        * measure the work (brute-force weighs files by their bytes) */
 } vf_progress;
 
 typedef void (*vf_log_fn)(void *user, vf_log_level level, const char *msg);
@@ -189,6 +209,24 @@ void vf_set_log_handler(vf_log_fn fn, void *user);
 void vf_set_progress_handler(vf_progress_fn fn, void *user);
 void vf_log(vf_log_level level, const char *fmt, ...) VF_PRINTF(2, 3);
 void vf_progress_emit(const vf_progress *p);
+
+/* A stage of a long call (k-means iterations, list writes, compaction, ...) that reports its
+ * progress: at most every VF_STAGE_EVERY_S, plus its first and its last update, so a call that
+ * updates per row group or per block costs nothing when nobody renders.  One thread per stage. */
+#define VF_STAGE_EVERY_S 0.25
+typedef struct vf_stage {
+  vf_progress p;
+  double t0, last;
+  char detail[160];
+} vf_stage;
+/*! vf_stage_begin() : start a stage of `phase` ("index build") named `stage` ("k-means"),
+ *  counting `unit` (NULL: rows) up to `total` (0: unknown).  Emits nothing yet. */
+void vf_stage_begin(vf_stage *s, const char *phase, const char *stage, const char *unit,
+                    uint64_t total);
+/*! vf_stage_update() : `done` so far and an optional detail (printf-style, NULL: none); emitted
+ *  when VF_STAGE_EVERY_S passed since the last emission, on the first call and when `done`
+ *  reaches the total.  s->p.fraction may be set before the call (> 0 overrides done/total). */
+void vf_stage_update(vf_stage *s, uint64_t done, const char *detail_fmt, ...) VF_PRINTF(3, 4);
 
 /* ---------------------------------------------------------- cancellation */
 
@@ -225,6 +263,8 @@ typedef struct vf_md5_ctx {
 void vf_md5_init(vf_md5_ctx *c);
 void vf_md5_update(vf_md5_ctx *c, const void *data, size_t len);
 void vf_md5_final(vf_md5_ctx *c, uint8_t out[16]);
+/*! vf_md5_hex() : a digest as 32 lowercase hex digits + NUL. */
+void vf_md5_hex(const uint8_t d[16], char out[33]);
 
 /* ------------------------------------------------------------------ JSON */
 
@@ -237,6 +277,12 @@ vf_status vf_json_f64(vf_buf *b, double v, vf_error *err);
 vf_status vf_json_i64(vf_buf *b, int64_t v, vf_error *err);
 vf_status vf_json_u64(vf_buf *b, uint64_t v, vf_error *err);
 vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err); /* literal text: "null", "{", ... */
+/*! vf_base64_encode() : RFC 4648 section 4 base64 (standard alphabet, '=' padding) of p[0..n)
+ *  into out, which must hold vf_base64_len(n) bytes (no NUL is written).  @return : the length. */
+static inline size_t vf_base64_len(size_t n) { return (n + 2) / 3 * 4; }
+size_t vf_base64_encode(const uint8_t *p, size_t n, char *out);
+/*! vf_json_base64() : the base64 text of p[0..n) as a JSON string (binary values, losslessly). */
+vf_status vf_json_base64(vf_buf *b, const void *p, size_t n, vf_error *err);
 /*! vf_json_is_object() : true when text[0..len) is exactly one JSON object (RFC 8259, strict:
  *  well-formed UTF-8, no raw control characters, paired surrogate escapes, nesting <= 512;
  *  whitespace around it allowed).  Linear time, no allocation (src/util/json_check.c). */
@@ -248,8 +294,9 @@ size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
 
 /* --------------------------------------------------------- atomic files */
 
-/* Writes go to "<path>.tmp.<pid>.<n>" in the same directory; commit fsyncs, renames over
- * `path` and fsyncs the directory; abort (or free without commit) removes the temp file. */
+/* Writes go to "<path>.tmp.<host>-<pid>.<n>" in the same directory (vf_temp_path); commit
+ * fsyncs, renames over `path` and fsyncs the directory; abort (or free without commit) removes
+ * the temp file. */
 typedef struct vf_atomic_file vf_atomic_file;
 vf_status vf_atomic_open(const char *path, vf_atomic_file **out, vf_error *err);
 vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *err);
@@ -258,6 +305,25 @@ vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err); /* frees f */
 void vf_atomic_abort(vf_atomic_file *f);                      /* frees f; NULL ok */
 /*! vf_atomic_write_file() : the whole of p[0..n) as `path`, atomically (open, write, commit). */
 vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err);
+/* Temporary names.  Every temporary vforge creates beside an output (atomic-file temps, index
+ * spills, downloads, convert's staging directory) is named "<path>.<tag>.<host>-<pid>.<n>"
+ * (tag: tmp, spill, assign, part; host: the hostname with every character outside [A-Za-z0-9]
+ * made '_'; n: a per-process counter), so a later run can tell a killed run's debris from a
+ * live writer's: vf_temp_sweep() removes only temporaries of this host whose pid is no longer
+ * alive (several processes, on several hosts, may write one collection at once). */
+
+/*! vf_temp_path() : "<path>.<tag>.<host>-<pid>.<n>" (malloc'd; NULL when out of memory). */
+char *vf_temp_path(const char *path, const char *tag);
+/*! vf_temp_sweep() : remove from directory `dir` the temporaries named by vf_temp_path() for a
+ *  path of that directory whose file name is `base` (NULL: any name) that were made on this host
+ *  by a process that is no longer alive (files, and directories with what they hold).  A
+ *  missing directory is fine; what cannot be removed is logged as a warning.  The count removed
+ *  goes to *removed (may be NULL) and is logged (info).  @return : VF_OK, or VF_ENOMEM. */
+vf_status vf_temp_sweep(const char *dir, const char *base, uint64_t *removed, vf_error *err);
+/*! vf_remove_tree() : remove a file, or a directory and everything below it (symbolic links are
+ *  removed, never followed).  A missing path is fine.  @return : VF_EIO naming what stayed. */
+vf_status vf_remove_tree(const char *path, vf_error *err);
+
 /*! vf_mkdir_p() : create directory `path` and its missing parents with `mode` (existing ones are
  *  fine).  @return : VF_EIO naming the directory that could not be created. */
 vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err);
@@ -267,9 +333,20 @@ vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err);
 /*! vf_cpu_available() : CPUs this process may use: min of sched affinity, the cgroup v2/v1 CPU
  *  quota (rounded up), and SLURM_CPUS_PER_TASK when set.  Always >= 1. */
 int vf_cpu_available(void);
-/*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also caps OpenBLAS. */
+/*! vf_set_threads() : process-wide thread count (0 = vf_cpu_available()); also lowers (never
+ *  raises) the BLAS's own thread count when the BLAS is loaded (vf_blas_require). */
 void vf_set_threads(int n);
 int vf_threads(void);
+
+/*! vf_job_rank() : this worker's rank among `num_jobs` (every command with --num-jobs): `given`
+ *  (--job-rank) when >= 0; else SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN (an array task; MIN 0
+ *  when unset); else SKYPILOT_JOB_RANK, refused when SKYPILOT_NUM_JOBS is set and differs from
+ *  num_jobs (as the Python loader whose configs vforge reads).  With num_jobs 1 the rank is 0
+ *  (the environment is not read).  Call it only when --num-jobs was given.
+ *  *source (may be NULL) receives where the rank came from, for logs.
+ *  @return : VF_EUSAGE when nothing names the rank, when a variable is not an integer, or when
+ *            the rank is outside 0..num_jobs-1 (each naming the option or variable). */
+vf_status vf_job_rank(int num_jobs, int given, int *rank, const char **source, vf_error *err);
 
 /*! vf_parse_size() : "512M", "2G", "1.5GiB", "1000000" -> bytes.  false on bad syntax. */
 bool vf_parse_size(const char *s, uint64_t *out);
@@ -277,6 +354,62 @@ void vf_set_memory_budget(uint64_t bytes); /* 0 = unlimited */
 uint64_t vf_memory_budget(void);
 /*! vf_peak_rss_bytes() : the process's peak resident set size (VmHWM). */
 uint64_t vf_peak_rss_bytes(void);
+
+/* ------------------------------------------------------------------ BLAS */
+
+/* The BLAS (OpenBLAS by default) is opened with dlopen on first use, so commands that never
+ * multiply matrices never map it or start its server threads.  Loading sets its thread count to
+ * at most vf_threads(), checks that OpenBLAS's kernels match the CPU (a generic core such as
+ * Prescott on a CPU with AVX2/FMA or AVX-512 is switched to matching kernels, logged once) and
+ * checks a small GEMM against a scalar reference, falling back to vforge's own sgemm (logged)
+ * when it disagrees.  Environment: VFORGE_BLAS_LIB=NAME|PATH|builtin, OPENBLAS_CORETYPE
+ * (respected), VFORGE_BLAS_TEST_PRETEND_CORE (tests only).  See util/blas.c, docs/DESIGN.md. */
+
+typedef struct vf_blas_info {
+  const char *library; /* path of the loaded library, or "builtin" (vforge's own sgemm) */
+  const char *core;    /* OpenBLAS's kernel set ("Zen", "SkylakeX", ...), "builtin-avx2",
+                          "builtin-scalar", or "unknown" (a CBLAS that does not say) */
+  const char *config;  /* openblas_get_config(), or "" */
+  const char *source;  /* how the core was chosen: "detected" (by the library), "environment"
+                          (OPENBLAS_CORETYPE), "vforge" (vforge's CPUID choice replaced a generic
+                          core), "builtin" (VFORGE_BLAS_LIB=builtin), "fallback" (vforge's own
+                          sgemm after a failed self-check or an unswitchable generic core) */
+  const char *note;    /* the line logged when vforge changed the choice, or "" */
+  int threads;         /* the BLAS's own thread count now (1 for the builtin sgemm) */
+} vf_blas_info;
+
+/*! vf_blas_require() : load the BLAS now if it is not loaded yet (once per process; later calls
+ *  return the first outcome).  Call it on the calling thread before an operation that multiplies
+ *  matrices, so a missing library is a clean error rather than a worker's problem.
+ *  @return : VF_OK; VF_ECONFIG when VFORGE_BLAS_LIB names a library that cannot be used;
+ *            VF_EIO when no BLAS library is found (the message names what was tried). */
+vf_status vf_blas_require(vf_error *err);
+/*! vf_blas_loaded() : true once a vf_blas_require() (or a vf_sgemm_nt()) has loaded the BLAS. */
+bool vf_blas_loaded(void);
+/*! vf_blas_info_get() : what was loaded (loads it like vf_blas_require).  The strings live as
+ *  long as the process.  @return : as vf_blas_require. */
+vf_status vf_blas_info_get(vf_blas_info *out, vf_error *err);
+
+/*! vf_sgemm_nt() : C[m x n] = A[m x k] . B[n x k]^T, all row-major with leading dimensions (in
+ *  floats) lda, ldb >= k and ldc >= n (cblas_sgemm RowMajor, NoTrans, Trans, alpha 1, beta 0).
+ *  Loads the BLAS if needed; when none can be loaded it computes with vforge's own sgemm. */
+void vf_sgemm_nt(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b,
+                 size_t ldb, float *c, size_t ldc);
+
+/*! vf_blas_single_begin() : set the BLAS's own thread count to 1, for code whose own worker
+ *  threads each call vf_sgemm_nt().  @return : the previous count, for vf_blas_single_end(). */
+int vf_blas_single_begin(void);
+void vf_blas_single_end(int saved);
+
+/*! vf_blas_measure() : the best sgemm rate (vf_sgemm_nt, GFLOP/s = 2 m n k / seconds) of one
+ *  m x n x k product with the BLAS's thread count set to `threads` for the measurement, repeated
+ *  for about `seconds` (at least twice).  m = n = k = 0 picks a square size that takes >= 10 ms
+ *  (256 .. 2048).  @return : VF_ENOMEM, or vf_blas_require's errors. */
+vf_status vf_blas_measure(int threads, size_t m, size_t n, size_t k, double seconds,
+                          double *gflops, vf_error *err);
+
+/*! vf_cpu_model() : the CPU's brand string (CPUID, else /proc/cpuinfo), or "unknown". */
+const char *vf_cpu_model(void);
 
 #ifdef __cplusplus
 }

@@ -167,12 +167,16 @@ static void progress_handler(void *user, const vf_progress *p) {
   if (!Py_IsInitialized() || finalizing()) return;
   PyGILState_STATE gs = PyGILState_Ensure();
   if (g_progress && !g_cb_error_type) {
-    PyObject *d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:d}", "phase", p->phase ? p->phase : "",
-                                "rows_done", (unsigned long long)p->rows_done, "rows_total",
+    /* stage / unit / detail: the step inside a long phase (finalize: "k-means", "iterations") */
+    PyObject *d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:d,s:z,s:z,s:z,s:d}", "phase",
+                                p->phase ? p->phase : "", "rows_done",
+                                (unsigned long long)p->rows_done, "rows_total",
                                 (unsigned long long)p->rows_total, "bytes_done",
                                 (unsigned long long)p->bytes_done, "files_done",
                                 (unsigned long long)p->files_done, "files_total",
-                                (unsigned long long)p->files_total, "elapsed_s", p->elapsed_s);
+                                (unsigned long long)p->files_total, "elapsed_s", p->elapsed_s,
+                                "stage", p->stage, "unit", p->unit, "detail", p->detail,
+                                "fraction", p->fraction);
     PyObject *r = d ? PyObject_CallOneArg(g_progress, d) : NULL;
     Py_XDECREF(d);
     if (!r) { /* stop the call; the exception is raised when it returns */
@@ -834,7 +838,8 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   } else if (st == VF_OK) {
     corpus_source_opts so = {.id_root = id_root, .column = column};
     st = corpus_source_open(uri, &so, &cc, &err);
-    ivf_source_opts io = {.column = column, .id = idx, .metric_given = metric != NULL};
+    ivf_source_opts io = {.column = column, .id = idx, .id_text = idexpr,
+                          .metric_given = metric != NULL};
     if (st == VF_OK) st = ivf_build_source(&cc, &io, &p, out, &rep, &err);
     nfiles = cc.files.n;
   }

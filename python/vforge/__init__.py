@@ -439,8 +439,10 @@ def load(config: Union[str, "os.PathLike[str]"], resume: bool = False, *, step: 
          progress: Optional[Callable[[dict], Any]] = None, threads: Optional[int] = None) -> dict:
     """Load a corpus into its vector store as ``vforge load run CONFIG`` does (``step``:
     run, prepare, load, finalize); ``resume=True`` continues from the checkpoint, as
-    ``--resume``.  ``progress`` is called with ``{phase, rows_done, rows_total, ...}`` events (an
-    exception it raises stops the load and is raised here).  Returns the ``--json`` report:
+    ``--resume``.  ``progress`` is called with ``{phase, stage, unit, rows_done, rows_total,
+    detail, fraction, ...}`` events — the load, then finalize's stages (compaction, index
+    training: ``stage`` "k-means", ``unit`` "iterations") — (an exception it raises stops the load
+    and is raised here).  Returns the ``--json`` report:
     ``{points, files, bytes_read, seconds, points_per_s, finalize_seconds, retries,
     skipped_rows}``."""
     skip = -1 if skip_bad_rows is None else int(bool(skip_bad_rows))

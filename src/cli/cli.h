@@ -53,6 +53,12 @@ int cli_get_all(const cli_cmd *cmd, const cli_args *a, const char *name, const c
 /* "--limit N": unsigned integer option; VF_EUSAGE naming the option when malformed */
 vf_status cli_get_u64(const cli_cmd *cmd, const cli_args *a, const char *name, uint64_t dflt,
                       uint64_t *out, vf_error *err);
+/*! cli_job_opts() : --num-jobs N [--job-rank R], shared by every command that splits work: without
+ *  --num-jobs *num_jobs is 0 (and --job-rank is refused); else N in 1..max_jobs and *rank from
+ *  --job-rank or, without it, from the environment (vf_job_rank: a Slurm array task, a SkyPilot
+ *  job), logged; nothing naming it is VF_EUSAGE. */
+vf_status cli_job_opts(const cli_cmd *cmd, const cli_args *a, int max_jobs, int *num_jobs,
+                       int *rank, vf_error *err);
 /* "a,b,c" split on commas (blanks around items dropped) */
 typedef struct cli_list {
   char *buf;
@@ -104,7 +110,24 @@ static inline vf_status cli_corpus_open(const char *uri, const char *id_root, co
 }
 static inline void cli_corpus_close(cli_corpus *c) { corpus_source_close(c); }
 
-/* report an error on stderr and return the exit code for its status */
+/*! cli_summary() : the human summary of a command (printf-style) on stderr, after the progress
+ *  bar's line is cleared; nothing under --quiet (which keeps warnings, errors and stdout data). */
+void cli_summary(const char *fmt, ...) VF_PRINTF(1, 2);
+/*! cli_quiet() : --quiet was given. */
+bool cli_quiet(void);
+
+/* report an error on stderr and return the exit code for its status; VF_ECANCELED prints the
+ * cli_on_interrupt() line and returns 128 + the signal */
 int cli_fail(vf_status st, const vf_error *err);
+/* what an interruption of the running command stopped and how to resume it, printed as
+ * "vforge: interrupted (SIGINT): <text>" (main.c) */
+void cli_on_interrupt(const char *fmt, ...) VF_PRINTF(1, 2);
+/* clear the progress line (call before printing a summary on stderr) */
+void cli_progress_end(void);
+
+/*! cli_text_arg() : an option value that is text or @FILE (read whole, at most `max` bytes):
+ *  *out is a copy of the text (caller frees).  `opt` names the option in messages.
+ *  @return : VF_EUSAGE naming the file when it cannot be read or is too large. */
+vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **out, vf_error *err);
 
 #endif

@@ -15,14 +15,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "vforge/bench.h"
 #include "vforge/config.h"
 
 static const cli_opt BENCH_OPTS[] = {
-    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\")"},
-    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row)"},
+    {"queries", "Q", "queries parquet file (query_id + the vector column), e.g. <prefix>/eval/queries_1000.parquet; or an ann-benchmarks .hdf5 bundle (its 'test'), .npy or .fbin/.u8bin/.i8bin (query i has id \"i\"); or an ann-filtering-benchmark bundle (a directory or .tgz, or its tests.jsonl: each query with its conditions as filter)"},
+    {"ground-truth", "GT", "exact top-K parquet (query_id, hit_ids, hit_scores), K >= k; or an .hdf5 bundle ('neighbors', 'distances') or a big-ann ground-truth file: neighbor row r is point id r (load with id_expression: row); default for an ann-filtering-benchmark bundle: its closest_ids"},
     {"k", "K", "neighbours per query (-k K; recall@k)"},
     {"concurrency", "C", "closed loop with C workers, each with its own store handle (default 1); with --rps: the workers serving the queue; a list C1,C2,... sweeps it (a throughput-latency curve)"},
     {"rps", "R", "open loop: query i is issued at t0 + i/R, latency counted from that time; a list R1,R2,... sweeps the offered rate"},
@@ -42,6 +43,7 @@ static const cli_opt BENCH_OPTS[] = {
     {"store", "TYPE", "without CONFIG: the store type (local)"},
     {"path", "DIR", "with --store local: the store's root directory (default ./vforge-data)"},
     {"collection", "NAME", "with --store: the collection to search"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (the one its ground truth was computed with); a queries file's __filter__ column filters per query instead"},
     {"json", NULL, "print one JSON object {k, queries, recall, recall_min, recall_max, qps, latency_ms: {p50, p95, p99, max}, errors} on stdout; with a sweep {\"points\": [{params, ...}]}"},
     {NULL, NULL, NULL}};
 
@@ -59,7 +61,10 @@ const cli_cmd CLI_BENCH = {
     "request against Qdrant's OpenAPI schema (no Qdrant server could be installed).\n"
     "A sweep (--sweep NAME=V,..., or a list for --concurrency / --rps) runs the whole bench once\n"
     "per point of the grid, each with fresh handles and its own warm-up; `vforge plot` overlays\n"
-    "--results files of several runs.",
+    "--results files of several runs.\n"
+    "Filtered queries (a __filter__ column, or --filter) are searched with their filter; recall\n"
+    "is over min(k, the query's true hits), and queries without any true hit are counted and\n"
+    "left out of the means.",
     BENCH_OPTS, 0, 1};
 
 static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, int hi, int *out,
@@ -85,19 +90,22 @@ static vf_status get_rate(const char *s, double *out, vf_error *err) {
 }
 
 static void summary(const bench_report *r, const char *vector) {
-  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
-  if (r->open_loop) fprintf(stderr, "open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
-  else fprintf(stderr, "closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
-  fprintf(stderr, "  recall@%zu   %.4f", r->k, r->recall);
+  cli_summary("bench: %zu queries, k = %zu, vector %s, ", r->queries, r->k, vector ? vector : "(the dense one)");
+  if (r->open_loop) cli_summary("open loop at %.6g queries/s (%d workers)\n", r->rps, r->workers);
+  else cli_summary("closed loop, %d worker%s\n", r->workers, r->workers == 1 ? "" : "s");
+  cli_summary("  recall@%zu   %.4f", r->k, r->recall);
   if (r->recall_max != r->recall_min)
-    fprintf(stderr, "  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
-  fprintf(stderr, "\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
-  fprintf(stderr, "  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
+    cli_summary("  (ties at the cutoff: range [%.4f, %.4f])", r->recall_min, r->recall_max);
+  cli_summary("\n  throughput %.1f queries/s (%zu answered in %.3f s)\n", r->qps, r->answered, r->seconds);
+  cli_summary("  latency ms p50 %.3f  p95 %.3f  p99 %.3f  max %.3f\n", r->p50_ms, r->p95_ms,
           r->p99_ms, r->max_ms);
-  fprintf(stderr, "  errors     %zu", r->errors);
-  if (r->dropped) fprintf(stderr, " (%zu dropped at the outstanding bound)", r->dropped);
-  fputc('\n', stderr);
-  if (r->first_error_status != VF_OK) fprintf(stderr, "  first error: %s\n", r->first_error);
+  cli_summary("  errors     %zu", r->errors);
+  if (r->dropped) cli_summary(" (%zu dropped at the outstanding bound)", r->dropped);
+  cli_summary("\n");
+  if (r->first_error_status != VF_OK) cli_summary("  first error: %s\n", r->first_error);
+  if (r->filtered)
+    cli_summary("  filtered   %zu queries; %zu without any true hit (left out of recall)\n",
+                r->filtered, r->no_truth);
 }
 
 /* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
@@ -142,33 +150,34 @@ typedef struct bench_campaign {
 } bench_campaign;
 
 static void sweep_header(const bench_options *o, const bench_queries *q, const bench_grid *g) {
-  fprintf(stderr, "bench: %zu queries, k = %zu, vector %s, sweep of %zu points:", q->n, o->k,
+  cli_summary("bench: %zu queries, k = %zu, vector %s, sweep of %zu points:", q->n, o->k,
           o->vector ? o->vector : "(the dense one)", bench_grid_size(g));
   for (int i = 0; i < g->naxes; i++) {
-    fprintf(stderr, " %s=", bench_knob_name(g->axes[i].knob));
+    cli_summary(" %s=", bench_knob_name(g->axes[i].knob));
     for (size_t j = 0; j < g->axes[i].n; j++) {
       double v = g->axes[i].values[j];
       bool b = g->axes[i].knob == BENCH_KNOB_RESCORE || g->axes[i].knob == BENCH_KNOB_EXACT;
-      if (b) fprintf(stderr, "%s%s", j ? "," : "", v != 0 ? "true" : "false");
-      else fprintf(stderr, "%s%.6g", j ? "," : "", v);
+      if (b) cli_summary("%s%s", j ? "," : "", v != 0 ? "true" : "false");
+      else cli_summary("%s%.6g", j ? "," : "", v);
     }
   }
-  fputc('\n', stderr);
+  cli_summary("\n");
 }
 
 static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, vf_error *err) {
   bench_campaign *c = user;
   const bench_report *r = &p->rep;
+  cli_progress_end(); /* a point's lines start their own line */
   if (!c->sweep) {
     summary(r, c->vector);
   } else {
     char params[256];
     bench_point_params(p, params, sizeof params);
-    fprintf(stderr, "  point %zu/%zu %s: recall@%zu %.4f", i + 1, n, params, r->k, r->recall);
-    if (r->recall_max != r->recall_min) fprintf(stderr, " [%.4f, %.4f]", r->recall_min, r->recall_max);
-    fprintf(stderr, "  %.1f q/s  p50 %.3f  p95 %.3f  p99 %.3f ms  errors %zu\n", r->qps, r->p50_ms,
+    cli_summary("  point %zu/%zu %s: recall@%zu %.4f", i + 1, n, params, r->k, r->recall);
+    if (r->recall_max != r->recall_min) cli_summary(" [%.4f, %.4f]", r->recall_min, r->recall_max);
+    cli_summary("  %.1f q/s  p50 %.3f  p95 %.3f  p99 %.3f ms  errors %zu\n", r->qps, r->p50_ms,
             r->p95_ms, r->p99_ms, r->errors);
-    if (r->first_error_status != VF_OK) fprintf(stderr, "    first error: %s\n", r->first_error);
+    if (r->first_error_status != VF_OK) cli_summary("    first error: %s\n", r->first_error);
   }
   vf_status st = VF_OK;
   if (c->results) {
@@ -222,7 +231,13 @@ int cmd_bench(int argc, char **argv) {
     rq.config = a.npos == 1 ? a.pos[0] : NULL;
     rq.path = cli_get(&CLI_BENCH, &a, "path");
     rq.collection = cli_get(&CLI_BENCH, &a, "collection");
+    /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
+    if (rq.queries && !rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
   }
+  char *filter = NULL;
+  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err);
+  rq.filter = filter;
   if (st == VF_OK && (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k")))
     st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
                       "(usage: vforge bench %s)", CLI_BENCH.synopsis);
@@ -281,6 +296,7 @@ int cmd_bench(int argc, char **argv) {
     }
     rq.qdrant = &qopts;
   }
+  cli_on_interrupt("bench stopped before every query ran (no report); run it again");
   /* the store, the vector, the queries and the truth (bench_target_open, as vforge.bench) */
   bool have_target = false;
   if (st == VF_OK) {
@@ -301,6 +317,9 @@ int cmd_bench(int argc, char **argv) {
   cam.sweep = grid.naxes > 0;
   cam.vector = o->vector;
   vf_buf_init(&cam.line, 0);
+  /* a results file describes the machine, the BLAS included: load it now, before the warmup,
+   * rather than leave it out (a bench without --results never loads it) */
+  if (st == VF_OK && results_path) vf_blas_require(NULL);
   bench_machine_get(&cam.machine);
   if (st == VF_OK && results_path) st = vf_atomic_open(results_path, &cam.results, &err);
   if (st == VF_OK && perq_path) st = vf_atomic_open(perq_path, &cam.per_query, &err);
@@ -329,11 +348,12 @@ int cmd_bench(int argc, char **argv) {
     bench_series ser;
     st = bench_series_from_points(pts, npts, cam.info.label, &ser, &err);
     if (st == VF_OK) st = bench_plot(&ser, 1, NULL, plot_path, &err);
-    if (st == VF_OK) fprintf(stderr, "bench: plot written to %s\n", plot_path);
+    if (st == VF_OK) cli_summary("bench: plot written to %s\n", plot_path);
     bench_series_free(&ser);
   }
   vf_buf_free(&cam.line);
   bench_points_free(pts, npts);
   bench_target_free(&tg);
+  free(filter);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

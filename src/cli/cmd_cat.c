@@ -11,12 +11,15 @@ static const cli_opt CAT_OPTS[] = {
     {"limit", "N", "print at most N rows (-n N)"},
     {"with-id", "EXPR", "add the point id under \"__id__\" (e.g. 'vf_point_id(filename, file_row_number)')"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"binary-as-string", NULL,
+     "binary without a string annotation as text (invalid UTF-8 -> U+FFFD), not base64"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_CAT = {"cat", "URI [--columns a,b] [--offset N] [--limit N] [--with-id EXPR]",
                          "Print rows as JSON lines on stdout: column names as keys, float32 with 9\n"
                          "significant digits, doubles with 17, NaN/inf as \"NaN\"/\"Infinity\"/\"-Infinity\",\n"
-                         "NULL as null.",
+                         "NULL as null; binary without a string annotation as base64,\n"
+                         "VARIANT as JSON.",
                          CAT_OPTS, 1, 1};
 
 static const cli_opt SCAN_OPTS[] = {
@@ -47,6 +50,7 @@ int cmd_cat(int argc, char **argv) {
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
+  o.binary_as_string = st == VF_OK && cli_get(&CLI_CAT, &a, "binary-as-string") != NULL;
   const char *id = cli_get(&CLI_CAT, &a, "with-id");
   if (st == VF_OK && id) {
     st = corpus_idexpr_parse(id, &idexpr, &err);
@@ -54,6 +58,7 @@ int cmd_cat(int argc, char **argv) {
   }
   if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(&CLI_CAT, &a, "id-root"), &files, &err);
   bool zero_limit = cli_get(&CLI_CAT, &a, "limit") && o.limit == 0;
+  cli_on_interrupt("cat stopped (the rows printed so far are complete lines)");
   if (st == VF_OK && !zero_limit) st = corpus_cat(&files, &o, cli_write_stdout, NULL, &err);
   corpus_files_free(&files);
   corpus_idexpr_free(idexpr);
@@ -72,8 +77,10 @@ int cmd_scan(int argc, char **argv) {
   const char *c = st == VF_OK ? cli_get(&CLI_SCAN, &a, "columns") : NULL;
   if (c && !cli_list_split(c, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
   if (st == VF_OK) st = corpus_discover(a.pos[0], NULL, &files, &err);
+  cli_on_interrupt("scan stopped before the end (no summary); run it again");
   if (st == VF_OK)
     st = corpus_scan(&files, (const char *const *)cols.items, cols.n, vf_threads(), &r, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     double mbps = r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0;
     io_remote_stats rs;
@@ -90,19 +97,23 @@ int cmd_scan(int argc, char **argv) {
       vf_buf_printf(&b, &err,
                     ",\"files\":%" PRIu64 ",\"row_groups\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                     ",\"vectors\":%" PRIu64 ",\"threads\":%d,\"remote_requests\":%" PRIu64
-                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64 "}\n",
+                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64
+                    ",\"empty_files\":%" PRIu64 "}\n",
                     r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
-                    rs.retries, rs.bytes_received);
+                    rs.retries, rs.bytes_received, r.empty_files);
       st = cli_write_stdout(NULL, b.data, b.len, &err);
       vf_buf_free(&b);
     }
-    fprintf(stderr,
-            "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups), %.1f MB decoded "
-            "(%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
-            r.rows, r.files, r.row_groups, (double)r.bytes / 1e6, (double)r.bytes_read / 1e6,
-            r.seconds, mbps, r.checksum);
+    char empty[64] = "";
+    if (r.empty_files)
+      snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
+    cli_summary(
+            "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups%s), %.1f MB "
+            "decoded (%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
+            r.rows, r.files, r.row_groups, empty, (double)r.bytes / 1e6,
+            (double)r.bytes_read / 1e6, r.seconds, mbps, r.checksum);
     if (rs.requests)
-      fprintf(stderr, "scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
+      cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
               rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
   }
   corpus_files_free(&files);

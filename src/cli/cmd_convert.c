@@ -68,7 +68,11 @@ int cmd_convert(int argc, char **argv) {
     o.labels = (const char *const *)labels.items;
     o.nlabels = (size_t)labels.n;
   }
+  if (st == VF_OK)
+    cli_on_interrupt("convert to %s stopped; its staging directory was removed and %s is as it "
+                     "was; run the command again", o.output_dir, o.output_dir);
   if (st == VF_OK) st = corpus_convert(&o, &r, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     if (cli_get(&CLI_CONVERT, &a, "json")) {
       vf_buf b;

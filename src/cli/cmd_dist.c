@@ -110,34 +110,34 @@ static vf_status common(const cli_cmd *c, const cli_args *a, dist_options *o, vf
 }
 
 static void print_report(const char *cmd, const dist_report *r, bool status_only) {
-  fprintf(stderr, "%s: run %s (%s engine) %s\n  run directory: %s\n", cmd, r->run_id,
+  cli_summary("%s: run %s (%s engine) %s\n  run directory: %s\n", cmd, r->run_id,
           r->engine == DIST_ENGINE_SLURM ? "slurm" : "local", r->run_state, r->run_dir);
   if (r->submit_command && strcmp(r->run_state, "planned") == 0)
-    fprintf(stderr, "  submit command (not run): %s\n", r->submit_command);
+    cli_summary("  submit command (not run): %s\n", r->submit_command);
   int done = 0;
   for (int s = 0; s < r->nshards; s++) done += r->shards[s].state == DIST_DONE;
-  fprintf(stderr, "  %" PRIu64 " files, %" PRIu64 " rows, %d shards (%d done), %" PRIu64 " resubmissions\n",
+  cli_summary("  %" PRIu64 " files, %" PRIu64 " rows, %d shards (%d done), %" PRIu64 " resubmissions\n",
           r->files, r->expected_rows, r->nshards, done, r->retries);
   for (int s = 0; s < r->nshards; s++) {
     const dist_shard_info *h = &r->shards[s];
-    fprintf(stderr, "  shard %3d: %-9s attempts %d, %" PRIu64 " files, %" PRIu64 " rows", s,
+    cli_summary("  shard %3d: %-9s attempts %d, %" PRIu64 " files, %" PRIu64 " rows", s,
             dist_state_name(h->state), h->attempts, h->files, h->rows);
     if (h->state == DIST_DONE) {
-      if (r->kind == DIST_KIND_LOAD) fprintf(stderr, ", %" PRIu64 " points sent", h->points);
-      fprintf(stderr, ", %.2f s", h->seconds);
+      if (r->kind == DIST_KIND_LOAD) cli_summary(", %" PRIu64 " points sent", h->points);
+      cli_summary(", %.2f s", h->seconds);
     }
-    fprintf(stderr, "%s%s\n", h->job_ids && h->job_ids[0] ? ", jobs " : "", h->job_ids ? h->job_ids : "");
+    cli_summary("%s%s\n", h->job_ids && h->job_ids[0] ? ", jobs " : "", h->job_ids ? h->job_ids : "");
   }
   if (!status_only && (strcmp(r->run_state, "failed") == 0 || strcmp(r->run_state, "workers-done") == 0 ||
                        strcmp(r->run_state, "running") == 0))
-    fprintf(stderr, "  to try again: vforge %s --resume %s%s\n", cmd, r->run_dir,
+    cli_summary("  to try again: vforge %s --resume %s%s\n", cmd, r->run_dir,
             strcmp(r->run_state, "workers-done") == 0 ? " (or --finalize)" : "");
   if (status_only) return;
   if (r->kind == DIST_KIND_LOAD && strcmp(r->run_state, "finalized") == 0)
-    fprintf(stderr, "%s: %" PRIu64 " points verified (= corpus rows) in %.2f s = %.0f points/s\n", cmd,
+    cli_summary("%s: %" PRIu64 " points verified (= corpus rows) in %.2f s = %.0f points/s\n", cmd,
             r->stored, r->seconds, r->points_per_s);
   if (r->kind == DIST_KIND_BRUTE_FORCE && r->output && strcmp(r->run_state, "finalized") == 0)
-    fprintf(stderr, "%s: merged %d partials in %.2f s -> %s\n", cmd, r->nshards, r->seconds, r->output);
+    cli_summary("%s: merged %d partials in %.2f s -> %s\n", cmd, r->nshards, r->seconds, r->output);
 }
 
 static int finish(const char *cmd, vf_status st, vf_error *err, dist_report *r, bool json,
@@ -195,6 +195,8 @@ int cmd_load_dist(int argc, char **argv) {
   memset(&cfg, 0, sizeof cfg);
   bool status_only = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
+  cli_on_interrupt("load-dist stopped (local workers were stopped, Slurm jobs keep running); "
+                   "continue with the --resume command above");
   if (st == VF_OK) st = common(c, &a, &o, &err);
   bool json = st == VF_OK && cli_get(c, &a, "json");
   if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {
@@ -219,6 +221,8 @@ int cmd_brute_force_dist(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   bool status_only = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
+  cli_on_interrupt("brute-force-dist stopped (local workers were stopped, Slurm jobs keep "
+                   "running); continue with the --resume command above");
   if (st == VF_OK) st = common(c, &a, &o, &err);
   bool json = st == VF_OK && cli_get(c, &a, "json");
   if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {

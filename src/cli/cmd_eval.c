@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "vforge/eval.h"
+#include "vforge/filter.h"
 #include "vforge/index.h"
 
 static const cli_opt GQ_OPTS[] = {
@@ -15,6 +16,11 @@ static const cli_opt GQ_OPTS[] = {
                       "for a CONFIG, the `vectors:` entry"},
     {"output", "FILE", "output file (default <prefix>/eval/queries_<N>.parquet)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"filter-template", "T|@FILE", "a Qdrant filter per query in a __filter__ column: the string "
+                                   "\"$key\" becomes the query row's own payload value, \"$~key\" a value "
+                                   "drawn from the corpus; output queries_<N>_f<h>.parquet"},
+    {"json", NULL, "print one JSON object {rows, corpus_rows, dim, row_groups_read, empty_files, "
+                   "seconds, output} on stdout"},
     {NULL, NULL, NULL}};
 
 #define CORPUS_ARG_HELP                                                                            \
@@ -26,7 +32,7 @@ static const cli_opt GQ_OPTS[] = {
   "vector file's directory."
 
 const cli_cmd CLI_GENERATE_QUERIES = {
-    "generate-queries", "URI|CONFIG|VECFILE -n N [--seed S] [--columns a,b] [--column VEC] [--output FILE]",
+    "generate-queries", "URI|CONFIG|VECFILE -n N [--seed S] [--columns a,b] [--column VEC] [--filter-template T] [--output FILE] [--json]",
     "Sample N rows uniformly over the whole corpus (seeded, deterministic) and write them as a\n"
     "queries file: query_id (the row's point id), __source_file__, __source_row__, the vector\n"
     "column and the chosen payload columns (--columns: parquet URIs only).\n"
@@ -42,13 +48,18 @@ static const cli_opt BF_OPTS[] = {
     {"column", "VEC", "the vector column: dense, multivector or sparse (needed only when several exist); "
                       "for a CONFIG, the `vectors:` entry"},
     {"num-jobs", "N", "split the corpus files over N jobs (file i goes to job i % N)"},
-    {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1); writes a partial result"},
+    {"job-rank", "R", "with --num-jobs: this job's rank (0..N-1; default: from SLURM_ARRAY_TASK_ID or SKYPILOT_JOB_RANK); writes a partial result"},
     {"output", "FILE", "output file (default: the eval/ layout path)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"filter", "JSON|@FILE", "exact filtered ground truth: only rows whose payload matches this "
+                             "Qdrant filter are hits (a queries file's __filter__ column filters "
+                             "per query instead; giving both is an error)"},
+    {"json", NULL, "print one JSON object {queries, k, metric, rows_scanned, rows_skipped, files, "
+                   "empty_files, rescored, seconds, output} on stdout"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_BRUTE_FORCE = {
-    "brute-force", "URI|CONFIG|VECFILE --queries Q -k K [--metric M] [--num-jobs N --job-rank R] [--output FILE]",
+    "brute-force", "URI|CONFIG|VECFILE --queries Q -k K [--metric M] [--filter JSON|@FILE] [--num-jobs N --job-rank R] [--output FILE] [--json]",
     "Exact top-K of every query over the corpus (streamed once, one row group at a time):\n"
     "<prefix>/eval/brute_force_queries_<N>_k<K>.parquet with query_id, hit_ids, hit_scores\n"
     "(best first; cosine similarity, dot, -L2 or -L1; ties by point id).  Output is byte-identical\n"
@@ -60,6 +71,10 @@ const cli_cmd CLI_BRUTE_FORCE = {
     "not hits).  Rows without a usable vector are skipped and counted.  --memory-budget:\n"
     "refused (exit 1) when the queries, K hits each and two row groups of the column cannot fit.\n"
     "With --num-jobs a dataset is split by parts (part i goes to job i % N).\n"
+    "Filters (--filter, or a __filter__ column of the queries file, JSON text per query): Qdrant's\n"
+    "filter language over the payload (the config's payload_fields, or the columns of a parquet\n"
+    "corpus, JSON-object columns unpacked); a query may get fewer than K hits.  Filtered outputs are\n"
+    "named ..._f<h>_k<K> (<h>: 8 hex digits of md5 of the filter or of the queries' template).\n"
     CORPUS_ARG_HELP,
     BF_OPTS, 1, 1};
 
@@ -69,6 +84,7 @@ static const cli_opt BFM_OPTS[] = {
     {"column", "VEC", "the vector column of the queries file (needed only when several exist)"},
     {"output", "FILE", "output file (default: the eval/ layout path)"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
+    {"filter", "JSON|@FILE", "the --filter the partials were computed with"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_BRUTE_FORCE_MERGE = {
@@ -99,24 +115,56 @@ int cmd_generate_queries(int argc, char **argv) {
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
+  char *tmpl = NULL;
+  if (st == VF_OK && cli_get(c, &a, "filter-template")) {
+    st = cli_text_arg("filter-template", cli_get(c, &a, "filter-template"), FLT_MAX_TEXT, &tmpl, &err);
+    o.filter_template = tmpl;
+  }
   if (st == VF_OK) {
     o.column = cli_get(c, &a, "column");
     o.output = cli_get(c, &a, "output");
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
     if (cc.records) o.records = &cc.spec;
   }
+  cli_on_interrupt("generate-queries stopped before writing its output (nothing was written); run "
+                   "it again");
+  double t0 = vf_now();
   if (st == VF_OK) st = eval_generate_queries(&cc.files, &o, &r, &err);
+  double secs = vf_now() - t0;
+  cli_progress_end();
   if (st == VF_OK)
-    fprintf(stderr, "generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups read) -> %s\n",
-            r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.path);
+    cli_summary("generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups "
+                "read%s) -> %s\n", r.rows, r.corpus_rows, r.dim, r.row_groups_read,
+                r.empty_files ? "; empty files skipped" : "", r.path);
+  if (st == VF_OK && cli_get(c, &a, "json")) {
+    vf_buf b;
+    vf_buf_init(&b, 0);
+    st = vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"corpus_rows\":%" PRIu64 ",\"dim\":%d,"
+                       "\"row_groups_read\":%" PRIu64 ",\"empty_files\":%" PRIu64 ",\"seconds\":",
+                       r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.empty_files);
+    if (st == VF_OK) st = vf_json_f64(&b, secs, &err);
+    if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
+    if (st == VF_OK) st = vf_json_string(&b, r.path, strlen(r.path), &err);
+    if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
+    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    vf_buf_free(&b);
+  }
   free(r.path);
+  free(tmpl);
   cli_corpus_close(&cc);
   cli_list_free(&cols);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }
 
-static vf_status bf_common_opts(const cli_cmd *c, const cli_args *a, eval_bf_opts *o, vf_error *err) {
+static vf_status bf_common_opts(const cli_cmd *c, const cli_args *a, eval_bf_opts *o,
+                                char **filter, vf_error *err) {
   uint64_t k = 0;
+  const char *fv = cli_get(c, a, "filter");
+  if (fv) {
+    vf_status st = cli_text_arg("filter", fv, FLT_MAX_TEXT, filter, err);
+    if (st != VF_OK) return st;
+    o->filter = *filter;
+  }
   o->queries = cli_get(c, a, "queries");
   if (!o->queries) return vf_error_set(err, VF_EUSAGE, "%s: --queries Q is required", c->name);
   if (!cli_get(c, a, "k")) return vf_error_set(err, VF_EUSAGE, "%s: -k K is required", c->name);
@@ -137,34 +185,57 @@ int cmd_brute_force(int argc, char **argv) {
   memset(&cc, 0, sizeof cc);
   eval_bf_opts o = {0};
   eval_bf_result r = {0};
+  char *filter = NULL;
   const cli_cmd *c = &CLI_BRUTE_FORCE;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &err);
+  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &filter, &err);
   const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
   if (m && !idx_metric_parse(m, &o.metric))
     st = vf_error_set(&err, VF_EUSAGE, "brute-force: unknown --metric '%s' (cosine, dot, euclid, manhattan)", m);
-  uint64_t nj = 0, jr = 0;
-  if (st == VF_OK) st = cli_get_u64(c, &a, "num-jobs", 0, &nj, &err);
-  if (st == VF_OK) st = cli_get_u64(c, &a, "job-rank", 0, &jr, &err);
-  if (st == VF_OK && (cli_get(c, &a, "num-jobs") != NULL) != (cli_get(c, &a, "job-rank") != NULL))
-    st = vf_error_set(&err, VF_EUSAGE, "brute-force: --num-jobs and --job-rank go together");
-  if (st == VF_OK && cli_get(c, &a, "num-jobs") && (nj < 1 || nj > 100000 || jr >= nj))
-    st = vf_error_set(&err, VF_EUSAGE, "brute-force: need 1 <= --num-jobs <= 100000 and --job-rank < --num-jobs");
+  int nj = 0, jr = 0;
+  if (st == VF_OK) st = cli_job_opts(c, &a, 100000, &nj, &jr, &err);
   o.num_jobs = (uint32_t)nj;
   o.job_rank = (uint32_t)jr;
   o.threads = vf_threads();
   if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
   if (st == VF_OK && cc.records) {
     o.records = &cc.spec;
+    o.id_expression = cc.id_text;
     if (!m) o.metric = cc.distance; /* the configured distance unless --metric */
   }
+  cli_on_interrupt("brute-force stopped before writing its %s (nothing was written); run it again",
+                   o.num_jobs ? "partial" : "ground truth");
   if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
+  cli_progress_end();
   if (st == VF_OK)
-    fprintf(stderr, "brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files), k %u, %s, "
+    cli_summary("brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files%s), k %u, %s, "
             "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
-            r.rows_scanned, r.files, o.k, idx_metric_name(o.metric), r.rescored, r.rows_skipped,
-            r.seconds, r.path);
+            r.rows_scanned, r.files, r.empty_files ? "; empty files skipped" : "", o.k,
+            idx_metric_name(o.metric), r.rescored, r.rows_skipped, r.seconds, r.path);
+  if (st == VF_OK && r.queries_filtered)
+    cli_summary("brute-force: %" PRIu64 " of %" PRIu64 " queries filtered; %" PRIu64
+                " with fewer than %u hits\n", r.queries_filtered, r.queries, r.queries_short, o.k);
+  if (st == VF_OK && cli_get(c, &a, "json")) {
+    vf_buf b;
+    vf_buf_init(&b, 0);
+    const char *mn = idx_metric_name(o.metric);
+    st = vf_buf_printf(&b, &err, "{\"queries\":%" PRIu64 ",\"k\":%u,\"metric\":\"%s\","
+                       "\"rows_scanned\":%" PRIu64 ",\"rows_skipped\":%" PRIu64 ",\"files\":%" PRIu64
+                       ",\"empty_files\":%" PRIu64 ",\"rescored\":%" PRIu64 ",\"seconds\":",
+                       r.queries, o.k, mn, r.rows_scanned, r.rows_skipped, r.files, r.empty_files,
+                       r.rescored);
+    if (st == VF_OK) st = vf_json_f64(&b, r.seconds, &err);
+    if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
+    if (st == VF_OK) st = vf_json_string(&b, r.path, strlen(r.path), &err);
+    if (st == VF_OK && r.queries_filtered)
+      st = vf_buf_printf(&b, &err, ",\"queries_filtered\":%" PRIu64 ",\"queries_short\":%" PRIu64,
+                         r.queries_filtered, r.queries_short);
+    if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
+    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    vf_buf_free(&b);
+  }
   free(r.path);
+  free(filter);
   cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }
@@ -177,16 +248,24 @@ int cmd_brute_force_merge(int argc, char **argv) {
   memset(&cc, 0, sizeof cc);
   eval_bf_opts o = {0};
   eval_bf_result r = {0};
+  char *filter = NULL;
   const cli_cmd *c = &CLI_BRUTE_FORCE_MERGE;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &err);
+  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &filter, &err);
   if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
-  if (st == VF_OK && cc.records) o.records = &cc.spec;
+  if (st == VF_OK && cc.records) {
+    o.records = &cc.spec;
+    o.id_expression = cc.id_text;
+  }
+  cli_on_interrupt("brute-force-merge stopped before writing the merged file (the partials are "
+                   "kept); run it again");
   if (st == VF_OK) st = eval_brute_force_merge(&cc.files, &o, &r, &err);
+  cli_progress_end();
   if (st == VF_OK)
-    fprintf(stderr, "brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
+    cli_summary("brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
             r.queries, r.files, r.seconds, r.path);
   free(r.path);
+  free(filter);
   cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -61,21 +61,27 @@ static const cli_cmd CLI_INDEX_BUILD = {
 static const cli_opt SEARCH_OPTS[] = {
     {"queries", "Q", "queries parquet file (query_id + a dense vector column; required)"},
     {"k", "K", "neighbours per query (required)"},
-    {"nprobe", "P", "lists scanned per query (default 1; capped at nlist)"},
+    {"nprobe", "P", "lists scanned per query (default max(16, nlist/16); capped at nlist)"},
     {"rerank", "R", "override the file's re-rank factor (needs an index built with --rerank; "
      "a 4-bit pq index without it re-scores R*k candidates by float ADC)"},
     {"column", "NAME", "the vector column of the queries file (needed only when several exist)"},
     {"output", "FILE", "results file (default: <dir of Q>/ivf_<name of Q>_k<K>.parquet)"},
     {"ground-truth", "GT", "also report recall@k against this brute-force file"},
+    {"filter", "JSON|@FILE", "search every query with this Qdrant filter (a queries file's __filter__ column filters per query instead); needs --corpus"},
+    {"corpus", "URI|CONFIG", "with filters: the corpus (or load config) the index was built from, whose payload the filters read"},
     {"json", NULL, "print {queries, k, nprobe, seconds, qps, output[, recall, recall_max]} on stdout"},
     {NULL, NULL, NULL}};
 
 static const cli_cmd CLI_INDEX_SEARCH = {
-    "index search", "FILE --queries Q -k K [--nprobe P] [--output F] [--ground-truth GT] [--json]",
+    "index search", "FILE --queries Q -k K [--nprobe P] [--output F] [--ground-truth GT] [--filter JSON|@FILE --corpus URI|CONFIG] [--json]",
     "Search an IVF index with every query of a queries file (as written by generate-queries)\n"
     "and write query_id, hit_ids (list<string>), hit_scores (list<float>), best first — the\n"
     "brute-force output schema; larger score = nearer (cosine, dot, -L2).  With --ground-truth\n"
-    "the summary adds recall@k (strict, and counting ties at the cutoff).",
+    "the summary adds recall@k (strict, and counting ties at the cutoff).\n"
+    "Filters (a __filter__ column of the queries file, or --filter) read the payload of --corpus,\n"
+    "matched to the index rows by point id; the filter is applied inside the list scan and\n"
+    "nprobe widens until k matching hits are found or every list was scanned.  Recall of a\n"
+    "filtered query is over min(k, its true hits); queries with none are left out of it.",
     SEARCH_OPTS, 1, 1};
 
 static const cli_opt INFO_OPTS[] = {
@@ -100,9 +106,19 @@ static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, 
   return st;
 }
 
+/* an option that, when given, must be at least 1 (0 is not "the default") */
+static vf_status get_u32_pos(const cli_cmd *c, const cli_args *a, const char *name, uint32_t *out,
+                             vf_error *err) {
+  vf_status st = get_u32(c, a, name, out, err);
+  if (st == VF_OK && cli_get(c, a, name) && *out == 0)
+    st = vf_error_set(err, VF_EUSAGE, "%s: --%s must be at least 1 (leave it out for the default)",
+                      c->name, name);
+  return st;
+}
+
 static void print_build_human(const ivf_build_report *r, const char *out, int32_t dim,
                               corpus_distance metric, double seconds) {
-  fprintf(stderr,
+  cli_summary(
           "index build: %" PRIu64 " rows x %d (%s), %s, nlist %u -> %s\n"
           "  training: %" PRIu64 " rows seen, %" PRIu64 " retained; source %.1f MiB, spill %.1f MiB\n"
           "  lists: max/mean %.2f, balance %.3f; peak RSS %.1f MiB\n"
@@ -149,8 +165,8 @@ static int index_build(int argc, char **argv) {
   const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
   if (m && (!idx_metric_parse(m, &p.metric) || p.metric == CORPUS_MANHATTAN))
     st = vf_error_set(&err, VF_EUSAGE, "index build: --metric '%s': expected cosine, dot or euclid", m);
-  if (st == VF_OK) st = get_u32(c, &a, "nlist", &p.nlist, &err);
-  if (st == VF_OK) st = get_u32(c, &a, "pq-m", &p.pq_m, &err);
+  if (st == VF_OK) st = get_u32_pos(c, &a, "nlist", &p.nlist, &err);
+  if (st == VF_OK) st = get_u32_pos(c, &a, "pq-m", &p.pq_m, &err);
   if (st == VF_OK) st = get_u32(c, &a, "pq-nbits", &p.pq_nbits, &err);
   if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.pq_nbits != 4 && p.pq_nbits != 8)
     st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits must be 4 or 8 (got %s)",
@@ -178,9 +194,13 @@ static int index_build(int argc, char **argv) {
   /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
   if (st == VF_OK)
     st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
+  if (st == VF_OK)
+    cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
+                     "nothing was written; run the command again", out);
   ivf_source_opts so = {.column = st == VF_OK ? cli_get(c, &a, "column") : NULL, .id = idx,
-                        .metric_given = m != NULL};
+                        .id_text = ie, .metric_given = m != NULL};
   if (st == VF_OK) st = ivf_build_source(&cc, &so, &p, out, &rep, &err);
+  cli_progress_end();
   if (st == VF_OK) {
     print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
     if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, cc.files.n, &err);
@@ -193,30 +213,41 @@ static int index_build(int argc, char **argv) {
 /* ----------------------------------------------------------------- search */
 
 /* <dir of Q>/ivf_<Q's file name without .parquet>_k<K>.parquet */
-static char *default_output(const char *q, uint64_t k, vf_error *err) {
+static char *default_output(const char *q, const char *tag, uint64_t k, vf_error *err) {
   const char *slash = strrchr(q, '/');
   const char *name = slash ? slash + 1 : q;
   size_t dl = slash ? (size_t)(slash - q) : 0, nl = strlen(name);
   if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
-  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, k);
-  return ev_strdupf(err, "ivf_%.*s_k%" PRIu64 ".parquet", (int)nl, name, k);
+  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k);
+  return ev_strdupf(err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
 }
 
-/* recall@k of the answers against a ground-truth file (bench.h rules) */
-static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, const idx_hit *hits,
-                               const size_t *counts, const ivf_index *ix, double *strict,
-                               double *tie, vf_error *err) {
-  bench_truth t;
-  memset(&t, 0, sizeof t);
-  size_t *rows = NULL;
-  store_hit *sh = vf_mallocarray(k, sizeof *sh);
-  vf_status st = sh ? bench_read_truth(gt, &t, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK && k > t.k)
-    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s", k, t.k, gt);
+/* The ground truth of --ground-truth, read and matched to the queries before the search: truth
+ * of another metric or corpus is refused before any work (bench.h "Ground truth that cannot
+ * measure the store"). */
+static vf_status search_truth(const char *gt, const ev_queries *q, size_t k, const ivf_index *ix,
+                              const char *index_path, bench_truth *t, size_t **rows,
+                              vf_error *err) {
+  vf_status st = bench_read_truth(gt, t, err);
+  if (st == VF_OK && k > t->k)
+    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s",
+                      k, t->k, gt);
   bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
-  if (st == VF_OK) st = bench_align(&bq, &t, &rows, err);
+  if (st == VF_OK) st = bench_align(&bq, t, rows, err);
+  if (st == VF_OK) st = bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
+  return st;
+}
+
+/* recall@k of the answers against the ground truth (bench.h rules) */
+static vf_status search_recall(const bench_truth *t, const size_t *rows, const ev_queries *q,
+                               size_t k, const idx_hit *hits, const size_t *counts,
+                               const ivf_index *ix, double *strict, double *tie, vf_error *err) {
+  store_hit *sh = vf_mallocarray(k, sizeof *sh);
+  if (!sh) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t nq = (size_t)q->n;
   double s1 = 0, s2 = 0;
-  for (size_t i = 0; st == VF_OK && i < bq.n; i++) {
+  size_t scored = 0;
+  for (size_t i = 0; i < nq; i++) {
     size_t n = 0;
     for (size_t h = 0; h < counts[i]; h++) {
       size_t len = 0;
@@ -225,16 +256,15 @@ static vf_status search_recall(const char *gt, const ev_queries *q, size_t k, co
       sh[n++].score = hits[i * k + h].score;
     }
     double a = 0, b = 0;
-    bench_recall_one(&t, rows[i], k, sh, n, &a, &b);
+    if (!bench_recall_one(t, rows[i], k, sh, n, &a, &b)) continue; /* no true hit */
+    scored++;
     s1 += a;
     s2 += b;
   }
-  *strict = bq.n ? s1 / (double)bq.n : 0;
-  *tie = bq.n ? s2 / (double)bq.n : 0;
-  free(rows);
+  *strict = scored ? s1 / (double)scored : 0;
+  *tie = scored ? s2 / (double)scored : 0;
   free(sh);
-  bench_truth_free(&t);
-  return st;
+  return VF_OK;
 }
 
 static int index_search(int argc, char **argv) {
@@ -257,8 +287,8 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && !cli_get(c, &a, "k")) st = vf_error_set(&err, VF_EUSAGE, "index search: -k K is required");
   if (st == VF_OK) st = cli_get_u64(c, &a, "k", 0, &k, &err);
   if (st == VF_OK && (k < 1 || k > 100000)) st = vf_error_set(&err, VF_EUSAGE, "index search: -k must be 1..100000");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 1, &nprobe, &err);
-  if (st == VF_OK && (nprobe < 1 || nprobe > UINT32_MAX))
+  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 0, &nprobe, &err);
+  if (st == VF_OK && cli_get(c, &a, "nprobe") && (nprobe < 1 || nprobe > UINT32_MAX))
     st = vf_error_set(&err, VF_EUSAGE, "index search: --nprobe must be at least 1");
   if (st == VF_OK) st = cli_get_u64(c, &a, "rerank", 0, &rerank, &err);
   if (st == VF_OK && rerank > UINT32_MAX) st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank is too large");
@@ -266,6 +296,7 @@ static int index_search(int argc, char **argv) {
   ivf_info info;
   memset(&info, 0, sizeof info);
   if (st == VF_OK) ivf_info_get(ix, &info);
+  if (st == VF_OK && nprobe == 0) nprobe = ivf_default_nprobe(info.nlist); /* the store's rule */
   if (st == VF_OK && rerank && !info.rerank && !(info.type == IVF_PQ && info.pq_nbits == 4))
     st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
                       "(%s keeps no float32 vectors)", a.pos[0]);
@@ -275,7 +306,42 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK && q.dim != info.dim)
     st = vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
                       (int)q.dim, a.pos[0], (int)info.dim);
+  /* filters: --filter or the queries' __filter__ column, over the payload of --corpus */
+  ev_filters flt;
+  memset(&flt, 0, sizeof flt);
+  ev_ivf_filter xf;
+  memset(&xf, 0, sizeof xf);
+  cli_corpus cc;
+  memset(&cc, 0, sizeof cc);
+  char *ftext = NULL;
+  uint8_t *abuf = NULL, **allow = NULL;
+  if (st == VF_OK && cli_get(c, &a, "filter"))
+    st = cli_text_arg("filter", cli_get(c, &a, "filter"), FLT_MAX_TEXT, &ftext, &err);
+  if (st == VF_OK) st = ev_filters_init(&flt, q.n, q.filters, q.fhash, ftext, qpath, &err);
+  if (st == VF_OK && flt.any && !cli_get(c, &a, "corpus"))
+    st = vf_error_set(&err, VF_EUSAGE, "index search: the queries are filtered; give --corpus URI|CONFIG "
+                      "(the corpus %s was built from: its payload is what the filters read)", a.pos[0]);
+  if (st == VF_OK && flt.any) st = cli_corpus_open(cli_get(c, &a, "corpus"), NULL, NULL, &cc, &err);
+  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, &err);
+  if (st == VF_OK && xf.unmatched)
+    vf_log(VF_LOG_WARN, "index search: %" PRIu64 " of %" PRIu64 " index rows have ids that are not in %s "
+           "(never returned by a filtered query)", xf.unmatched, xf.rows, cli_get(c, &a, "corpus"));
+  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
+  bench_truth truth;
+  memset(&truth, 0, sizeof truth);
+  size_t *trows = NULL;
+  if (gt) st = search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err);
   size_t nq = (size_t)q.n;
+  /* allow masks of a chunk of queries at a time (at most 256 MiB) */
+  size_t chunk = nq ? nq : 1;
+  if (flt.any && xf.rows) {
+    chunk = ((size_t)256 << 20) / xf.rows;
+    if (chunk < 1) chunk = 1;
+    if (chunk > nq) chunk = nq ? nq : 1;
+    abuf = vf_malloc(chunk * xf.rows);
+    allow = vf_calloc(chunk, sizeof *allow);
+    if (st == VF_OK && (!abuf || !allow)) st = vf_error_set(&err, VF_ENOMEM, "out of memory for the filters' masks");
+  }
   if (st == VF_OK) {
     hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
     counts = vf_calloc(nq ? nq : 1, sizeof *counts);
@@ -287,7 +353,14 @@ static int index_search(int argc, char **argv) {
   if (st == VF_OK) {
     ivf_search_opts so = {.nprobe = (uint32_t)nprobe, .threads = vf_threads(), .rerank = (uint32_t)rerank};
     double ts = vf_now();
-    st = ivf_search(ix, q.vecs, nq, q.dim, (size_t)k, &so, hits, counts, &err);
+    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+      size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+      for (size_t i = 0; flt.any && i < qn; i++)
+        allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * xf.rows) ? abuf + i * xf.rows : NULL;
+      so.allow = flt.any ? (const uint8_t *const *)allow : NULL;
+      st = ivf_search(ix, q.vecs + q0 * (size_t)q.dim, qn, q.dim, (size_t)k, &so, hits + q0 * (size_t)k,
+                      counts + q0, &err);
+    }
     secs = vf_now() - ts;
   }
   for (size_t i = 0; st == VF_OK && i < nq; i++) {
@@ -308,7 +381,8 @@ static int index_search(int argc, char **argv) {
   }
   if (st == VF_OK) {
     const char *o = cli_get(c, &a, "output");
-    out = o ? vf_strdup(o) : default_output(qpath, k, &err);
+    /* a --filter run is named apart (a __filter__ queries file already is) */
+    out = o ? vf_strdup(o) : default_output(qpath, ftext ? flt.tag : "", k, &err);
     if (!out) st = o ? vf_error_set(&err, VF_ENOMEM, "out of memory") : err.code;
   }
   if (st == VF_OK) {
@@ -321,14 +395,14 @@ static int index_search(int argc, char **argv) {
     st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
   }
   double rs = 0, rt = 0;
-  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
-  if (gt) st = search_recall(gt, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
+  if (st == VF_OK && gt)
+    st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
   if (st == VF_OK) {
     uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
     double qps = secs > 0 ? (double)nq / secs : 0;
-    fprintf(stderr, "index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
+    cli_summary("index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
             "%.3f s, %.0f queries/s -> %s\n", nq, k, np, info.nlist, ivf_code_name(info.type), secs, qps, out);
-    if (gt) fprintf(stderr, "  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
+    if (gt) cli_summary("  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
     if (cli_get(c, &a, "json")) {
       vf_buf b;
       vf_buf_init(&b, 0);
@@ -352,6 +426,14 @@ static int index_search(int argc, char **argv) {
   free(counts);
   free(eh);
   free(nh);
+  free(abuf);
+  free(allow);
+  free(ftext);
+  ev_ivf_filter_close(&xf);
+  ev_filters_free(&flt);
+  cli_corpus_close(&cc);
+  free(trows);
+  bench_truth_free(&truth);
   ev_queries_free(&q);
   ivf_close(ix);
   return st == VF_OK ? 0 : cli_fail(st, &err);

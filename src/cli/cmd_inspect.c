@@ -211,14 +211,18 @@ int cmd_inspect(int argc, char **argv) {
     vf_json_string(&b, files.prefix, strlen(files.prefix), &err);
     vf_json_raw(&b, ",\"files\":[", &err);
   }
+  corpus_plan plan = {0};
+  if (st == VF_OK) st = corpus_plan_init(&plan, &files, &err);
   for (size_t i = 0; st == VF_OK && i < files.n; i++) {
     io_source *src = NULL;
     pqt_file *f = NULL;
     st = corpus_open(&files.files[i], &src, &err);
     /* the row groups as written, even under --memory-budget (which slices them for readers) */
-    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = true, .whole_row_groups = true}, &f, &err);
+    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err);
     if (st != VF_OK) break;
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
+    int64_t nr = pqt_meta(f)->num_rows;
+    corpus_plan_note_rows(&plan, i, nr > 0 ? (uint64_t)nr : 0);
     total_rgs += (uint64_t)pqt_meta(f)->nrow_groups;
     total_bytes += files.files[i].size;
     if (json) {
@@ -239,17 +243,22 @@ int cmd_inspect(int argc, char **argv) {
     if (json)
       vf_buf_printf(&b, &err, "],\"total_files\":%zu,\"total_rows\":%" PRIu64 ",\"total_row_groups\":%" PRIu64
                     ",\"total_bytes\":%" PRIu64 ",\"remote_requests\":%" PRIu64 ",\"remote_retries\":%" PRIu64
-                    ",\"remote_bytes\":%" PRIu64 "}\n", files.n, total_rows, total_rgs, total_bytes,
-                    rs.requests, rs.retries, rs.bytes_received);
+                    ",\"remote_bytes\":%" PRIu64 ",\"empty_files\":%zu}\n", files.n, total_rows,
+                    total_rgs, total_bytes, rs.requests, rs.retries, rs.bytes_received, plan.empty);
     else
-      vf_buf_printf(&b, &err, "total: %zu files, %" PRIu64 " rows, %" PRIu64 " row groups, %" PRIu64 " bytes\n",
-                    files.n, total_rows, total_rgs, total_bytes);
+      vf_buf_printf(&b, &err, "total: %zu files, %" PRIu64 " rows, %" PRIu64 " row groups, %" PRIu64
+                    " bytes", files.n, total_rows, total_rgs, total_bytes);
+    if (!json && plan.empty)
+      vf_buf_printf(&b, &err, "; %zu files without rows (every command that reads rows skips them)",
+                    plan.empty);
+    if (!json) vf_buf_append(&b, "\n", 1, &err);
     st = cli_write_stdout(NULL, b.data, b.len, &err);
     if (rs.requests)
-      fprintf(stderr, "inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
+      cli_summary("inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
               rs.requests, rs.retries, rs.bytes_received);
   }
   vf_buf_free(&b);
+  corpus_plan_free(&plan);
   corpus_files_free(&files);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

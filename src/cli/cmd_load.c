@@ -15,7 +15,7 @@
 
 static const cli_opt LOAD_OPTS[] = {
     {"num-jobs", "N", "split the files over N workers (file i goes to rank i % N)"},
-    {"job-rank", "R", "this worker's rank, 0..N-1"},
+    {"job-rank", "R", "this worker's rank, 0..N-1 (default: from SLURM_ARRAY_TASK_ID or SKYPILOT_JOB_RANK)"},
     {"resume", NULL, "continue from this worker's load state (checkpoint)"},
     {"offset", "N", "skip the first N rows of this worker's rows"},
     {"limit", "N", "load at most N rows (-n N)"},
@@ -24,13 +24,14 @@ static const cli_opt LOAD_OPTS[] = {
     {"state-dir", "DIR", "where load states live (default <store path>/<collection>/_load)"},
     {"checkpoint-batches", "N", "flush the store and checkpoint about every N batches (default 1024; also every 5 s)"},
     {"store", "TYPE", "override vectorstore.type: local | discard (discard measures the pipeline)"},
+    {"yes", NULL, "delete: really drop the collection (without it, say what would be dropped)"},
     {"json", NULL, "print one JSON object {points, files, bytes_read, seconds, points_per_s, finalize_seconds, "
                    "retries, skipped_rows} on stdout"},
     {NULL, NULL, NULL}};
 
 const cli_cmd CLI_LOAD = {
-    "load", "run|prepare|load|finalize|inspect CONFIG [--num-jobs N --job-rank R] [--resume] "
-            "[--offset N] [-n N] [--json]",
+    "load", "run|prepare|load|finalize|inspect|reindex|delete CONFIG [--num-jobs N --job-rank R] "
+            "[--resume] [--offset N] [-n N] [--yes] [--json]",
     "Load a corpus into a vector store as the config says.\n"
     "  run       prepare + load + finalize in one process\n"
     "  prepare   create (or verify) the collection and defer indexing\n"
@@ -38,7 +39,11 @@ const cli_cmd CLI_LOAD = {
     "  finalize  enable indexing (local: compact so each id is stored once), wait, and verify\n"
     "            the point count against what the workers sent\n"
     "  inspect   print the resolved config, the files with row counts and the collection\n"
-    "            as one JSON object, writing nothing\n"
+    "            as one JSON object (Qdrant: also the transport, rest or grpc), writing nothing\n"
+    "  reindex   Qdrant: apply the config's hnsw / quantization / optimizers to the existing\n"
+    "            collection and wait until it is green\n"
+    "  delete    drop the collection and its load states (--yes; without it, say what would\n"
+    "            be dropped and exit 2)\n"
     "A killed load continues with --resume (ids are deterministic, re-sent points replace).",
     LOAD_OPTS, 2, 2};
 
@@ -54,12 +59,12 @@ static vf_status get_int(const cli_args *a, const char *name, int dflt, int lo, 
 }
 
 static void summary(const char *sub, const ld_report *r) {
-  if (isatty(2)) fputs("\r\033[K", stderr); /* clear the progress bar line */
-  fprintf(stderr,
+  cli_summary(
           "load %s: %" PRIu64 " points, %" PRIu64 " files, %.1f MB read in %.2f s (%.0f points/s "
-          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows\n",
+          "loading; finalize %.2f s), %" PRIu64 " retries, %" PRIu64 " skipped rows, %" PRIu64
+          " empty files skipped\n",
           sub, r->points, r->files, (double)r->bytes_read / 1e6, r->seconds, r->points_per_s,
-          r->finalize_seconds, r->retries, r->skipped_rows);
+          r->finalize_seconds, r->retries, r->skipped_rows, r->empty_files);
 }
 
 int cmd_load(int argc, char **argv) {
@@ -76,18 +81,26 @@ int cmd_load(int argc, char **argv) {
   vf_buf_init(&out, 0);
   vf_status st = cli_parse(&CLI_LOAD, argc, argv, &a, &err);
   const char *sub = st == VF_OK ? a.pos[0] : "";
-  static const char *const subs[] = {"run", "prepare", "load", "finalize", "inspect"};
+  static const char *const subs[] = {"run", "prepare", "load", "finalize", "inspect",
+                                     "reindex", "delete"};
   int which = -1;
-  for (int i = 0; st == VF_OK && i < 5; i++)
+  for (int i = 0; st == VF_OK && i < 7; i++)
     if (strcmp(sub, subs[i]) == 0) which = i;
   if (st == VF_OK && which < 0)
     st = vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
-                      "finalize, inspect)", sub);
-  if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
-  if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
-  if (st == VF_OK && o.job_rank >= o.num_jobs)
-    st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
-                      o.num_jobs);
+                      "finalize, inspect, reindex, delete)", sub);
+  if (st == VF_OK && cli_get(&CLI_LOAD, &a, "yes") && which != 6)
+    st = vf_error_set(&err, VF_EUSAGE, "--yes goes with `load delete`");
+  if (st == VF_OK && which == 2) { /* only `load load` reads a rank's share of the files */
+    st = cli_job_opts(&CLI_LOAD, &a, 999, &o.num_jobs, &o.job_rank, &err);
+    if (o.num_jobs == 0) o.num_jobs = 1;
+  } else {
+    if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
+    if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
+    if (st == VF_OK && o.job_rank >= o.num_jobs)
+      st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
+                        o.num_jobs);
+  }
   uint64_t ckb = 0;
   if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err);
   if (st == VF_OK && ckb > 1000000)
@@ -108,30 +121,66 @@ int cmd_load(int argc, char **argv) {
   }
   if (st == VF_OK) st = vf_config_load(a.pos[1], &cfg, &err);
   bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
+  ld_drop_report drop = {0};
   if (st == VF_OK) {
+    char jobs[64] = "";
+    if (o.num_jobs > 1)
+      snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
+    if (which == 0 || which == 2)
+      cli_on_interrupt("load %s of %s stopped (the points up to its last checkpoint are kept, "
+                       "partial segments and index files were removed); resume with: vforge load "
+                       "%s %s%s --resume", sub, a.pos[1], sub, a.pos[1], jobs);
+    else if (which == 3)
+      cli_on_interrupt("load finalize of %s stopped (the collection stays consistent); run "
+                       "vforge load finalize %s again", a.pos[1], a.pos[1]);
+    else
+      cli_on_interrupt("load %s of %s stopped; run it again", sub, a.pos[1]);
     switch (which) {
       case 0: st = ld_run(&cfg, &o, &rep, &err); break;
       case 1: st = ld_prepare(&cfg, &o, &rep, &err); break;
       case 2: st = ld_load(&cfg, &o, &rep, &err); break;
       case 3: st = ld_finalize(&cfg, &o, &rep, &err); break;
+      case 5: st = ld_reindex(&cfg, &o, &err); break;
+      case 6: st = ld_delete(&cfg, &o, cli_get(&CLI_LOAD, &a, "yes") != NULL, &drop, &err); break;
       default: st = vf_config_inspect(&cfg, &out, &err); break;
     }
   }
-  if (st == VF_OK && which == 4) {
+  cli_progress_end();
+  if (st == VF_OK && which >= 5) { /* reindex, delete */
+    const char *c = cfg.vectorstore.collection_name;
+    if (which == 5)
+      fprintf(stderr, "load reindex: collection '%s' updated and green\n", c);
+    else if (drop.existed)
+      fprintf(stderr, "load delete: dropped collection '%s' (%" PRIu64 " points) at %s\n", c,
+              drop.points, drop.where);
+    else
+      fprintf(stderr, "load delete: collection '%s' does not exist at %s\n", c, drop.where);
+    if (json) {
+      if (which == 5)
+        st = vf_buf_printf(&out, &err, "{\"collection\":");
+      else
+        st = vf_buf_printf(&out, &err, "{\"existed\":%s,\"dropped\":%s,\"points\":%" PRIu64
+                           ",\"collection\":", drop.existed ? "true" : "false",
+                           drop.dropped ? "true" : "false", drop.points);
+      if (st == VF_OK) st = vf_json_string(&out, c, strlen(c), &err);
+      if (st == VF_OK) st = vf_buf_append(&out, "}\n", 2, &err);
+      if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
+    }
+  } else if (st == VF_OK && which == 4) {
     if (out.len == 0 || out.data[out.len - 1] != '\n') st = vf_buf_append(&out, "\n", 1, &err);
     if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
   } else if (st == VF_OK) {
     if (which == 0 || which == 2) summary(sub, &rep);
     if (which == 0 || which == 3) {
       if (rep.verified)
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points (the load sent %" PRIu64
                 ")\n", sub, cfg.vectorstore.collection_name, rep.stored, rep.expected);
       else
-        fprintf(stderr, "load %s: collection '%s' holds %" PRIu64 " points\n", sub,
+        cli_summary("load %s: collection '%s' holds %" PRIu64 " points\n", sub,
                 cfg.vectorstore.collection_name, rep.stored);
     }
     if (which == 1)
-      fprintf(stderr, "load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
+      cli_summary("load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
               cfg.vectorstore.collection_name, rep.stored);
     if (json) {
       st = ld_report_json(&rep, &out, &err);

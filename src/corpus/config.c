@@ -9,8 +9,9 @@
  * and key path on any error.  An explicit `null` (or an empty value) means "not given".
  *
  * Secrets: the key path of every value that came from a secret variable (and vectorstore.api_key)
- * is recorded in cfg->internal, so the renderer can mask it; a getter that rejects a secret value
- * prints "****" in place of the value.
+ * is recorded in cfg->internal, so the renderer can mask it; so is every value holding a URL with
+ * userinfo ("http://user:PASSWORD@host", marked as a userinfo secret: the renderer masks only
+ * the userinfo).  A getter that rejects a secret value prints "****" in place of the value.
  *
  * Compatibility with the existing loader configs: the older split datasource forms (`type: s3,
  * bucket, prefix`, `type: huggingface, repo_id, subdir`, `type: local, path`) resolve into `uri`;
@@ -69,7 +70,9 @@ static void path_index(char *dst, const char *parent, size_t i) {
   path_put(dst, &n, idx);
 }
 
-static vf_status mark_secret(cctx *c, const char *path, int line) {
+/* Record `path` as a secret; userinfo: only the userinfo of the URL it holds is.  A path
+ * marked before keeps its first kind. */
+static vf_status mark_secret_kind(cctx *c, const char *path, bool userinfo, int line) {
   vf_cfg_internal *in = c->cfg->internal;
   for (size_t i = 0; i < in->nsecret; i++)
     if (strcmp(in->secret_paths[i], path) == 0) return VF_OK;
@@ -78,22 +81,41 @@ static vf_status mark_secret(cctx *c, const char *path, int line) {
     char **np = vf_realloc(in->secret_paths, ncap * sizeof *np);
     if (!np) return oom(c, line);
     in->secret_paths = np;
+    bool *nu = vf_realloc(in->secret_userinfo, ncap * sizeof *nu);
+    if (!nu) return oom(c, line);
+    in->secret_userinfo = nu;
     in->cap = ncap;
   }
   in->secret_paths[in->nsecret] = vf_strdup(path);
   if (!in->secret_paths[in->nsecret]) return oom(c, line);
+  in->secret_userinfo[in->nsecret] = userinfo;
   in->nsecret++;
   return VF_OK;
 }
 
-bool cfg_path_is_secret(const vf_config *cfg, const char *path) {
-  if (!cfg->internal) return false;
+static vf_status mark_secret(cctx *c, const char *path, int line) {
+  return mark_secret_kind(c, path, false, line);
+}
+
+/* index of the secret path covering `path`, -1 when none */
+static int secret_index(const vf_config *cfg, const char *path) {
+  if (!cfg->internal) return -1;
   for (size_t i = 0; i < cfg->internal->nsecret; i++) {
     const char *s = cfg->internal->secret_paths[i];
     size_t n = strlen(s);
-    if (strncmp(s, path, n) == 0 && (path[n] == 0 || path[n] == '.' || path[n] == '[')) return true;
+    if (strncmp(s, path, n) == 0 && (path[n] == 0 || path[n] == '.' || path[n] == '['))
+      return (int)i;
   }
-  return false;
+  return -1;
+}
+
+bool cfg_path_is_secret(const vf_config *cfg, const char *path) {
+  return secret_index(cfg, path) >= 0;
+}
+
+bool cfg_path_secret_is_userinfo(const vf_config *cfg, const char *path) {
+  int i = secret_index(cfg, path);
+  return i >= 0 && cfg->internal->secret_userinfo[i];
 }
 
 /* ------------------------------------------------------------ tree access */
@@ -166,8 +188,11 @@ static vf_status get_text(cctx *c, const cfg_node *v, const char *path, char **o
     return cerr(c, v->line, "%s: expected a single value, got %s", path, kind_name(v));
   vf_status st = cfg_expand(c->name, v, path, out, secret, c->err);
   if (st != VF_OK) return st;
-  if (*secret) {
-    st = mark_secret(c, path, v->line);
+  size_t ua, un;
+  bool userinfo = !*secret && vf_url_userinfo(*out, &ua, &un); /* a password in a URL */
+  if (*secret || userinfo) {
+    *secret = true;
+    st = mark_secret_kind(c, path, userinfo, v->line);
     if (st != VF_OK) {
       free(*out);
       *out = NULL;
@@ -409,13 +434,40 @@ static const char *const VEC_TYPES[] = {"dense", "sparse", "multivector", NULL};
 static const char *const DISTANCES[] = {"cosine", "dot", "euclid", "manhattan", NULL};
 static const char *const COMPARATORS[] = {"max_sim", NULL};
 static const char *const SOURCES[] = {"vectors", "payload", NULL};
-static const char *const FORMATS[] = {"parquet", "npy", "fbin", "hdf5", NULL};
+static const char *const FORMATS[] = {"parquet", "npy", "fbin", "hdf5", "jsonl", NULL};
 static const char *const CACHES[] = {"keep", "evict", NULL};
 
 #define CFG_MAX_VECTORS 64
 
+static const char *const HNSW_KEYS[] = {
+    "m",       "ef_construct", "full_scan_threshold", "max_indexing_threads",
+    "on_disk", "memory",       "payload_m",           "inline_storage",
+    NULL};
+static const char *const OPTIMIZER_KEYS[] = {"deleted_threshold",      "vacuum_min_vector_number",
+                                             "default_segment_number", "max_segment_size",
+                                             "memmap_threshold",       "indexing_threshold",
+                                             "flush_interval_sec",     "max_optimization_threads",
+                                             "prevent_unoptimized",    NULL};
+static const char *const QUANT_KEYS[] = {"scalar", "product", "binary", "turbo", NULL};
+
+/* {scalar|product|binary|turbo: {...}}: exactly one kind */
+static vf_status check_quantization(cctx *c, const cfg_node *x, const char *path) {
+  vf_status st;
+  if ((st = expect_map(c, x, path)) != VF_OK) return st;
+  if ((st = check_keys(c, x, path, QUANT_KEYS)) != VF_OK) return st;
+  if (x->n != 1)
+    return cerr(c, x->line, "%s: expected exactly one of: scalar, product, binary, turbo", path);
+  char p[CFG_PATH_MAX];
+  path_join(p, path, x->items[0]->text);
+  return expect_map(c, x->items[1], p);
+}
+static vf_status parse_vector_params(cctx *c, const cfg_node *v, const char *path,
+                                     vf_cfg_vector *out);
+
 static vf_status parse_vector(cctx *c, const cfg_node *kn, const cfg_node *v, vf_cfg_vector *out) {
-  static const char *const keys[] = {"type", "column", "distance", "comparator", "source", NULL};
+  static const char *const keys[] = {"type",    "column", "distance",     "comparator",
+                                     "source",  "datatype", "on_disk",    "hnsw",
+                                     "quantization", "modifier", "index", NULL};
   char path[CFG_PATH_MAX], p[CFG_PATH_MAX];
   path_join(path, "vectors", kn->text);
   out->line = kn->line;
@@ -465,6 +517,7 @@ static vf_status parse_vector(cctx *c, const cfg_node *kn, const cfg_node *v, vf
   } else if (ds->form == VF_CFG_DS_DATASET) {
     out->source = VF_CFG_COMPONENT_VECTORS;
   }
+  if ((st = parse_vector_params(c, v, path, out)) != VF_OK) return st;
   if (ds->form != VF_CFG_DS_DATASET) {
     if (!out->column) return cerr(c, v->line, "%s: missing required key 'column'", path);
     return VF_OK;
@@ -486,6 +539,103 @@ static vf_status parse_vector(cctx *c, const cfg_node *kn, const cfg_node *v, vf
   if ((f == VF_CFG_FORMAT_NPY || f == VF_CFG_FORMAT_FBIN) && out->kind != CORPUS_VEC_DENSE)
     return cerr(c, v->line, "%s.type: %s files hold dense vectors only", path, FORMATS[f]);
   return VF_OK;
+}
+
+/* issue 18: vectors.<name>.datatype / on_disk / hnsw / quantization (dense, multivector) and
+ * modifier / index (sparse), kept as one JSON object for the store. */
+static const char *const DATATYPES[] = {"float32", "float16", "uint8", NULL};
+static const char *const MODIFIERS[] = {"none", "idf", NULL};
+static const char *const SPARSE_INDEX_KEYS[] = {"on_disk", "datatype", "full_scan_threshold", NULL};
+
+static vf_status parse_vector_params(cctx *c, const cfg_node *v, const char *path,
+                                     vf_cfg_vector *out) {
+  static const char *const dense_only[] = {"datatype", "on_disk", "hnsw", "quantization", NULL};
+  static const char *const sparse_only[] = {"modifier", "index", NULL};
+  static const char *const all[] = {"datatype", "on_disk", "hnsw", "quantization",
+                                    "modifier", "index", NULL};
+  char p[CFG_PATH_MAX];
+  const cfg_node *x;
+  int kl;
+  vf_status st = VF_OK;
+  bool sparse = out->kind == CORPUS_VEC_SPARSE;
+  for (const char *const *k = sparse ? dense_only : sparse_only; *k; k++)
+    if ((x = map_get(v, *k, &kl)))
+      return cerr(c, kl, "%s.%s: applies to %s vectors only", path, *k,
+                  sparse ? "dense and multivector" : "sparse");
+  int e;
+  bool b;
+  if ((x = map_get(v, "datatype", &kl))) {
+    path_join(p, path, "datatype");
+    if ((st = get_enum(c, x, p, DATATYPES, &e)) != VF_OK) return st;
+  }
+  if ((x = map_get(v, "on_disk", &kl))) {
+    path_join(p, path, "on_disk");
+    if ((st = get_bool(c, x, p, &b)) != VF_OK) return st;
+  }
+  if ((x = map_get(v, "hnsw", &kl))) {
+    path_join(p, path, "hnsw");
+    if ((st = expect_map(c, x, p)) != VF_OK || (st = check_keys(c, x, p, HNSW_KEYS)) != VF_OK)
+      return st;
+  }
+  if ((x = map_get(v, "quantization", &kl))) {
+    path_join(p, path, "quantization");
+    if ((st = check_quantization(c, x, p)) != VF_OK) return st;
+  }
+  if ((x = map_get(v, "modifier", &kl))) {
+    path_join(p, path, "modifier");
+    if ((st = get_enum(c, x, p, MODIFIERS, &e)) != VF_OK) return st;
+  }
+  if ((x = map_get(v, "index", &kl))) {
+    path_join(p, path, "index");
+    if ((st = expect_map(c, x, p)) != VF_OK || (st = check_keys(c, x, p, SPARSE_INDEX_KEYS)) != VF_OK)
+      return st;
+    const cfg_node *y;
+    char q[CFG_PATH_MAX];
+    if ((y = map_get(x, "datatype", &kl))) {
+      path_join(q, p, "datatype");
+      if ((st = get_enum(c, y, q, DATATYPES, &e)) != VF_OK) return st;
+    }
+    if ((y = map_get(x, "on_disk", &kl))) {
+      path_join(q, p, "on_disk");
+      if ((st = get_bool(c, y, q, &b)) != VF_OK) return st;
+    }
+    if ((y = map_get(x, "full_scan_threshold", &kl))) {
+      int64_t iv;
+      path_join(q, p, "full_scan_threshold");
+      if ((st = get_int(c, y, q, 0, INT64_MAX, &iv)) != VF_OK) return st;
+    }
+  }
+  /* the given keys as one JSON object, in the order above */
+  vf_buf real, masked;
+  vf_buf_init(&real, 16u << 20);
+  vf_buf_init(&masked, 16u << 20);
+  bool any = false;
+  st = vf_buf_append(&real, "{", 1, c->err);
+  if (st == VF_OK) st = vf_buf_append(&masked, "{", 1, c->err);
+  for (const char *const *k = all; *k && st == VF_OK; k++) {
+    if (!(x = map_get(v, *k, &kl))) continue;
+    path_join(p, path, *k);
+    if (any) st = vf_buf_append(&real, ",", 1, c->err);
+    if (st == VF_OK && any) st = vf_buf_append(&masked, ",", 1, c->err);
+    any = true;
+    if (st == VF_OK) st = vf_json_string(&real, *k, strlen(*k), c->err);
+    if (st == VF_OK) st = vf_buf_append(&real, ":", 1, c->err);
+    if (st == VF_OK) st = vf_json_string(&masked, *k, strlen(*k), c->err);
+    if (st == VF_OK) st = vf_buf_append(&masked, ":", 1, c->err);
+    if (st == VF_OK) st = node_json(c, x, p, &real, &masked);
+  }
+  if (st == VF_OK) st = vf_buf_append(&real, "}", 2, c->err); /* with the NUL */
+  if (st == VF_OK) st = vf_buf_append(&masked, "}", 2, c->err);
+  if (st == VF_OK && (real.len != masked.len || memcmp(real.data, masked.data, real.len) != 0))
+    st = cerr(c, v->line, "%s: a secret variable in the vector's store parameters is not "
+              "supported", path);
+  vf_buf_free(&masked);
+  if (st == VF_OK && any) {
+    size_t n;
+    out->params_json = (char *)vf_buf_take(&real, &n);
+  }
+  vf_buf_free(&real);
+  return st;
 }
 
 static vf_status parse_vectors(cctx *c, const cfg_node *v) {
@@ -562,6 +712,7 @@ static int format_from_path(const char *p) {
   if (ends_with(p, ".npy")) return VF_CFG_FORMAT_NPY;
   if (ends_with(p, ".fbin")) return VF_CFG_FORMAT_FBIN;
   if (ends_with(p, ".hdf5") || ends_with(p, ".h5")) return VF_CFG_FORMAT_HDF5;
+  if (ends_with(p, ".jsonl")) return VF_CFG_FORMAT_JSONL;
   return -1;
 }
 
@@ -621,8 +772,10 @@ static vf_status parse_component(cctx *c, const cfg_node *v, const char *path, b
                   path);
   }
   out->format = (vf_cfg_format)fmt;
-  if (is_payload && out->format != VF_CFG_FORMAT_PARQUET)
-    return cerr(c, x ? x->line : v->line, "%s.format: a payload component must be parquet", path);
+  if (is_payload && out->format != VF_CFG_FORMAT_PARQUET && out->format != VF_CFG_FORMAT_JSONL)
+    return cerr(c, x ? x->line : v->line, "%s.format: a payload component must be parquet or jsonl", path);
+  if (!is_payload && out->format == VF_CFG_FORMAT_JSONL)
+    return cerr(c, x ? x->line : v->line, "%s.format: jsonl holds payloads, not vectors", path);
   if ((x = map_get(v, "columns", &kl))) {
     path_join(p, path, "columns");
     if ((st = get_str_list(c, x, p, &out->columns, &out->ncolumns)) != VF_OK) return st;
@@ -756,7 +909,9 @@ static vf_status parse_payload_fields(cctx *c, const cfg_node *v, const char *pa
       if (cfg_path_is_secret(c->cfg, p)) {
         char mp[CFG_PATH_MAX];
         path_join(mp, path, f->key);
-        if ((st = mark_secret(c, mp, val->line)) != VF_OK) return st;
+        if ((st = mark_secret_kind(c, mp, cfg_path_secret_is_userinfo(c->cfg, p), val->line)) !=
+            VF_OK)
+          return st;
       }
     }
   }
@@ -800,10 +955,10 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
   static const char *const keys[] = {"type",           "uri",     "file_list", "id_expression",
                                      "payload_fields", "id_root", "bucket",    "prefix",
                                      "repo_id",        "subdir",  "path",      "vectors",
-                                     "payload",        "cache",   NULL};
+                                     "payload",        "cache",   "binary_as_string", NULL};
   static const int applies[] = {
       F_ALL, F_URI,   F_URI,     F_ALL,     F_ALL,    F_URI | F_LOCAL | F_DATASET, F_S3, F_S3, F_HF,
-      F_HF,  F_LOCAL, F_DATASET, F_DATASET, F_DATASET};
+      F_HF,  F_LOCAL, F_DATASET, F_DATASET, F_DATASET, F_ALL};
   static const char *const types[] = {"s3", "huggingface", "local", "dataset", NULL};
   static const char *const form_names[] = {"a uri/file_list datasource", "type: s3",
                                            "type: huggingface", "type: local", "type: dataset"};
@@ -955,21 +1110,59 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
   if ((x = map_get(v, "payload_fields", &kl)) &&
       (st = parse_payload_fields(c, x, "datasource.payload_fields")) != VF_OK)
     return st;
+  if ((x = map_get(v, "binary_as_string", &kl)) &&
+      (st = get_bool(c, x, "datasource.binary_as_string", &ds->binary_as_string)) != VF_OK)
+    return st;
   return VF_OK;
 }
 
 /* --------------------------------------------------------------- vectorstore */
 
-static const char *const HNSW_KEYS[] = {
-    "m",       "ef_construct", "full_scan_threshold", "max_indexing_threads",
-    "on_disk", "memory",       "payload_m",           "inline_storage",
-    NULL};
-static const char *const OPTIMIZER_KEYS[] = {"deleted_threshold",      "vacuum_min_vector_number",
-                                             "default_segment_number", "max_segment_size",
-                                             "memmap_threshold",       "indexing_threshold",
-                                             "flush_interval_sec",     "max_optimization_threads",
-                                             "prevent_unoptimized",    NULL};
-static const char *const QUANT_KEYS[] = {"scalar", "product", "binary", "turbo", NULL};
+/* issue 18: payload_indexes: {mode: all|none|specific, fields: [...], field_types: {f: type}} */
+static vf_status check_payload_indexes(cctx *c, const cfg_node *x) {
+  static const char *const keys[] = {"mode", "fields", "field_types", NULL};
+  static const char *const MODES[] = {"none", "all", "specific", NULL};
+  static const char *const TYPES[] = {"keyword", "integer", "float", "bool",
+                                      "geo",     "text",    "datetime", "uuid", NULL};
+  const char *path = "vectorstore.params.payload_indexes";
+  vf_status st = expect_map(c, x, path);
+  if (st == VF_OK) st = check_keys(c, x, path, keys);
+  if (st != VF_OK) return st;
+  const cfg_node *y;
+  int kl = x->line, mode = 0, e;
+  if ((y = map_get(x, "mode", &kl)) &&
+      (st = get_enum(c, y, "vectorstore.params.payload_indexes.mode", MODES, &mode)) != VF_OK)
+    return st;
+  char **fields = NULL;
+  size_t nf = 0;
+  int fl = x->line;
+  if ((y = map_get(x, "fields", &fl))) {
+    st = get_str_list(c, y, "vectorstore.params.payload_indexes.fields", &fields, &nf);
+    for (size_t i = 0; i < nf; i++)
+      free(fields[i]);
+    free(fields);
+    if (st != VF_OK) return st;
+    if (mode != 2)
+      return cerr(c, fl, "vectorstore.params.payload_indexes.fields: applies to mode: specific "
+                  "(mode is %s)", MODES[mode]);
+  }
+  if (mode == 2 && nf == 0)
+    return cerr(c, kl, "vectorstore.params.payload_indexes: mode: specific needs a non-empty "
+                "'fields' list");
+  if ((y = map_get(x, "field_types", &kl))) {
+    if ((st = expect_map(c, y, "vectorstore.params.payload_indexes.field_types")) != VF_OK)
+      return st;
+    if (mode == 0 && y->n > 0)
+      return cerr(c, kl, "vectorstore.params.payload_indexes.field_types: applies to mode: all "
+                  "or specific (mode is none)");
+    for (size_t i = 0; i < y->n; i++) {
+      char p[CFG_PATH_MAX];
+      path_join(p, "vectorstore.params.payload_indexes.field_types", y->items[2 * i]->text);
+      if ((st = get_enum(c, y->items[2 * i + 1], p, TYPES, &e)) != VF_OK) return st;
+    }
+  }
+  return VF_OK;
+}
 
 static vf_status parse_params(cctx *c, const cfg_node *v) {
   static const char *const keys[] = {"hnsw",
@@ -981,6 +1174,8 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
                                      "on_disk_payload",
                                      "recreate",
                                      "index", /* local store: checked by the store itself */
+                                     "payload_indexes", /* issue 18 (qdrant) */
+                                     "defer",
                                      NULL};
   const char *path = "vectorstore.params";
   vf_cfg_vectorstore *vs = &c->cfg->vectorstore;
@@ -988,7 +1183,7 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
   if (st == VF_OK) st = check_keys(c, v, path, keys);
   if (st != VF_OK) return st;
   const cfg_node *x;
-  int kl;
+  int kl, e;
   if ((x = map_get(v, "hnsw", &kl))) {
     if ((st = expect_map(c, x, "vectorstore.params.hnsw")) != VF_OK) return st;
     if ((st = check_keys(c, x, "vectorstore.params.hnsw", HNSW_KEYS)) != VF_OK) return st;
@@ -998,18 +1193,9 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
     if ((st = check_keys(c, x, "vectorstore.params.optimizers", OPTIMIZER_KEYS)) != VF_OK)
       return st;
   }
-  if ((x = map_get(v, "quantization", &kl))) {
-    if ((st = expect_map(c, x, "vectorstore.params.quantization")) != VF_OK) return st;
-    if ((st = check_keys(c, x, "vectorstore.params.quantization", QUANT_KEYS)) != VF_OK) return st;
-    if (x->n != 1)
-      return cerr(c, x->line,
-                  "vectorstore.params.quantization: expected exactly one of: scalar, "
-                  "product, binary, turbo");
-    const cfg_node *q = x->items[1];
-    char p[CFG_PATH_MAX];
-    path_join(p, "vectorstore.params.quantization", x->items[0]->text);
-    if ((st = expect_map(c, q, p)) != VF_OK) return st;
-  }
+  if ((x = map_get(v, "quantization", &kl)) &&
+      (st = check_quantization(c, x, "vectorstore.params.quantization")) != VF_OK)
+    return st;
   if ((x = map_get(v, "shard_number", &kl)) &&
       (st = get_int(c, x, "vectorstore.params.shard_number", 1, 65536, &vs->shard_number)) != VF_OK)
     return st;
@@ -1028,6 +1214,12 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
   }
   if ((x = map_get(v, "recreate", &kl)) &&
       (st = get_bool(c, x, "vectorstore.params.recreate", &vs->recreate)) != VF_OK)
+    return st;
+  static const char *const DEFERS[] = {"indexing_threshold", "hnsw_m", "none", NULL};
+  if ((x = map_get(v, "defer", &kl)) &&
+      (st = get_enum(c, x, "vectorstore.params.defer", DEFERS, &e)) != VF_OK)
+    return st;
+  if ((x = map_get(v, "payload_indexes", &kl)) && (st = check_payload_indexes(c, x)) != VF_OK)
     return st;
   /* the whole subtree as JSON (after the typed reads so secret marks are known) */
   vf_buf real, masked;
@@ -1050,7 +1242,8 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
 
 static vf_status parse_vectorstore(cctx *c, const cfg_node *v) {
   static const char *const keys[] = {"type",   "path", "url", "api_key", "collection_name",
-                                     "params", NULL};
+                                     "params", "prefer_grpc", "grpc_port",
+                                     "grpc_max_message_mb", NULL};
   static const char *const types[] = {"local", "qdrant", NULL};
   vf_cfg_vectorstore *vs = &c->cfg->vectorstore;
   vf_status st = VF_OK;
@@ -1087,6 +1280,17 @@ static vf_status parse_vectorstore(cctx *c, const cfg_node *v) {
                     shown(n, cfg_path_is_secret(c->cfg, "vectorstore.collection_name")));
     }
     if ((x = map_get(v, "params", &kl)) && (st = parse_params(c, x)) != VF_OK) return st;
+    /* issue 18: the gRPC transport (the official Python client's key names) */
+    if ((x = map_get(v, "prefer_grpc", &kl)) &&
+        (st = get_bool(c, x, "vectorstore.prefer_grpc", &vs->prefer_grpc)) != VF_OK)
+      return st;
+    if ((x = map_get(v, "grpc_port", &kl)) &&
+        (st = get_int(c, x, "vectorstore.grpc_port", 1, 65535, &vs->grpc_port)) != VF_OK)
+      return st;
+    if ((x = map_get(v, "grpc_max_message_mb", &kl)) &&
+        (st = get_int(c, x, "vectorstore.grpc_max_message_mb", 1, 2047,
+                      &vs->grpc_max_message_mb)) != VF_OK)
+      return st;
     /* empty strings count as not given, so one template can switch type by a variable */
     char **opt[] = {&vs->path, &vs->url, &vs->api_key};
     for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
@@ -1100,6 +1304,11 @@ static vf_status parse_vectorstore(cctx *c, const cfg_node *v) {
         return cerr(c, kl, "'vectorstore.url' applies to type: qdrant only (type is local)");
       if (vs->api_key && map_get(v, "api_key", &kl))
         return cerr(c, kl, "'vectorstore.api_key' applies to type: qdrant only (type is local)");
+      static const char *const grpc_keys[] = {"prefer_grpc", "grpc_port", "grpc_max_message_mb",
+                                              NULL};
+      for (const char *const *k = grpc_keys; *k; k++)
+        if (map_get(v, *k, &kl))
+          return cerr(c, kl, "'vectorstore.%s' applies to type: qdrant only (type is local)", *k);
     } else {
       if (vs->path && map_get(v, "path", &kl))
         return cerr(c, kl, "'vectorstore.path' applies to type: local only (type is qdrant)");
@@ -1261,6 +1470,8 @@ vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_con
                                 .wait = false,
                                 .skip_bad_rows = false};
   cfg->vectorstore.on_disk_payload = -1;
+  cfg->vectorstore.grpc_port = 6334;
+  cfg->vectorstore.grpc_max_message_mb = 64;
   cctx c = {cfg->name, err, cfg};
   cfg_node *root = NULL;
   vf_status st = cfg_tree_parse(text, len, cfg->name, &root, err);
@@ -1327,6 +1538,7 @@ void vf_config_free(vf_config *cfg) {
   for (size_t i = 0; i < cfg->nvectors; i++) {
     free(cfg->vectors[i].name);
     free(cfg->vectors[i].column);
+    free(cfg->vectors[i].params_json);
   }
   free(cfg->vectors);
   vf_cfg_datasource *d = &cfg->datasource;
@@ -1357,6 +1569,7 @@ void vf_config_free(vf_config *cfg) {
   free(cfg->resources.time);
   if (cfg->internal) {
     free_list(cfg->internal->secret_paths, cfg->internal->nsecret);
+    free(cfg->internal->secret_userinfo);
     free(cfg->internal->params_json_masked);
     free(cfg->internal);
   }

@@ -43,11 +43,15 @@ vf_status cfg_expand(const char *name, const cfg_node *scalar, const char *path,
 
 struct vf_cfg_internal {
   char **secret_paths; /* key paths whose value is a secret */
+  bool *secret_userinfo; /* per path: secret only for the userinfo of its URL (a password in
+                          * "http://user:pw@host"): rendered with the userinfo masked */
   size_t nsecret, cap;
   char *params_json_masked; /* vectorstore.params with secret scalars masked */
 };
 
 /* true when `path` (or a key path above it) holds a secret */
 bool cfg_path_is_secret(const vf_config *cfg, const char *path);
+/* true when the secret at `path` is only the userinfo of a URL (see secret_userinfo) */
+bool cfg_path_secret_is_userinfo(const vf_config *cfg, const char *path);
 
 #endif

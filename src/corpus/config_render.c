@@ -73,11 +73,21 @@ static void r_mask(rw *w) {
     w->st = vf_json_string(w->b, VF_CONFIG_SECRET_MASK, strlen(VF_CONFIG_SECRET_MASK), w->err);
 }
 
+/* A string with the userinfo of its URL masked ("user:pw@host" becomes "****@host"). */
+static void r_redacted(rw *w, const char *val) {
+  char *r = vf_url_redact_dup(val);
+  if (!r && w->st == VF_OK) w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
+  if (w->st == VF_OK) w->st = vf_json_string(w->b, r, strlen(r), w->err);
+  free(r);
+}
+
 /* key may be NULL inside arrays; path names the value for the secret check. */
 static void r_str(rw *w, const char *key, const char *path, const char *val) {
   r_key(w, key);
   if (!val)
     r_raw(w, "null");
+  else if (secret(w, path) && cfg_path_secret_is_userinfo(w->cfg, path))
+    r_redacted(w, val);
   else if (secret(w, path))
     r_mask(w);
   else if (w->st == VF_OK)
@@ -187,6 +197,10 @@ static void render(rw *w, const char *key) {
           v->source == VF_CFG_COMPONENT_VECTORS   ? "vectors"
           : v->source == VF_CFG_COMPONENT_PAYLOAD ? "payload"
                                                   : NULL);
+    if (v->params_json) { /* issue 18: datatype, on_disk, hnsw, quantization, modifier, index */
+      r_key(w, "params");
+      r_raw(w, v->params_json);
+    }
     r_close(w, "}");
   }
   r_close(w, "}");
@@ -204,6 +218,7 @@ static void render(rw *w, const char *key) {
   }
   r_close(w, "}");
   r_str(w, "id_root", "datasource.id_root", d->id_root);
+  r_bool(w, "binary_as_string", "datasource.binary_as_string", d->binary_as_string);
   switch (d->form) {
   case VF_CFG_DS_S3:
     r_str(w, "bucket", "datasource.bucket", d->bucket);
@@ -230,6 +245,12 @@ static void render(rw *w, const char *key) {
   r_str(w, "url", "vectorstore.url", s->url);
   r_str(w, "api_key", "vectorstore.api_key", s->api_key ? VF_CONFIG_SECRET_MASK : NULL);
   r_str(w, "collection_name", "vectorstore.collection_name", s->collection_name);
+  if (s->type == VF_CFG_STORE_QDRANT) { /* issue 18 */
+    r_bool(w, "prefer_grpc", "vectorstore.prefer_grpc", s->prefer_grpc);
+    r_int(w, "grpc_port", "vectorstore.grpc_port", s->grpc_port, false);
+    r_int(w, "grpc_max_message_mb", "vectorstore.grpc_max_message_mb", s->grpc_max_message_mb,
+          false);
+  }
   r_key(w, "params");
   const char *params =
       cfg->internal && cfg->internal->params_json_masked ? cfg->internal->params_json_masked : "{}";
@@ -379,19 +400,6 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
 
 /* ------------------------------------------------------------------ inspect */
 
-static vf_status footer_rows(const corpus_file *f, uint64_t *rows, vf_error *err) {
-  io_source *src = NULL;
-  pqt_file *pf = NULL;
-  vf_status st = corpus_open(f, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &pf, err); /* takes src, also on failure */
-  if (st != VF_OK) return st;
-  int64_t n = pqt_meta(pf)->num_rows;
-  pqt_close(pf);
-  if (n < 0) return vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64, f->uri, n);
-  *rows = (uint64_t)n;
-  return VF_OK;
-}
-
 static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset_component *c,
                                    const char *id_root, bool count_rows, uint64_t *total,
                                    bool *total_known) {
@@ -418,7 +426,7 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
       bool have_rows = false;
       if (exists && c->format == VF_CFG_FORMAT_PARQUET) {
         corpus_file cf = {.uri = u.path, .key = key, .size = (uint64_t)sb.st_size};
-        w->st = footer_rows(&cf, &rows, w->err);
+        w->st = corpus_file_rows(&cf, &rows, w->err);
         have_rows = w->st == VF_OK;
       }
       if (w->st == VF_OK) {
@@ -447,15 +455,19 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
   return w->st;
 }
 
-/* true when the URI itself or any file_list entry is secret: then file URIs are masked too */
-static bool uris_secret(const vf_config *cfg) {
-  if (!cfg->internal) return false;
+/* 1 when the URI itself or any file_list entry is secret: then file URIs are masked too; 2 when
+ * those secrets are only the userinfo of URLs: then file URIs have their userinfo masked */
+static int uris_secret(const vf_config *cfg) {
+  if (!cfg->internal) return 0;
+  int kind = 0;
   for (size_t i = 0; i < cfg->internal->nsecret; i++) {
     const char *s = cfg->internal->secret_paths[i];
-    if (strcmp(s, "datasource.uri") == 0 || strncmp(s, "datasource.file_list", 20) == 0)
-      return true;
+    if (strcmp(s, "datasource.uri") == 0 || strncmp(s, "datasource.file_list", 20) == 0) {
+      if (!cfg->internal->secret_userinfo[i]) return 1;
+      kind = 2;
+    }
   }
-  return false;
+  return kind;
 }
 
 /* vf_config_inspect(): see config.h. */
@@ -465,7 +477,8 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   const vf_cfg_datasource *d = &cfg->datasource;
   uint64_t total = 0;
   bool total_known = true;
-  bool mask_uris = uris_secret(cfg);
+  int mask_uris = uris_secret(cfg);
+  corpus_plan plan = {0};
   if (d->form != VF_CFG_DS_DATASET) {
     w.st = vf_config_files(cfg, &files, err);
     if (w.st != VF_OK) return w.st;
@@ -481,13 +494,20 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
       inspect_component(&w, "payload", &d->payload, d->id_root, true, &total, &total_known);
     if (!d->payload.present && d->vectors.format != VF_CFG_FORMAT_PARQUET) total_known = false;
   } else {
+    w.st = corpus_plan_init(&plan, &files, err);
     for (size_t i = 0; i < files.n && w.st == VF_OK; i++) {
       uint64_t rows = 0;
-      w.st = footer_rows(&files.files[i], &rows, err);
+      w.st = corpus_file_rows(&files.files[i], &rows, err);
       if (w.st != VF_OK) break;
+      corpus_plan_note_rows(&plan, i, rows);
       total += rows;
       r_open(&w, NULL, "{");
-      r_str(&w, "uri", NULL, mask_uris ? VF_CONFIG_SECRET_MASK : files.files[i].uri);
+      if (mask_uris == 2) {
+        r_key(&w, "uri");
+        r_redacted(&w, files.files[i].uri);
+      } else {
+        r_str(&w, "uri", NULL, mask_uris ? VF_CONFIG_SECRET_MASK : files.files[i].uri);
+      }
       r_str(&w, "key", NULL, files.files[i].key);
       r_key(&w, "rows");
       if (w.st == VF_OK) w.st = vf_json_u64(w.b, rows, err);
@@ -501,9 +521,20 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   } else {
     r_raw(&w, "null");
   }
+  r_key(&w, "empty_files");
+  if (w.st == VF_OK) w.st = vf_json_u64(w.b, plan.empty, err);
   r_str(&w, "collection", "vectorstore.collection_name", cfg->vectorstore.collection_name);
   r_str(&w, "store", NULL, cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local");
+  if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT) { /* issue 18: the transport the load uses */
+    char tr[96];
+    if (cfg->vectorstore.prefer_grpc)
+      snprintf(tr, sizeof tr, "grpc (port %lld)", (long long)cfg->vectorstore.grpc_port);
+    else
+      snprintf(tr, sizeof tr, "rest");
+    r_str(&w, "transport", NULL, tr);
+  }
   r_close(&w, "}");
+  corpus_plan_free(&plan);
   corpus_files_free(&files);
   return w.st;
 }

@@ -17,11 +17,15 @@
  * memory by their reader, once per pass: they are small by nature (the format has no
  * streaming random access), and large corpora come as .npy.
  *
- * Failure: each file appears atomically (the writer's temp + rename); if the run fails after
- * some files were committed, they are removed again so a failed conversion never leaves a
- * corpus that looks complete.  A directory already holding parquet files is refused (it would
- * silently merge two corpora) unless `overwrite`, which only ever replaces or removes this
- * layout's batch_NNNNNNNN.parquet files.
+ * Failure and interruption: the files are written into a staging directory beside the output,
+ * "<output>.tmp.<host>-<pid>.<n>" (util.h "Temporary names"), which becomes the output by one
+ * rename when the output does not exist yet or is empty (otherwise, with `overwrite` or beside
+ * other files, each batch file is renamed into it); a failed, cancelled (vf_cancelled(), polled
+ * per chunk) or killed conversion therefore never leaves a corpus that looks complete: the
+ * staging directory is removed, or swept by the next conversion to the same output.  A
+ * directory already holding parquet files is refused (it would silently merge two corpora)
+ * unless `overwrite`, which only ever replaces or removes this layout's batch_NNNNNNNN.parquet
+ * files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -138,12 +142,41 @@ static vf_status seq_read(cv_seq *s, uint64_t n, float *fo, int64_t *io, vf_erro
 
 /* ------------------------------------------------------------ output directory */
 
-static vf_status mkdir_p(const char *dir, vf_error *err) {
-  vf_status st = vf_mkdir_p(dir, 0777, err);
-  struct stat sb;
-  if (st == VF_OK && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-    st = vf_error_set(err, VF_EUSAGE, "%s: the output exists and is not a directory", dir);
+/* The staging directory of an output (see the top of this file): the parent is created, the
+ * staging directories that killed conversions of this output left are swept. */
+static vf_status stage_open(const char *out_dir, char **stage, vf_error *err) {
+  *stage = NULL;
+  char *out = vf_strdup(out_dir);
+  if (!out) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  size_t l = strlen(out);
+  while (l > 1 && out[l - 1] == '/') out[--l] = 0;
+  char *slash = strrchr(out, '/');
+  char *parent = slash ? vf_strndup(out, slash == out ? 1 : (size_t)(slash - out)) : vf_strdup(".");
+  vf_status st =
+      parent ? vf_mkdir_p(parent, 0777, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = vf_temp_sweep(parent, slash ? slash + 1 : out, NULL, err);
+  if (st == VF_OK && !(*stage = vf_temp_path(out, "tmp")))
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK && mkdir(*stage, 0777) != 0) {
+    st = vf_error_set(err, VF_EIO, "%s: cannot create the staging directory: %s", *stage,
+                      strerror(errno));
+    free(*stage);
+    *stage = NULL;
+  }
+  free(parent);
+  free(out);
   return st;
+}
+
+static bool dir_is_empty(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  struct dirent *e;
+  bool empty = true;
+  while (empty && (e = readdir(d)) != NULL)
+    empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+  closedir(d);
+  return empty;
 }
 
 /* "batch_NNNNNNNN.parquet" -> N, else -1 */
@@ -265,7 +298,7 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
   int64_t *ids = NULL, *lab64 = NULL;
   int32_t *lab = NULL;
   pqt_writer *w = NULL;
-  char *path = NULL;
+  char *path = NULL, *stage = NULL;
   uint64_t files = 0, done = 0, total = 0;
 
   /* pass 1: every header */
@@ -298,8 +331,14 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
     goto out;
   }
 
-  /* the output directory */
-  if ((st = mkdir_p(o->output_dir, err)) != VF_OK) goto out;
+  /* the output directory (it must be one when it exists) and the staging directory */
+  struct stat osb;
+  bool out_exists = stat(o->output_dir, &osb) == 0;
+  if (out_exists && !S_ISDIR(osb.st_mode)) {
+    st = vf_error_set(err, VF_EUSAGE, "%s: the output exists and is not a directory",
+                      o->output_dir);
+    goto out;
+  }
   if ((st = scan_existing(o->output_dir, 0, &ex, err)) != VF_OK) goto out;
   if (ex.other) {
     st = vf_error_set(err, VF_EUSAGE,
@@ -342,17 +381,19 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
   int ncols = with_labels ? 3 : 2;
   pqt_writer_opts wo = {PQT_ZSTD, 3, rg_rows, 0};
   double last_progress = 0;
+  if ((st = stage_open(o->output_dir, &stage, err)) != VF_OK) goto out;
 
   /* pass 2: stream */
   for (uint64_t k = 0; k < nfiles; k++) {
     free(path);
-    if (!(path = batch_path(o->output_dir, k))) {
+    if (!(path = batch_path(stage, k))) {
       st = vf_error_set(err, VF_ENOMEM, "out of memory");
       goto out;
     }
     if ((st = pqt_writer_open(path, cols, ncols, &wo, &w, err)) != VF_OK) goto out;
     uint64_t in_file = 0;
     while (in_file < per_file && done < total) {
+      if ((st = vf_check_cancel(err)) != VF_OK) goto out;
       uint64_t take = chunk;
       if (take > per_file - in_file) take = per_file - in_file;
       if (take > total - done) take = total - done;
@@ -390,6 +431,29 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
     if (st != VF_OK) goto out;
     files++;
   }
+  if ((st = vf_check_cancel(err)) != VF_OK) goto out;
+  /* the staging directory becomes the output: one rename when there is nothing there yet */
+  if (!out_exists || dir_is_empty(o->output_dir)) {
+    if (out_exists) rmdir(o->output_dir);
+    if (rename(stage, o->output_dir) != 0) {
+      st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", o->output_dir, stage,
+                        strerror(errno));
+      goto out;
+    }
+    free(stage);
+    stage = NULL;
+  } else {
+    for (uint64_t k = 0; k < files; k++) {
+      char *from = batch_path(stage, k), *to = batch_path(o->output_dir, k);
+      if (!from || !to) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      else if (rename(from, to) != 0)
+        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", to, from,
+                          strerror(errno));
+      free(from);
+      free(to);
+      if (st != VF_OK) goto out;
+    }
+  }
   /* overwrite: a previous, longer conversion's files past ours */
   for (long long k = (long long)files; k <= ex.max_batch; k++) {
     free(path);
@@ -412,13 +476,10 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
   st = VF_OK;
 out:
   pqt_writer_abort(w);
-  if (st != VF_OK) {
-    /* never leave a partial corpus that looks complete */
-    for (uint64_t k = 0; k < files; k++) {
-      char *p = batch_path(o->output_dir, k);
-      if (p) unlink(p);
-      free(p);
-    }
+  if (stage) { /* never leave a partial corpus: the staging directory goes (emptied on success) */
+    vf_error e;
+    if (vf_remove_tree(stage, &e) != VF_OK) vf_log(VF_LOG_WARN, "convert: %s", e.msg);
+    free(stage);
   }
   free(path);
   free(vec);

@@ -8,6 +8,7 @@
  * size.  Determinism: scan's checksum is summed per (file, row group) into its own slot and the
  * slots are added in order at the end, so the figure is the same for any thread count.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -158,6 +159,7 @@ static void *scan_worker(void *arg) {
 
   for (;;) {
     if (atomic_load(&s->failed)) break;
+    if ((st = vf_check_cancel(&err)) != VF_OK) break;
     size_t u = atomic_fetch_add(&s->next, 1);
     if (u >= s->nunits) break;
     const scan_unit *unit = &s->units[u];
@@ -226,7 +228,8 @@ static void *scan_worker(void *arg) {
                        .rows_done = s->rows_done,
                        .files_done = unit->file,
                        .files_total = s->files->n,
-                       .elapsed_s = now - s->t0};
+                       .elapsed_s = now - s->t0,
+                       .fraction = (double)s->units_done / (double)(s->nunits ? s->nunits : 1)};
       vf_progress_emit(&p);
     }
     pthread_mutex_unlock(&s->lock);
@@ -264,23 +267,42 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
    * re-open to read, which a local page cache or a remote footer cache makes cheap). */
   size_t cap = 0;
   uint64_t max_unit_mem = 0;
+  char max_where[1024] = "";
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
+  if (st != VF_OK) goto out;
   for (size_t i = 0; i < files->n; i++) {
     io_source *src = NULL;
     pqt_file *f = NULL;
     st = corpus_open(&files->files[i], &src, err);
     if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
-    if (st != VF_OK) goto out;
+    if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
+    if (corpus_plan_note_rows(&plan, i, m->num_rows > 0 ? (uint64_t)m->num_rows : 0)) {
+      out->bytes_read += pqt_source(f)->bytes_read;
+      out->row_groups += (uint64_t)m->nrow_groups; /* as written (0-row groups are not read) */
+      pqt_close(f);
+      continue;
+    }
     col_sel sel;
     st = col_sel_resolve(f, columns, ncolumns, &sel, err); /* fail early on a missing column */
     /* memory one worker needs for the largest row group: fetched chunks + decoded values */
     for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
-      uint64_t need = 0;
+      uint64_t need = 0, most = 0;
+      int most_leaf = -1;
       for (int l = 0; l < sel.nleaves; l++) {
         const pqt_column_meta *cm = &m->row_groups[g].columns[sel.leaves[l]].meta;
-        need += (uint64_t)cm->total_compressed_size + 2 * (uint64_t)cm->total_uncompressed_size;
+        uint64_t one =
+            (uint64_t)cm->total_compressed_size + 2 * (uint64_t)cm->total_uncompressed_size;
+        need += one;
+        if (one >= most) most = one, most_leaf = sel.leaves[l];
       }
-      if (need > max_unit_mem) max_unit_mem = need;
+      if (need > max_unit_mem) { /* remembered for the message naming it */
+        max_unit_mem = need;
+        snprintf(max_where, sizeof max_where, "%s: row group %d (largest column %s, about %" PRIu64
+                 " bytes)", files->files[i].uri, g,
+                 most_leaf >= 0 ? pqt_schema_of(f)->leaves[most_leaf].path : "?", most);
+      }
     }
     col_sel_free(&sel);
     out->bytes_read += pqt_source(f)->bytes_read;
@@ -299,8 +321,11 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
       s.nunits++;
     }
     pqt_close(f);
-    if (st != VF_OK) goto out;
+    if (st != VF_OK) break;
   }
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
+  if (st != VF_OK) goto out;
   out->files = files->n;
   s.sums = vf_calloc(s.nunits + 1, sizeof *s.sums);
   s.bytes = vf_calloc(s.nunits + 1, sizeof *s.bytes);
@@ -315,10 +340,10 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   uint64_t budget = vf_memory_budget();
   if (budget && max_unit_mem > budget) {
     st = vf_error_set(err, VF_ENOMEM,
-                      "one row group of the selected columns needs about %llu bytes to decode, more "
-                      "than the memory budget of %llu bytes (select fewer columns or raise "
-                      "--memory-budget)",
-                      (unsigned long long)max_unit_mem, (unsigned long long)budget);
+                      "%s: the selected columns of this row group need about %llu bytes to decode, "
+                      "more than the memory budget of %llu bytes (select fewer columns with "
+                      "--columns or raise --memory-budget)",
+                      max_where, (unsigned long long)max_unit_mem, (unsigned long long)budget);
     goto out;
   }
   if (budget && max_unit_mem && (uint64_t)threads * max_unit_mem > budget) {
@@ -383,13 +408,16 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   corpus_idcols idc = {0};
   int nidc = 0;
 
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
   for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
     io_source *src = NULL;
     st = corpus_open(&files->files[fi], &src, err);
     if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
     if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
-    if (to_skip >= (uint64_t)m->num_rows) {
+    if (corpus_plan_note_rows(&plan, fi, m->num_rows > 0 ? (uint64_t)m->num_rows : 0) ||
+        to_skip >= (uint64_t)m->num_rows) {
       to_skip -= (uint64_t)m->num_rows;
       global_row += (uint64_t)m->num_rows;
       pqt_close(f);
@@ -403,6 +431,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     }
     if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
     if (st != VF_OK) break;
+    pqt_rows_set_binary_as_string(rows, opts->binary_as_string);
     /* leaves to decode: the selection plus id columns not already in it */
     nids = sel.nleaves;
     leaf_ids = vf_mallocarray((size_t)(sel.nleaves + nidc + 1), sizeof(int));
@@ -435,8 +464,10 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
         file_row += rg_rows;
         continue;
       }
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
       if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
+      if (st == VF_OK) pqt_rows_set_first_row(rows, (int64_t)file_row);
       if (st == VF_OK && nidc) st = corpus_idcols_bind(&idc, data, leaf_ids, nids, err);
       if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
       uint64_t r = to_skip;
@@ -491,5 +522,6 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);
   free(data);
   vf_buf_free(&line);
+  corpus_plan_free(&plan);
   return st;
 }

@@ -22,8 +22,9 @@
  * opens part i also starts the background download of part i+1, and a part's files are deleted
  * once no reader holds it — but only files this process downloaded itself (kept in memory, per
  * part): a file that was already there is never deleted.  The sequential load reader therefore
- * holds at most the part it reads and the next one.  At exit, a prefetch still running is
- * joined and evict-mode downloads still on disk are removed.
+ * holds at most the part it reads and the next one.  At exit (ds_exit), a download still
+ * running gets a short grace period and is then abandoned, its files removed; evict-mode
+ * downloads still on disk are removed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dataset_internal.h"
@@ -41,36 +43,73 @@
 
 /* ------------------------------------------------------------ registry */
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* the registry below */
 static struct corpus_dataset **g_sets;
 static size_t g_nsets;
-static uint64_t g_peak;
+static _Atomic uint64_t g_peak; /* atomic: download threads record it without any lock */
 static bool g_atexit;
 
-static void ds_exit(void) {
-  pthread_mutex_lock(&g_mu);
-  for (size_t s = 0; s < g_nsets; s++) {
-    struct corpus_dataset *d = g_sets[s];
-    if (d->prefetch_running) {
-      pthread_join(d->prefetch, NULL);
-      d->prefetch_running = false;
-    }
-    for (size_t i = 0; d->evict && i < d->nparts; i++) {
-      ds_part *p = &d->parts[i];
-      if (p->v_ours) unlink(p->vpath);
-      if (p->p_ours && p->ppath) unlink(p->ppath);
-      p->v_ours = p->p_ours = false;
-    }
+#define DS_EXIT_GRACE_MS 250 /* how long an exiting process waits for a download to finish */
+
+/* Remove what an abandoned download of part p may have left: its temporary files, and in evict
+ * mode the files it completed (they were missing when it started, so they are ours).  The
+ * temporary name goes first: a download that renames it afterwards fails instead. */
+static void drop_abandoned(const struct corpus_dataset *d, const ds_part *p) {
+  const char *paths[2] = {p->v_fetch ? p->vpath : NULL, p->p_fetch ? p->ppath : NULL};
+  for (int k = 0; k < 2; k++) {
+    if (!paths[k]) continue;
+    char *tmp = io_download_temp_name(paths[k]);
+    if (tmp) unlink(tmp);
+    free(tmp);
+    if (d->evict) unlink(paths[k]);
   }
-  pthread_mutex_unlock(&g_mu);
 }
 
-uint64_t corpus_dataset_cache_peak(void) {
+/* At exit: a download still running gets DS_EXIT_GRACE_MS to finish; after that it is abandoned
+ * (exit ends the thread) and what it wrote is removed.  Evict-mode downloads still on disk are
+ * removed.  No lock is held while waiting that the download thread needs (it takes d->mu only
+ * after its transfer, and g_peak is atomic), so an error exit during a slow download ends
+ * within the grace period instead of hanging. */
+static void ds_exit(void) {
   pthread_mutex_lock(&g_mu);
-  uint64_t v = g_peak;
+  struct corpus_dataset **sets = g_sets;
+  size_t nsets = g_nsets;
   pthread_mutex_unlock(&g_mu);
-  return v;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_nsec += (long)DS_EXIT_GRACE_MS * 1000000L;
+  deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+  deadline.tv_nsec %= 1000000000L;
+  for (size_t s = 0; s < nsets; s++) {
+    struct corpus_dataset *d = sets[s];
+    atomic_store(&d->closing, true);
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+      bool busy = false;
+      for (size_t i = 0; i < d->nparts && !busy; i++)
+        busy = d->parts[i].busy;
+      if (!busy || pthread_cond_timedwait(&d->cv, &d->mu, &deadline) == ETIMEDOUT) break;
+    }
+    bool abandoned = false;
+    for (size_t i = 0; i < d->nparts; i++) {
+      ds_part *p = &d->parts[i];
+      if (p->busy) {
+        drop_abandoned(d, p);
+        abandoned = true;
+      }
+      if (d->evict && p->v_ours) unlink(p->vpath);
+      if (d->evict && p->p_ours && p->ppath) unlink(p->ppath);
+      if (d->evict) p->v_ours = p->p_ours = false;
+    }
+    bool join = d->prefetch_running && !abandoned;
+    d->prefetch_running = false;
+    pthread_t t = d->prefetch;
+    pthread_mutex_unlock(&d->mu);
+    if (join) pthread_join(t, NULL); /* it finished its download: only its return is left */
+  }
 }
+
+uint64_t corpus_dataset_cache_peak(void) { return atomic_load(&g_peak); }
 
 uint64_t corpus_dataset_part_rows(const corpus_file *file) {
   if (!file->dataset || file->part >= file->dataset->nparts) return 0;
@@ -78,9 +117,9 @@ uint64_t corpus_dataset_part_rows(const corpus_file *file) {
 }
 
 static void note_peak(uint64_t bytes) {
-  pthread_mutex_lock(&g_mu);
-  if (bytes > g_peak) g_peak = bytes;
-  pthread_mutex_unlock(&g_mu);
+  uint64_t cur = atomic_load(&g_peak);
+  while (bytes > cur && !atomic_compare_exchange_weak(&g_peak, &cur, bytes)) {
+  }
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -191,6 +230,9 @@ static vf_status fetch_part(struct corpus_dataset *d, size_t i, bool *got_v, boo
   } f[2] = {{p->vpath, p->vlink, got_v}, {p->ppath, p->plink, got_p}};
   for (int k = 0; k < 2; k++) {
     if (!f[k].path || file_exists(f[k].path)) continue;
+    if (atomic_load(&d->closing))
+      return vf_error_set(err, VF_ECANCELED, "%s: dataset part %zu: the process is exiting",
+                          d->name, i);
     if (!f[k].link)
       return vf_error_set(err, VF_ENOTFOUND,
                           "%s: dataset part %zu: %s does not exist and the part has no 'link' "
@@ -250,6 +292,13 @@ static bool part_missing(const ds_part *p) {
   return !file_exists(p->vpath) || (p->ppath && !file_exists(p->ppath));
 }
 
+/* A download of p starts (d->mu held): remember which files it creates. */
+static void mark_busy(ds_part *p) {
+  p->busy = true;
+  p->v_fetch = !file_exists(p->vpath);
+  p->p_fetch = p->ppath && !file_exists(p->ppath);
+}
+
 vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err) {
   pthread_mutex_lock(&d->mu);
   ds_part *p = &d->parts[i];
@@ -257,7 +306,7 @@ vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err) {
     pthread_cond_wait(&d->cv, &d->mu);
   vf_status st = VF_OK;
   if (part_missing(p)) {
-    p->busy = true;
+    mark_busy(p);
     pthread_mutex_unlock(&d->mu);
     bool gv, gp;
     uint64_t bytes;
@@ -272,7 +321,7 @@ vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err) {
                part_missing(&d->parts[i + 1]);
   bool join = start && d->prefetch_running;
   pthread_t old = d->prefetch;
-  if (start) d->parts[i + 1].busy = true;
+  if (start) mark_busy(&d->parts[i + 1]);
   if (join) d->prefetch_running = false;
   pthread_mutex_unlock(&d->mu);
   if (join) pthread_join(old, NULL); /* it finished: no part other than i+1 could be busy */
@@ -358,6 +407,15 @@ static vf_status measure_payload(struct corpus_dataset *d, size_t i, uint64_t *r
                         "%s: dataset part %zu: %s does not exist and the part has no 'link'",
                         d->name, i, p->ppath);
   if (st != VF_OK) return st;
+  if (d->pformat == VF_CFG_FORMAT_JSONL) { /* one payload per line */
+    if (!file_exists(p->ppath)) {
+      io_close(src);
+      return vf_error_set(err, VF_EUNSUPPORTED, "%s: dataset part %zu: a jsonl payload is read from "
+                          "a local file (download %s to %s)", d->name, i, p->plink, p->ppath);
+    }
+    io_close(src);
+    return ds_jsonl_count(p->ppath, rows, err);
+  }
   pqt_file *f = NULL;
   if ((st = pqt_open(src, NULL, &f, err)) != VF_OK) return st;
   int64_t n = pqt_meta(f)->num_rows;
@@ -583,6 +641,7 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
   d->name = vf_strdup(name);
   d->vformat = ds->vectors.format;
   d->has_payload = ds->payload.present;
+  d->pformat = ds->payload.format;
   d->evict = ds->cache == VF_CFG_CACHE_EVICT || ds->vectors.cache == VF_CFG_CACHE_EVICT;
   d->nparts = ds->vectors.has_parts ? (size_t)ds->vectors.parts.count : 1;
   d->parts = vf_calloc(d->nparts, sizeof *d->parts);
@@ -612,11 +671,17 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
     char *vp = NULL, *pp = NULL;
     st = part_paths(cfg, &ds->vectors, i, &vp, &p->vlink, err);
     if (st == VF_OK && d->has_payload) st = part_paths(cfg, &ds->payload, i, &pp, &p->plink, err);
+    /* a member of an ann-filtering-benchmark archive ("x.tgz/vectors.npy"): extracted once */
+    char *rv = NULL, *rp = NULL;
+    if (st == VF_OK) st = corpus_bundle_resolve(vp, &rv, err);
+    if (st == VF_OK && pp) st = corpus_bundle_resolve(pp, &rp, err);
     if (st == VF_OK) {
-      p->vpath = absolute(vp);
-      if (pp) p->ppath = absolute(pp);
+      p->vpath = absolute(rv);
+      if (pp) p->ppath = absolute(rp);
       if (!p->vpath || (pp && !p->ppath)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
     }
+    free(rv);
+    free(rp);
     free(vp);
     free(pp);
     const char *parts4[4] = {p->vpath, p->vlink, p->ppath, p->plink};

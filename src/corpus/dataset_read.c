@@ -14,12 +14,16 @@
  * were resolved with (the parts index) and takes a reference in the part cache, which is how
  * `cache: evict` knows when a part can go.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dataset_internal.h"
+#include "vforge/filter.h"
 #include "internal.h"
 #include "vforge/format.h"
 
@@ -44,7 +48,142 @@ struct ds_reader {
   float *vbuf;
   size_t vcap;
   uint64_t vbytes; /* bytes of vectors read */
+  /* a jsonl payload part: line k (point k) is bytes [joff[k], joff[k+1]) of jfd */
+  int jfd;
+  uint64_t *joff;
+  vf_buf jbuf, jobj;
 };
+
+/* ------------------------------------------------------------ jsonl payloads */
+
+/* the start of every line of a jsonl file (n + 1 offsets when `off` is set), counting lines */
+static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *rows, vf_error *err) {
+  uint64_t *o = NULL;
+  size_t cap = 0, n = 0;
+  static const size_t CH = (size_t)1 << 20;
+  char *buf = vf_malloc(CH);
+  if (!buf) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  uint64_t pos = 0, line_start = 0;
+  bool pending = false; /* bytes after the last newline */
+  for (;;) {
+    ssize_t got = pread(fd, buf, CH, (off_t)pos);
+    if (got < 0) {
+      st = vf_error_set(err, VF_EIO, "%s: read error: %s", path, strerror(errno));
+      break;
+    }
+    if (got == 0) break;
+    for (ssize_t i = 0; i < got; i++) {
+      pending = true;
+      if (buf[i] != '\n') continue;
+      if (off) {
+        if (n + 2 > cap) {
+          size_t nc = cap ? cap * 2 : 4096;
+          uint64_t *no = vf_realloc(o, nc * sizeof *no);
+          if (!no) {
+            st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for the line index", path);
+            break;
+          }
+          o = no;
+          cap = nc;
+        }
+        o[n] = line_start;
+      }
+      n++;
+      line_start = pos + (uint64_t)i + 1;
+      pending = false;
+    }
+    if (st != VF_OK) break;
+    pos += (uint64_t)got;
+  }
+  free(buf);
+  if (st == VF_OK && pending) { /* a last line without '\n' */
+    if (off && n + 2 > cap) {
+      uint64_t *no = vf_realloc(o, (n + 2) * sizeof *no);
+      if (!no) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      else o = no;
+    }
+    if (st == VF_OK && off) o[n] = line_start;
+    n++;
+  }
+  if (st == VF_OK && off) {
+    if (!o && !(o = vf_malloc(sizeof *o))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    else o[n] = pos;
+  }
+  if (st != VF_OK) {
+    free(o);
+    return st;
+  }
+  if (off) *off = o;
+  *rows = n;
+  return VF_OK;
+}
+
+vf_status ds_jsonl_count(const char *path, uint64_t *rows, vf_error *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  vf_status st = jsonl_scan(path, fd, NULL, rows, err);
+  close(fd);
+  return st;
+}
+
+/* the payloads of rows [from, end) from the jsonl part: the whole line, or with payload sources
+ * (payload_fields) the object of those keys, each read from the line's member `column` */
+static vf_status jsonl_rows(ds_reader *r, uint64_t from, uint64_t end, corpus_batch *out,
+                            vf_error *err) {
+  uint64_t a = r->joff[from], b = r->joff[end];
+  vf_buf_reset(&r->jbuf);
+  vf_status st = vf_buf_reserve(&r->jbuf, (size_t)(b - a) + 1, err);
+  if (st != VF_OK) return st;
+  for (uint64_t got = 0; got < b - a;) {
+    ssize_t n = pread(r->jfd, r->jbuf.data + got, (size_t)(b - a - got), (off_t)(a + got));
+    if (n <= 0)
+      return vf_error_set(err, VF_EIO, "%s: read error at byte %" PRIu64, r->d->parts[r->part].ppath, a + got);
+    got += (uint64_t)n;
+  }
+  const char *base = (const char *)r->jbuf.data;
+  vf_buf_reset(&out->payload);
+  out->payload_offsets[0] = 0;
+  for (uint64_t k = from; k < end; k++) {
+    const char *s = base + (r->joff[k] - a);
+    size_t n = (size_t)(r->joff[k + 1] - r->joff[k]);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    if (n == 0) {
+      s = "{}";
+      n = 2;
+    }
+    if (r->spec.npayload == 0) {
+      if (!vf_json_is_object(s, n))
+        return vf_error_set(err, VF_ECORRUPT, "%s: line %" PRIu64 " is not a JSON object",
+                            r->d->parts[r->part].ppath, k + 1);
+      st = vf_buf_append(&out->payload, s, n, err);
+    } else {
+      vf_buf_reset(&r->jobj);
+      bool first = true;
+      st = vf_buf_append(&r->jobj, "{", 1, err);
+      for (int i = 0; st == VF_OK && i < r->spec.npayload; i++) {
+        const corpus_payload_source *ps = &r->spec.payload[i];
+        size_t mark = r->jobj.len;
+        if (!first) st = vf_buf_append(&r->jobj, ",", 1, err);
+        if (st == VF_OK) st = vf_json_string(&r->jobj, ps->key, strlen(ps->key), err);
+        if (st == VF_OK) st = vf_buf_append(&r->jobj, ":", 1, err);
+        bool found = false;
+        if (st == VF_OK) st = flt_json_member(s, n, ps->column, &r->jobj, &found, err);
+        if (st != VF_OK) {
+          vf_error_prefix(err, "%s: line %" PRIu64 ": ", r->d->parts[r->part].ppath, k + 1);
+          break;
+        }
+        if (!found) r->jobj.len = mark; /* absent: the key is left out, as a parquet null */
+        else first = false;
+      }
+      if (st == VF_OK) st = vf_buf_append(&r->jobj, "}", 1, err);
+      if (st == VF_OK) st = vf_buf_append(&out->payload, r->jobj.data, r->jobj.len, err);
+    }
+    if (st != VF_OK) return st;
+    out->payload_offsets[k - from + 1] = (int64_t)out->payload.len;
+  }
+  return VF_OK;
+}
 
 static bool in_list(char *const *l, size_t n, const char *s) {
   for (size_t i = 0; i < n; i++)
@@ -109,6 +248,9 @@ vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec
   r->file = file;
   r->spec = *spec;
   r->base = global_row_base;
+  r->jfd = -1;
+  vf_buf_init(&r->jbuf, 0);
+  vf_buf_init(&r->jobj, 0);
   const ds_part *p = &d->parts[r->part];
   vf_status st = ds_part_acquire(d, r->part, err);
   r->acquired = st == VF_OK;
@@ -144,7 +286,21 @@ vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec
     r->pvec_at[r->npvecs] = i;
     r->pvecs[r->npvecs++] = *v;
   }
-  if (st == VF_OK && d->has_payload) {
+  if (st == VF_OK && d->has_payload && d->pformat == VF_CFG_FORMAT_JSONL) {
+    if (r->npvecs)
+      st = vf_error_set(err, VF_ECONFIG, "%s: vector '%s' reads column '%s', but a jsonl payload "
+                        "holds no vectors", d->name, r->pvecs[0].name, r->pvecs[0].column);
+    uint64_t lines = 0;
+    if (st == VF_OK && (r->jfd = open(p->ppath, O_RDONLY | O_CLOEXEC)) < 0)
+      st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", p->ppath, strerror(errno));
+    if (st == VF_OK) st = jsonl_scan(p->ppath, r->jfd, &r->joff, &lines, err);
+    if (st == VF_OK && lines != r->rows)
+      st = vf_error_set(err, VF_ECORRUPT,
+                        "%s: dataset part %zu: the vectors file %s has %" PRIu64
+                        " rows but the payload file %s has %" PRIu64
+                        " lines (line i is the payload of point i: the counts must be equal)",
+                        d->name, r->part, p->vpath, r->rows, p->ppath, lines);
+  } else if (st == VF_OK && d->has_payload) {
     r->pfile.uri = p->ppath;
     r->pfile.key = file->key;
     st = payload_sources(r, err);
@@ -209,6 +365,10 @@ void ds_reader_close(ds_reader *r) {
   free(r->pvecs);
   free(r->pvec_at);
   free(r->vbuf);
+  if (r->jfd >= 0) close(r->jfd);
+  free(r->joff);
+  vf_buf_free(&r->jbuf);
+  vf_buf_free(&r->jobj);
   free(r);
 }
 
@@ -328,6 +488,7 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
                           r->file->uri, from_row, rg);
     corpus_batch_vectors_free(out);
     if ((st = read_plain(r, from_row, end, out, err)) != VF_OK) return st;
+    if (r->joff && (st = jsonl_rows(r, from_row, end, out, err)) != VF_OK) return st;
   }
   out->file_key = r->file->key;
   /* the vectors in spec order: the payload reader's ones moved to their places */

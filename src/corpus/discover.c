@@ -288,6 +288,56 @@ void corpus_files_free(corpus_files *f) {
   memset(f, 0, sizeof *f);
 }
 
+/* ------------------------------------------------------------ corpus identity */
+
+/* corpus_files_md5(): see corpus.h. */
+void corpus_files_md5(const corpus_files *files, char out[33]) {
+  vf_md5_ctx c;
+  vf_md5_init(&c);
+  for (size_t i = 0; i < files->n; i++) {
+    char sz[32];
+    int n = snprintf(sz, sizeof sz, "\t%llu\n", (unsigned long long)files->files[i].size);
+    vf_md5_update(&c, files->files[i].key, strlen(files->files[i].key));
+    vf_md5_update(&c, sz, (size_t)(n > 0 ? n : 0));
+  }
+  uint8_t d[16];
+  vf_md5_final(&c, d);
+  vf_md5_hex(d, out);
+}
+
+/* the expression without blanks (the default when NULL or empty) */
+static void md5_expr(vf_md5_ctx *c, const char *e) {
+  if (!e || !*e) e = CORPUS_DEFAULT_ID_EXPRESSION;
+  for (; *e; e++)
+    if (*e != ' ' && *e != '\t' && *e != '\n' && *e != '\r') vf_md5_update(c, e, 1);
+}
+
+/* corpus_identity(): see corpus.h. */
+void corpus_identity(const char *files_md5, const char *id_expression, uint8_t out16[16],
+                     char hex[33]) {
+  vf_md5_ctx c;
+  vf_md5_init(&c);
+  vf_md5_update(&c, files_md5, strlen(files_md5));
+  vf_md5_update(&c, "\n", 1);
+  md5_expr(&c, id_expression);
+  vf_md5_final(&c, out16);
+  if (hex) vf_md5_hex(out16, hex);
+}
+
+/* corpus_id_expression_same(): see corpus.h. */
+bool corpus_id_expression_same(const char *a, const char *b) {
+  if (!a || !*a) a = CORPUS_DEFAULT_ID_EXPRESSION;
+  if (!b || !*b) b = CORPUS_DEFAULT_ID_EXPRESSION;
+  for (;;) {
+    while (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') a++;
+    while (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r') b++;
+    if (*a != *b) return false;
+    if (!*a) return true;
+    a++;
+    b++;
+  }
+}
+
 /* corpus_open(): see corpus.h.  Local files (absolute paths) are opened with pread; remote
  * ones through io_open_uri_sized() with the size from the listing. */
 vf_status corpus_open(const corpus_file *file, io_source **out, vf_error *err) {

@@ -23,7 +23,9 @@
  * Payload: one JSON object per row with the configured keys in spec order.  Each payload column
  * is rendered by its own single-column pqt_rows (Dremel assembly) and its `"column":` prefix is
  * replaced by the key; nulls are omitted; a flat string/JSON column whose value is a JSON object
- * text (checked strictly by vf_json_is_object) is inserted as that object.
+ * text (checked strictly by vf_json_is_object) is inserted as that object.  Values render as
+ * `cat` prints them: binary without a string annotation as base64 (datasource.binary_as_string:
+ * lossy text), VARIANT columns as the JSON of their value.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -666,8 +668,8 @@ static vf_status vec_resolve(const pqt_file *f, const corpus_vec_source *s, rec_
                       (int)s->kind);
 }
 
-static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s, rec_pay *p,
-                             vf_error *err) {
+static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s,
+                             bool binary_as_string, rec_pay *p, vf_error *err) {
   const pqt_schema *sc = pqt_schema_of(f);
   memset(p, 0, sizeof *p);
   p->src = s;
@@ -694,6 +696,7 @@ static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s, 
   if (st == VF_OK) p->key = (char *)vf_buf_take(&b, &p->key_len);
   vf_buf_free(&b);
   if (st == VF_OK) st = pqt_rows_create(f, &p->top, 1, &p->rows, err);
+  if (st == VF_OK) pqt_rows_set_binary_as_string(p->rows, binary_as_string);
   return st;
 }
 
@@ -775,7 +778,7 @@ vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec 
   }
   for (int i = 0; i < spec->npayload; i++) {
     rec_pay *p = &r->pays[i];
-    if ((st = pay_resolve(r->f, &spec->payload[i], p, err)) != VF_OK) goto fail;
+    if ((st = pay_resolve(r->f, &spec->payload[i], spec->binary_as_string, p, err)) != VF_OK) goto fail;
     const pqt_node *n = &sc->nodes[p->top];
     for (int l = n->first_leaf; l < n->first_leaf + n->nleaves; l++)
       if ((st = add_leaf(r, l, NULL, err)) != VF_OK) goto fail;
@@ -1094,8 +1097,10 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
   int npay = r->spec.payload_raw ? 0 : r->spec.npayload; /* raw: corpus_records_payload_view() */
   for (int i = 0; start < rows && i < npay; i++) {
     rec_pay *p = &r->pays[i];
-    if ((st = pqt_rows_bind(p->rows, r->data, r->leaf_ids, r->nleaves, rows, err)) != VF_OK ||
-        (st = pqt_rows_skip(p->rows, start, err)) != VF_OK || (st = pay_bind(r, p, err)) != VF_OK)
+    if ((st = pqt_rows_bind(p->rows, r->data, r->leaf_ids, r->nleaves, rows, err)) != VF_OK)
+      return st;
+    pqt_rows_set_first_row(p->rows, rg_first);
+    if ((st = pqt_rows_skip(p->rows, start, err)) != VF_OK || (st = pay_bind(r, p, err)) != VF_OK)
       return st;
   }
   const char *key = r->file->key;

@@ -78,6 +78,36 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
   return st;
 }
 
+/* a one-part dataset config over an ann-filtering-benchmark bundle in `dir`: vectors.npy and,
+ * when present, payloads.jsonl (point i = row i = line i, ids = row numbers as closest_ids are) */
+static vf_status bundle_config(const char *uri, const char *dir, vf_config *cfg, vf_error *err) {
+  vf_buf y, pl;
+  vf_buf_init(&y, 512);
+  vf_buf_init(&pl, 0);
+  vf_status st = vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir);
+  if (st == VF_OK) st = vf_buf_append(&pl, "", 1, err);
+  FILE *fp = st == VF_OK ? fopen((const char *)pl.data, "rb") : NULL;
+  if (fp) fclose(fp);
+  if (st == VF_OK)
+    st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: cosine}\n"
+                       "datasource:\n  type: dataset\n  id_expression: row\n  vectors: {format: npy, path: ");
+  size_t vl = strlen(dir) + 16;
+  char *vp = st == VF_OK ? vf_malloc(vl) : NULL;
+  if (vp) snprintf(vp, vl, "%s/vectors.npy", dir);
+  if (st == VF_OK) st = vp ? yaml_quoted(&y, vp, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
+  if (st == VF_OK && fp) {
+    st = vf_buf_printf(&y, err, "  payload: {format: jsonl, path: ");
+    if (st == VF_OK) st = yaml_quoted(&y, (const char *)pl.data, err);
+    if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
+  }
+  if (st == VF_OK) st = vf_config_parse((const char *)y.data, y.len, uri, cfg, err);
+  free(vp);
+  vf_buf_free(&y);
+  vf_buf_free(&pl);
+  return st;
+}
+
 /* The full record spec of a config (corpus_source_opts.all_vectors): every `vectors:` entry
  * and every payload field, as `load` reads them. */
 static vf_status all_vectors_spec(corpus_source *out, const char *uri, vf_error *err) {
@@ -113,8 +143,13 @@ vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, co
   bool all = opts && opts->all_vectors;
   const char *fmt = vecfile_format(uri);
   bool yaml = !is_remote(uri) && (ends_with(uri, ".yaml") || ends_with(uri, ".yml"));
-  if (!fmt && !yaml) return corpus_discover(uri, id_root, &out->files, err);
-  vf_status st = yaml ? vf_config_load(uri, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
+  char *bdir = NULL;
+  vf_status st = !fmt && !yaml ? corpus_bundle_dir(uri, &bdir, err) : VF_OK;
+  if (st != VF_OK) return st;
+  if (!fmt && !yaml && !bdir) return corpus_discover(uri, id_root, &out->files, err);
+  st = yaml ? vf_config_load(uri, &out->cfg, err)
+            : bdir ? bundle_config(uri, bdir, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
+  free(bdir);
   vf_config *cfg = &out->cfg;
   if (st == VF_OK && id_root && !cfg->datasource.id_root && !(cfg->datasource.id_root = vf_strdup(id_root)))
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -158,8 +193,21 @@ vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, co
                                                   : VF_CONFIG_DEFAULT_ID_EXPRESSION;
     out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
     out->records = true;
-    if (all) st = all_vectors_spec(out, uri, err);
-    st = vf_config_files(cfg, &out->files, err);
+    if (all) {
+      st = all_vectors_spec(out, uri, err);
+    } else { /* the payload keys (filters read them; the eval scans drop them otherwise) */
+      size_t np = cfg->datasource.npayload_fields;
+      if (np && np < 100000 && (out->pays = vf_calloc(np, sizeof *out->pays))) {
+        for (size_t i = 0; i < np; i++)
+          out->pays[i] = (corpus_payload_source){cfg->datasource.payload_fields[i].key,
+                                                 cfg->datasource.payload_fields[i].column};
+        out->spec.payload = out->pays;
+        out->spec.npayload = (int)np;
+      } else if (np) {
+        st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      }
+    }
+    if (st == VF_OK) st = vf_config_files(cfg, &out->files, err);
   }
   if (st == VF_OK && out->files.n == 0)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri);

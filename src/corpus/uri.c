@@ -246,8 +246,11 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
       if (ok && (port == 0 || port > 65535)) ok = false;
     }
     if (!ok) {
-      st = vf_error_set(err, VF_EUSAGE, "%s: malformed URL (expected %.*s://host[:port]/path)", uri,
-                        (int)slen, uri);
+      char shown[1024];
+      bool creds = memchr(rest, '@', hlen) != NULL;
+      st = vf_error_set(err, VF_EUSAGE, "%s: malformed URL (expected %.*s://host[:port]/path%s)",
+                        vf_url_redact(uri, shown, sizeof shown), (int)slen, uri,
+                        creds ? "; a user or password in a corpus URL is not supported" : "");
       goto fail;
     }
     if (!take_container(out, rest, hlen)) goto nomem;

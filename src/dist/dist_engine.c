@@ -202,9 +202,14 @@ static void reap_orphans(void) {
   }
 }
 
+/* sleep, in steps of at most 0.2 s so that a cancellation (SIGINT/SIGTERM) is seen at once */
 static void sleep_s(double s) {
-  struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  double end = vf_now() + s;
+  for (double left = s; left > 0 && !vf_cancelled(); left = end - vf_now()) {
+    double step = left < 0.2 ? left : 0.2;
+    struct timespec t = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
   }
 }
 
@@ -322,8 +327,14 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
     if (st == VF_OK && changed) st = dm_write(m, err);
     if (st != VF_OK) break;
     if (running == 0) break;
+    /* interrupted: stop the workers (below) instead of resubmitting the shards they leave */
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     int status;
-    pid_t pid = waitpid(-1, &status, 0);
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid == 0) {
+      sleep_s(0.1);
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       st = vf_error_set(err, VF_EINTERNAL, "waitpid: %s", strerror(errno));
@@ -335,6 +346,10 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
     if (s < 0) continue; /* an orphan re-parented to us: reaped */
     running--;
     m->shards[s].pid = 0;
+    if (vf_cancelled() && !dm_done_marker(m, s)) { /* ended by the same interruption */
+      m->shards[s].state = DIST_PENDING;
+      continue;
+    }
     if (dm_done_marker(m, s)) {
       shard_done(m, s);
     } else {
@@ -564,6 +579,8 @@ static vf_status drive_slurm(dist_manifest *m, const de_resources *res, double p
     int active = count_state(m, DIST_SUBMITTED) + count_state(m, DIST_RUNNING);
     if (active == 0) break;
     sleep_s(poll_s);
+    /* interrupted: the submitted Slurm jobs keep running; --status / --resume follow them */
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     reap_orphans();
     /* one squeue per array job id still active */
     memset(tasks, 0, (size_t)m->num_shards * sizeof *tasks);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -94,11 +95,13 @@ static vf_status ystr(yw *w, int indent, const char *key, const char *path, cons
     const char *env = raw && var_ref(raw, name, sizeof name) ? getenv(name) : NULL;
     bool ok = env && strcmp(env, v) == 0;
     free(raw);
+    size_t ua, un;
     if (!ok)
-      return vf_error_set(w->err, VF_ECONFIG, "%s: %s is a secret, and load-dist passes a secret to "
-                          "its workers only by reference: write it as a whole `${VAR}` value "
+      return vf_error_set(w->err, VF_ECONFIG, "%s: %s is a secret%s, and load-dist passes a secret "
+                          "to its workers only by reference: write it as a whole `${VAR}` value "
                           "(e.g. api_key: ${QDRANT_API_KEY}) with VAR set in the environment",
-                          w->cfg->name, path);
+                          w->cfg->name, path,
+                          vf_url_userinfo(v, &ua, &un) ? " (a URL with a password)" : "");
     w->handled[si] = true;
     st = vf_buf_printf(w->b, w->err, "\"${%s}\"\n", name);
     return st;
@@ -148,6 +151,8 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
     st = ystr(w, 4, c->datasource.payload_fields[i].key, path, c->datasource.payload_fields[i].column);
   }
   if (st == VF_OK && id_root) st = ystr(w, 2, "id_root", "datasource.id_root", id_root);
+  if (st == VF_OK && c->datasource.binary_as_string)
+    st = vf_buf_printf(w->b, w->err, "  binary_as_string: true\n");
   const vf_cfg_vectorstore *vs = &c->vectorstore;
   if (st == VF_OK)
     st = vf_buf_printf(w->b, w->err, "vectorstore:\n  type: %s\n",
@@ -156,6 +161,10 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
   if (st == VF_OK && vs->url) st = ystr(w, 2, "url", "vectorstore.url", vs->url);
   if (st == VF_OK && vs->api_key) st = ystr(w, 2, "api_key", "vectorstore.api_key", vs->api_key);
   if (st == VF_OK) st = ystr(w, 2, "collection_name", "vectorstore.collection_name", vs->collection_name);
+  if (st == VF_OK && vs->type == VF_CFG_STORE_QDRANT) /* issue 18: the workers' transport */
+    st = vf_buf_printf(w->b, w->err, "  prefer_grpc: %s\n  grpc_port: %" PRId64
+                       "\n  grpc_max_message_mb: %" PRId64 "\n",
+                       vs->prefer_grpc ? "true" : "false", vs->grpc_port, vs->grpc_max_message_mb);
   if (st == VF_OK && vs->params_json && strcmp(vs->params_json, "{}") != 0) {
     if (strchr(vs->params_json, '$'))
       return vf_error_set(w->err, VF_ECONFIG, "%s: vectorstore.params holds a '$', which load-dist "
@@ -179,46 +188,43 @@ static vf_status shard_yaml(yw *w, const dist_manifest *m, int shard, const char
 
 /* ------------------------------------------------------------------ helpers */
 
-static vf_status file_rows(const corpus_file *f, uint64_t *rows, vf_error *err) {
-  io_source *src = NULL;
-  pqt_file *p = NULL;
-  vf_status st = corpus_open(f, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &p, err);
-  if (st == VF_OK) {
-    int64_t r = pqt_meta(p)->num_rows;
-    if (r < 0) st = vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64, f->uri, r);
-    *rows = r < 0 ? 0 : (uint64_t)r;
-  }
-  pqt_close(p);
-  return st;
-}
-
-static vf_status plan_files(dist_manifest *m, const corpus_files *files, int *num_shards,
-                            vf_error *err) {
+/* The manifest's files and shards.  The corpus plan measures every file; a load run leaves the
+ * files without rows out (no shard gets only empty files, and no worker reads them), a
+ * brute-force run keeps them (its workers split the whole discovered list themselves). */
+static vf_status plan_files(dist_manifest *m, const corpus_files *files, bool drop_empty,
+                            int *num_shards, vf_error *err) {
   if (files->n == 0) return vf_error_set(err, VF_ENOTFOUND, "the corpus has no files");
-  if ((size_t)*num_shards > files->n) {
-    vf_log(VF_LOG_WARN, "%d shards requested but the corpus has %zu files: using %zu shards",
-           *num_shards, files->n, files->n);
-    *num_shards = (int)files->n;
+  corpus_plan plan;
+  vf_status st = corpus_plan_init(&plan, files, err);
+  if (st == VF_OK) st = corpus_plan_measure(&plan, err);
+  size_t nkeep = files->n - (drop_empty ? plan.empty : 0);
+  if (st == VF_OK && nkeep == 0)
+    st = vf_error_set(err, VF_ECORRUPT, "every file of the corpus (%zu) is empty: nothing to load",
+                      files->n);
+  if (st == VF_OK && (size_t)*num_shards > nkeep) {
+    vf_log(VF_LOG_WARN, "%d shards requested but the corpus has %zu files%s: using %zu shards",
+           *num_shards, nkeep, drop_empty && plan.empty ? " with rows" : "", nkeep);
+    *num_shards = (int)nkeep;
   }
   m->num_shards = *num_shards;
-  m->files = vf_calloc(files->n, sizeof *m->files);
-  m->shards = vf_calloc((size_t)*num_shards, sizeof *m->shards);
-  if (!m->files || !m->shards) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (size_t i = 0; i < files->n; i++) {
-    dm_file *f = &m->files[i];
+  m->files = st == VF_OK ? vf_calloc(nkeep, sizeof *m->files) : NULL;
+  m->shards = st == VF_OK ? vf_calloc((size_t)*num_shards, sizeof *m->shards) : NULL;
+  if (st == VF_OK && (!m->files || !m->shards)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+    if (drop_empty && corpus_plan_skips(&plan, i)) continue;
+    dm_file *f = &m->files[m->nfiles];
     f->uri = vf_strdup(files->files[i].uri);
     f->key = vf_strdup(files->files[i].key);
+    f->rows = plan.rows[i];
+    if (!f->uri || !f->key) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    dm_shard *h = &m->shards[dist_shard_of(m->nfiles, *num_shards)];
     m->nfiles++;
-    if (!f->uri || !f->key) return vf_error_set(err, VF_ENOMEM, "out of memory");
-    vf_status st = file_rows(&files->files[i], &f->rows, err);
-    if (st != VF_OK) return st;
-    dm_shard *h = &m->shards[dist_shard_of(i, *num_shards)];
     h->files++;
     h->rows += f->rows;
     m->expected_rows += f->rows;
   }
-  return VF_OK;
+  corpus_plan_free(&plan);
+  return st;
 }
 
 /* Create <runs>/<run_id>/ and its subdirectories; fills m->run_id, run_dir, created. */
@@ -345,6 +351,8 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
   corpus_files files = {0};
   vf_status st = vf_config_files(cfg, &files, err);
   if (st == VF_OK && files.n == 0) st = vf_error_set(err, VF_ENOTFOUND, "%s: no files", cfg->name);
+  corpus_plan plan = {0};
+  if (st == VF_OK) st = corpus_plan_init(&plan, &files, err);
   size_t nv = cfg->nvectors;
   store_vector_spec *vspec = vf_calloc(nv + 1, sizeof *vspec);
   corpus_vec_source *vsrc = vf_calloc(nv + 1, sizeof *vsrc);
@@ -355,18 +363,14 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
     vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
     vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = corpus_records_probe_dim(&files.files[0], &vsrc[i], &vspec[i].dim, err);
+      st = corpus_plan_probe_dim(&plan, &vsrc[i], &vspec[i].dim, err);
   }
-  store_config sc = {0};
-  sc.type = cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";
-  sc.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  sc.url = cfg->vectorstore.url;
-  sc.api_key = cfg->vectorstore.api_key;
-  sc.collection_name = cfg->vectorstore.collection_name;
+  store_config sc;
+  store_config_from(cfg, &sc);
+  sc.recreate = false;
   sc.vectors = vspec;
   sc.nvectors = (int)nv;
-  sc.params_json = cfg->vectorstore.params_json;
-  sc.upsert_wait = cfg->loader.wait;
+  sc.must_exist = true; /* prepared by the driver: finalize only verifies */
   store *h = NULL;
   uint64_t count = 0;
   if (st == VF_OK) st = store_open(&sc, &h, err);
@@ -377,6 +381,7 @@ static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double ti
   store_close(h);
   free(vspec);
   free(vsrc);
+  corpus_plan_free(&plan);
   corpus_files_free(&files);
   if (st != VF_OK) return st;
   m->stored = count;
@@ -448,7 +453,7 @@ static vf_status init_common(dist_manifest *m, const dist_options *o, const char
                              vf_error *err) {
   int ns = num_shards;
   vf_status st = make_run_dir(m, o->runs_dir, o->run_name ? o->run_name : cfg_name ? cfg_name : dflt_name, err);
-  if (st == VF_OK) st = plan_files(m, files, &ns, err);
+  if (st == VF_OK) st = plan_files(m, files, m->kind == DIST_KIND_LOAD, &ns, err);
   m->max_attempts = o->max_attempts > 0 ? o->max_attempts : DIST_DEFAULT_MAX_ATTEMPTS;
   return st;
 }

@@ -103,13 +103,13 @@ static bool recall_sorted(char *const *ids, size_t denom, float kth, const store
   return true;
 }
 
-void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
+bool bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hit *hits,
                       size_t nhits, double *strict, double *tie) {
   size_t avail = t->counts[row];
   size_t denom = k < avail ? k : avail;
-  if (denom == 0) {
+  if (denom == 0) { /* no true hit (a filter nothing matches): no recall to measure */
     *strict = *tie = 1.0;
-    return;
+    return false;
   }
   char *const *ids = t->hit_ids + row * t->k;
   float kth = t->scores[row * t->k + denom - 1];
@@ -131,6 +131,7 @@ void bench_recall_one(const bench_truth *t, size_t row, size_t k, const store_hi
   if (w > denom) w = denom;
   *strict = (double)s / (double)denom;
   *tie = (double)w / (double)denom;
+  return true;
 }
 
 double bench_percentile(const double *sorted, size_t n, double p) {
@@ -151,6 +152,7 @@ typedef struct bench_ctx {
   /* per query results */
   double *lat;      /* seconds; < 0: not answered */
   double *rmin, *rmax;
+  uint8_t *scored;  /* the query's truth has hits (its recall counts) */
   /* closed loop */
   atomic_size_t next;
   atomic_size_t warm_next; /* o->warmup queries, shared by the workers */
@@ -198,12 +200,15 @@ static void run_one(bench_worker *w, size_t i, double start) {
   store_results res;
   vf_error e;
   vf_error_clear(&e);
-  vf_status st = store_search(w->h, c->o->vector, q->vectors + i * (size_t)q->dim, 1, q->dim,
-                              c->o->k, &res, &e);
+  vf_status st = store_search_filtered(w->h, c->o->vector, q->vectors + i * (size_t)q->dim, 1,
+                                       q->dim, c->o->k,
+                                       q->filters ? (const flt_filter *const *)&q->filters[i] : NULL,
+                                       &res, &e);
   double end = now_s();
   if (st == VF_OK) {
     c->lat[i] = end - start;
-    bench_recall_one(c->t, c->rows[i], c->o->k, res.hits, res.counts[0], &c->rmin[i], &c->rmax[i]);
+    c->scored[i] = bench_recall_one(c->t, c->rows[i], c->o->k, res.hits, res.counts[0],
+                                    &c->rmin[i], &c->rmax[i]);
   } else {
     record_error(c, &e, st);
   }
@@ -232,9 +237,13 @@ static void *worker_main(void *arg) {
   vf_status st = store_open(&c->o->store, &w->h, &e);
   if (st == VF_OK && c->o->qdrant) st = store_qdrant_set_search(w->h, c->o->qdrant, &e);
   if (st == VF_OK && c->o->nprobe) st = store_local_set_nprobe(w->h, c->o->nprobe, &e);
-  if (st == VF_OK) { /* untimed warm-up: the first search of a handle may load its tables */
+  if (st == VF_OK) { /* untimed warm-up: the first search of a handle may load its tables (and,
+                       * with filters, parse the payloads: the warm-up uses the first filter) */
+    const flt_filter *f0 = NULL;
+    for (size_t i = 0; c->q->filters && i < c->q->n && !f0; i++) f0 = c->q->filters[i];
     store_results res;
-    st = store_search(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k, &res, &e);
+    st = store_search_filtered(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k,
+                               f0 ? &f0 : NULL, &res, &e);
     store_results_free(&res);
   }
   for (;;) { /* --warmup: untimed, unscored, before this worker reports ready */
@@ -242,7 +251,8 @@ static void *worker_main(void *arg) {
     if (i >= c->o->warmup) break;
     store_results res;
     const float *v = c->q->vectors + (i % c->q->n) * (size_t)c->q->dim;
-    st = store_search(w->h, c->o->vector, v, 1, c->q->dim, c->o->k, &res, &e);
+    const flt_filter *fi = c->q->filters ? c->q->filters[i % c->q->n] : NULL;
+    st = store_search_filtered(w->h, c->o->vector, v, 1, c->q->dim, c->o->k, fi ? &fi : NULL, &res, &e);
     store_results_free(&res);
     if (st != VF_OK) vf_error_prefix(&e, "warm-up query %zu: ", i % c->q->n);
   }
@@ -358,11 +368,12 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
   c.lat = vf_mallocarray(q->n, sizeof *c.lat);
   c.rmin = vf_calloc(q->n, sizeof *c.rmin);
   c.rmax = vf_calloc(q->n, sizeof *c.rmax);
+  c.scored = vf_calloc(q->n, sizeof *c.scored);
   c.sched = o->rps > 0 ? vf_calloc(q->n, sizeof *c.sched) : NULL;
   c.ring = o->rps > 0 ? vf_calloc(c.cap, sizeof *c.ring) : NULL;
   bench_worker *ws = vf_calloc((size_t)nw, sizeof *ws);
   vf_status st = VF_OK;
-  if (!c.lat || !c.rmin || !c.rmax || !ws || (o->rps > 0 && (!c.sched || !c.ring))) {
+  if (!c.lat || !c.rmin || !c.rmax || !c.scored || !ws || (o->rps > 0 && (!c.sched || !c.ring))) {
     st = vf_error_set(err, VF_ENOMEM, "bench: out of memory (%zu queries)", q->n);
     goto out;
   }
@@ -431,19 +442,26 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
       rep->query_recall_max[i] = c.rmax[i];
     }
   }
-  size_t na = 0;
+  size_t na = 0, ns = 0;
   double smin = 0, smax = 0;
-  for (size_t i = 0; i < q->n; i++)
+  for (size_t i = 0; i < q->n; i++) {
+    rep->filtered += q->filters && q->filters[i];
     if (c.lat[i] >= 0) {
       c.lat[na++] = c.lat[i] * 1e3;
+      if (!c.scored[i]) continue; /* no true hit: counted, left out of the means */
+      ns++;
       smin += c.rmin[i];
       smax += c.rmax[i];
     }
+  }
   rep->answered = na;
+  rep->no_truth = na - ns;
+  if (ns) {
+    rep->recall_min = smin / (double)ns;
+    rep->recall_max = smax / (double)ns;
+  }
   if (na) {
     qsort(c.lat, na, sizeof *c.lat, cmp_double);
-    rep->recall_min = smin / (double)na;
-    rep->recall_max = smax / (double)na;
     rep->recall = rep->recall_min;
     rep->p50_ms = bench_percentile(c.lat, na, 50);
     rep->p95_ms = bench_percentile(c.lat, na, 95);
@@ -460,6 +478,7 @@ out:
   free(c.lat);
   free(c.rmin);
   free(c.rmax);
+  free(c.scored);
   free(c.sched);
   free(c.ring);
   pthread_mutex_destroy(&c.mu);
@@ -496,6 +515,9 @@ vf_status bench_report_members(const bench_report *r, vf_buf *out, vf_error *err
   if (st == VF_OK) st = vf_json_raw(out, ",\"max\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->max_ms, err);
   if (st == VF_OK) st = vf_buf_printf(out, err, "},\"errors\":%zu", r->errors);
+  if (st == VF_OK && r->filtered)
+    st = vf_buf_printf(out, err, ",\"filtered_queries\":%zu,\"no_truth_queries\":%zu", r->filtered,
+                       r->no_truth);
   return st;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/bf_internal.h"
 #include "vforge/bench.h"
 #include "vforge/corpus.h"
 #include "vforge/format.h"
@@ -198,7 +199,28 @@ void bench_queries_free(bench_queries *q) {
   free(q->ids);
   free(q->vectors);
   free(q->column);
+  for (size_t i = 0; q->filter_texts && i < q->n; i++) free(q->filter_texts[i]);
+  free(q->filter_texts);
+  if (q->filter_state) ev_filters_free(q->filter_state);
+  free(q->filter_state);
   memset(q, 0, sizeof *q);
+}
+
+/* bench_queries_filter(): see bench.h. */
+vf_status bench_queries_filter(bench_queries *q, const char *filter, const char *path,
+                               vf_error *err) {
+  ev_filters *x = vf_calloc(1, sizeof *x);
+  if (!x) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = ev_filters_init(x, q->n, q->filter_texts, q->filter_hash, filter, path, err);
+  if (st != VF_OK) {
+    free(x);
+    return st;
+  }
+  if (q->filter_state) ev_filters_free(q->filter_state);
+  free(q->filter_state);
+  q->filter_state = x;
+  q->filters = x->any ? x->per_query : NULL;
+  return VF_OK;
 }
 
 /* ------------------------------------------- vector files as queries / truth (issue 8) */
@@ -312,6 +334,13 @@ static vf_status truth_from_hdf5(const char *path, bench_truth *out, vf_error *e
   int64_t *nb = NULL;
   float *d = NULL;
   if (st == VF_OK) st = truth_alloc(out, n, k, err);
+  if (st == VF_OK && metric) { /* the bundle's distance, as a metric the checks can compare */
+    const char *mn = angular ? "cosine"
+                     : strcmp(metric, "euclidean") == 0 || strcmp(metric, "l2") == 0 ? "euclid"
+                     : strcmp(metric, "dot") == 0 || strcmp(metric, "ip") == 0       ? "dot"
+                                                                                     : "";
+    snprintf(out->metric, sizeof out->metric, "%s", mn);
+  }
   if (st == VF_OK) {
     nb = vf_mallocarray(k + 1, sizeof *nb);
     d = vf_mallocarray(k + 1, sizeof *d);
@@ -349,9 +378,85 @@ static vf_status truth_from_bigann(const char *path, bench_truth *out, vf_error 
   return st;
 }
 
+/* ---------------------------------- ann-filtering-benchmark bundles (issue 19) */
+
+/* the tests.jsonl of a bundle path (a directory, a .tgz, or the tests.jsonl itself); NULL when
+ * `path` is not one */
+static vf_status bundle_tests(const char *path, char **tests, vf_error *err) {
+  *tests = NULL;
+  size_t n = strlen(path);
+  if (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) {
+    *tests = vf_strdup(path);
+    return *tests ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  char *dir = NULL;
+  vf_status st = corpus_bundle_dir(path, &dir, err);
+  if (st != VF_OK || !dir) return st;
+  size_t l = strlen(dir) + 16;
+  *tests = vf_malloc(l);
+  if (*tests) snprintf(*tests, l, "%s/tests.jsonl", dir);
+  free(dir);
+  return *tests ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+}
+
+/* queries from tests.jsonl: query i is "<i>", its `conditions` its filter */
+static vf_status queries_from_bundle(const char *tests, bench_queries *out, vf_error *err) {
+  corpus_bundle_tests t;
+  vf_status st = corpus_bundle_tests_read(tests, &t, err);
+  if (st != VF_OK) return st;
+  out->n = t.n;
+  out->dim = t.dim;
+  out->vectors = t.queries;
+  t.queries = NULL;
+  out->ids = vf_calloc(t.n, sizeof *out->ids);
+  out->column = vf_strdup("query");
+  if (!out->ids || !out->column) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t i = 0; st == VF_OK && i < t.n; i++)
+    if (!(out->ids[i] = row_text(i))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  bool any = false;
+  vf_md5_ctx md;
+  vf_md5_init(&md);
+  for (size_t i = 0; i < t.n; i++) {
+    if (i) vf_md5_update(&md, "\n", 1);
+    if (t.conditions[i]) vf_md5_update(&md, t.conditions[i], strlen(t.conditions[i]));
+    any = any || t.conditions[i];
+  }
+  if (st == VF_OK && any) {
+    out->filter_texts = t.conditions;
+    t.conditions = NULL;
+    uint8_t d[16];
+    vf_md5_final(&md, d);
+    snprintf(out->filter_hash, sizeof out->filter_hash, "%02x%02x%02x%02x", d[0], d[1], d[2], d[3]);
+  }
+  corpus_bundle_tests_free(&t);
+  if (st != VF_OK) bench_queries_free(out);
+  return st;
+}
+
+/* bench_query_column(): see bench.h. */
+vf_status bench_query_column(const char *path, const char *name, const char *column,
+                             const char **out, vf_error *err) {
+  *out = name;
+  if (!column || strcmp(column, name) == 0 || vec_kind(path) != VK_PARQUET) return VF_OK;
+  pqt_file *f = NULL;
+  vf_status st = open_pqt(path, "queries", &f, err);
+  if (st != VF_OK) return st;
+  if (pqt_find_top(f, name) < 0 && pqt_find_top(f, column) >= 0) *out = column;
+  pqt_close(f);
+  return VF_OK;
+}
+
 vf_status bench_read_queries(const char *path, const char *column, bench_queries *out,
                              vf_error *err) {
   memset(out, 0, sizeof *out);
+  char *tests = NULL;
+  vf_status bst = bundle_tests(path, &tests, err);
+  if (bst != VF_OK) return bst;
+  if (tests) {
+    bst = queries_from_bundle(tests, out, err);
+    free(tests);
+    return bst;
+  }
   int kind = vec_kind(path);
   if (kind != VK_PARQUET) return queries_from_vec(path, column, kind, out, err);
   pqt_file *f = NULL;
@@ -416,6 +521,7 @@ vf_status bench_read_queries(const char *path, const char *column, bench_queries
   }
   if (st == VF_OK && out->n == 0)
     st = vf_error_set(err, VF_ECORRUPT, "%s: no queries", pqt_name(f));
+  if (st == VF_OK) st = ev_filter_column_read(f, out->n, &out->filter_texts, out->filter_hash, err);
   pqt_leaf_data_free(&ld[0]);
   pqt_leaf_data_free(&ld[1]);
   pqt_dense_free(&dn);
@@ -436,7 +542,24 @@ void bench_truth_free(bench_truth *t) {
   free(t->hit_ids);
   free(t->scores);
   free(t->counts);
+  free(t->id_expression);
   memset(t, 0, sizeof *t);
+}
+
+/* the vforge.bf.* metadata of a brute-force file (nothing from other writers) */
+static vf_status truth_record(const pqt_file *f, bench_truth *t, vf_error *err) {
+  const pqt_file_meta *m = pqt_meta(f);
+  for (int i = 0; i < m->nkv; i++) {
+    const char *k = m->kv[i].key, *v = m->kv[i].value;
+    if (!k || !v) continue;
+    if (strcmp(k, "vforge.bf.metric") == 0) snprintf(t->metric, sizeof t->metric, "%s", v);
+    else if (strcmp(k, "vforge.bf.corpus_md5") == 0 && strlen(v) == 32)
+      snprintf(t->files_md5, sizeof t->files_md5, "%s", v);
+    else if (strcmp(k, "vforge.bf.id_expression") == 0 && !t->id_expression &&
+             !(t->id_expression = vf_strdup(v)))
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  return VF_OK;
 }
 
 /* canonical id text: the store's form when the text is an id, else as written */
@@ -481,8 +604,40 @@ static vf_status widen(bench_truth *t, size_t *cap_rows, size_t rows_needed, siz
   return VF_OK;
 }
 
+/* truth from tests.jsonl: closest_ids (point numbers) with closest_scores */
+static vf_status truth_from_bundle(const char *tests, bench_truth *out, vf_error *err) {
+  corpus_bundle_tests t;
+  vf_status st = corpus_bundle_tests_read(tests, &t, err);
+  if (st != VF_OK) return st;
+  size_t k = 0;
+  for (size_t i = 0; i < t.n; i++)
+    if (t.offsets[i + 1] - t.offsets[i] > k) k = t.offsets[i + 1] - t.offsets[i];
+  if (k > BENCH_MAX_K) st = vf_error_set(err, VF_EUNSUPPORTED, "%s: %zu closest ids (at most %zu are read)", tests, k, (size_t)BENCH_MAX_K);
+  if (st == VF_OK) st = truth_alloc(out, t.n, k ? k : 1, err);
+  for (size_t i = 0; st == VF_OK && i < t.n; i++) {
+    size_t c = t.offsets[i + 1] - t.offsets[i];
+    out->counts[i] = c;
+    for (size_t j = 0; st == VF_OK && j < c; j++) {
+      out->hit_ids[i * out->k + j] = row_text(t.ids[t.offsets[i] + j]);
+      out->scores[i * out->k + j] = t.scores[t.offsets[i] + j];
+      if (!out->hit_ids[i * out->k + j]) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    }
+  }
+  corpus_bundle_tests_free(&t);
+  if (st != VF_OK) bench_truth_free(out);
+  return st;
+}
+
 vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   memset(out, 0, sizeof *out);
+  char *tests = NULL;
+  vf_status bst = bundle_tests(path, &tests, err);
+  if (bst != VF_OK) return bst;
+  if (tests) {
+    bst = truth_from_bundle(tests, out, err);
+    free(tests);
+    return bst;
+  }
   int kind = vec_kind(path);
   if (kind == VK_HDF5) return truth_from_hdf5(path, out, err);
   if (kind == VK_VEC) return truth_from_bigann(path, out, err);
@@ -504,6 +659,7 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   size_t cap_rows = 0, qcap = 0, ccap = 0;
   int qtop, qleaf, itop, ileaf, stop, sleaf;
   vf_status st = open_pqt(path, "ground-truth", &f, err);
+  if (st == VF_OK) st = truth_record(f, out, err);
   if (st == VF_OK) st = one_leaf(f, "query_id", &qtop, &qleaf, err);
   if (st == VF_OK) st = one_leaf(f, "hit_ids", &itop, &ileaf, err);
   if (st == VF_OK) st = one_leaf(f, "hit_scores", &stop, &sleaf, err);
@@ -594,6 +750,12 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
     first += rows;
   }
   if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no rows", pqt_name(f));
+  /* the file's K (brute-force records it): filtered ground truth may hold fewer hits per row */
+  for (int i = 0; st == VF_OK && i < m->nkv; i++) {
+    if (!m->kv[i].key || strcmp(m->kv[i].key, "vforge.bf.k") != 0 || !m->kv[i].value) continue;
+    unsigned long long fk = strtoull(m->kv[i].value, NULL, 10);
+    if (fk > out->k && fk <= BENCH_MAX_K) st = widen(out, &cap_rows, out->n, (size_t)fk, err);
+  }
   for (int i = 0; i < 3; i++) pqt_leaf_data_free(&ld[i]);
   free(s_ids);
   free(s_sc);

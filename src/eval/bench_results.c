@@ -31,10 +31,6 @@
 #define BENCH_MAX_RESULTS_BYTES ((size_t)256 << 20)
 #define BENCH_MAX_RESULTS_LINES ((size_t)1 << 16)
 
-/* OpenBLAS's own description of itself; weak, so a BLAS without them still links */
-extern char *openblas_get_config(void) __attribute__((weak));
-extern char *openblas_get_corename(void) __attribute__((weak));
-
 /* ------------------------------------------------------------------ machine */
 
 static void copy_trim(char *dst, size_t cap, const char *src) {
@@ -80,10 +76,16 @@ void bench_machine_get(bench_machine *m) {
   m->cpus_available = vf_cpu_available();
   m->threads = vf_threads();
   snprintf(m->simd, sizeof m->simd, "%s", idx_kernels_active()->name);
-  const char *cfg = openblas_get_config ? openblas_get_config() : NULL;
-  const char *core = openblas_get_corename ? openblas_get_corename() : NULL;
-  copy_trim(m->blas, sizeof m->blas, cfg ? cfg : "unknown");
-  copy_trim(m->blas_core, sizeof m->blas_core, core ? core : "unknown");
+  /* the BLAS as loaded (util/blas.c); a bench that multiplied no matrix has not loaded it, and
+   * is not made to (its threads would run beside the measurement) */
+  vf_blas_info bi;
+  const char *cfg = "not loaded", *core = "not loaded";
+  if (vf_blas_loaded() && vf_blas_info_get(&bi, NULL) == VF_OK) {
+    cfg = bi.config[0] ? bi.config : bi.library;
+    core = bi.core;
+  }
+  copy_trim(m->blas, sizeof m->blas, cfg);
+  copy_trim(m->blas_core, sizeof m->blas_core, core);
   snprintf(m->version, sizeof m->version, "%s", VFORGE_VERSION);
 }
 

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vforge/bench.h"
 #include "vforge/config.h"
@@ -37,6 +38,14 @@ static vf_status pick_vector(const vf_config *cfg, const char *want, const vf_cf
                         cfg->name, found->name);
   *out = found;
   return VF_OK;
+}
+
+/* bench_is_bundle(): see bench.h. */
+bool bench_is_bundle(const char *path) {
+  size_t n = strlen(path);
+  struct stat sb;
+  return (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) || (n > 4 && strcmp(path + n - 4, ".tgz") == 0) ||
+         (n > 7 && strcmp(path + n - 7, ".tar.gz") == 0) || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
 /* What a bench_target owns besides its public parts. */
@@ -72,7 +81,7 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     st = vf_config_load(rq->config, &own->cfg, err);
     if (st == VF_OK) st = pick_vector(&own->cfg, rq->column, &v, err);
     if (st == VF_OK) {
-      qcol = v->column ? v->column : v->name;
+      st = bench_query_column(rq->queries, v->name, v->column, &qcol, err); /* name, else column */
       o->vector = v->name;
       o->store.collection_name = own->cfg.vectorstore.collection_name;
       o->store.params_json = own->cfg.vectorstore.params_json;
@@ -85,6 +94,9 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
         o->store.type = "qdrant";
         o->store.url = own->cfg.vectorstore.url;
         o->store.api_key = own->cfg.vectorstore.api_key;
+        o->store.prefer_grpc = own->cfg.vectorstore.prefer_grpc; /* issue 18: Points/QueryBatch */
+        o->store.grpc_port = (int)own->cfg.vectorstore.grpc_port;
+        o->store.grpc_max_message_bytes = own->cfg.vectorstore.grpc_max_message_mb << 20;
       }
     }
   } else if (st == VF_OK) {
@@ -99,6 +111,7 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     qcol = rq->column;
   }
   if (st == VF_OK) st = bench_read_queries(rq->queries, qcol, &tg->q, err);
+  if (st == VF_OK) st = bench_queries_filter(&tg->q, rq->filter, rq->queries, err);
   if (st == VF_OK) st = bench_read_truth(rq->ground_truth, &tg->t, err);
   if (st == VF_OK && o->k > tg->t.k)
     st = vf_error_set(err, VF_EUSAGE,
@@ -125,6 +138,8 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
     st = vf_error_set(err, VF_EUSAGE, "--hnsw-ef, --exact, --oversampling and --rescore apply to "
                       "qdrant stores (this store is %s)", o->store.type);
   o->qdrant = rq->qdrant;
+  /* truth of another metric or corpus is refused before a query runs (issue 14) */
+  if (st == VF_OK) st = bench_check_truth(o, &tg->t, tg->rows, tg->q.n, rq->ground_truth, err);
   if (st != VF_OK) bench_target_free(tg);
   return st;
 }

@@ -15,6 +15,12 @@
 #include "eval/bf_internal.h"
 #include "vforge/io.h"
 
+/* ev_file_rows(): see bf_internal.h. */
+uint64_t ev_file_rows(const pqt_file *f) {
+  int64_t n = pqt_meta(f)->num_rows;
+  return n > 0 ? (uint64_t)n : 0;
+}
+
 /* ev_open(): see bf_internal.h. */
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err) {
   io_source *src = NULL;
@@ -129,6 +135,13 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
   if (!ev_out_remote(path)) {
     vf_status st = ev_mkdir_parent(path, err);
     if (st == VF_OK && !(*local = vf_strdup(path))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (st == VF_OK) { /* what a killed writer of this output left (util.h "Temporary names") */
+      const char *slash = strrchr(path, '/');
+      char *dir =
+          slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
+      if (dir) st = vf_temp_sweep(dir, slash ? slash + 1 : path, NULL, err);
+      free(dir);
+    }
     return st;
   }
   if (strncmp(path, "s3://", 5) != 0)

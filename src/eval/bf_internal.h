@@ -4,10 +4,13 @@
 
 #include "vforge/corpus.h"
 #include "vforge/eval.h"
+#include "vforge/filter.h"
 #include "vforge/format.h"
 
 /*! ev_open() : open a discovered corpus file as parquet. */
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err);
+/*! ev_file_rows() : the rows its footer declares (0 when negative), for corpus_plan_note_rows(). */
+uint64_t ev_file_rows(const pqt_file *f);
 /*! ev_open_path() : open a local parquet file by path. */
 vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err);
 /*! ev_vector_top() : the top-level node of the vector column: `column` when given (must be a
@@ -36,8 +39,9 @@ vf_status ev_read_dense(pqt_file *f, int top, int rg, int64_t first_row, int32_t
 /*! ev_mkdir_parent() : create the directory holding `path`. */
 vf_status ev_mkdir_parent(const char *path, vf_error *err);
 /*! ev_out_begin() : where to write the output file `path`: a local path is itself (its
- *  directory created); an s3:// URI gets a local temporary file (TMPDIR, else /tmp), uploaded by
- *  ev_out_end.  Other remote schemes are VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
+ *  directory created, temporaries that killed writers of it left swept); an s3:// URI gets a
+ *  local temporary file (TMPDIR, else /tmp), uploaded by ev_out_end.  Other remote schemes are
+ *  VF_EUNSUPPORTED.  *local: caller passes it to ev_out_end. */
 vf_status ev_out_begin(const char *path, char **local, vf_error *err);
 /*! ev_out_end() : after writing `local` with status `st`: on success upload it to `path` when
  *  remote (io_upload); always remove the temporary file and free `local`.  @return : st or the
@@ -87,6 +91,8 @@ typedef struct ev_queries {
   char **ids;      /* n query ids */
   char *vec_name;  /* vector column name in the queries file */
   char md5[33];    /* hex md5 of the queries file's bytes */
+  char **filters;  /* n filter texts of a __filter__ column (NULL entries: unfiltered), or NULL */
+  char fhash[9];   /* with filters: their <h> (see bf_filter.c) */
 } ev_queries;
 
 /*! ev_queries_read() : the query ids and vectors of a queries file. */
@@ -97,16 +103,87 @@ void ev_queries_free(ev_queries *q);
 vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char *name,
                             ev_queries *q, vf_error *err);
 
-/*! ev_corpus_md5() : hex md5 over the corpus file list (keys and sizes). */
-void ev_corpus_md5(const corpus_files *files, char out[33]);
+/* ------------------------------------------------------------ filters (bf_filter.c) */
+
+/*! ev_filter_column_read() : the `__filter__` column of a queries file with n rows: *texts gets
+ *  n JSON texts (NULL for a null or empty value), or stays NULL when the column is absent;
+ *  `hash` the filters' <h> (the vforge.filter.hash metadata, else md5 of the texts).
+ *  @return : VF_ECORRUPT for a column that is not a string column. */
+vf_status ev_filter_column_read(pqt_file *f, uint64_t n, char ***texts, char hash[9], vf_error *err);
+
+typedef struct ev_filters {
+  flt_filter **per_query; /* nq entries (NULL: unfiltered), or NULL when nothing is filtered */
+  flt_filter **owned;
+  size_t nowned;
+  char tag[16];           /* "" or "_f<h>", the file-name tag */
+  const char **keys;      /* the payload keys the filters read */
+  size_t nkeys;
+  bool any;               /* some query is filtered */
+  bool uses_id;           /* some query's filter has has_id */
+} ev_filters;
+
+/*! ev_filters_init() : the filters of nq queries: `text` (--filter, applied to every query) or
+ *  `texts` (a __filter__ column, hash `qhash`), or neither.  Both: VF_EUSAGE (exit 2).
+ *  Filter errors name `qpath` and the row.  An empty filter ({}) leaves a query unfiltered. */
+vf_status ev_filters_init(ev_filters *x, uint64_t nq, char *const *texts, const char *qhash,
+                          const char *text, const char *qpath, vf_error *err);
+void ev_filters_free(ev_filters *x);
+/*! ev_filters_payload() : the payload sources a filtered scan reads: each key from `spec`'s
+ *  payload_fields (VF_EUSAGE naming a key that is not there), or a column of the key's name
+ *  when `spec` is NULL or has no payload list.  Caller frees *out (the strings are borrowed). */
+vf_status ev_filters_payload(const ev_filters *x, const corpus_record_spec *spec,
+                             corpus_payload_source **out, int *n, vf_error *err);
+/*! ev_template_filters() : generate-queries --filter-template (queries_filter.c): the filter
+ *  text of each of the n queries at sorted global rows qrows, from template `tmpl` ("$key": the
+ *  row's own value, "$~key": a seeded draw from the corpus); `bases` the files' global row
+ *  bases (files->n + 1), `records` the config's spec or NULL.  Caller frees (*out)[i] and *out.
+ *  @return : VF_EUSAGE naming the query row for a missing own value, a key without values, or a
+ *            filter that does not compile. */
+vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
+                              const corpus_record_spec *records, const char *tmpl,
+                              const uint64_t *qrows, uint64_t n, uint64_t seed, char ***out,
+                              vf_error *err);
+/* Filtered `index search` (ivf_filter.c): the payload of the corpus an index was built from,
+ * by index row. */
+struct ivf_index;
+typedef struct ev_ivf_filter {
+  const ev_filters *flt;
+  flt_docs *docs;      /* every corpus row's payload (the filters' keys) */
+  char *ids;           /* docs row i's id text at ids + 37 i */
+  int64_t *pos;        /* index row -> docs row (-1: its id is not in the corpus) */
+  uint64_t rows;       /* index rows */
+  uint64_t unmatched;  /* index rows whose id is not in the corpus */
+  uint8_t *mask;       /* scratch: one byte per docs row */
+} ev_ivf_filter;
+/*! ev_ivf_filter_open() : read `files` (records: a config's spec; NULL: a parquet corpus) for
+ *  the payload keys of `flt` and map index `ix`'s rows to them by point id.
+ *  @return : reader errors; VF_EUSAGE for a filter key the config's payload_fields lack. */
+vf_status ev_ivf_filter_open(ev_ivf_filter *x, const struct ivf_index *ix, const corpus_files *files,
+                             const corpus_record_spec *records, const ev_filters *flt, vf_error *err);
+/*! ev_ivf_filter_allow() : allow[r] (one byte per index row) for query q's filter.
+ *  @return : false (allow untouched) when query q is unfiltered. */
+bool ev_ivf_filter_allow(ev_ivf_filter *x, size_t q, uint8_t *allow);
+void ev_ivf_filter_close(ev_ivf_filter *x);
+
+/*! ev_filter_id() : the corpus_id of an id text made by ev_id_text(). */
+void ev_filter_id(const char *text, corpus_id *id);
+
 
 /*! ev_results_write() : write query_id / hit_ids / hit_scores (hits: n*k, nhits[i] used) with
  *  key-value metadata (kv: nkv key/value pairs). */
 vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, const ev_hit *hits,
                            const uint32_t *nhits, const char *const *kv, int nkv, vf_error *err);
 
-/*! ev_partial_kv() / ev_final_kv() helpers are in bf_merge.c; the scan lives in bruteforce.c. */
+/*! ev_metadata_kv() : the vforge.bf.* key-value metadata of a brute-force output (bf_merge.c;
+ *  the scan lives in bruteforce.c). */
 vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
-                         const char *column, const char *corpus_md5, uint32_t num_jobs,
-                         uint32_t rank, bool partial, char ***kv, int *nkv, vf_error *err);
+                         const char *column, const char *corpus_md5, const char *id_expression,
+                         uint32_t num_jobs, uint32_t rank, bool partial, const char *filter_tag,
+                         char ***kv, int *nkv, vf_error *err);
+/*! ev_output_check() : before brute-force (or its merge) writes `path`: an existing ground
+ *  truth there computed with another metric is never replaced silently.  At the layout's own
+ *  name (`explicit_output` false) it is refused (VF_EUSAGE naming both metrics and --output);
+ *  a path given with --output is replaced with a warning. */
+vf_status ev_output_check(const char *path, corpus_distance metric, bool explicit_output,
+                          vf_error *err);
 void ev_kv_free(char **kv, int nkv);

@@ -24,30 +24,6 @@
 #define EV_MAX_QUERIES ((uint64_t)1 << 26)
 #define EV_MAX_ID 1024
 
-static void hex16(const uint8_t d[16], char out[33]) {
-  static const char hx[] = "0123456789abcdef";
-  for (int i = 0; i < 16; i++) {
-    out[2 * i] = hx[d[i] >> 4];
-    out[2 * i + 1] = hx[d[i] & 15];
-  }
-  out[32] = 0;
-}
-
-/* ev_corpus_md5(): see bf_internal.h. */
-void ev_corpus_md5(const corpus_files *files, char out[33]) {
-  vf_md5_ctx c;
-  vf_md5_init(&c);
-  for (size_t i = 0; i < files->n; i++) {
-    char sz[32];
-    int n = snprintf(sz, sizeof sz, "\t%" PRIu64 "\n", files->files[i].size);
-    vf_md5_update(&c, files->files[i].key, strlen(files->files[i].key));
-    vf_md5_update(&c, sz, (size_t)(n > 0 ? n : 0));
-  }
-  uint8_t d[16];
-  vf_md5_final(&c, d);
-  hex16(d, out);
-}
-
 /* md5 of a remote (s3://, hf://, http(s)://) queries file, read through io_open_uri */
 static vf_status remote_md5(const char *uri, char out[33], vf_error *err) {
   io_source *src = NULL;
@@ -69,7 +45,7 @@ static vf_status remote_md5(const char *uri, char out[33], vf_error *err) {
   if (st != VF_OK) return st;
   uint8_t d[16];
   vf_md5_final(&c, d);
-  hex16(d, out);
+  vf_md5_hex(d, out);
   return VF_OK;
 }
 
@@ -87,7 +63,7 @@ static vf_status file_md5(const char *path, char out[33], vf_error *err) {
   if (bad) return vf_error_set(err, VF_EIO, "%s: read error", path);
   uint8_t d[16];
   vf_md5_final(&c, d);
-  hex16(d, out);
+  vf_md5_hex(d, out);
   return VF_OK;
 }
 
@@ -334,6 +310,7 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
     st = vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
                       path, first, m->num_rows);
   if (st == VF_OK && q->dim <= 0) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+  if (st == VF_OK) st = ev_filter_column_read(f, q->n, &q->filters, q->fhash, err);
   if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
     q->vecs = (float *)mv.data; /* vf_buf storage is malloc'd: owned by q now */
     mv.data = NULL;
@@ -361,6 +338,8 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
 /* ev_queries_free(): see bf_internal.h. */
 void ev_queries_free(ev_queries *q) {
   for (uint64_t i = 0; q->ids && i < q->n; i++) free(q->ids[i]);
+  for (uint64_t i = 0; q->filters && i < q->n; i++) free(q->filters[i]);
+  free(q->filters);
   free(q->ids);
   free(q->vecs);
   free(q->offsets);
@@ -372,9 +351,11 @@ void ev_queries_free(ev_queries *q) {
 
 /* ev_metadata_kv(): see bf_internal.h. */
 vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric,
-                         const char *column, const char *corpus_md5, uint32_t num_jobs,
-                         uint32_t rank, bool partial, char ***kv, int *nkv, vf_error *err) {
-  int n = partial ? 16 : 12;
+                         const char *column, const char *corpus_md5, const char *id_expression,
+                         uint32_t num_jobs, uint32_t rank, bool partial, const char *filter_tag,
+                         char ***kv, int *nkv, vf_error *err) {
+  bool filtered = filter_tag && *filter_tag;
+  int n = (partial ? 18 : 14) + (filtered ? 2 : 0);
   char **a = vf_calloc((size_t)n, sizeof(char *));
   if (!a) return vf_error_set(err, VF_ENOMEM, "out of memory");
   int i = 0;
@@ -390,11 +371,18 @@ vf_status ev_metadata_kv(const ev_queries *q, uint32_t k, corpus_distance metric
   a[i++] = ev_strdupf(err, "%s", column ? column : "");
   a[i++] = ev_strdupf(err, "vforge.bf.corpus_md5");
   a[i++] = ev_strdupf(err, "%s", corpus_md5);
+  a[i++] = ev_strdupf(err, "vforge.bf.id_expression");
+  a[i++] = ev_strdupf(err, "%s", id_expression && *id_expression ? id_expression
+                                                                   : CORPUS_DEFAULT_ID_EXPRESSION);
   if (partial) {
     a[i++] = ev_strdupf(err, "vforge.bf.num_jobs");
     a[i++] = ev_strdupf(err, "%u", num_jobs);
     a[i++] = ev_strdupf(err, "vforge.bf.rank");
     a[i++] = ev_strdupf(err, "%u", rank);
+  }
+  if (filtered) { /* absent from unfiltered files, which stay as they were */
+    a[i++] = ev_strdupf(err, "vforge.bf.filter");
+    a[i++] = ev_strdupf(err, "%s", filter_tag + 2);
   }
   for (int j = 0; j < n; j++)
     if (!a[j]) {
@@ -606,6 +594,33 @@ static vf_status check_kv(const pqt_file *f, const char *key, const char *want, 
   return VF_OK;
 }
 
+/* ev_output_check(): see bf_internal.h. */
+vf_status ev_output_check(const char *path, corpus_distance metric, bool explicit_output,
+                          vf_error *err) {
+  if (strstr(path, "://") && strncmp(path, "file://", 7) != 0)
+    return VF_OK; /* a remote output is not read back */
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return VF_OK;
+  fclose(fp);
+  pqt_file *f = NULL;
+  vf_error e;
+  if (ev_open_path(path, &f, &e) != VF_OK) return VF_OK; /* not parquet: not ground truth */
+  const char *mt = kv_get(pqt_meta(f), "vforge.bf.metric");
+  corpus_distance have;
+  vf_status st = VF_OK;
+  if (mt && idx_metric_parse(mt, &have) && have != metric) {
+    if (explicit_output)
+      vf_log(VF_LOG_WARN, "%s holds ground truth computed with %s; replacing it with %s ground "
+             "truth (--output)", path, mt, idx_metric_name(metric));
+    else
+      st = vf_error_set(err, VF_EUSAGE, "%s holds ground truth computed with %s, and this run uses "
+                        "%s: it is not replaced; write this one elsewhere with --output FILE (or "
+                        "remove the file)", path, mt, idx_metric_name(metric));
+  }
+  pqt_close(f);
+  return st;
+}
+
 /* eval_brute_force_merge(): see eval.h. */
 vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *o, eval_bf_result *out,
                                  vf_error *err) {
@@ -615,13 +630,20 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   ev_queries q;
   vf_status st = ev_queries_read(o->queries, o->column, &q, err);
   if (st != VF_OK) return st;
+  ev_filters flt;
+  st = ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err);
+  if (st != VF_OK) {
+    ev_queries_free(&q);
+    return st;
+  }
   char cmd5[33], ks[16];
-  ev_corpus_md5(files, cmd5);
+  corpus_files_md5(files, cmd5);
   snprintf(ks, sizeof ks, "%u", o->k);
-  char *dir = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "_k%u", files->prefix, q.n, o->k);
+  char *dir = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u", files->prefix, q.n,
+                         flt.tag, o->k);
   ev_hit *best = vf_mallocarray(q.n * o->k, sizeof *best);
   uint32_t *nbest = vf_calloc(q.n, sizeof *nbest);
-  char *metric = NULL, *column = NULL, *path = NULL, **kv = NULL;
+  char *metric = NULL, *column = NULL, *idexpr = NULL, *path = NULL, **kv = NULL;
   int nkv = 0;
   uint32_t jobs = 0;
   if (!dir || !best || !nbest) st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -667,17 +689,20 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
       const char *j = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.num_jobs") : NULL;
       const char *mt = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.metric") : NULL;
       const char *cl = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.column") : NULL;
+      const char *ie = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.id_expression") : NULL;
       if (st == VF_OK && (!j || !mt || !cl || sscanf(j, "%u", &jobs) != 1 || jobs < 1 || jobs > 100000))
         st = vf_error_set(err, VF_EUSAGE, "%s: not a brute-force partial (vforge.bf.* metadata missing)", p0);
       if (st == VF_OK) {
         metric = vf_strdup(mt);
         column = vf_strdup(cl);
+        if (ie) idexpr = vf_strdup(ie);
       }
       pqt_close(f);
       free(p0);
     }
   }
   for (uint32_t r = 0; st == VF_OK && r < jobs; r++) {
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     char *p = ev_strdupf(err, "%s/rank%03u.parquet", dir, r);
     if (!p) {
       st = VF_ENOMEM;
@@ -709,6 +734,7 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
     if (st == VF_OK) st = check_kv(f, "vforge.bf.corpus_md5", cmd5, "corpus (file list md5)", err);
     if (st == VF_OK) st = check_kv(f, "vforge.bf.num_jobs", js, "number of jobs", err);
     if (st == VF_OK) st = check_kv(f, "vforge.bf.rank", rs, "rank", err);
+    if (st == VF_OK && flt.tag[0]) st = check_kv(f, "vforge.bf.filter", flt.tag + 2, "filter", err);
     if (st == VF_OK) st = merge_partial(f, &q, o->k, best, nbest, err);
     pqt_close(f);
     free(p);
@@ -716,12 +742,16 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   corpus_distance met = CORPUS_COSINE;
   if (st == VF_OK && !idx_metric_parse(metric, &met))
     st = vf_error_set(err, VF_EUSAGE, "brute-force-merge: unknown metric '%s' in the partials", metric);
-  if (st == VF_OK) st = ev_metadata_kv(&q, o->k, met, column, cmd5, jobs, 0, false, &kv, &nkv, err);
+  if (st == VF_OK)
+    st = ev_metadata_kv(&q, o->k, met, column, cmd5, idexpr ? idexpr : o->id_expression, jobs, 0,
+                        false, flt.tag, &kv, &nkv, err);
   if (st == VF_OK) {
     path = o->output ? vf_strdup(o->output)
-                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "_k%u.parquet", files->prefix, q.n, o->k);
+                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                                  files->prefix, q.n, flt.tag, o->k);
     if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
+  if (st == VF_OK) st = ev_output_check(path, met, o->output != NULL, err);
   if (st == VF_OK) st = ev_results_write(path, &q, o->k, best, nbest, (const char *const *)kv, nkv, err);
   if (st == VF_OK) {
     out->path = path;
@@ -735,9 +765,11 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   free(path);
   free(metric);
   free(column);
+  free(idexpr);
   free(dir);
   free(best);
   free(nbest);
+  ev_filters_free(&flt);
   ev_queries_free(&q);
   return st;
 }

@@ -3,8 +3,8 @@
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
  * and one decoded row group).  For each row group the queries are split over the worker threads;
- * each worker scores its queries against blocks of rows with a blocked sgemm (OpenBLAS, one
- * thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
+ * each worker scores its queries against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
+ * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
  * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
@@ -16,7 +16,6 @@
  * identical whatever the thread count, block sizes or number of jobs (the merge of partial
  * top-Ks is the same selection).  Scores: cosine similarity, dot, -L2, -L1 (larger = nearer).
  */
-#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,6 +54,9 @@ typedef struct bf_scan {
   const uint64_t *rows; /* records: the physical row of each block row (key = key_hi | row) */
   uint64_t key_hi;
   const idx_kernels *kern;
+  const ev_filters *flt; /* per-query filters (NULL or flt->per_query NULL: none) */
+  const flt_docs *docs;  /* the payloads of the current block's rows */
+  bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
 
 typedef struct bf_worker {
@@ -72,6 +74,23 @@ static int bf_tie(const void *user, int64_t a, int64_t b) {
   ev_id_text(ids, (size_t)((uint64_t)a >> BF_KEY_SHIFT), (uint64_t)a & mask, ia);
   ev_id_text(ids, (size_t)((uint64_t)b >> BF_KEY_SHIFT), (uint64_t)b & mask, ib);
   return strcmp(ia, ib);
+}
+
+/* Does row key `key` (block row rj) pass query qi's filter?  Rows that do not are never hits:
+ * the check comes after the fast-score test, so it runs only for rows that could enter the top k. */
+static bool bf_row_ok(const ev_filters *flt, const ev_ids *ids, const flt_docs *docs, uint64_t qi,
+                      size_t rj, int64_t key) {
+  const flt_filter *f = flt->per_query[qi];
+  if (!f) return true;
+  corpus_id id, *idp = NULL;
+  if (flt_uses_id(f)) {
+    char t[37];
+    uint64_t mask = ((uint64_t)1 << BF_KEY_SHIFT) - 1;
+    ev_id_text(ids, (size_t)((uint64_t)key >> BF_KEY_SHIFT), (uint64_t)key & mask, t);
+    ev_filter_id(t, &id);
+    idp = &id;
+  }
+  return flt_match(f, docs, rj, idp);
 }
 
 static double sumsq(const float *v, size_t d) {
@@ -187,9 +206,12 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         }
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
+        int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+        if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
+          continue;
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
-        idx_topk_push(h, e, s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj);
+        idx_topk_push(h, e, key);
         if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
       }
     }
@@ -211,9 +233,7 @@ static void *worker_run(void *arg) {
           for (size_t j = 0; j < nr; j++) out[j] = -out[j];
         }
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nqb, (blasint)nr, (blasint)d,
-                    1.0f, s->qn + qa * d, (blasint)d, s->xn + r0 * d, (blasint)d, 0.0f, wk->c,
-                    (blasint)nr);
+        vf_sgemm_nt(nqb, nr, d, s->qn + qa * d, d, s->xn + r0 * d, d, wk->c, nr);
         /* euclid: the block holds q.x; filter_block() forms 2 q.x - |q|^2 - |x|^2 */
       }
       filter_block(wk, qa, nqb, r0, nr);
@@ -230,15 +250,63 @@ typedef struct bf_slot {
   pqt_leaf_data leaf;
   pqt_dense dense;
   corpus_batch bt;     /* records: the decoded batch */
+  corpus_batch pbt;    /* parquet corpora with filters: the payload of the row group */
+  flt_docs *docs;      /* with filters: the parsed payloads of the slot's rows */
+  /* one filter for every query: only the matching rows are kept (slot_compact) */
+  bool compacted;
+  size_t rows_in;      /* rows of the row group read (n is what was kept) */
+  float *cdata;        /* kept rows x d */
+  uint64_t *crows;     /* their physical rows */
+  uint8_t *cnull, *mask;
+  size_t ccap;
   const float *data;   /* n*d: dense.data or the batch's vectors */
-  const uint8_t *null_rows;
-  uint64_t skipped;    /* records: rows the reader dropped as bad */
+  const uint8_t *null_rows; /* rows never scored: null, or (set by slot_norms) NaN/inf */
+  uint64_t skipped;    /* records: rows the reader dropped as bad (not among the n) */
+  uint64_t masked;     /* of the n rows, those null_rows excludes */
+  uint8_t *bad_mask;   /* slot_norms' null_rows when it adds NaN/inf rows */
+  size_t bad_mask_cap;
   float *xn, *xnorm;
   double *xx;
   size_t cap, n, fi;
   int64_t first;
+  double frac;  /* share of this job's work done once this slot is scored (progress) */
   int state; /* 0 empty, 1 full, 2 end of data, 3 error */
 } bf_slot;
+
+/* Progress of a scan: the job's files weighed by their bytes (every file 1 when a size is
+ * unknown), so the share done is known from the listing alone, without opening every footer. */
+typedef struct bf_work {
+  const corpus_files *files;
+  uint32_t jobs, rank;
+  bool sized;       /* every file's size is known */
+  double total;     /* the job's weight */
+  double *before;   /* per file: the weight of the job's files before it */
+} bf_work;
+
+static vf_status bf_work_init(bf_work *w, const corpus_files *files, uint32_t jobs, uint32_t rank,
+                              vf_error *err) {
+  memset(w, 0, sizeof *w);
+  w->files = files;
+  w->jobs = jobs;
+  w->rank = rank;
+  w->before = vf_calloc(files->n + 1, sizeof *w->before);
+  if (!w->before) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  w->sized = true;
+  for (size_t fi = 0; fi < files->n; fi++) w->sized &= files->files[fi].size > 0;
+  for (size_t fi = 0; fi < files->n; fi++) {
+    w->before[fi] = w->total;
+    if (fi % jobs == rank) w->total += w->sized ? (double)files->files[fi].size : 1.0;
+  }
+  return VF_OK;
+}
+
+/* the share done once `in_file` (0..1) of file fi (one of the job's) is scanned */
+static double bf_work_frac(const bf_work *w, size_t fi, double in_file) {
+  if (!w->before || w->total <= 0) return 0;
+  double f = (w->before[fi] + (w->sized ? (double)w->files->files[fi].size : 1.0) * in_file) /
+             w->total;
+  return f > 1 ? 1 : f;
+}
 
 typedef struct bf_reader {
   const corpus_files *files;
@@ -256,16 +324,108 @@ typedef struct bf_reader {
   uint64_t files_read;
   const corpus_record_spec *spec; /* records: one vector, bad rows skipped; else NULL */
   const ev_ids *ids;
+  const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
+  const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
+  bf_work work; /* progress: this job's files weighed by their bytes */
+  corpus_plan *plan; /* files without rows are skipped */
 } bf_reader;
 
 /* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
                             vf_error *err);
 
-static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int rg, size_t fi,
-                           int64_t first, vf_error *err) {
+/* One filter shared by every query (--filter, or one __filter__ text throughout): the slot keeps
+ * only the rows that match it, so scoring costs what the matches cost (a 0.1 % filter scores
+ * 0.1 % of the rows) instead of scoring every row and checking the candidates.  The kept rows'
+ * physical numbers become the block's row keys (key_hi | row, as for a record batch). */
+typedef struct slot_idctx {
+  const bf_reader *r;
+  size_t fi;
+  const uint64_t *rows; /* NULL: first + j */
+  int64_t first;
+} slot_idctx;
+
+static bool slot_id(void *user, size_t j, corpus_id *out) {
+  const slot_idctx *c = user;
+  char t[37];
+  ev_id_text(c->r->ids, c->fi, c->rows ? c->rows[j] : (uint64_t)(c->first + (int64_t)j), t);
+  ev_filter_id(t, out);
+  return true;
+}
+
+/* sl->mask (n bytes; its contents kept) and the compaction buffers for n rows */
+static vf_status slot_mask_room(bf_reader *r, bf_slot *sl, size_t n, vf_error *err) {
+  if (n <= sl->ccap) return VF_OK;
+  float *a = vf_realloc(sl->cdata, n * r->d * sizeof(float));
+  if (a) sl->cdata = a;
+  uint64_t *b = vf_realloc(sl->crows, n * sizeof *b);
+  if (b) sl->crows = b;
+  uint8_t *c = vf_realloc(sl->cnull, n);
+  if (c) sl->cnull = c;
+  uint8_t *m = vf_realloc(sl->mask, n);
+  if (m) sl->mask = m;
+  if (!a || !b || !c || !m) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+  sl->ccap = n;
+  return VF_OK;
+}
+
+/* keep the rows of sl->data that match r->single (`have_mask`: sl->mask already holds them) */
+static vf_status slot_compact(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
+                              const uint64_t *rows, bool have_mask, size_t *kept, vf_error *err) {
+  size_t d = r->d;
+  vf_status st = slot_mask_room(r, sl, n, err);
+  if (st != VF_OK) return st;
+  slot_idctx c = {r, fi, rows, first};
+  if (!have_mask) flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask);
+  size_t w = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (!sl->mask[j]) continue;
+    memcpy(sl->cdata + w * d, sl->data + j * d, d * sizeof(float));
+    sl->crows[w] = rows ? rows[j] : (uint64_t)(first + (int64_t)j);
+    sl->cnull[w] = sl->null_rows ? sl->null_rows[j] : 0;
+    w++;
+  }
+  sl->data = sl->cdata;
+  sl->null_rows = sl->null_rows ? sl->cnull : NULL;
+  sl->compacted = true;
+  *kept = w;
+  return VF_OK;
+}
+
+/* the slot's payloads, parsed for the filters (b: the batch holding them) */
+static vf_status slot_docs(bf_reader *r, bf_slot *sl, const corpus_batch *b, size_t fi, vf_error *err) {
+  flt_docs_clear(sl->docs);
+  return flt_docs_add(sl->docs, (const char *)b->payload.data, b->payload_offsets, b->n,
+                      r->files->files[fi].key, err);
+}
+
+static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, corpus_records *prr, int top,
+                           int rg, int64_t rg_rows, size_t fi, int64_t first, vf_error *err) {
+  vf_status st = VF_OK;
+  sl->compacted = false;
+  sl->rows_in = (size_t)rg_rows;
+  if (prr) { /* the payload first: a row group no row of which matches is not decoded at all */
+    st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
+    if (st == VF_OK && ((int64_t)sl->pbt.n != rg_rows ||
+                        (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first)))
+      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld rows",
+                        r->files->files[fi].key, rg, sl->pbt.n, (long long)rg_rows);
+    if (st == VF_OK) st = slot_docs(r, sl, &sl->pbt, fi, err);
+    if (st != VF_OK) return st;
+    if (r->single && flt_docs_rows(sl->docs) > 0) {
+      if ((st = slot_mask_room(r, sl, (size_t)rg_rows, err)) != VF_OK) return st;
+      slot_idctx c = {r, fi, NULL, first};
+      if (flt_docs_select(sl->docs, r->single, NULL, slot_id, &c, sl->mask) == 0) {
+        sl->data = NULL;
+        sl->null_rows = NULL;
+        sl->skipped = 0;
+        sl->compacted = true;
+        return slot_norms(r, sl, 0, fi, first, err);
+      }
+    }
+  }
   int32_t dim = r->dim;
-  vf_status st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
+  st = ev_read_dense(f, top, rg, first, &dim, &sl->leaf, &sl->dense, err);
   if (st != VF_OK) return st;
   if (dim != r->dim)
     return vf_error_set(err, VF_ECORRUPT, "%s: vectors have dimension %d but the queries %d",
@@ -273,7 +433,13 @@ static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, int top, int 
   sl->data = sl->dense.data;
   sl->null_rows = sl->dense.null_rows;
   sl->skipped = 0;
-  return slot_norms(r, sl, (size_t)sl->dense.rows, fi, first, err);
+  size_t n = (size_t)sl->dense.rows;
+  if (r->single && n != (size_t)rg_rows)
+    return vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu vectors for %lld rows",
+                        r->files->files[fi].key, rg, n, (long long)rg_rows);
+  if (r->single && (st = slot_compact(r, sl, n, fi, first, NULL, prr != NULL, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, first, err);
 }
 
 /* records: row group `rg` of an open record reader (rows it rejects are skipped, counted) */
@@ -290,7 +456,13 @@ static vf_status fill_slot_records(bf_reader *r, bf_slot *sl, corpus_records *rr
   sl->data = vb->dense;
   sl->null_rows = vb->null_rows;
   sl->skipped = skipped;
-  return slot_norms(r, sl, sl->bt.n, fi, 0, err);
+  sl->compacted = false;
+  sl->rows_in = sl->bt.n;
+  if (sl->docs && (st = slot_docs(r, sl, &sl->bt, fi, err)) != VF_OK) return st;
+  size_t n = sl->bt.n;
+  if (r->single && (st = slot_compact(r, sl, n, fi, 0, sl->bt.file_rows, false, &n, err)) != VF_OK)
+    return st;
+  return slot_norms(r, sl, n, fi, 0, err);
 }
 
 static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int64_t first,
@@ -310,9 +482,24 @@ static vf_status slot_norms(bf_reader *r, bf_slot *sl, size_t n, size_t fi, int6
       return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
     }
   }
+  size_t bad = 0;
   for (size_t j = 0; j < n; j++) {
     sl->xx[j] = sumsq(sl->data + j * d, d);
     sl->xnorm[j] = (float)sqrt(sl->xx[j]);
+    bad += (sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]);
+  }
+  /* a null, NaN or infinite vector is never a hit: skipped, and counted */
+  sl->masked = bad;
+  if (bad) {
+    if (n > sl->bad_mask_cap) {
+      free(sl->bad_mask);
+      sl->bad_mask = vf_malloc(n);
+      sl->bad_mask_cap = sl->bad_mask ? n : 0;
+      if (!sl->bad_mask) return vf_error_set(err, VF_ENOMEM, "out of memory for a row group of %zu rows", n);
+    }
+    for (size_t j = 0; j < n; j++)
+      sl->bad_mask[j] = (uint8_t)((sl->null_rows && sl->null_rows[j]) || !isfinite(sl->xx[j]));
+    sl->null_rows = sl->bad_mask;
   }
   if (cos && n) {
     memcpy(sl->xn, sl->data, sizeof(float) * d * n);
@@ -349,6 +536,10 @@ static void *reader_run(void *arg) {
     if (fi % r->jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) r->files_read++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
@@ -356,8 +547,12 @@ static void *reader_run(void *arg) {
         corpus_records_close(rr);
         return NULL;
       }
+      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
       st = fill_slot_records(r, &r->slot[si], rr, rg, fi, &r->err);
       if (st != VF_OK) break;
+      uint64_t rows = corpus_records_rows(rr);
+      uint64_t next = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : rows;
+      r->slot[si].frac = bf_work_frac(&r->work, fi, rows ? (double)next / (double)rows : 1);
       publish(r, si, 1);
       si ^= 1;
     }
@@ -366,8 +561,14 @@ static void *reader_run(void *arg) {
   for (size_t fi = 0; st == VF_OK && !r->spec && fi < r->files->n; fi++) {
     if (fi % r->jobs != o->job_rank) continue;
     pqt_file *f = NULL;
+    corpus_records *prr = NULL;
     int top = -1;
     st = ev_open(&r->files->files[fi], &f, &r->err);
+    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
+    if (st == VF_OK && r->pspec) st = corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err);
     if (st == VF_OK) st = ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err);
     if (st == VF_OK && !r->vec_name) {
       r->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
@@ -380,15 +581,20 @@ static void *reader_run(void *arg) {
       int64_t nr = m->row_groups[rg].num_rows;
       if (nr <= 0) continue;
       if (!wait_empty(r, si)) {
+        corpus_records_close(prr);
         pqt_close(f);
         return NULL;
       }
-      st = fill_slot(r, &r->slot[si], f, top, rg, fi, first, &r->err);
+      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
+      st = fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err);
       if (st != VF_OK) break;
+      r->slot[si].frac = bf_work_frac(&r->work, fi, m->num_rows > 0 ? (double)(first + nr) /
+                                                                       (double)m->num_rows : 1);
       publish(r, si, 1);
       si ^= 1;
       first += nr;
     }
+    corpus_records_close(prr);
     pqt_close(f);
   }
   r->st = st;
@@ -423,6 +629,9 @@ typedef struct mv_work {
   size_t n;
   uint64_t key_hi;
   uint64_t q0, q1;
+  const ev_filters *flt;
+  const ev_ids *ids;
+  const flt_docs *docs;
 } mv_work;
 
 static double mv_sim(corpus_distance m, const float *a, double na, const float *b, double nb,
@@ -452,7 +661,9 @@ static void *sp_run(mv_work *w) {
           b++;
         }
       }
-      if (hit) idx_topk_push(&w->heaps[qi], (float)s + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+      int64_t key = (int64_t)(w->key_hi | w->rows[j]);
+      if (hit && w->flt->per_query && !bf_row_ok(w->flt, w->ids, w->docs, qi, j, key)) continue;
+      if (hit) idx_topk_push(&w->heaps[qi], (float)s + 0.0f, key);
     }
   }
   return NULL;
@@ -468,6 +679,8 @@ static void *mv_run(void *arg) {
     for (size_t j = 0; j < w->n; j++) {
       int64_t b0 = vb->offsets[j], b1 = vb->offsets[j + 1];
       if (b1 <= b0 || (vb->null_rows && vb->null_rows[j])) continue;
+      int64_t key = (int64_t)(w->key_hi | w->rows[j]);
+      if (w->flt->per_query && !bf_row_ok(w->flt, w->ids, w->docs, qi, j, key)) continue;
       double total = 0;
       for (int64_t a = q->offsets[qi]; a < q->offsets[qi + 1]; a++) {
         double best = -INFINITY;
@@ -478,7 +691,7 @@ static void *mv_run(void *arg) {
         }
         total += best;
       }
-      idx_topk_push(&w->heaps[qi], (float)total + 0.0f, (int64_t)(w->key_hi | w->rows[j]));
+      idx_topk_push(&w->heaps[qi], (float)total + 0.0f, key);
     }
   }
   return NULL;
@@ -487,8 +700,10 @@ static void *mv_run(void *arg) {
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
-                         const corpus_record_spec *rspec, const ev_ids *ids, char **vec_name,
-                         eval_bf_result *out, vf_error *err) {
+                         const corpus_record_spec *rspec, const ev_ids *ids, corpus_plan *plan,
+                         char **vec_name, const ev_filters *flt, const corpus_payload_source *psrc,
+                         int npsrc, const bf_work *work, vf_stage *sg, eval_bf_result *out,
+                         vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
   uint64_t nqv = sparse ? 1 : (uint64_t)q->offsets[q->n];
@@ -506,10 +721,13 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
   const char *col = rspec ? rspec->vectors[0].name : o->column ? o->column : q->vec_name;
   corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
-  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true,
+                             .payload = psrc, .npayload = npsrc};
   if (rspec) spec = *rspec;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
+  flt_docs *docs = NULL;
+  if (st == VF_OK && flt->any) st = flt_docs_create(&docs, err);
   if (st == VF_OK) {
     *vec_name = vf_strdup(col);
     if (!*vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -518,16 +736,32 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     if (fi % jobs != o->job_rank) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
+      corpus_records_close(rr);
+      continue;
+    }
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
     if (st == VF_OK) out->files++;
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
       uint64_t skipped = 0;
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, &skipped, err);
       if (st != VF_OK) break;
       out->rows_skipped += skipped;
       out->rows_scanned += bt.n + skipped;
+      uint64_t rows = corpus_records_rows(rr);
+      uint64_t next = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : rows;
+      sg->p.files_done = fi / jobs;
+      sg->p.fraction = bf_work_frac(work, fi, rows ? (double)next / (double)rows : 1);
+      vf_stage_update(sg, out->rows_scanned, NULL);
       const corpus_vec_batch *vb = &bt.vectors[0];
       if (bt.n == 0) continue;
+      if (docs) {
+        flt_docs_clear(docs);
+        st = flt_docs_add(docs, (const char *)bt.payload.data, bt.payload_offsets, bt.n,
+                          files->files[fi].key, err);
+        if (st != VF_OK) break;
+      }
       if (sparse) {
         size_t nnz = (size_t)vb->offsets[bt.n];
         if (nnz > scap) {
@@ -572,7 +806,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
                           .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
                           .key_hi = (uint64_t)fi << BF_KEY_SHIFT,
                           .q0 = q->n * (uint64_t)t / (uint64_t)threads,
-                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads};
+                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads,
+                          .flt = flt, .ids = ids, .docs = docs};
         if (t > 0 && pthread_create(&tid[t], NULL, mv_run, &wk[t]) != 0) {
           mv_run(&wk[t]);
           tid[t] = 0;
@@ -585,6 +820,7 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
     corpus_records_close(rr);
   }
   corpus_batch_free(&bt);
+  flt_docs_free(docs);
   free(sidx);
   free(sval);
   free(tmp);
@@ -610,10 +846,12 @@ static const char *bf_size(uint64_t bytes, char out[32]) {
 
 static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                            const ev_queries *q, const char *column, const corpus_record_spec *rspec,
-                           const ev_ids *ids, int *threads, vf_error *err) {
+                           const ev_ids *ids, corpus_plan *plan, int *threads, vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
+  size_t slot_file = 0;
+  int slot_rg = 0;
   bool cos = o->metric == CORPUS_COSINE;
   /* records (a config, a dataset): the reader's row groups; a batch holds the decoded vectors,
    * the float matrix (+ its copy) and per-row bookkeeping */
@@ -631,6 +869,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     corpus_records_close(rr);
@@ -641,6 +881,10 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
     int top = -1;
     corpus_vec_kind kind;
     vf_status st = ev_open(&files->files[fi], &f, err);
+    if (st == VF_OK && corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
+      pqt_close(f);
+      continue;
+    }
     if (st == VF_OK) st = ev_vector_column(f, column, &top, &kind, err);
     if (st != VF_OK) {
       pqt_close(f);
@@ -662,6 +906,8 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
       if (need > slot) {
         slot = need;
         slot_rows = rows;
+        slot_file = fi;
+        slot_rg = rg;
       }
     }
     pqt_close(f);
@@ -674,12 +920,14 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t need1 = fixed + 2 * slot + per_worker;
   if (need1 > budget) {
     char a[32], b[32], c[32], e[32], f[32];
+    const char *vcol = rspec ? rspec->vectors[0].name : column ? column : q->vec_name;
     return vf_error_set(err, VF_ENOMEM,
                         "brute-force: needs about %s (%" PRIu64 " queries x (dim %" PRIu64
-                        " + K %u): %s; two row groups of %" PRIu64 " rows: %s; scratch %s), more "
-                        "than the memory budget of %s (raise --memory-budget, use fewer queries "
-                        "or a smaller K)",
+                        " + K %u): %s; two row groups of %" PRIu64 " rows of vector column '%s', "
+                        "the largest being %s row group %d: %s; scratch %s), more than the memory "
+                        "budget of %s (raise --memory-budget, use fewer queries or a smaller K)",
                         bf_size(need1, a), q->n, d, o->k, bf_size(fixed, b), slot_rows,
+                        vcol ? vcol : "?", files->n ? files->files[slot_file].uri : "?", slot_rg,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }
   uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
@@ -763,6 +1011,43 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     ev_ids_free(&ids);
     return st;
   }
+  /* filters: --filter or the queries' __filter__ column, and the payload keys they read */
+  ev_filters flt;
+  corpus_payload_source *psrc = NULL;
+  int npsrc = 0;
+  st = ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err);
+  if (st == VF_OK && flt.any) st = ev_filters_payload(&flt, o->records, &psrc, &npsrc, err);
+  if (st != VF_OK) {
+    ev_filters_free(&flt);
+    ev_queries_free(&q);
+    ev_ids_free(&ids);
+    return st;
+  }
+  if (o->records && flt.any) {
+    spec1.payload = psrc;
+    spec1.npayload = npsrc;
+  }
+  /* the payload reader of a parquet corpus: its ids are not used, `row` is the cheapest */
+  corpus_idexpr *prow = NULL;
+  if (flt.any && !o->records) st = corpus_idexpr_parse("row", &prow, err);
+  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
+  for (uint64_t i = 0; i < q.n; i++) out->queries_filtered += flt.per_query && flt.per_query[i];
+  /* the output: checked before the scan, so a run that could not write it fails at once */
+  char *path = NULL;
+  bool partial = o->num_jobs > 0;
+  if (st == VF_OK) {
+    if (o->output) path = vf_strdup(o->output);
+    else if (partial)
+      path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
+                        files->prefix, q.n, flt.tag, o->k, o->job_rank);
+    else
+      path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                        files->prefix, q.n, flt.tag, o->k);
+    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  /* the final ground truth (partials are intermediate: their merge checks their metric) */
+  if (st == VF_OK && !partial && !o->no_file)
+    st = ev_output_check(path, o->metric, o->output != NULL, err);
   bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
   if (o->records && q.kind != o->records->vectors[0].kind)
     st = vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
@@ -775,6 +1060,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     st = vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
                       "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
   if (st != VF_OK) {
+    free(path);
+    ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
+    free(psrc);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
@@ -782,15 +1071,24 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   int threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &threads, err);
+  corpus_plan plan;
+  st = corpus_plan_init(&plan, files, err);
+  if (st == VF_OK)
+    st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
+                   err);
   if (st != VF_OK) {
+    free(path);
+    ev_filters_free(&flt);
+    corpus_idexpr_free(prow);
+    free(psrc);
+    corpus_plan_free(&plan);
     ev_queries_free(&q);
     ev_ids_free(&ids);
     return st;
   }
   size_t d = (size_t)q.dim;
   bf_scan s = {.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
-               .kern = idx_kernels_active()};
+               .kern = idx_kernels_active(), .flt = &flt};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
@@ -822,7 +1120,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
+  if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   bf_reader rd;
   memset(&rd, 0, sizeof rd);
   rd.files = files;
@@ -832,18 +1132,31 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.d = d;
   rd.spec = o->records ? &spec1 : NULL;
   rd.ids = &ids;
+  rd.pspec = !o->records && flt.any ? &pspec : NULL;
+  /* one filter for every query: the reader keeps only the matching rows */
+  rd.single = flt.nowned == 1 && flt.per_query ? flt.per_query[0] : NULL;
+  for (uint64_t i = 0; rd.single && i < q.n; i++)
+    if (flt.per_query[i] != rd.single) rd.single = NULL;
+  if (st == VF_OK) st = bf_work_init(&rd.work, files, jobs, o->job_rank, err);
+  rd.plan = &plan;
   vf_error_clear(&rd.err);
   pthread_mutex_init(&rd.mu, NULL);
   pthread_cond_init(&rd.cv, NULL);
   for (int i = 0; i < 2; i++) {
     pqt_leaf_data_init(&rd.slot[i].leaf);
     memset(&rd.slot[i].dense, 0, sizeof rd.slot[i].dense);
+    if (st == VF_OK && flt.any && !multi) st = flt_docs_create(&rd.slot[i].docs, err);
   }
   pthread_t rtid;
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
+  vf_stage sg;
+  vf_stage_begin(&sg, "brute-force", NULL, NULL, 0);
+  sg.p.files_total = files_in_job;
   bool reader_started = false;
-  if (st == VF_OK && multi) st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &rd.vec_name, out, err);
+  if (st == VF_OK && multi)
+    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
+                 psrc, npsrc, &rd.work, &sg, out, err);
   if (st == VF_OK && !multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
       st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
@@ -864,14 +1177,15 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.nrows = sl->n;
     s.key0 = (int64_t)(((uint64_t)sl->fi << BF_KEY_SHIFT) | (uint64_t)sl->first);
     s.key_hi = (uint64_t)sl->fi << BF_KEY_SHIFT;
-    s.rows = rd.spec ? sl->bt.file_rows : NULL;
+    s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
+    s.docs = sl->docs;
+    s.prefiltered = sl->compacted;
     score_block(wk, tid, threads);
-    out->rows_scanned += sl->n + sl->skipped;
-    out->rows_skipped += sl->skipped;
-    vf_progress pr = {.phase = "brute-force", .rows_done = out->rows_scanned,
-                      .files_done = sl->fi / jobs, .files_total = files_in_job,
-                      .elapsed_s = vf_now() - t0};
-    vf_progress_emit(&pr);
+    out->rows_scanned += sl->rows_in + sl->skipped;
+    out->rows_skipped += sl->skipped + sl->masked;
+    sg.p.files_done = sl->fi / jobs;
+    sg.p.fraction = sl->frac;
+    vf_stage_update(&sg, out->rows_scanned, NULL);
     pthread_mutex_lock(&rd.mu);
     sl->state = 0;
     pthread_cond_broadcast(&rd.cv);
@@ -890,7 +1204,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   }
   char *vec_name = rd.vec_name;
   if (!multi) out->files = rd.files_read;
-  openblas_set_num_threads(vf_threads());
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
+  vf_blas_single_end(blas_saved);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
@@ -902,6 +1218,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
       size_t nh = idx_topk_sorted(&s.heaps[i], tmp);
       nhits[i] = (uint32_t)nh;
+      out->queries_short += nh < o->k;
       for (size_t h = 0; h < nh; h++) {
         uint64_t key = (uint64_t)tmp[h].key;
         ev_hit *e = &hits[i * o->k + h];
@@ -911,26 +1228,15 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     }
     free(tmp);
   }
-  char *path = NULL;
   char **kv = NULL;
   int nkv = 0;
   if (st == VF_OK) {
     char cmd5[33];
-    ev_corpus_md5(files, cmd5);
-    bool partial = o->num_jobs > 0;
+    corpus_files_md5(files, cmd5);
     const char *col = o->records ? o->records->vectors[0].name
                       : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
-    st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, jobs, o->job_rank, partial, &kv, &nkv, err);
-    if (st == VF_OK) {
-      if (o->output) path = vf_strdup(o->output);
-      else if (partial)
-        path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "_k%u/rank%03u.parquet",
-                          files->prefix, q.n, o->k, o->job_rank);
-      else
-        path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "_k%u.parquet", files->prefix,
-                          q.n, o->k);
-      if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+    st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
+                        partial, flt.tag, &kv, &nkv, err);
     if (st == VF_OK && !o->no_file)
       st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
   }
@@ -951,10 +1257,18 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     pqt_leaf_data_free(&rd.slot[i].leaf);
     pqt_dense_free(&rd.slot[i].dense);
     corpus_batch_free(&rd.slot[i].bt);
+    corpus_batch_free(&rd.slot[i].pbt);
+    flt_docs_free(rd.slot[i].docs);
+    free(rd.slot[i].cdata);
+    free(rd.slot[i].crows);
+    free(rd.slot[i].cnull);
+    free(rd.slot[i].mask);
     free(rd.slot[i].xn);
     free(rd.slot[i].xnorm);
     free(rd.slot[i].xx);
+    free(rd.slot[i].bad_mask);
   }
+  free(rd.work.before);
   pthread_mutex_destroy(&rd.mu);
   pthread_cond_destroy(&rd.cv);
   for (int t = 0; wk && t < threads; t++) free(wk[t].c);
@@ -965,6 +1279,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   if (s.qn != q.vecs) free(s.qn);
   free(s.qq);
   free(s.qnorm);
+  ev_filters_free(&flt);
+  corpus_idexpr_free(prow);
+  free(psrc);
   ev_queries_free(&q);
   ev_ids_free(&ids);
   return st;
@@ -991,7 +1308,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > nq) threads = (int)nq;
   bool cos = metric == CORPUS_COSINE;
-  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active()};
+  static const ev_filters no_filters; /* an in-memory matrix carries no payload */
+  bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active(),
+               .flt = &no_filters};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
   s.qq = vf_mallocarray(nq, sizeof(double));
@@ -1028,7 +1347,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
     if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  openblas_set_num_threads(1);
+  if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
+  int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
     if ((st = vf_check_cancel(err)) != VF_OK) break;
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
@@ -1049,7 +1369,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.key0 = (int64_t)r0;
     score_block(wk, tid, threads);
   }
-  openblas_set_num_threads(vf_threads());
+  vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);

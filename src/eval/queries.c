@@ -16,6 +16,7 @@
  * PQT_W_SPARSE); a sampled row whose vector is null, empty or invalid is an error, as for dense.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,6 +270,7 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       first += rg_rows;
       continue;
     }
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     g->rg_read++;
     if (kind == CORPUS_VEC_SPARSE) {
       st = corpus_records_read(rr, rg, first, &bt, NULL, err);
@@ -428,6 +430,7 @@ static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *nex
     uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
     uint64_t hi = base + b;
     if (g->rows[*next] >= hi) continue;
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     g->rg_read++;
     st = corpus_records_read(rr, rg, a, &bt, NULL, err);
     if (st != VF_OK) break;
@@ -480,8 +483,9 @@ static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *nex
   return st;
 }
 
-static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
-  int nc = 4 + g->ncols;
+static vf_status write_queries(qgen *g, const char *path, char *const *filters, const char *fhash,
+                               vf_error *err) {
+  int nc = 4 + g->ncols + (filters != NULL);
   pqt_wcolumn *cols = vf_calloc((size_t)nc, sizeof *cols);
   pqt_wbatch *b = vf_calloc((size_t)nc, sizeof *b);
   const int64_t *id_off = g->id_off;
@@ -524,12 +528,17 @@ static vf_status write_queries(qgen *g, const char *path, vf_error *err) {
     else b[4 + c] = (pqt_wbatch){.bytes = pc->bytes.data ? pc->bytes.data : (const uint8_t *)"",
                                  .offsets = pc->offsets, .valid = pc->valid};
   }
+  if (filters) { /* one filter per query (generate-queries --filter-template) */
+    cols[nc - 1] = (pqt_wcolumn){"__filter__", PQT_W_STRING, false, 0};
+    b[nc - 1] = (pqt_wbatch){.strs = (const char *const *)filters};
+  }
   if (!g->keys.data) b[1].bytes = (const uint8_t *)"";
   pqt_writer *w = NULL;
   pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
   char *local = NULL;
   vf_status st = ev_out_begin(path, &local, err);
   if (st == VF_OK) st = pqt_writer_open(local, cols, nc, &wo, &w, err);
+  if (st == VF_OK && filters) st = pqt_writer_add_kv(w, "vforge.filter.hash", fhash, err);
   if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)g->n, err);
   if (st == VF_OK) st = pqt_writer_close(w, err);
   else pqt_writer_abort(w);
@@ -563,16 +572,26 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     g.vec_name = vf_strdup(o->records->vectors[0].name);
     if (!g.vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  /* pass 1: rows per file (footers only) */
+  /* pass 1: rows per file (footers only); files without rows are never sampled from */
+  corpus_plan plan;
+  if (st == VF_OK) st = corpus_plan_init(&plan, files, err);
+  else memset(&plan, 0, sizeof plan);
   uint64_t total = o->records ? bases[files->n] : 0;
+  for (size_t i = 0; st == VF_OK && o->records && i < files->n; i++)
+    corpus_plan_note_rows(&plan, i, bases[i + 1] - bases[i]);
   for (size_t i = 0; st == VF_OK && !o->records && i < files->n; i++) {
     pqt_file *f = NULL;
     bases[i] = total;
     st = ev_open(&files->files[i], &f, err);
-    if (st == VF_OK) total += (uint64_t)pqt_meta(f)->num_rows;
+    if (st == VF_OK) {
+      total += ev_file_rows(f);
+      corpus_plan_note_rows(&plan, i, ev_file_rows(f));
+    }
     pqt_close(f);
   }
   if (!o->records) bases[files->n] = total;
+  out->empty_files = plan.empty;
+  corpus_plan_free(&plan);
   out->corpus_rows = total;
   if (st == VF_OK && o->n > total)
     st = vf_error_set(err, VF_EUSAGE, "generate-queries: -n %" PRIu64 " exceeds the corpus's %" PRIu64 " rows",
@@ -611,20 +630,37 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     }
   }
   uint64_t next = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, "generate-queries", "gather", NULL, g.n);
+  sg.p.files_total = files->n;
   for (size_t i = 0; st == VF_OK && i < files->n && next < g.n; i++) {
     if (g.rows[next] >= bases[i + 1]) continue;
+    sg.p.files_done = i;
+    vf_stage_update(&sg, next, NULL);
     st = o->records ? gather_records(&g, i, bases[i], &next, err)
                     : gather_file(&g, i, bases[i], &next, err);
   }
   if (st == VF_OK && next != g.n)
     st = vf_error_set(err, VF_EINTERNAL, "generate-queries: gathered %" PRIu64 " of %" PRIu64 " rows", next, g.n);
-  char *path = NULL;
+  char *path = NULL, **filters = NULL, fhash[9] = "", tag[16] = "";
+  if (st == VF_OK && o->filter_template) {
+    st = ev_template_filters(files, bases, o->records, o->filter_template, g.rows, g.n, o->seed,
+                             &filters, err);
+    const char *t = o->filter_template; /* hashed without surrounding whitespace */
+    size_t tl = strlen(t);
+    while (tl && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')) t++, tl--;
+    while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\n' || t[tl - 1] == '\t' || t[tl - 1] == '\r')) tl--;
+    flt_hash8(t, tl, fhash);
+    snprintf(tag, sizeof tag, "_f%s", fhash);
+  }
   if (st == VF_OK) {
     path = o->output ? vf_strdup(o->output)
-                     : ev_strdupf(err, "%s/eval/queries_%" PRIu64 ".parquet", files->prefix, g.n);
+                     : ev_strdupf(err, "%s/eval/queries_%" PRIu64 "%s.parquet", files->prefix, g.n, tag);
     if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
-  if (st == VF_OK) st = write_queries(&g, path, err);
+  if (st == VF_OK) st = write_queries(&g, path, filters, fhash, err);
+  for (uint64_t i = 0; filters && i < g.n; i++) free(filters[i]);
+  free(filters);
   if (st == VF_OK) {
     out->rows = g.n;
     out->dim = g.dim;

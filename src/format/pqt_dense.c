@@ -278,7 +278,11 @@ vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *l
                           "): null element at position %" PRId64 " in vector column %s",
                           pqt_name(f), row, first_row + row, pos, n->name ? n->name : "?");
     } else {
-      if (pos >= want) return dim_mismatch(f, n, row, first_row, pos + 1, want, err);
+      if (pos >= want) { /* report the row's real length, not where it passed `want` */
+        int64_t got = pos + 1;
+        for (int64_t j = i + 1; j < nl && rep[j] != 0; j++) got++;
+        return dim_mismatch(f, n, row, first_row, got, want, err);
+      }
       if (v >= leaf->nvalues)
         return vf_error_set(err, VF_ECORRUPT, "%s: column %s: more defined levels than values",
                             pqt_name(f), lf->path);

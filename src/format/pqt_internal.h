@@ -153,4 +153,70 @@ uint32_t pqt_crc32(const uint8_t *p, size_t n);
 
 /* pqt_half_to_float() is declared in vforge/format.h (implemented in pqt_encoding.c) */
 
+/* ------------------------------------------------ value text shared by rows and variants */
+
+/* JSON strings in the `cat` spelling (DuckDB's): "YYYY-MM-DD", "YYYY-MM-DD HH:MM:SS[.f]" (+ "+00"
+ * when adjusted to UTC), "HH:MM:SS[.f]" (fraction trailing zeros trimmed), canonical UUIDs;
+ * decimals as exact JSON numbers (big-endian two's complement, `scale` fraction digits).
+ * pqt_rows.c. */
+vf_status pqt_json_date(vf_buf *out, int64_t days, vf_error *err);
+vf_status pqt_json_timestamp(vf_buf *out, int64_t v, pqt_time_unit unit, bool utc, vf_error *err);
+/*! pqt_json_time() : @return : VF_ECORRUPT (message without context) for a value outside
+ *  00:00:00..24:00:00 — a negative or too long time of day is refused, as DuckDB refuses it. */
+vf_status pqt_json_time(vf_buf *out, int64_t v, pqt_time_unit unit, vf_error *err);
+vf_status pqt_json_uuid(vf_buf *out, const uint8_t p[16], vf_error *err);
+vf_status pqt_json_decimal(vf_buf *out, const uint8_t *p, size_t len, int32_t scale,
+                           vf_error *err);
+
+/* --------------------------------------------------------------- variant (pqt_variant.c) */
+
+/* The metadata of a Variant value (parquet-format VariantEncoding.md "Metadata encoding"): the
+ * field-name dictionary.  A view into the caller's bytes. */
+typedef struct pqt_variant_meta {
+  const uint8_t *offsets; /* nkeys + 1 offsets of `offset_size` bytes */
+  const uint8_t *bytes;   /* the strings */
+  size_t bytes_len;
+  uint32_t nkeys;
+  unsigned offset_size;
+} pqt_variant_meta;
+
+/*! pqt_variant_meta_parse() : check the header (version 1) and that the offset table fits.
+ *  @return : VF_ECORRUPT / VF_EUNSUPPORTED (another version) with a message naming the byte. */
+vf_status pqt_variant_meta_parse(const uint8_t *p, size_t len, pqt_variant_meta *m,
+                                 vf_error *err);
+/*! pqt_variant_key() : dictionary string `id` (bounds checked). */
+vf_status pqt_variant_key(const pqt_variant_meta *m, uint32_t id, const uint8_t **s, size_t *n,
+                          vf_error *err);
+
+/*! pqt_variant_to_json() : render the Variant value v[0..len) as JSON: object keys in name order
+ *  (as the spec stores them; others are reordered), strings as strings, binary as base64,
+ *  numbers exact (decimals with their scale, floats 9 / doubles 17 digits), dates and times as
+ *  `cat` prints them, NaN/inf as strings.
+ *  Nesting is capped (PQT_VARIANT_MAX_DEPTH) and so is the output (a few small values referenced
+ *  many times must not turn into gigabytes).
+ *  @return : VF_ECORRUPT naming the byte offset inside the value; VF_EUNSUPPORTED for a primitive
+ *            type this reader does not know (its size is unknown, so it cannot be skipped). */
+vf_status pqt_variant_to_json(const pqt_variant_meta *m, const uint8_t *v, size_t len, vf_buf *out,
+                              vf_error *err);
+
+/* The fields of an object value, for merging with shredded fields. */
+typedef struct pqt_variant_object {
+  const pqt_variant_meta *m;
+  const uint8_t *v; /* the whole value */
+  size_t len;
+  uint32_t n;                      /* fields */
+  const uint8_t *ids, *offs;       /* field ids, field offsets */
+  unsigned id_size, off_size;
+  size_t fields;                   /* offset of the first field value in v */
+  size_t fields_len;               /* bytes of the field values */
+} pqt_variant_object;
+
+/*! pqt_variant_object_open() : `v` must be an object value (else VF_ECORRUPT "not an object"). */
+vf_status pqt_variant_object_open(const pqt_variant_meta *m, const uint8_t *v, size_t len,
+                                  pqt_variant_object *o, vf_error *err);
+/*! pqt_variant_object_field() : field i: its name and its value (which extends at most to *vlen
+ *  bytes; values are self-delimiting). */
+vf_status pqt_variant_object_field(const pqt_variant_object *o, uint32_t i, const uint8_t **key,
+                                   size_t *klen, const uint8_t **val, size_t *vlen, vf_error *err);
+
 #endif

@@ -121,7 +121,7 @@ static vf_status want_struct(tc_reader *r, int type, const char *field) {
 }
 
 /* A list field whose elements must be of kind `elem` (TC_I32 accepts any integer type,
- * TC_TRUE any bool). */
+ * TC_TRUE any bool; an empty list any element type, fastparquet's 0 included). */
 static vf_status rd_list(tc_reader *r, int type, const char *field, int elem, uint32_t *count) {
   uint64_t off = vf_cur_offset(&r->cur);
   if (type != TC_LIST && type != TC_SET)
@@ -129,7 +129,7 @@ static vf_status rd_list(tc_reader *r, int type, const char *field, int elem, ui
   int et = 0;
   vf_status st = tc_list_begin(r, &et, count);
   if (st) return st;
-  bool ok = (et == elem) || (elem == TC_I32 && is_int_wire(et));
+  bool ok = (et == elem) || (elem == TC_I32 && is_int_wire(et)) || *count == 0;
   if (!ok)
     return meta_fail(r, off, "%s: expected a list of %s, found a list of %s", field,
                      wire_name(elem), wire_name(et));
@@ -449,7 +449,7 @@ static vf_status parse_column_meta(tc_reader *r, pqt_column_meta *m) {
     case 2:
       if ((st = rd_list(r, t, "ColumnMetaData.encodings", TC_I32, &n))) break;
       free(m->encodings);
-      m->encodings = vf_mallocarray(n, sizeof *m->encodings);
+      m->encodings = vf_mallocarray(n ? n : 1, sizeof *m->encodings);
       m->nencodings = 0;
       if (!m->encodings) {
         st = meta_nomem(r, "ColumnMetaData.encodings");

@@ -7,8 +7,10 @@
  *    footer, so opening a remote file costs one request.  The footer is thrift-compact
  *    FileMetaData (pqt_meta.c); the schema tree and levels come from pqt_schema.c.
  *  - pqt_read_leaves() fetches all requested column chunks with one coalesced io_read_ranges()
- *    call, then walks each chunk page by page until the chunk's num_values level entries are
- *    decoded.  The chunk range starts at the dictionary page when dictionary_page_offset is
+ *    call, then walks each chunk page by page until the row group's records are decoded (the
+ *    pages are the truth, as in DuckDB and arrow-rs: ColumnMetaData.num_values, which some
+ *    writers get wrong, only tells a repeated column whether its last record goes on).  The
+ *    chunk range starts at the dictionary page when dictionary_page_offset is
  *    plausible (> 0 and before the data page), else at data_page_offset, and a dictionary page
  *    is accepted as the first page even when dictionary_page_offset is absent (writers that
  *    leave it 0).  A size that overshoots is clamped to the start of the footer; a page that
@@ -41,6 +43,7 @@
  *    before anything is allocated; the decompressors write into exactly the declared size.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #if defined(__SSE2__)
@@ -358,6 +361,16 @@ static vf_status slice_row_groups(pqt_file *f, vf_error *err) {
 
 /* ------------------------------------------------------------------- open */
 
+static _Atomic bool g_verify_crc = true;
+
+/*! pqt_set_verify_crc_default() / pqt_verify_crc_default() : see format.h. */
+void pqt_set_verify_crc_default(bool on) {
+  g_verify_crc = on;
+}
+bool pqt_verify_crc_default(void) {
+  return g_verify_crc;
+}
+
 /*! pqt_open() : see format.h. */
 vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf_error *err) {
   *out = NULL;
@@ -369,7 +382,7 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
     return vf_error_set(err, VF_ENOMEM, "out of memory opening a parquet file");
   }
   f->src = src;
-  f->opts.verify_crc = true;
+  f->opts.verify_crc = pqt_verify_crc_default();
   f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
   if (opts) {
     f->opts = *opts;
@@ -486,7 +499,7 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
       const pqt_column_chunk *cc = &rg->columns[c];
       if (!cc->has_meta_data || cc->file_path) continue; /* refused when read */
       const pqt_column_meta *cm = &cc->meta;
-      if (cm->num_values == 0 && cm->total_compressed_size >= 0) continue; /* nothing to read */
+      if (rg->num_rows == 0 && cm->total_compressed_size >= 0) continue; /* nothing to read */
       if (cm->data_page_offset < 4 || (uint64_t)cm->data_page_offset >= fstart ||
           cm->total_compressed_size < 0 || cm->num_values < 0) {
         st =
@@ -991,7 +1004,7 @@ static vf_status store_def(chunk_ctx *x, const uint8_t *lv, size_t n, size_t *nn
 
 /* Decode one data page (v1 or v2) whose bytes (as stored) are p[0..len). */
 static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint8_t *p,
-                                  size_t len, int64_t remaining_levels) {
+                                  size_t len) {
   pqt_file *f = x->f;
   pqt_leaf_data *d = x->d;
   const pqt_leaf *lf = x->lf;
@@ -999,11 +1012,6 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
   x->seen_data = true;
   if (h->num_values < 0) return page_err(x, VF_ECORRUPT, "negative value count %d", h->num_values);
   size_t n = (size_t)h->num_values;
-  if ((int64_t)n > remaining_levels)
-    return page_err(x, VF_ECORRUPT,
-                    "page has %zu values but only %" PRId64
-                    " remain of the column chunk's %" PRId64,
-                    n, remaining_levels, x->cm->num_values);
   if (n == 0) return VF_OK; /* an empty page: some writers omit even the level length prefixes */
   st = reserve_levels(x, (int64_t)n);
   if (st != VF_OK) return st;
@@ -1090,23 +1098,31 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
   return VF_OK;
 }
 
-static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start) {
+/* Whether the pages decoded so far complete the chunk's `want` records.  The pages are the
+ * truth, as DuckDB and arrow-rs take them: ColumnMetaData.num_values (some writers get it wrong,
+ * 0 included) only says, for a repeated column whose records are all started, whether the last
+ * one may continue on a next page. */
+static bool chunk_done(const pqt_leaf *lf, const pqt_column_meta *cm, const pqt_leaf_data *d,
+                       int64_t want) {
+  if (lf->max_rep == 0) return d->nlevels >= want;
+  return d->nrows >= want && d->nlevels >= cm->num_values;
+}
+
+/* Decode the pages of one whole column chunk b[0..len) (file offset `start`) until they hold the
+ * row group's `want` records or the chunk ends (the caller checks the count). */
+static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start, int64_t want) {
   pqt_file *f = x->f;
   pqt_leaf_data *d = x->d;
   const pqt_column_meta *cm = x->cm;
   vf_status st;
   size_t pos = 0;
   f->dict_n = -1;
-  while (d->nlevels < cm->num_values) {
+  while (!chunk_done(x->lf, cm, d, want) && pos < b->len) {
     x->page_off = start + pos;
     pqt_page_header h;
     vf_cursor c;
     vf_cur_init(&c, b->data + pos, b->len - pos, start + pos);
     memset(&h, 0, sizeof h);
-    if (pos >= b->len)
-      return page_err(x, VF_ECORRUPT,
-                      "the column chunk ends after %" PRId64 " of its %" PRId64 " values",
-                      d->nlevels, cm->num_values);
     st = pqt_parse_page_header(&c, &h, x->err);
     if (st != VF_OK) return page_prefix(x, st);
     size_t hlen = (size_t)(c.p - (b->data + pos));
@@ -1129,9 +1145,6 @@ static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start) {
                         "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
                         x->page_off, h.crc, crc);
     }
-    d->npages++;
-    d->compressed_bytes += psize;
-    d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
     switch (h.type) {
     case PQT_DICTIONARY_PAGE: {
       const uint8_t *u;
@@ -1143,12 +1156,28 @@ static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start) {
       break;
     }
     case PQT_DATA_PAGE:
-    case PQT_DATA_PAGE_V2:
-      st = decode_data_page(x, &h, p, (size_t)psize, cm->num_values - d->nlevels);
+    case PQT_DATA_PAGE_V2: {
+      /* every record started and num_values says more levels follow: this page continues the
+       * last record, unless it starts a new one (num_values was wrong), which is undone */
+      bool tentative = x->lf->max_rep > 0 && d->nrows >= want;
+      int64_t nlevels = d->nlevels, nvalues = d->nvalues, nrows = d->nrows;
+      size_t vlen = d->values.len;
+      st = decode_data_page(x, &h, p, (size_t)psize);
       if (st != VF_OK) return st;
+      if (tentative && d->nlevels > nlevels && d->rep[nlevels] == 0) {
+        d->nlevels = nlevels;
+        d->nvalues = nvalues;
+        d->nrows = nrows;
+        d->values.len = vlen;
+        return VF_OK;
+      }
       break;
+    }
     default: /* INDEX_PAGE and unknown page types carry nothing we need */ break;
     }
+    d->npages++;
+    d->compressed_bytes += psize;
+    d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
   }
   return VF_OK;
 }
@@ -1256,7 +1285,7 @@ static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const i
     const pqt_column_meta *cm = &g->columns[leaf].meta;
     starts[i] = 0;
     vf_buf_reset(&f->chunks[i]);
-    if (cm->num_values == 0) continue;
+    if (g->num_rows == 0) continue; /* the row group's count decides, not num_values */
     uint64_t start, len;
     chunk_range(f, cm, &start, &len);
     starts[i] = start;
@@ -1285,7 +1314,7 @@ static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const i
     st = leaf_reset(f, leaf, d, err);
     if (st != VF_OK) goto out;
     x.def_mat = d->def != NULL; /* reuse an allocation; freed below if no nulls */
-    st = decode_chunk(&x, &f->chunks[i], starts[i]);
+    st = decode_chunk(&x, &f->chunks[i], starts[i], g->num_rows);
     if (st != VF_OK) goto out;
     if (x.def_mat && d->def) {
       /* a reused buffer: drop it when this chunk had no nulls */
@@ -1422,7 +1451,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     ls->phys = rg;
     uint64_t len = 0;
     ls->start = ls->end = 0;
-    if (cm->num_values > 0) chunk_range(f, cm, &ls->start, &len);
+    if (g->num_rows > 0) chunk_range(f, cm, &ls->start, &len);
     ls->end = ls->start + len;
     ls->next = ls->start;
     ls->levels = ls->rows = 0;
@@ -1434,14 +1463,16 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
   bool d_def = false;
   vf_status st = VF_OK;
   swap_dict(f, ls);
-  while (ls->levels < 0 || ls->levels < cm->num_values) {
-    x.page_off = ls->next;
-    if (ls->next >= ls->end) {
-      if (ls->levels < 0) break; /* after a jump: the row count check below decides */
-      st = page_err(&x, VF_ECORRUPT, "the column chunk ends after %" PRId64 " of its %" PRId64
-                    " values", ls->levels, cm->num_values);
+  for (;;) {
+    /* done: the slice's records (flat columns: one entry each); at the row group's end a repeated
+     * column stops where num_values says, or at the next page that starts a record, or at the
+     * chunk's end — the pages decide, as in chunk_done(); a shortfall is reported below */
+    if (lf->max_rep == 0 && ls->levels >= r1) break;
+    if (lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
+        ls->levels >= cm->num_values)
       break;
-    }
+    x.page_off = ls->next;
+    if (ls->next >= ls->end) break;
     bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
     /* read ahead about what the slice's remaining records take (window at most) */
     uint64_t want = window;
@@ -1589,8 +1620,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     x.cont = ls->levels > 0;
     x.seen_data = true;
     ls->seen_data = true;
-    st = decode_data_page(&x, &h, p, (size_t)psize,
-                          ls->levels >= 0 ? cm->num_values - ls->levels : INT64_MAX);
+    st = decode_data_page(&x, &h, p, (size_t)psize);
     if (st != VF_OK) break;
     bool pg_def = x.def_mat;
     size_t n = (size_t)pg->nlevels;

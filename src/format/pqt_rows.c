@@ -21,13 +21,19 @@
  *
  * Value text follows DuckDB's rendering so the outputs can be compared: timestamps as
  * "YYYY-MM-DD HH:MM:SS[.f]" (trailing fraction zeros trimmed, "+00" when adjusted to UTC),
- * dates "YYYY-MM-DD", decimals exact, unsigned integers unsigned, float16 as float.
+ * dates "YYYY-MM-DD", decimals exact, unsigned integers unsigned, float16 as float; a TIME
+ * outside a day is refused, as DuckDB refuses it.  Where DuckDB's text would lose data, it does
+ * not: binary without a text annotation is base64 (the old lossy text on request), and VARIANT
+ * columns are the JSON of their value (see "Variants" below).  Empty groups (no leaves) hold no
+ * values and are left out, as arrow-rs reads them.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "format/pqt_internal.h"
+
+#define PQT_MAX_VARIANT_SHRED_DEPTH 64
 
 struct pqt_rows {
   const pqt_file *f;
@@ -38,7 +44,28 @@ struct pqt_rows {
   int64_t *lc;                 /* level cursor by leaf */
   int64_t *vc;                 /* value cursor by leaf */
   int64_t nrows, row;
+  int64_t first_row; /* physical row of the bound row group's first row (messages) */
   vf_buf tmp; /* map key rendering */
+  bool binary_as_string; /* unannotated bytes as text (the old rendering), not base64 */
+  /* VARIANT columns (see "Variants" below): per node its role and, for variant and field groups,
+   * the node indices of their metadata / value / typed_value children (-1 when absent); NULL
+   * when no chosen column holds a variant */
+  uint8_t *vrole;
+  int *vmeta, *vval, *vtyped;
+  const pqt_variant_meta *vm; /* the metadata of the variant being rendered, NULL outside one */
+};
+
+/* the physical row being rendered, for messages */
+static inline int64_t file_row(const pqt_rows *r) {
+  return r->first_row + r->row;
+}
+
+/* node roles inside VARIANT columns (VariantShredding.md) */
+enum {
+  VR_NONE = 0,
+  VR_VARIANT, /* the annotated group: metadata, value, typed_value */
+  VR_FIELD,   /* a shredded object field or array element: value, typed_value */
+  VR_OBJECT   /* a typed_value group whose children are the object's shredded fields */
 };
 
 /* ------------------------------------------------------------- formatting */
@@ -101,9 +128,57 @@ static int fmt_timestamp(char *b, size_t n, int64_t v, int64_t unit_per_s, int d
   return len;
 }
 
-/* Big-endian two's complement integer bytes -> decimal text with `scale` fraction digits. */
-static vf_status render_decimal_bytes(vf_buf *out, const uint8_t *p, size_t len, int32_t scale,
-                                      vf_error *err) {
+static vf_status raw_text(vf_buf *out, const char *s, int n, vf_error *err) {
+  if (n < 0) return vf_error_set(err, VF_EINTERNAL, "formatting failed");
+  return vf_json_string(out, s, (size_t)n, err);
+}
+
+static const int64_t k_per_s[3] = {1000, 1000000, 1000000000};
+static const int k_digits[3] = {3, 6, 9};
+
+/*! pqt_json_date() : see pqt_internal.h. */
+vf_status pqt_json_date(vf_buf *out, int64_t days, vf_error *err) {
+  char b[48];
+  return raw_text(out, b, fmt_date(b, sizeof b, days), err);
+}
+
+/*! pqt_json_timestamp() : see pqt_internal.h. */
+vf_status pqt_json_timestamp(vf_buf *out, int64_t v, pqt_time_unit unit, bool utc, vf_error *err) {
+  char b[96];
+  int u = (int)unit;
+  if (u < 0 || u > 2) u = PQT_MICROS;
+  return raw_text(out, b, fmt_timestamp(b, sizeof b, v, k_per_s[u], k_digits[u], utc), err);
+}
+
+/*! pqt_json_time() : see pqt_internal.h.  The range is DuckDB's (it refuses the file otherwise):
+ *  a time of day from 00:00:00 to 24:00:00 inclusive. */
+vf_status pqt_json_time(vf_buf *out, int64_t v, pqt_time_unit unit, vf_error *err) {
+  static const char *const names[3] = {"milliseconds", "microseconds", "nanoseconds"};
+  int u = (int)unit;
+  if (u < 0 || u > 2) u = PQT_MICROS;
+  if (v < 0 || v > k_per_s[u] * 86400)
+    return vf_error_set(err, VF_ECORRUPT,
+                        "TIME value %" PRId64 " (%s) is not a time of day (00:00:00 to 24:00:00)",
+                        v, names[u]);
+  char b[48];
+  return raw_text(out, b, fmt_tod(b, sizeof b, v, k_per_s[u], k_digits[u]), err);
+}
+
+/*! pqt_json_uuid() : see pqt_internal.h. */
+vf_status pqt_json_uuid(vf_buf *out, const uint8_t p[16], vf_error *err) {
+  char b[40];
+  int n = 0;
+  for (int k = 0; k < 16; k++) {
+    if (k == 4 || k == 6 || k == 8 || k == 10) b[n++] = '-';
+    n += snprintf(b + n, sizeof b - (size_t)n, "%02x", p[k]);
+  }
+  return raw_text(out, b, n, err);
+}
+
+/*! pqt_json_decimal() : see pqt_internal.h.  Big-endian two's complement -> decimal text with
+ *  `scale` fraction digits. */
+vf_status pqt_json_decimal(vf_buf *out, const uint8_t *p, size_t len, int32_t scale,
+                           vf_error *err) {
   uint8_t mag[64];
   if (len > sizeof mag) return vf_json_string(out, "(decimal too wide)", 18, err);
   if (len == 0) return vf_json_raw(out, "0", err);
@@ -160,12 +235,7 @@ static vf_status render_decimal_i64(vf_buf *out, int64_t v, int32_t scale, vf_er
   uint8_t be[8];
   for (int i = 0; i < 8; i++)
     be[i] = (uint8_t)((uint64_t)v >> (56 - 8 * i));
-  return render_decimal_bytes(out, be, 8, scale, err);
-}
-
-static vf_status raw_text(vf_buf *out, const char *s, int n, vf_error *err) {
-  if (n < 0) return vf_error_set(err, VF_EINTERNAL, "formatting failed");
-  return vf_json_string(out, s, (size_t)n, err);
+  return pqt_json_decimal(out, be, 8, scale, err);
 }
 
 static bool is_decimal(const pqt_schema_elem *e, int32_t *scale) {
@@ -186,21 +256,44 @@ static bool is_unsigned(const pqt_schema_elem *e) {
   return c == PQT_CT_UINT_8 || c == PQT_CT_UINT_16 || c == PQT_CT_UINT_32 || c == PQT_CT_UINT_64;
 }
 
+/* BYTE_ARRAY annotations that promise text: everything else (unannotated, BSON, GEOMETRY, ...) is
+ * binary and printed as base64, so no byte is lost. */
+static bool is_text(const pqt_schema_elem *e) {
+  if (e->logical == PQT_LT_STRING || e->logical == PQT_LT_ENUM || e->logical == PQT_LT_JSON)
+    return true;
+  int c = e->converted_type;
+  return c == PQT_CT_UTF8 || c == PQT_CT_ENUM || c == PQT_CT_JSON;
+}
+
+/* Bytes without a text annotation: base64, or (binary_as_string, outside a variant) text with
+ * invalid UTF-8 replaced as before. */
+static vf_status render_binary(const pqt_rows *r, const uint8_t *p, size_t n, vf_buf *out,
+                               vf_error *err) {
+  if (r->binary_as_string && !r->vm) return vf_json_string(out, (const char *)p, n, err);
+  return vf_json_base64(out, p, n, err);
+}
+
+/* A value that cannot be rendered: the error names the file, the column and the row. */
+static vf_status value_fail(const pqt_rows *r, const pqt_leaf *lf, vf_status st, vf_error *err) {
+  vf_error_prefix(err, "%s: column %s: row %" PRId64 ": ", pqt_name(r->f), lf->path, file_row(r));
+  return st;
+}
+
 /* Render value `i` of a leaf. */
 static vf_status render_value(const pqt_rows *r, const pqt_leaf *lf, const pqt_leaf_data *d,
                               int64_t i, vf_buf *out, vf_error *err) {
   const pqt_schema_elem *e = &pqt_meta(r->f)->schema[r->s->nodes[lf->node].elem];
   const uint8_t *base = d->values.data;
   int32_t scale = 0;
-  char b[96];
+  vf_status st;
   if (lf->type == PQT_BYTE_ARRAY) {
     int64_t a = d->offsets[i], z = d->offsets[i + 1];
     if (a < 0 || z < a || (uint64_t)z > d->values.len)
       return vf_error_set(err, VF_ECORRUPT, "column %s: value %" PRId64 " has invalid offsets",
                           lf->path, i);
-    if (is_decimal(e, &scale))
-      return render_decimal_bytes(out, base + a, (size_t)(z - a), scale, err);
-    return vf_json_string(out, (const char *)base + a, (size_t)(z - a), err);
+    if (is_decimal(e, &scale)) return pqt_json_decimal(out, base + a, (size_t)(z - a), scale, err);
+    if (is_text(e)) return vf_json_string(out, (const char *)base + a, (size_t)(z - a), err);
+    return render_binary(r, base + a, (size_t)(z - a), out, err);
   }
   size_t w = (size_t)d->width;
   if (w == 0 || (uint64_t)(i + 1) * w > d->values.len)
@@ -214,9 +307,11 @@ static vf_status render_value(const pqt_rows *r, const pqt_leaf *lf, const pqt_l
     memcpy(&v, p, 4);
     if (is_decimal(e, &scale)) return render_decimal_i64(out, v, scale, err);
     if (e->logical == PQT_LT_DATE || e->converted_type == PQT_CT_DATE)
-      return raw_text(out, b, fmt_date(b, sizeof b, v), err);
-    if ((e->logical == PQT_LT_TIME) || e->converted_type == PQT_CT_TIME_MILLIS)
-      return raw_text(out, b, fmt_tod(b, sizeof b, v < 0 ? 0 : v, 1000, 3), err);
+      return pqt_json_date(out, v, err);
+    if ((e->logical == PQT_LT_TIME) || e->converted_type == PQT_CT_TIME_MILLIS) {
+      if ((st = pqt_json_time(out, v, PQT_MILLIS, err)) != VF_OK) return value_fail(r, lf, st, err);
+      return VF_OK;
+    }
     if (is_unsigned(e)) return vf_json_u64(out, (uint32_t)v, err);
     return vf_json_i64(out, v, err);
   }
@@ -224,24 +319,16 @@ static vf_status render_value(const pqt_rows *r, const pqt_leaf *lf, const pqt_l
     int64_t v;
     memcpy(&v, p, 8);
     if (is_decimal(e, &scale)) return render_decimal_i64(out, v, scale, err);
-    int unit = -1;
-    bool utc = false;
-    if (e->logical == PQT_LT_TIMESTAMP) {
-      unit = (int)e->lt_unit;
-      utc = e->lt_utc;
-    } else if (e->converted_type == PQT_CT_TIMESTAMP_MILLIS) {
-      unit = PQT_MILLIS;
-    } else if (e->converted_type == PQT_CT_TIMESTAMP_MICROS) {
-      unit = PQT_MICROS;
-    }
-    static const int64_t per_s[3] = {1000, 1000000, 1000000000};
-    static const int digits[3] = {3, 6, 9};
-    if (unit >= 0 && unit <= 2)
-      return raw_text(out, b, fmt_timestamp(b, sizeof b, v, per_s[unit], digits[unit], utc), err);
+    if (e->logical == PQT_LT_TIMESTAMP)
+      return pqt_json_timestamp(out, v, e->lt_unit, e->lt_utc, err);
+    if (e->converted_type == PQT_CT_TIMESTAMP_MILLIS)
+      return pqt_json_timestamp(out, v, PQT_MILLIS, false, err);
+    if (e->converted_type == PQT_CT_TIMESTAMP_MICROS)
+      return pqt_json_timestamp(out, v, PQT_MICROS, false, err);
     if (e->logical == PQT_LT_TIME || e->converted_type == PQT_CT_TIME_MICROS) {
-      int u = e->logical == PQT_LT_TIME ? (int)e->lt_unit : PQT_MICROS;
-      if (u < 0 || u > 2) u = PQT_MICROS;
-      return raw_text(out, b, fmt_tod(b, sizeof b, v < 0 ? 0 : v, per_s[u], digits[u]), err);
+      pqt_time_unit u = e->logical == PQT_LT_TIME ? e->lt_unit : PQT_MICROS;
+      if ((st = pqt_json_time(out, v, u, err)) != VF_OK) return value_fail(r, lf, st, err);
+      return VF_OK;
     }
     if (is_unsigned(e)) return vf_json_u64(out, (uint64_t)v, err);
     return vf_json_i64(out, v, err);
@@ -258,7 +345,7 @@ static vf_status render_value(const pqt_rows *r, const pqt_leaf *lf, const pqt_l
     uint64_t um = (uint64_t)((int64_t)jd - 2440588) * 86400000000ull + (uint64_t)(nanos / 1000);
     int64_t micros;
     memcpy(&micros, &um, sizeof micros);
-    return raw_text(out, b, fmt_timestamp(b, sizeof b, micros, 1000000, 6, false), err);
+    return pqt_json_timestamp(out, micros, PQT_MICROS, false, err);
   }
   case PQT_FLOAT: {
     float v;
@@ -275,16 +362,9 @@ static vf_status render_value(const pqt_rows *r, const pqt_leaf *lf, const pqt_l
       uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
       return vf_json_f32(out, pqt_half_to_float(h), err);
     }
-    if (is_decimal(e, &scale)) return render_decimal_bytes(out, p, w, scale, err);
-    if (e->logical == PQT_LT_UUID && w == 16) {
-      int n = 0;
-      for (int k = 0; k < 16; k++) {
-        if (k == 4 || k == 6 || k == 8 || k == 10) b[n++] = '-';
-        n += snprintf(b + n, sizeof b - (size_t)n, "%02x", p[k]);
-      }
-      return raw_text(out, b, n, err);
-    }
-    return vf_json_string(out, (const char *)p, w, err);
+    if (is_decimal(e, &scale)) return pqt_json_decimal(out, p, w, scale, err);
+    if (e->logical == PQT_LT_UUID && w == 16) return pqt_json_uuid(out, p, err);
+    return render_binary(r, p, w, out, err);
   default:
     return vf_error_set(err, VF_ECORRUPT, "column %s: unknown physical type %d", lf->path,
                         (int)lf->type);
@@ -298,7 +378,8 @@ static vf_status levels_exhausted(const pqt_rows *r, int leaf, vf_error *err) {
                       "%s: column %s: levels run out at row %" PRId64 " (%" PRId64
                       " entries): levels are "
                       "inconsistent with the schema",
-                      pqt_name(r->f), r->s->leaves[leaf].path, r->row, r->bound[leaf]->nlevels);
+                      pqt_name(r->f), r->s->leaves[leaf].path, file_row(r),
+                      r->bound[leaf]->nlevels);
 }
 
 static inline int cur_def(const pqt_rows *r, int leaf) {
@@ -329,7 +410,8 @@ static vf_status advance_all(pqt_rows *r, const pqt_node *n, int threshold, vf_e
             err, VF_ECORRUPT,
             "%s: column %s: row %" PRId64 ": a defined value (definition level %d) inside a null "
             "or empty %s",
-            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_def(r, l), n->name ? n->name : "?");
+            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_def(r, l),
+            n->name ? n->name : "?");
       r->lc[l]++;
       first = false;
     } while (r->lc[l] < d->nlevels);
@@ -401,10 +483,306 @@ static vf_status emit_list(pqt_rows *r, const pqt_node *n, vf_buf *out, vf_error
       return vf_error_set(err, VF_ECORRUPT,
                           "%s: column %s: row %" PRId64
                           ": repetition level %d where at most %d can follow",
-                          pqt_name(r->f), r->s->leaves[fl].path, r->row, rep, rn->rep_level);
+                          pqt_name(r->f), r->s->leaves[fl].path, file_row(r), rep, rn->rep_level);
     break;
   }
   if (out && (st = vf_json_raw(out, n->kind == PQT_NODE_MAP ? "}" : "]", err)) != VF_OK) return st;
+  return VF_OK;
+}
+
+/* ------------------------------------------------------------------ variants */
+
+/* VARIANT columns (parquet-format VariantEncoding.md "Variant in Parquet", VariantShredding.md):
+ * the annotated group holds `metadata` (binary), `value` (binary, a Variant) and optionally a
+ * shredded `typed_value`: a primitive column, a LIST of field groups (array elements) or a group of
+ * field groups (object fields), where a field group is again {value, typed_value}.  A value is
+ * reassembled as construct_variant() in VariantShredding.md describes: typed_value when present
+ * (an object merged with the fields still in `value`, keys in name order), else `value`, else
+ * missing (a variant null at the top, an absent key in an object).  Leaves are consumed through
+ * the same level cursors as everywhere else, so variants nest inside lists and structs. */
+
+/* The current entry of primitive BYTE_ARRAY node `ni`: the bytes, or *p = NULL for null. */
+static vf_status take_bytes(pqt_rows *r, int ni, const uint8_t **p, size_t *n, vf_error *err) {
+  const pqt_node *nd = &r->s->nodes[ni];
+  int l = nd->leaf;
+  const pqt_leaf_data *d = r->bound[l];
+  *p = NULL;
+  *n = 0;
+  if (r->lc[l] >= d->nlevels) return levels_exhausted(r, l, err);
+  if (cur_def(r, l) == r->s->leaves[l].max_def) {
+    int64_t i = r->vc[l];
+    if (i >= d->nvalues)
+      return vf_error_set(err, VF_ECORRUPT,
+                          "%s: column %s: row %" PRId64 ": more defined levels than values",
+                          pqt_name(r->f), r->s->leaves[l].path, file_row(r));
+    int64_t a = d->offsets[i], z = d->offsets[i + 1];
+    if (a < 0 || z < a || (uint64_t)z > d->values.len)
+      return vf_error_set(err, VF_ECORRUPT, "column %s: value %" PRId64 " has invalid offsets",
+                          r->s->leaves[l].path, i);
+    *p = d->values.data + a;
+    *n = (size_t)(z - a);
+    r->vc[l]++;
+  }
+  r->lc[l]++;
+  return VF_OK;
+}
+
+/* The dotted path of node `ni` (as leaf paths are spelled), cut to fit. */
+static const char *node_path(const pqt_rows *r, int ni, char *buf, size_t cap) {
+  int chain[256], n = 0;
+  for (int x = ni; x > 0 && n < 256; x = r->s->nodes[x].parent)
+    chain[n++] = x;
+  size_t k = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    const char *nm = r->s->nodes[chain[i]].name ? r->s->nodes[chain[i]].name : "";
+    int w = snprintf(buf + k, cap - k, "%s%s", k ? "." : "", nm);
+    if (w < 0 || (size_t)w >= cap - k) break;
+    k += (size_t)w;
+  }
+  buf[k < cap ? k : cap - 1] = '\0';
+  return buf;
+}
+
+static vf_status variant_fail(const pqt_rows *r, int ni, vf_status st, vf_error *err) {
+  char path[256];
+  vf_error_prefix(err, "%s: column %s: row %" PRId64 ": ", pqt_name(r->f),
+                  node_path(r, ni, path, sizeof path), file_row(r));
+  return st;
+}
+
+static vf_status emit_typed(pqt_rows *r, int ti, const uint8_t *v, size_t vn, vf_buf *out,
+                            bool *present, vf_error *err);
+
+/* A field group (or the variant group after its metadata): typed_value if present, else value,
+ * else *missing. */
+static vf_status emit_field(pqt_rows *r, int ni, vf_buf *out, bool *missing, vf_error *err) {
+  const uint8_t *v = NULL;
+  size_t vn = 0;
+  vf_status st;
+  *missing = false;
+  if (r->vval[ni] >= 0 && (st = take_bytes(r, r->vval[ni], &v, &vn, err)) != VF_OK) return st;
+  bool present = false;
+  if (r->vtyped[ni] >= 0 && (st = emit_typed(r, r->vtyped[ni], v, vn, out, &present, err)) != VF_OK)
+    return st;
+  if (present) return VF_OK;
+  if (!v) {
+    *missing = true;
+    return VF_OK;
+  }
+  if (!out) return VF_OK;
+  if ((st = pqt_variant_to_json(r->vm, v, vn, out, err)) != VF_OK)
+    return variant_fail(r, ni, st, err);
+  return VF_OK;
+}
+
+typedef struct vkey {
+  const uint8_t *k;
+  size_t kn;
+  size_t at, len; /* the rendered value in the object's scratch buffer */
+} vkey;
+
+static int vkey_cmp(const void *a, const void *b) {
+  const vkey *x = a, *y = b;
+  size_t n = x->kn < y->kn ? x->kn : y->kn;
+  int c = memcmp(x->k, y->k, n);
+  return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
+}
+
+/* A shredded object: the present shredded fields and the fields left in `v` (if any), in name
+ * order. */
+static vf_status emit_object(pqt_rows *r, int ti, const uint8_t *v, size_t vn, vf_buf *out,
+                             vf_error *err) {
+  const pqt_node *n = &r->s->nodes[ti];
+  vf_status st = VF_OK;
+  pqt_variant_object o;
+  memset(&o, 0, sizeof o);
+  if (out && v && (st = pqt_variant_object_open(r->vm, v, vn, &o, err)) != VF_OK)
+    return variant_fail(r, ti, st, err);
+  size_t cap = (size_t)n->nchildren + o.n;
+  vkey *keys = vf_calloc(cap ? cap : 1, sizeof *keys);
+  vf_buf tmp;
+  vf_buf_init(&tmp, 0);
+  size_t nk = 0;
+  if (!keys) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int c = 0; st == VF_OK && c < n->nchildren; c++) {
+    int ci = n->children[c];
+    bool missing = false;
+    size_t at = tmp.len;
+    st = emit_field(r, ci, out ? &tmp : NULL, &missing, err);
+    if (st == VF_OK && !missing && out) {
+      const char *nm = r->s->nodes[ci].name ? r->s->nodes[ci].name : "";
+      keys[nk++] = (vkey){(const uint8_t *)nm, strlen(nm), at, tmp.len - at};
+    }
+  }
+  for (uint32_t i = 0; st == VF_OK && out && i < o.n; i++) {
+    const uint8_t *val;
+    size_t vl;
+    vkey *k = &keys[nk];
+    st = pqt_variant_object_field(&o, i, &k->k, &k->kn, &val, &vl, err);
+    k->at = tmp.len;
+    if (st == VF_OK) st = pqt_variant_to_json(r->vm, val, vl, &tmp, err);
+    if (st != VF_OK) {
+      variant_fail(r, ti, st, err);
+      break;
+    }
+    k->len = tmp.len - k->at;
+    nk++;
+  }
+  if (st == VF_OK && out) {
+    qsort(keys, nk, sizeof *keys, vkey_cmp);
+    st = vf_json_raw(out, "{", err);
+    for (size_t i = 0; st == VF_OK && i < nk; i++) {
+      if (i && vkey_cmp(&keys[i - 1], &keys[i]) == 0) {
+        st = vf_error_set(err, VF_ECORRUPT,
+                          "%s: column %s: row %" PRId64 ": the shredded variant object has field "
+                          "'%.*s' twice",
+                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r),
+                          (int)(keys[i].kn > 200 ? 200 : keys[i].kn), (const char *)keys[i].k);
+        break;
+      }
+      if (i) st = vf_json_raw(out, ",", err);
+      if (st == VF_OK) st = vf_json_string(out, (const char *)keys[i].k, keys[i].kn, err);
+      if (st == VF_OK) st = vf_json_raw(out, ":", err);
+      if (st == VF_OK) st = vf_buf_append(out, tmp.data + keys[i].at, keys[i].len, err);
+    }
+    if (st == VF_OK) st = vf_json_raw(out, "}", err);
+  }
+  free(keys);
+  vf_buf_free(&tmp);
+  return st;
+}
+
+/* typed_value node `ti` (its sibling `value` is v): *present when it holds the value. */
+static vf_status emit_typed(pqt_rows *r, int ti, const uint8_t *v, size_t vn, vf_buf *out,
+                            bool *present, vf_error *err) {
+  const pqt_node *n = &r->s->nodes[ti];
+  *present = false;
+  if (n->nleaves <= 0) return VF_OK;
+  int fl = n->first_leaf;
+  if (r->lc[fl] >= r->bound[fl]->nlevels) return levels_exhausted(r, fl, err);
+  if (n->repetition != PQT_REQUIRED && cur_def(r, fl) < n->def_level)
+    return advance_all(r, n, n->def_level, err);
+  *present = true;
+  if (r->vrole[ti] == VR_OBJECT) return emit_object(r, ti, v, vn, out, err);
+  if (v)
+    return vf_error_set(err, VF_ECORRUPT,
+                        "%s: column %s: row %" PRId64 ": a shredded variant has both a value and a "
+                        "typed_value that is not an object",
+                        pqt_name(r->f), r->s->leaves[fl].path, file_row(r));
+  return emit(r, ti, true, out, err); /* a primitive or a LIST of field groups */
+}
+
+/* The variant group `ni` (defined in this row). */
+static vf_status emit_variant(pqt_rows *r, int ni, vf_buf *out, vf_error *err) {
+  const uint8_t *mp;
+  size_t mn;
+  vf_status st = take_bytes(r, r->vmeta[ni], &mp, &mn, err);
+  if (st != VF_OK) return st;
+  pqt_variant_meta m;
+  const pqt_variant_meta *outer = r->vm;
+  if (out) {
+    if (!mp)
+      return variant_fail(r, ni, vf_error_set(err, VF_ECORRUPT, "variant metadata is null"), err);
+    if ((st = pqt_variant_meta_parse(mp, mn, &m, err)) != VF_OK)
+      return variant_fail(r, ni, st, err);
+    r->vm = &m;
+  }
+  bool missing = false;
+  st = emit_field(r, ni, out, &missing, err);
+  r->vm = outer;
+  if (st == VF_OK && missing && out) st = vf_json_raw(out, "null", err);
+  return st;
+}
+
+/* Child of group `g` named `name`, -1 if none. */
+static int child_named(const pqt_schema *s, const pqt_node *g, const char *name) {
+  for (int c = 0; c < g->nchildren; c++) {
+    const char *nm = s->nodes[g->children[c]].name;
+    if (nm && strcmp(nm, name) == 0) return g->children[c];
+  }
+  return -1;
+}
+
+static vf_status vshape_fail(const pqt_rows *r, int ni, const char *what, vf_error *err) {
+  return vf_error_set(err, VF_ECORRUPT, "%s: column %s: not a VARIANT column as parquet-format "
+                      "VariantShredding.md defines it: %s",
+                      pqt_name(r->f), r->s->nodes[ni].name ? r->s->nodes[ni].name : "?", what);
+}
+
+static bool is_binary_leaf(const pqt_schema *s, int ni) {
+  return ni >= 0 && s->nodes[ni].leaf >= 0 && s->leaves[s->nodes[ni].leaf].type == PQT_BYTE_ARRAY &&
+         s->nodes[ni].repetition != PQT_REPEATED;
+}
+
+static vf_status vclassify_typed(pqt_rows *r, int ti, int depth, vf_error *err);
+
+/* Group `gi` of value / typed_value (and metadata for the variant group itself). */
+static vf_status vclassify_group(pqt_rows *r, int gi, bool top, int depth, vf_error *err) {
+  const pqt_schema *s = r->s;
+  const pqt_node *g = &s->nodes[gi];
+  if (depth > PQT_MAX_VARIANT_SHRED_DEPTH) return vshape_fail(r, gi, "shredded too deeply", err);
+  if (g->kind != PQT_NODE_STRUCT || g->nchildren == 0 || (!top && g->repetition == PQT_REPEATED))
+    return vshape_fail(r, gi, top ? "the VARIANT group has no fields" : "a shredded field is not a "
+                       "group of value and typed_value", err);
+  int mi = top ? child_named(s, g, "metadata") : -1;
+  int vi = child_named(s, g, "value"), ti = child_named(s, g, "typed_value");
+  if (g->nchildren != (mi >= 0) + (vi >= 0) + (ti >= 0))
+    return vshape_fail(r, gi, "a field other than metadata, value and typed_value", err);
+  if (top && !is_binary_leaf(s, mi)) return vshape_fail(r, gi, "no binary 'metadata' field", err);
+  if (vi >= 0 && !is_binary_leaf(s, vi)) return vshape_fail(r, gi, "'value' is not binary", err);
+  if (vi < 0 && ti < 0) return vshape_fail(r, gi, "neither 'value' nor 'typed_value'", err);
+  r->vrole[gi] = top ? VR_VARIANT : VR_FIELD;
+  r->vmeta[gi] = mi;
+  r->vval[gi] = vi;
+  r->vtyped[gi] = ti;
+  return ti >= 0 ? vclassify_typed(r, ti, depth + 1, err) : VF_OK;
+}
+
+static vf_status vclassify_typed(pqt_rows *r, int ti, int depth, vf_error *err) {
+  const pqt_node *t = &r->s->nodes[ti];
+  if (t->repetition == PQT_REPEATED) return vshape_fail(r, ti, "a repeated typed_value", err);
+  switch (t->kind) {
+  case PQT_NODE_PRIMITIVE: return VF_OK;
+  case PQT_NODE_LIST:
+    if (t->element < 0 || t->element == t->repeated)
+      return vshape_fail(r, ti, "a shredded array whose elements are not value/typed_value groups",
+                         err);
+    return vclassify_group(r, t->element, false, depth, err);
+  case PQT_NODE_STRUCT:
+    r->vrole[ti] = VR_OBJECT;
+    for (int c = 0; c < t->nchildren; c++) {
+      vf_status st = vclassify_group(r, t->children[c], false, depth, err);
+      if (st != VF_OK) return st;
+    }
+    return VF_OK;
+  default: return vshape_fail(r, ti, "a MAP as typed_value", err);
+  }
+}
+
+/* Roles of every node under the chosen tops that belongs to a VARIANT column. */
+static vf_status variant_roles(pqt_rows *r, vf_error *err) {
+  const pqt_schema *s = r->s;
+  const pqt_schema_elem *el = pqt_meta(r->f)->schema;
+  for (int t = 0; t < r->ntops; t++) {
+    /* nodes are numbered in preorder: a top's subtree is the index range up to the next top */
+    int lo = r->tops[t], hi = lo + 1;
+    while (hi < s->nnodes && s->nodes[hi].parent >= lo) hi++;
+    for (int i = lo; i < hi; i++) {
+      if (el[s->nodes[i].elem].logical != PQT_LT_VARIANT) continue;
+      if (!r->vrole) {
+        size_t nn = (size_t)s->nnodes;
+        r->vrole = vf_calloc(nn, 1);
+        r->vmeta = vf_mallocarray(nn, sizeof(int));
+        r->vval = vf_mallocarray(nn, sizeof(int));
+        r->vtyped = vf_mallocarray(nn, sizeof(int));
+        if (!r->vrole || !r->vmeta || !r->vval || !r->vtyped)
+          return vf_error_set(err, VF_ENOMEM, "out of memory");
+      }
+      if (r->vrole[i] != VR_NONE) return vshape_fail(r, i, "a VARIANT inside a VARIANT", err);
+      vf_status st = vclassify_group(r, i, true, 0, err);
+      if (st != VF_OK) return st;
+    }
+  }
   return VF_OK;
 }
 
@@ -413,7 +791,7 @@ static vf_status emit_list(pqt_rows *r, const pqt_node *n, vf_buf *out, vf_error
 static vf_status emit(pqt_rows *r, int ni, bool occurrence, vf_buf *out, vf_error *err) {
   const pqt_node *n = &r->s->nodes[ni];
   vf_status st;
-  if (n->nleaves <= 0) return out ? vf_json_raw(out, "null", err) : VF_OK;
+  if (n->nleaves <= 0) return out ? vf_json_raw(out, "null", err) : VF_OK; /* (a map value) */
   int fl = n->first_leaf;
   if (r->lc[fl] >= r->bound[fl]->nlevels) return levels_exhausted(r, fl, err);
   int d = cur_def(r, fl);
@@ -433,7 +811,7 @@ static vf_status emit(pqt_rows *r, int ni, bool occurrence, vf_buf *out, vf_erro
       if (r->vc[n->leaf] >= ld->nvalues)
         return vf_error_set(err, VF_ECORRUPT,
                             "%s: column %s: row %" PRId64 ": more defined levels than values",
-                            pqt_name(r->f), lf->path, r->row);
+                            pqt_name(r->f), lf->path, file_row(r));
       if (out && (st = render_value(r, lf, ld, r->vc[n->leaf], out, err)) != VF_OK) return st;
       r->vc[n->leaf]++;
     } else if (out && (st = vf_json_raw(out, "null", err)) != VF_OK) {
@@ -446,15 +824,29 @@ static vf_status emit(pqt_rows *r, int ni, bool occurrence, vf_buf *out, vf_erro
     if (out && (st = vf_json_raw(out, "null", err)) != VF_OK) return st;
     return advance_all(r, n, n->def_level, err);
   }
+  if (r->vrole && r->vrole[ni] == VR_VARIANT) return emit_variant(r, ni, out, err);
+  if (r->vrole && r->vrole[ni] == VR_FIELD) { /* an element of a shredded array */
+    bool missing = false;
+    if ((st = emit_field(r, ni, out, &missing, err)) != VF_OK) return st;
+    if (missing)
+      return vf_error_set(err, VF_ECORRUPT,
+                          "%s: column %s: row %" PRId64 ": a shredded variant array element has "
+                          "neither value nor typed_value",
+                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r));
+    return VF_OK;
+  }
   if ((n->kind == PQT_NODE_LIST && n->repeated >= 0 && n->repeated != ni) ||
       (n->kind == PQT_NODE_MAP && n->repeated >= 0))
     return emit_list(r, n, out, err);
-  /* struct (or the occurrence of a repeated group) */
+  /* struct (or the occurrence of a repeated group); empty groups are left out, as arrow-rs does */
   if (out && (st = vf_json_raw(out, "{", err)) != VF_OK) return st;
+  bool first = true;
   for (int c = 0; c < n->nchildren; c++) {
     const pqt_node *cn = &r->s->nodes[n->children[c]];
+    if (cn->nleaves <= 0) continue;
     if (out) {
-      if (c && (st = vf_json_raw(out, ",", err)) != VF_OK) return st;
+      if (!first && (st = vf_json_raw(out, ",", err)) != VF_OK) return st;
+      first = false;
       const char *nm = cn->name ? cn->name : "";
       if ((st = vf_json_string(out, nm, strlen(nm), err)) != VF_OK) return st;
       if ((st = vf_json_raw(out, ":", err)) != VF_OK) return st;
@@ -497,8 +889,23 @@ vf_status pqt_rows_create(const pqt_file *f, const int *tops, int ntops, pqt_row
     return vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   if (ntops) memcpy(r->tops, tops, (size_t)ntops * sizeof(int));
+  vf_status st = variant_roles(r, err);
+  if (st != VF_OK) {
+    pqt_rows_free(r);
+    return st;
+  }
   *out = r;
   return VF_OK;
+}
+
+/*! pqt_rows_set_first_row() : see format.h. */
+void pqt_rows_set_first_row(pqt_rows *r, int64_t first_row) {
+  r->first_row = first_row;
+}
+
+/*! pqt_rows_set_binary_as_string() : see format.h. */
+void pqt_rows_set_binary_as_string(pqt_rows *r, bool on) {
+  r->binary_as_string = on;
 }
 
 /*! pqt_rows_bind() : see format.h.  Levels are checked lazily as rows are rendered. */
@@ -530,6 +937,7 @@ vf_status pqt_rows_bind(pqt_rows *r, const pqt_leaf_data *leaves, const int *lea
   }
   r->nrows = nrows;
   r->row = 0;
+  r->first_row = 0;
   return VF_OK;
 }
 
@@ -538,17 +946,20 @@ static vf_status one_row(pqt_rows *r, vf_buf *out, vf_error *err) {
     return vf_error_set(err, VF_EUSAGE, "%s: no row %" PRId64 " (bound %" PRId64 " rows)",
                         pqt_name(r->f), r->row, r->nrows);
   vf_status st;
+  bool first = true;
   for (int t = 0; t < r->ntops; t++) {
     const pqt_node *tn = &r->s->nodes[r->tops[t]];
+    if (tn->nleaves <= 0) continue; /* an empty group: no values, left out as arrow-rs does */
     for (int l = tn->first_leaf; l < tn->first_leaf + tn->nleaves; l++) {
       if (r->lc[l] >= r->bound[l]->nlevels) return levels_exhausted(r, l, err);
       if (cur_rep(r, l) != 0)
         return vf_error_set(err, VF_ECORRUPT,
                             "%s: column %s: row %" PRId64 " starts with repetition level %d",
-                            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_rep(r, l));
+                            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_rep(r, l));
     }
     if (out) {
-      if (t && (st = vf_json_raw(out, ",", err)) != VF_OK) return st;
+      if (!first && (st = vf_json_raw(out, ",", err)) != VF_OK) return st;
+      first = false;
       const char *nm = tn->name ? tn->name : "";
       if ((st = vf_json_string(out, nm, strlen(nm), err)) != VF_OK) return st;
       if ((st = vf_json_raw(out, ":", err)) != VF_OK) return st;
@@ -560,7 +971,7 @@ static vf_status one_row(pqt_rows *r, vf_buf *out, vf_error *err) {
                             "%s: column %s: row %" PRId64
                             " leaves entries behind (repetition level %d): levels "
                             "are inconsistent with the schema",
-                            pqt_name(r->f), r->s->leaves[l].path, r->row, cur_rep(r, l));
+                            pqt_name(r->f), r->s->leaves[l].path, file_row(r), cur_rep(r, l));
     }
   }
   r->row++;
@@ -588,5 +999,9 @@ void pqt_rows_free(pqt_rows *r) {
   free(r->lc);
   free(r->vc);
   vf_buf_free(&r->tmp);
+  free(r->vrole);
+  free(r->vmeta);
+  free(r->vval);
+  free(r->vtyped);
   free(r);
 }

@@ -33,10 +33,15 @@
  * reads as a STRUCT whose repeated children are implicit lists), as structural readers such as
  * DuckDB do, rather than refusing the file.
  *
+ * Accepted as DuckDB and arrow-rs accept them: a root that carries a physical type besides its
+ * children (segmentio/parquet-go writes one; the root is a group whatever its type says), and an
+ * element with neither a type nor children, which is an empty group (parquet-go's empty structs:
+ * no column chunk and no values; rows leave it out, as arrow-rs does — DuckDB and pyarrow refuse
+ * such files).
  * Refused (VF_ECORRUPT naming the element): an empty schema, a primitive root, num_children
- * running past the list or elements left over after the root's subtree, a leaf without a type,
- * a group with both a type and children, FIXED_LEN_BYTE_ARRAY without a positive width, nesting
- * deeper than 255, a row group whose column count or column types differ from the leaves.
+ * running past the list or elements left over after the root's subtree, a group below the root
+ * with both a type and children, FIXED_LEN_BYTE_ARRAY without a positive width, nesting deeper
+ * than 255, a row group whose column count or column types differ from the leaves.
  * The VECTOR repetition of newer parquet.thrift revisions is VF_EUNSUPPORTED, and so is a
  * schema whose dotted leaf paths would total more than 256 MiB (a deep chain of long names above
  * many leaves: a small footer must not turn into gigabytes of paths).
@@ -132,7 +137,8 @@ static vf_status build_node(schema_ctx *c, int parent, int depth) {
   }
 
   if (e->num_children > 0) {
-    if (e->type >= 0)
+    /* the root's type is ignored (segmentio/parquet-go sets one) */
+    if (e->type >= 0 && parent >= 0)
       return schema_fail(c, idx, VF_ECORRUPT, "has both a physical type and %d children",
                          e->num_children);
     int remain = m->nschema - c->pos;
@@ -160,9 +166,10 @@ static vf_status build_node(schema_ctx *c, int parent, int depth) {
     if (e->type >= 0) return schema_fail(c, idx, VF_ECORRUPT, "the schema root must be a group");
     return VF_OK; /* a schema without columns */
   }
-  if (e->type < 0)
-    return schema_fail(c, idx, VF_ECORRUPT,
-                       "a leaf without a physical type (or a group without children)");
+  if (e->type < 0) {
+    n->nleaves = 0; /* an empty group (parquet-go writes empty structs): no column, no values */
+    return VF_OK;
+  }
   if (e->type > PQT_FIXED_LEN_BYTE_ARRAY)
     return schema_fail(c, idx, VF_ECORRUPT, "unknown physical type %d", e->type);
   if (e->type == PQT_FIXED_LEN_BYTE_ARRAY && e->type_length <= 0)
@@ -248,7 +255,7 @@ static void classify(schema_ctx *c) {
       continue;
     }
     if (n->nchildren == 0) {
-      n->kind = PQT_NODE_PRIMITIVE;
+      n->kind = n->leaf >= 0 ? PQT_NODE_PRIMITIVE : PQT_NODE_STRUCT; /* a leaf, or an empty group */
       continue;
     }
     n->kind = PQT_NODE_STRUCT;

@@ -10,7 +10,9 @@
  *   - a bool struct field carries its value in the type nibble (1 = true, 2 = false) and has no
  *     body; bool list elements are one byte each (1 = true; 0 or 2 = false, both seen in the wild).
  *   - binary: varint length + bytes; double: 8 bytes little-endian; uuid: 16 bytes.
- *   - list/set header: `sssstttt`, ssss = size 0..14, or 15 followed by a varint size;
+ *   - list/set header: `sssstttt`, ssss = size 0..14, or 15 followed by a varint size; an empty
+ *     list with element type 0 (one 0x00 byte, as fastparquet writes every empty list) is
+ *     accepted, since no element needs the type;
  *     map: varint size, then (if size > 0) one byte `kkkkvvvv`.
  *
  * Why the checks look the way they do: the input is untrusted, so
@@ -251,7 +253,8 @@ vf_status tc_binary(tc_reader *r, const uint8_t **p, uint32_t *len) {
 }
 
 /*! tc_list_begin() : list/set header.  *count is checked against the remaining bytes (times
- *  the minimum element size), so it can size an allocation.  Bool elements report TC_TRUE. */
+ *  the minimum element size), so it can size an allocation.  Bool elements report TC_TRUE; an
+ *  empty list written with element type 0 (fastparquet) reports TC_STOP and count 0. */
 vf_status tc_list_begin(tc_reader *r, int *elem_type, uint32_t *count) {
   uint64_t off = vf_cur_offset(&r->cur);
   uint8_t b;
@@ -259,17 +262,24 @@ vf_status tc_list_begin(tc_reader *r, int *elem_type, uint32_t *count) {
     return tc_fail_at(r, off, "expected a list header, found the end of the data");
   int t = b & 0x0f;
   uint64_t n = b >> 4;
+  if (n == 15) {
+    if (!vf_cur_uvarint(&r->cur, &n)) {
+      return tc_fail_at(r, off, "expected a list size varint, found truncated or overlong data");
+    }
+  }
   size_t min = tc_min_size(t);
+  if (min == 0 && n == 0 && t == TC_STOP) {
+    /* fastparquet writes an empty list as one 0x00 byte (size 0, element type 0); the elements
+     * that are not there have no type to check, so it reads as an empty list */
+    *elem_type = TC_STOP;
+    *count = 0;
+    return VF_OK;
+  }
   if (min == 0) {
     char msg[96];
     snprintf(msg, sizeof msg, "expected a list header, found invalid element type %d (byte 0x%02x)",
              t, b);
     return tc_fail_at(r, off, msg);
-  }
-  if (n == 15) {
-    if (!vf_cur_uvarint(&r->cur, &n)) {
-      return tc_fail_at(r, off, "expected a list size varint, found truncated or overlong data");
-    }
   }
   size_t rem = vf_cur_remaining(&r->cur);
   if (n > INT32_MAX || n > rem / min) {

@@ -1041,8 +1041,6 @@ static uint32_t fb_column_field(pw_fb *b, const pw_col *c) {
   return fb_field(b, c->name, c->nullable, tt, type, child);
 }
 
-static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /* Builds the base64 ARROW:schema value describing every column (caller frees). */
 static vf_status pw_arrow_schema(const pqt_writer *w, char **out, vf_error *err) {
   *out = NULL;
@@ -1083,7 +1081,7 @@ static vf_status pw_arrow_schema(const pqt_writer *w, char **out, vf_error *err)
   /* encapsulated message: continuation marker, metadata length, flatbuffer (8-aligned) */
   size_t raw_len = 8 + b.used;
   uint8_t *raw = vf_malloc(raw_len);
-  char *txt = vf_malloc((raw_len + 2) / 3 * 4 + 1);
+  char *txt = vf_malloc(vf_base64_len(raw_len) + 1);
   if (!raw || !txt) {
     free(raw);
     free(txt);
@@ -1094,16 +1092,7 @@ static vf_status pw_arrow_schema(const pqt_writer *w, char **out, vf_error *err)
   memcpy(raw, &cont, 4);
   memcpy(raw + 4, &mlen, 4);
   memcpy(raw + 8, b.buf + b.cap - b.used, b.used);
-  size_t o = 0;
-  for (size_t i = 0; i < raw_len; i += 3) {
-    uint32_t v = (uint32_t)raw[i] << 16;
-    if (i + 1 < raw_len) v |= (uint32_t)raw[i + 1] << 8;
-    if (i + 2 < raw_len) v |= raw[i + 2];
-    txt[o++] = k_b64[(v >> 18) & 63];
-    txt[o++] = k_b64[(v >> 12) & 63];
-    txt[o++] = i + 1 < raw_len ? k_b64[(v >> 6) & 63] : '=';
-    txt[o++] = i + 2 < raw_len ? k_b64[v & 63] : '=';
-  }
+  size_t o = vf_base64_encode(raw, raw_len, txt);
   txt[o] = 0;
   free(raw);
   *out = txt;

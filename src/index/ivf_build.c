@@ -4,8 +4,9 @@
  *
  * add(): COSINE rows are normalised, every component is checked finite, rows are offered to
  * the training sampler (ivf_sampler) and staged into chunks that are spilled, zstd-compressed,
- * to "<spill_dir>/<out name>.spill.<pid>" as frames {u32 rows, u32 0, u64 raw bytes, u64
- * compressed bytes, zstd(vectors | u32 id lengths | id bytes)}.
+ * to "<spill_dir>/<out name>.spill.<host>-<pid>.<n>" as frames {u32 rows, u32 0, u64 raw bytes,
+ * u64 compressed bytes, zstd(vectors | u32 id lengths | id bytes)}.  Opening a builder sweeps
+ * what a killed build of the same output left (vf_temp_sweep: this host, pid gone).
  *
  * finish():
  *  1. train: k-means on the sample (spherical for COSINE; L2 on the raw vectors for DOT and
@@ -14,7 +15,8 @@
  *     blocks), count the lists, record the assignment in a second spill file (u32 per row) and,
  *     for SQ8, take the per-dimension min/max of every residual (the bounds cover all encoded
  *     rows);
- *  3. lay the file out (all sizes are known now), create "<out>.tmp.<pid>" at its final size;
+ *  3. lay the file out (all sizes are known now), create "<out>.tmp.<host>-<pid>.<n>" at its
+ *     final size;
  *  4. pass B over the spill: encode the rows (threads over fixed 256-row blocks) and append
  *     rows, codes and re-rank vectors to per-list buffers; when growing a buffer would pass
  *     what the budget leaves (allocated bytes are counted), every list's buffer is written to the list's place in the file (PQ:
@@ -24,13 +26,15 @@
  *     fsync the directory.
  * Rows enter their lists in input order, every parallel step works on fixed blocks and every
  * reduction is sequential, so the file is byte-identical for any thread count and any budget.
+ * Every stage reports progress (params.progress names the phase) and polls vf_cancelled() per
+ * spill frame, k-means iteration, list and checksum block; a cancelled build removes its spills
+ * and temp file (VF_ECANCELED).
  *
  * Memory: the sample (max_train rows), the staging chunk and its compressed copy, the per-chunk
  * encode scratch, the model (centroids, quantizer), the per-list buffers (what the budget
  * leaves) — each counted against params.memory_budget.  With max_train = 0 the sample is
  * shrunk to a quarter of the budget; an explicit max_train that does not fit is VF_ENOMEM.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -106,7 +110,9 @@ static vf_status read_at(int fd, void *p, size_t n, uint64_t off, const char *pa
   return VF_OK;
 }
 
-static char *path_in_dir(const char *dir, const char *out_path, const char *suffix) {
+/* "<dir, else the output's directory>/<out name>.<tag>.<host>-<pid>.<n>"; with `sweep`, first
+ * remove what killed builds of this output left there */
+static char *path_in_dir(const char *dir, const char *out_path, const char *tag, bool sweep) {
   char *tmp = vf_strdup(out_path);
   if (!tmp) return NULL;
   char *dcopy = vf_strdup(out_path);
@@ -116,9 +122,15 @@ static char *path_in_dir(const char *dir, const char *out_path, const char *suff
   }
   const char *base = basename(tmp);
   const char *dd = dir ? dir : dirname(dcopy);
-  size_t n = strlen(dd) + strlen(base) + strlen(suffix) + 32;
-  char *s = vf_malloc(n);
-  if (s) snprintf(s, n, "%s/%s%s.%ld", dd, base, suffix, (long)getpid());
+  size_t n = strlen(dd) + strlen(base) + 2;
+  char *plain = vf_malloc(n);
+  char *s = NULL;
+  if (plain) {
+    snprintf(plain, n, "%s/%s", dd, base);
+    if (sweep) vf_temp_sweep(dd, base, NULL, NULL);
+    s = vf_temp_path(plain, tag);
+  }
+  free(plain);
   free(tmp);
   free(dcopy);
   return s;
@@ -174,9 +186,9 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   b->total_hint = total_rows;
   b->p.spill_dir = NULL;
   b->out_path = vf_strdup(out_path);
-  b->spill_path = path_in_dir(p->spill_dir, out_path, ".spill");
-  b->assign_path = path_in_dir(p->spill_dir, out_path, ".assign");
-  b->tmp_path = path_in_dir(NULL, out_path, ".tmp");
+  b->spill_path = path_in_dir(p->spill_dir, out_path, "spill", true);
+  b->assign_path = path_in_dir(p->spill_dir, out_path, "assign", false);
+  b->tmp_path = path_in_dir(NULL, out_path, "tmp", p->spill_dir != NULL);
   if (!b->out_path || !b->spill_path || !b->assign_path || !b->tmp_path) {
     ivf_builder_abort(b);
     return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
@@ -263,7 +275,8 @@ static vf_status flush_stage(ivf_builder *b, vf_error *err) {
 vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const char *const *ids,
                           const size_t *ids_len, vf_error *err) {
   size_t d = b->d;
-  vf_status st;
+  vf_status st = vf_check_cancel(err);
+  if (st) return st;
   float *nbuf = NULL;
   if (b->p.metric == CORPUS_COSINE) {
     nbuf = vf_mallocarray(n ? n : 1, d * sizeof(float));
@@ -399,9 +412,7 @@ static void enc_worker(void *arg, int t) {
           memcpy(rot + i * g->dsub, res + i * W + m * g->dsub, g->dsub * 4);
         size_t ks = g->ksub;
         const float *cb = j->q->pq_cb + m * ks * g->dsub, *cn = j->pqnorm + m * ks;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)ks,
-                    (blasint)g->dsub, 1.0f, rot, (blasint)g->dsub, cb, (blasint)g->dsub, 0.0f, ip,
-                    (blasint)ks);
+        vf_sgemm_nt(nr, ks, g->dsub, rot, g->dsub, cb, g->dsub, ip, ks);
         for (size_t i = 0; i < nr; i++) {
           uint32_t bc;
           K->argmin(cn, ip + i * ks, ks, &bc);
@@ -410,9 +421,7 @@ static void enc_worker(void *arg, int t) {
       }
       break;
     case IVF_RABITQ:
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)g->D,
-                  (blasint)g->D, 1.0f, res, (blasint)W, j->q->rot, (blasint)g->D, 0.0f, rot,
-                  (blasint)g->D);
+      vf_sgemm_nt(nr, g->D, g->D, res, W, j->q->rot, g->D, rot, g->D);
       for (size_t i = 0; i < nr; i++)
         ivf_encode_rabitq(j->q, rot + i * g->D, out + i * g->code_size);
       break;
@@ -558,16 +567,24 @@ static vf_status lbuf_push(writer *w, uint32_t l, int64_t row, const uint8_t *co
 
 /* --------------------------------------------------------------- finish */
 
+static const char *phase_of(const ivf_builder *b) {
+  return b->p.progress ? b->p.progress : "index build";
+}
+
 static vf_status write_file_checksum(ivf_builder *b, uint64_t size, vf_error *err) {
   size_t bs = (size_t)1 << 20;
   uint8_t *buf = vf_malloc(bs);
   if (!buf) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   ivf_hash h;
   ivf_hash_init(&h);
+  vf_stage sg;
+  vf_stage_begin(&sg, phase_of(b), "checksum", "MiB", (size + bs - 1) / bs);
   vf_status st = VF_OK;
   for (uint64_t o = 0; o < size - 8 && !st; o += bs) {
     size_t n = size - 8 - o < bs ? (size_t)(size - 8 - o) : bs;
+    if ((st = vf_check_cancel(err))) break;
     if (!(st = read_at(b->out_fd, buf, n, o, b->tmp_path, err))) ivf_hash_update(&h, buf, n);
+    vf_stage_update(&sg, o / bs + 1, NULL);
   }
   free(buf);
   if (st) return st;
@@ -632,7 +649,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   f->as = vf_mallocarray(ns, sizeof(uint32_t));
   if (!f->cent || !f->cnorm || !f->as) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   idx_kmeans_opts ko = {.iters = b->p.kmeans_iters, .seed = b->p.seed, .threads = threads,
-                        .spherical = b->p.metric == CORPUS_COSINE};
+                        .spherical = b->p.metric == CORPUS_COSINE, .progress = phase_of(b)};
   if ((st = idx_kmeans(sample, ns, d, nlist, &ko, f->cent, f->as, err)))
     return vf_error_prefix(err, "%s: ", b->out_path);
   for (uint32_t l = 0; l < nlist; l++) {
@@ -650,7 +667,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     for (size_t i = 0; i < ns; i++)
       for (size_t e = 0; e < d; e++)
         f->res[i * d + e] = sample[i * d + e] - f->cent[(size_t)f->as[i] * d + e];
-    if ((st = ivf_pq_train(&f->q, f->res, ns, b->p.seed, threads, err))) return st;
+    if ((st = ivf_pq_train(&f->q, f->res, ns, b->p.seed, threads, phase_of(b), err))) return st;
     free(f->res);
     f->res = NULL;
     f->pqnorm = vf_mallocarray(g.m * g.ksub, sizeof(float));
@@ -689,10 +706,14 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   if (!f->counts) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   vf_buf_init(&f->r.comp, 0);
   vf_buf_init(&f->r.raw, 0);
-  uint64_t aoff = 0;
+  uint64_t aoff = 0, arows = 0;
   size_t ascap = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, phase_of(b), "assign", NULL, b->rows);
+  vf_stage_update(&sg, 0, "%u lists", nlist);
   for (;;) {
     bool eof;
+    if ((st = vf_check_cancel(err))) return st;
     if ((st = replay_next(b, &f->r, &eof, err))) return st;
     if (eof) break;
     size_t n = f->r.n;
@@ -717,6 +738,8 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     }
     if ((st = write_at(b->assign_fd, f->as, n * 4, aoff, b->assign_path, err))) return st;
     aoff += n * 4;
+    arows += n;
+    vf_stage_update(&sg, arows, "%u lists", nlist);
   }
   b->spill_bytes += aoff;
   if (f->smin) {
@@ -742,6 +765,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   h.rerank = b->p.rerank;
   h.seed = b->p.seed;
   h.rows = b->rows;
+  memcpy(h.corpus_id, b->p.corpus_id, 16);
   f->loff = vf_calloc(nlist, sizeof(uint64_t));
   f->lpos = vf_calloc(nlist, sizeof(uint64_t));
   if (!f->loff || !f->lpos) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
@@ -847,8 +871,11 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   f->r.off = 0;
   aoff = 0;
   size_t ccap = 0;
+  vf_stage_begin(&sg, phase_of(b), "encode", NULL, b->rows);
+  vf_stage_update(&sg, 0, "%s codes", ivf_code_name(g.type));
   for (;;) {
     bool eof;
+    if ((st = vf_check_cancel(err))) return st;
     if ((st = replay_next(b, &f->r, &eof, err))) return st;
     if (eof) break;
     size_t n = f->r.n;
@@ -875,9 +902,10 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     atomic_init(&j.next, 0);
     int nt = threads;
     if ((size_t)nt > (n + BLOCK - 1) / BLOCK) nt = (int)((n + BLOCK - 1) / BLOCK);
-    int saved = ivf_blas_single_begin();
+    if ((st = vf_blas_require(err))) return st;
+    int saved = vf_blas_single_begin();
     st = ivf_parallel(nt, enc_worker, &j, err);
-    ivf_blas_single_end(saved);
+    vf_blas_single_end(saved);
     if (st) return st;
     for (size_t i = 0; i < n; i++)
       if ((st = lbuf_push(w, f->as[i], (int64_t)(row + i), f->codes + i * g.code_size,
@@ -900,12 +928,18 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     idb_w += idb;
     id_pos += idb;
     row += n;
+    vf_stage_update(&sg, row, "%s codes, %llu list-buffer flushes", ivf_code_name(g.type),
+                    (unsigned long long)w->flushes);
   }
   if (row != b->rows || id_pos != b->id_bytes)
     return vf_error_set(err, VF_EINTERNAL, "%s: the spill replays %llu rows, %llu were added",
                         b->spill_path, (unsigned long long)row, (unsigned long long)b->rows);
-  for (uint32_t l = 0; l < nlist; l++)
+  vf_stage_begin(&sg, phase_of(b), "write lists", "lists", nlist);
+  for (uint32_t l = 0; l < nlist; l++) {
+    if ((l & 63) == 0 && (st = vf_check_cancel(err))) return st;
     if ((st = flush_list(w, l, true, err))) return st;
+    vf_stage_update(&sg, (uint64_t)l + 1, NULL);
+  }
   double t_write0 = vf_now();
   rep->seconds_assign = t_write0 - t_assign0;
   /* 5. checksum, fsync, rename */

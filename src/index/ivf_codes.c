@@ -181,9 +181,10 @@ typedef struct pq_job {
   const float *res;
   size_t n, nt;
   uint64_t seed;
-  atomic_size_t next;
-  atomic_int failed;
+  atomic_size_t next, done;
+  atomic_int failed; /* the vf_status of the first failure */
   float *scratch; /* per thread: nt x dsub */
+  vf_stage *stage; /* thread 0 reports the sub-quantizers done */
 } pq_job;
 
 static void pq_worker(void *arg, int t) {
@@ -191,8 +192,13 @@ static void pq_worker(void *arg, int t) {
   const ivf_geom *g = &j->q->g;
   float *sub = j->scratch + (size_t)t * j->nt * g->dsub;
   for (;;) {
+    if (t == 0 && j->stage) vf_stage_update(j->stage, atomic_load(&j->done), NULL);
     size_t m = atomic_fetch_add(&j->next, 1);
-    if (m >= g->m) break;
+    if (m >= g->m || atomic_load(&j->failed)) break;
+    if (vf_cancelled()) {
+      atomic_store(&j->failed, (int)VF_ECANCELED);
+      break;
+    }
     /* evenly strided rows of the sample (the sample is already a random one) */
     for (size_t i = 0; i < j->nt; i++) {
       size_t r = (size_t)((uint64_t)i * j->n / j->nt);
@@ -202,38 +208,48 @@ static void pq_worker(void *arg, int t) {
     float *cb = j->q->pq_cb + m * g->ksub * g->dsub;
     idx_kmeans_opts o = {.iters = PQ_TRAIN_ITERS, .seed = j->seed + m * 0x9e37ull, .threads = 1};
     vf_error e = {0};
-    if (idx_kmeans(sub, j->nt, g->dsub, k, &o, cb, NULL, &e) != VF_OK) {
-      atomic_store(&j->failed, 1);
+    vf_status st = idx_kmeans(sub, j->nt, g->dsub, k, &o, cb, NULL, &e);
+    if (st != VF_OK) {
+      int zero = 0;
+      atomic_compare_exchange_strong(&j->failed, &zero, (int)st);
       continue;
     }
     for (size_t c = k; c < g->ksub; c++) /* fewer rows than centroids: unused copies */
       memcpy(cb + c * g->dsub, cb, g->dsub * sizeof(float));
+    atomic_fetch_add(&j->done, 1);
   }
 }
 
 /* ivf_pq_train(): see ivf_internal.h. */
 vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, int threads,
-                       vf_error *err) {
+                       const char *progress, vf_error *err) {
   const ivf_geom *g = &q->g;
   if (n == 0) return vf_error_set(err, VF_EUSAGE, "pq: no training rows");
   q->pq_cb = vf_mallocarray(g->m * g->ksub * g->dsub, sizeof(float));
   size_t nt = n < PQ_TRAIN_ROWS ? n : PQ_TRAIN_ROWS;
   if (threads < 1) threads = 1;
   if ((size_t)threads > g->m) threads = (int)g->m;
-  pq_job j = {.q = q, .res = res, .n = n, .nt = nt, .seed = seed};
+  vf_stage sg;
+  if (progress) vf_stage_begin(&sg, progress, "pq codebooks", "sub-quantizers", g->m);
+  pq_job j = {.q = q, .res = res, .n = n, .nt = nt, .seed = seed, .stage = progress ? &sg : NULL};
   atomic_init(&j.next, 0);
+  atomic_init(&j.done, 0);
   atomic_init(&j.failed, 0);
   j.scratch = vf_mallocarray((size_t)threads * nt * g->dsub, sizeof(float));
   if (!q->pq_cb || !j.scratch) {
     free(j.scratch);
     return vf_error_set(err, VF_ENOMEM, "pq: out of memory for the codebooks");
   }
-  int saved = ivf_blas_single_begin();
-  vf_status st = ivf_parallel(threads, pq_worker, &j, err);
-  ivf_blas_single_end(saved);
+  vf_status st = vf_blas_require(err);
+  int saved = vf_blas_single_begin();
+  if (st == VF_OK) st = ivf_parallel(threads, pq_worker, &j, err);
+  vf_blas_single_end(saved);
   free(j.scratch);
-  if (st == VF_OK && atomic_load(&j.failed))
+  int failed = atomic_load(&j.failed);
+  if (st == VF_OK && failed == (int)VF_ECANCELED) st = vf_check_cancel(err);
+  else if (st == VF_OK && failed)
     st = vf_error_set(err, VF_ENOMEM, "pq: codebook training failed (out of memory)");
+  if (st == VF_OK && progress) vf_stage_update(&sg, g->m, NULL);
   return st;
 }
 

@@ -55,18 +55,31 @@ static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
   return st;
 }
 
-/* the vector column of a parquet URI: `column`, else the only dense one of the first file */
-static vf_status dense_column(const corpus_files *files, const char *column, char **out,
-                              vf_error *err) {
-  io_source *src = NULL;
-  pqt_file *f = NULL;
-  vf_status st = corpus_open(&files->files[0], &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
-  int top = -1;
-  if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
-  if (st == VF_OK && !(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  pqt_close(f);
+/* the vector column of a parquet URI: `column`, else the only dense one of the first file that
+ * has rows (the plan skips empty files, issue 14) */
+static vf_status dense_column(const corpus_files *files, corpus_plan *plan, const char *column,
+                              char **out, vf_error *err) {
+  vf_status st = VF_OK;
+  *out = NULL;
+  for (size_t i = 0; st == VF_OK && !*out && i < files->n; i++) {
+    io_source *src = NULL;
+    pqt_file *f = NULL;
+    st = corpus_open(&files->files[i], &src, err);
+    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    int64_t nr = st == VF_OK ? pqt_meta(f)->num_rows : 0;
+    if (st == VF_OK && corpus_plan_note_rows(plan, i, nr > 0 ? (uint64_t)nr : 0)) {
+      pqt_close(f);
+      continue;
+    }
+    int top = -1;
+    if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
+    if (st == VF_OK && !(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    pqt_close(f);
+  }
+  if (st == VF_OK && !*out)
+    st = vf_error_set(err, VF_EUSAGE, "index build: every file of the corpus (%zu) is empty",
+                      files->n);
   return st;
 }
 
@@ -83,6 +96,8 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   build_ids ids = {0};
   vf_status st = VF_OK;
   if (!files->n) return vf_error_set(err, VF_EUSAGE, "index build: the corpus has no files");
+  corpus_plan plan;
+  if ((st = corpus_plan_init(&plan, files, err)) != VF_OK) return st;
   corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
   if (src->records) {
     vs = src->vec;
@@ -96,25 +111,41 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
     }
     if (st == VF_OK && !(column = vf_strdup(vs.name))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   } else {
-    st = dense_column(files, o->column, &column, err);
+    st = dense_column(files, &plan, o->column, &column, err);
     vs.name = vs.column = column;
   }
   vs.distance = p->metric;
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1,
                              .id = o->id ? o->id : (src->records ? src->id : NULL)};
-  /* pass 1: rows from the footers (strata of the training sample, default nlist) */
+  bool have_id = false;
+  for (int i = 0; i < 16; i++) have_id |= p->corpus_id[i] != 0;
+  if (!have_id) { /* the corpus identity in the header: index search checks ground truth by it */
+    char fmd5[33];
+    corpus_files_md5(files, fmd5);
+    const char *idt = o->id ? o->id_text : src->records ? src->id_text : NULL;
+    corpus_identity(fmd5, idt, p->corpus_id, NULL);
+  }
+  /* pass 1: rows from the footers (strata of the training sample, default nlist); files
+   * without rows are skipped (corpus_plan) */
   uint64_t total = 0;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, total, &rr, err);
-    if (st == VF_OK) total += corpus_records_rows(rr);
+    if (st == VF_OK) {
+      total += corpus_records_rows(rr);
+      corpus_plan_note_rows(&plan, fi, corpus_records_rows(rr));
+    }
     corpus_records_close(rr);
   }
   if (st == VF_OK && total == 0) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix);
   /* pass 2: stream the rows into the builder */
-  double tr0 = vf_now(), last = tr0;
+  double tr0 = vf_now();
   uint64_t done = 0, base = 0, source_bytes = 0;
+  vf_stage sg;
+  vf_stage_begin(&sg, p->progress ? p->progress : "index build", "read", NULL, total);
+  sg.p.files_total = files->n;
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+    if (corpus_plan_skips(&plan, fi)) continue;
     corpus_records *rr = NULL;
     st = corpus_records_open(&files->files[fi], &spec, base, &rr, err);
     int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
@@ -137,12 +168,9 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
       }
       if (st != VF_OK) break;
       done += bt.n;
-      double now = vf_now();
-      if (now - last >= 0.5) {
-        last = now;
-        vf_progress pr = {"index build: read", done, total, source_bytes, fi, files->n, now - t0};
-        vf_progress_emit(&pr);
-      }
+      sg.p.files_done = fi;
+      sg.p.bytes_done = source_bytes;
+      vf_stage_update(&sg, done, NULL);
     }
     if (rr) {
       base += corpus_records_rows(rr);
@@ -162,6 +190,7 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
     rep->seconds = vf_now() - t0;
   }
   ivf_builder_abort(b);
+  corpus_plan_free(&plan);
   corpus_batch_free(&bt);
   ids_free(&ids);
   free(column);

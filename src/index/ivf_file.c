@@ -14,7 +14,8 @@
  *   20      4     u32 type (ivf_code: 0 flat, 1 sq8, 2 pq, 3 rabitq)
  *   24      4     u32 nlist
  *   28      4     u32 pq_m (PQ; else 0)
- *   32      4     u32 rabitq_bits (RaBitQ, 1..8; else 0)
+ *   32      4     u32 bits: rabitq_bits (RaBitQ, 1..8); pq_nbits (PQ in version 2: 4 or 8;
+ *                 version 1 PQ is 8 bits and stores 0); else 0
  *   36      4     u32 rerank (0: no re-rank vectors)
  *   40      8     u64 seed
  *   48      8     u64 rows
@@ -40,10 +41,8 @@
  *     ids              the point ids in row order, concatenated
  *     re-rank vectors  rows x dim float32 in list order (position), present when rerank > 0
  *                      and type != flat; else empty
- *   176     4     zero
- *   180     4     u32 pq_nbits (version 2: 4 or 8 for PQ, 0 for the other types; version 1:
- *                 not read, PQ is 8 bits)
- *   184     8     zero
+ *   176     16    corpus identity (corpus_identity(): md5 of the corpus file list and the id
+ *                 expression), all zero when not recorded (files written before issue 14)
  *   ...           the sections
  *   end-8   8     u64 checksum (ivf_hash, ivf_codes.c) over bytes [0, end-8)
  *
@@ -51,7 +50,6 @@
  * consistent, counts summing to rows), every stored row number, the id offsets and the checksum;
  * a file that fails any check is VF_ECORRUPT naming the file and the section.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -88,7 +86,7 @@ void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]) {
   put32(out + 20, h->type);
   put32(out + 24, h->nlist);
   put32(out + 28, h->pq_m);
-  put32(out + 32, h->rabitq_bits);
+  put32(out + 32, h->type == IVF_PQ && h->version >= IVF_VERSION_PQ4 ? h->pq_nbits : h->rabitq_bits);
   put32(out + 36, h->rerank);
   put64(out + 40, h->seed);
   put64(out + 48, h->rows);
@@ -97,7 +95,7 @@ void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]) {
     put64(out + 64 + 16 * s, h->off[s]);
     put64(out + 72 + 16 * s, h->len[s]);
   }
-  if (h->version >= IVF_VERSION_PQ4) put32(out + 180, h->pq_nbits);
+  memcpy(out + 64 + 16 * IVF_NSECTIONS, h->corpus_id, 16);
 }
 
 static void hdr_read(const uint8_t *p, ivf_hdr *h) {
@@ -116,7 +114,13 @@ static void hdr_read(const uint8_t *p, ivf_hdr *h) {
     h->off[s] = get64(p + 64 + 16 * s);
     h->len[s] = get64(p + 72 + 16 * s);
   }
-  h->pq_nbits = h->version >= IVF_VERSION_PQ4 ? get32(p + 180) : 0;
+  memcpy(h->corpus_id, p + 64 + 16 * IVF_NSECTIONS, 16);
+  if (h->type == IVF_PQ && h->version >= IVF_VERSION_PQ4) { /* offset 32 holds the PQ bits */
+    h->pq_nbits = h->rabitq_bits;
+    h->rabitq_bits = 0;
+  } else {
+    h->pq_nbits = 0;
+  }
 }
 
 int ivf_tie_by_id(const void *user, int64_t a, int64_t b) {
@@ -332,8 +336,11 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     for (uint32_t l = 0; l < h->nlist; l++)
       memcpy(pad + (size_t)l * D, ix->centroids + (size_t)l * d, d * sizeof(float));
     /* rotated centroids: C_pad x rot^T */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)h->nlist, (blasint)D, (blasint)D,
-                1.0f, pad, (blasint)D, ix->q.rot, (blasint)D, 0.0f, ix->rcent, (blasint)D);
+    if ((st = vf_blas_require(err)) != VF_OK) {
+      free(pad);
+      goto fail;
+    }
+    vf_sgemm_nt(h->nlist, D, D, pad, D, ix->q.rot, D, ix->rcent, D);
     free(pad);
   }
   ivf_info *in = &ix->info;
@@ -354,6 +361,9 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   double mean = (double)h->rows / h->nlist;
   in->list_max_over_mean = mean > 0 ? (double)lmax / mean : 0.0;
   in->list_balance = h->rows ? (double)sq / (double)h->rows : 0.0;
+  memcpy(in->corpus_id, h->corpus_id, 16);
+  in->has_corpus_id = false;
+  for (int i = 0; i < 16; i++) in->has_corpus_id |= h->corpus_id[i] != 0;
   *out = ix;
   return VF_OK;
 fail:

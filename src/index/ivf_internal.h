@@ -15,7 +15,7 @@
 
 #define IVF_MAGIC "VFIVF\0\0\1"
 #define IVF_VERSION 1u     /* every file that version 1 can describe is written as version 1 */
-#define IVF_VERSION_PQ4 2u /* version 2 adds u32 pq_nbits at offset 180 (4-bit PQ files) */
+#define IVF_VERSION_PQ4 2u /* version 2: a PQ file's u32 pq_nbits at offset 32 (4-bit PQ files) */
 #define IVF_HEADER_BYTES 192u
 #define IVF_ALIGN 64u
 #define IVF_PQ_BLOCK 32u /* PQ codes are stored in blocks of 32 rows, transposed per block */
@@ -94,11 +94,6 @@ static inline double ivf_rng_unit(ivf_rng *r) { /* [0, 1) */
   return (double)(ivf_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* ----------------------------------------------------------- BLAS helpers */
-
-/* OpenBLAS's thread count is lowered to 1 while our own threads call sgemm. */
-int ivf_blas_single_begin(void);
-void ivf_blas_single_end(int saved);
 
 /* A simple fork-join: fn(arg, t) for t in [0, nthreads). */
 typedef void (*ivf_par_fn)(void *arg, int t);
@@ -122,9 +117,11 @@ typedef struct ivf_quant {
 
 void ivf_quant_free(ivf_quant *q);
 /*! ivf_pq_train() : codebooks (ksub centroids per sub-quantizer) from `n` residuals (n x d),
- *  capped at 65536 rows, sub-quantizers trained in parallel. */
+ *  capped at 65536 rows, few iterations, sub-quantizers trained in parallel.
+ *  `progress`: NULL, or the phase of a "pq codebooks" stage reporting the sub-quantizers done.
+ *  Polls vf_cancelled().  @return : VF_ENOMEM, VF_ECANCELED. */
 vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, int threads,
-                       vf_error *err);
+                       const char *progress, vf_error *err);
 /*! ivf_rabitq_rotation() : a seeded random orthogonal D x D matrix into q->rot. */
 vf_status ivf_rabitq_rotation(ivf_quant *q, uint64_t seed, vf_error *err);
 
@@ -214,6 +211,7 @@ typedef struct ivf_hdr {
   uint32_t pq_nbits; /* version 2: PQ 4 or 8, else 0; version 1 files: 0 (PQ is 8 bits) */
   uint64_t seed, rows, file_bytes;
   uint64_t off[IVF_NSECTIONS], len[IVF_NSECTIONS];
+  uint8_t corpus_id[16]; /* the corpus identity (ivf_params.corpus_id); zero: none recorded */
 } ivf_hdr;
 
 void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]);

@@ -26,6 +26,13 @@
  *
  * Ties are broken by point id (ivf_tie_by_id).  Results do not depend on the thread count: each
  * query is processed by one thread, deterministically.
+ *
+ * Filtered search (opts->allow): the filter is applied inside the list scan — a row that is not
+ * allowed is never pushed into the top k (nor the re-rank candidates), and a list with no allowed
+ * row is not scored at all — and nprobe is a minimum: lists are scanned in centroid order until k
+ * allowed hits were found after the first nprobe, or every list was scanned (a selective filter
+ * then costs more lists, as in filtered HNSW/IVF engines; the answer never silently has fewer
+ * than k hits while unscanned lists could hold allowed rows).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +53,7 @@ typedef struct srch {
   atomic_size_t next;
   atomic_int failed;
   size_t maxlist;
+  const uint8_t *const *allow; /* per query, or NULL */
 } srch;
 
 typedef struct scratch {
@@ -56,6 +64,7 @@ typedef struct scratch {
   uint16_t s16[IVF_PQ_BLOCK];
   idx_topk top, cand, probe;
   idx_hit *tmp;
+  uint8_t *skip; /* filtered: per row of the list being scanned */
 } scratch;
 
 static inline const int64_t *list_rows(const ivf_index *ix, uint32_t l) {
@@ -213,12 +222,20 @@ static void rerank_adc(const ivf_index *ix, scratch *w, const ivf_kern *K, const
 }
 
 static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
-                      const idx_kernels *IK) {
+                      const idx_kernels *IK, const uint8_t *al) {
   const ivf_index *ix = s->ix;
   const ivf_geom *g = &ix->g;
   size_t d = g->d, cnt = (size_t)ix->dir[3 * l + 1];
   if (!cnt) return;
   const int64_t *rows = list_rows(ix, l);
+  if (al) { /* the filter: rows it rejects are skipped; a list without allowed rows is not scored */
+    size_t ok = 0;
+    for (size_t i = 0; i < cnt; i++) {
+      w->skip[i] = !al[rows[i]];
+      ok += !w->skip[i];
+    }
+    if (!ok) return;
+  }
   const uint8_t *codes = list_codes(ix, l);
   const float *c = ix->centroids + (size_t)l * d, *q = w->qv;
   bool euclid = ix->h.metric == CORPUS_EUCLID;
@@ -311,6 +328,7 @@ static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
         sc[i] = score;
         continue;
       }
+      if (al && w->skip[i]) continue;
       float ip = f[1], bnd = yn * bound_k * sqrtf(fmaxf(1.0f - ip * ip, 0.0f)) / ip;
       float opt = score + (euclid ? 2.0f : 1.0f) * f[0] * bnd;
       if (w->top.n == w->top.k && opt < w->top.heap[0].score) continue;
@@ -322,9 +340,9 @@ static void scan_list(const srch *s, scratch *w, uint32_t l, const ivf_kern *K,
   }
   if (s->cand) {
     for (size_t i = 0; i < cnt; i++)
-      idx_topk_push(&w->cand, sc[i], (int64_t)(pos0 + i));
+      if (!al || !w->skip[i]) idx_topk_push(&w->cand, sc[i], (int64_t)(pos0 + i));
   } else {
-    idx_topk_push_batch(&w->top, sc, cnt, rows, 0, NULL);
+    idx_topk_push_batch(&w->top, sc, cnt, rows, 0, al ? w->skip : NULL);
   }
 }
 
@@ -335,9 +353,12 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   size_t d = g->d, nlist = ix->h.nlist;
   bool euclid = ix->h.metric == CORPUS_EUCLID;
   const float *q = w->qv; /* and its coarse scores w->csc: coarse_group */
+  /* filtered: every list in centroid order (the probe widens past nprobe, see the top) */
+  const uint8_t *al = s->allow ? s->allow[qi] : NULL;
   idx_topk_reset(&w->probe);
   idx_topk_push_batch(&w->probe, w->csc, nlist, NULL, 0, NULL);
   size_t np = idx_topk_sorted(&w->probe, w->tmp);
+  if (!al && np > s->nprobe) np = s->nprobe; /* an unfiltered query of a filtered batch */
   uint32_t lists_small[64], *lists = np <= 64 ? lists_small : vf_mallocarray(np, sizeof *lists);
   if (!lists) {
     atomic_store((atomic_int *)&s->failed, 1);
@@ -366,8 +387,13 @@ static void search_one(const srch *s, scratch *w, size_t qi, const ivf_kern *K,
   }
   idx_topk_reset(&w->top);
   idx_topk_reset(&w->cand);
-  for (size_t i = 0; i < np; i++)
-    scan_list(s, w, lists[i], K, IK);
+  bool cands = s->rr && ix->rerank && g->type != IVF_FLAT && g->type != IVF_RABITQ;
+  for (size_t i = 0; i < np; i++) {
+    scan_list(s, w, lists[i], K, IK, al);
+    /* unfiltered, np == nprobe; filtered, np == nlist and the scan stops once the first nprobe
+     * lists are done and k allowed hits were found */
+    if (al && i + 1 >= s->nprobe && (cands ? w->cand.n : w->top.n) >= s->k) break;
+  }
   if (lists != lists_small) free(lists);
   if (s->adc) {
     rerank_adc(ix, w, K, IK);
@@ -414,7 +440,8 @@ static void search_worker(void *arg, int t) {
   size_t lutn = g->type == IVF_PQ ? g->m * g->ksub : g->type == IVF_RABITQ ? D / 8 * 256 : 1;
   size_t rk = s->rr ? s->rr * s->k : 1;
   if (rk > ((size_t)1 << 24)) rk = (size_t)1 << 24;
-  size_t ntmp = rk > s->nprobe ? rk : s->nprobe;
+  size_t nprobe = s->allow ? ix->h.nlist : s->nprobe; /* filtered: every list may be probed */
+  size_t ntmp = rk > nprobe ? rk : nprobe;
   scratch w = {0};
   w.qv4 = vf_mallocarray(IVF_QGROUP * D, sizeof(float));
   w.csc4 = vf_mallocarray(IVF_QGROUP * (size_t)ix->h.nlist, sizeof(float));
@@ -427,10 +454,12 @@ static void search_worker(void *arg, int t) {
   w.ql.lo = vf_mallocarray(pq4 ? g->m : 1, sizeof(float));
   w.qt = vf_mallocarray(pq4 ? g->m * 16 : 1, sizeof(float));
   w.tmp = vf_mallocarray(ntmp, sizeof(idx_hit));
+  w.skip = s->allow ? vf_malloc(s->maxlist + 1) : NULL;
   bool ok = w.qv4 && w.y && w.w && w.sc && w.lut && w.csc4 && w.tmp && w.ql.q && w.ql.lo && w.qt &&
+            (!s->allow || w.skip) &&
             idx_topk_init(&w.top, s->k, ivf_tie_by_id, ix, NULL) == VF_OK &&
             idx_topk_init(&w.cand, rk, NULL, NULL, NULL) == VF_OK &&
-            idx_topk_init(&w.probe, s->nprobe, NULL, NULL, NULL) == VF_OK;
+            idx_topk_init(&w.probe, nprobe, NULL, NULL, NULL) == VF_OK;
   if (!ok) atomic_store(&s->failed, 1);
   while (ok && !atomic_load(&s->failed)) {
     size_t q0 = atomic_fetch_add(&s->next, 1) * s->group;
@@ -453,10 +482,14 @@ static void search_worker(void *arg, int t) {
   free(w.ql.lo);
   free(w.qt);
   free(w.tmp);
+  free(w.skip);
   idx_topk_free(&w.top);
   idx_topk_free(&w.cand);
   idx_topk_free(&w.probe);
 }
+
+/* ivf_default_nprobe(): see ivf.h. */
+uint32_t ivf_default_nprobe(uint32_t nlist) { return nlist / 16 > 16 ? nlist / 16 : 16; }
 
 /* ivf_search(): see ivf.h. */
 vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32_t dim, size_t k,
@@ -469,12 +502,13 @@ vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32
                         (size_t)1 << 24);
   if (nq == 0) return VF_OK;
   srch s = {.ix = ix, .queries = queries, .nq = nq, .k = k, .hits = hits, .counts = counts};
-  s.nprobe = opts && opts->nprobe ? opts->nprobe : 1;
+  s.nprobe = opts && opts->nprobe ? opts->nprobe : ivf_default_nprobe(ix->h.nlist);
   if (s.nprobe > ix->h.nlist) s.nprobe = ix->h.nlist;
   s.rr = opts && opts->rerank ? opts->rerank : ix->h.rerank;
   s.adc = s.rr && !ix->rerank && ix->g.type == IVF_PQ && ix->g.nbits == 4;
   s.cand = s.rr && ix->g.type != IVF_FLAT && (ix->rerank || s.adc);
   s.maxlist = ix->info.list_max;
+  s.allow = opts ? opts->allow : NULL;
   atomic_init(&s.next, 0);
   atomic_init(&s.failed, 0);
   int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();

@@ -3,9 +3,9 @@
  * assignment the IVF builder reuses.
  *
  * Assignment: |x - c|^2 = |x|^2 - 2 x.c + |c|^2, and |x|^2 does not change the argmin, so a
- * block of rows is scored against a tile of centroids by one cblas_sgemm (x . c^T) plus the
+ * block of rows is scored against a tile of centroids by one sgemm (vf_sgemm_nt, x . c^T) plus the
  * precomputed centroid norms.  Rows are cut into fixed blocks of ASSIGN_BLOCK rows whatever
- * the thread count and every block is one identical sgemm call (OpenBLAS single-threaded inside
+ * the thread count and every block is one identical sgemm call (the BLAS single-threaded inside
  * our workers), so the assignment — and everything computed from it — is the same for 1 or N
  * threads.  Ties go to the lower centroid index.
  *
@@ -23,7 +23,6 @@
  * layer clusters the raw vectors in L2 (balanced lists, each a neighbourhood of its centroid) and
  * probes lists by q.c at search time; see ivf_build.c.
  */
-#include <cblas.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,21 +32,6 @@
 #define ASSIGN_BLOCK 256  /* rows per sgemm */
 #define CENT_TILE 1024    /* centroids per sgemm */
 #define KMPP_MAX_WORK 2e8 /* n*k*d up to which k-means++ seeds the centroids */
-
-extern void openblas_set_num_threads(int) __attribute__((weak));
-extern int openblas_get_num_threads(void) __attribute__((weak));
-
-/* ivf_blas_single_begin(): see ivf_internal.h. */
-int ivf_blas_single_begin(void) {
-  if (!openblas_get_num_threads || !openblas_set_num_threads) return 0;
-  int n = openblas_get_num_threads();
-  if (n != 1) openblas_set_num_threads(1);
-  return n;
-}
-
-void ivf_blas_single_end(int saved) {
-  if (saved > 1 && openblas_set_num_threads) openblas_set_num_threads(saved);
-}
 
 /* --------------------------------------------------------------- threads */
 
@@ -122,9 +106,7 @@ static void assign_worker(void *arg, int t) {
     }
     for (size_t c0 = 0; c0 < j->k; c0 += tile) {
       size_t nc = j->k - c0 < tile ? j->k - c0 : tile;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
-                  (blasint)j->d, 1.0f, j->x + r0 * j->d, (blasint)j->d, j->c + c0 * j->d,
-                  (blasint)j->d, 0.0f, ip, (blasint)nc);
+      vf_sgemm_nt(nr, nc, j->d, j->x + r0 * j->d, j->d, j->c + c0 * j->d, j->d, ip, nc);
       for (size_t i = 0; i < nr; i++) {
         uint32_t c;
         float v = K->argmin(j->cnorm + c0, ip + i * nc, nc, &c);
@@ -152,6 +134,8 @@ static void assign_worker(void *arg, int t) {
 vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
                         size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
   if (n == 0) return VF_OK;
+  vf_status st = vf_blas_require(err);
+  if (st != VF_OK) return st;
   if (threads < 1) threads = 1;
   size_t nblocks = (n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
   if ((size_t)threads > nblocks) threads = (int)nblocks;
@@ -160,9 +144,9 @@ vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, cons
   atomic_init(&j.next, 0);
   j.scratch = vf_mallocarray((size_t)threads * ASSIGN_BLOCK, (k < CENT_TILE ? k : CENT_TILE) * sizeof(float));
   if (!j.scratch) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for the assignment");
-  int saved = ivf_blas_single_begin();
-  vf_status st = ivf_parallel(threads, assign_worker, &j, err);
-  ivf_blas_single_end(saved);
+  int saved = vf_blas_single_begin();
+  st = ivf_parallel(threads, assign_worker, &j, err);
+  vf_blas_single_end(saved);
   free(j.scratch);
   return st;
 }
@@ -191,12 +175,14 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   bool spherical = opts && opts->spherical;
 
   uint32_t *as = assign ? assign : vf_mallocarray(n, sizeof *as);
+  const char *phase = opts ? opts->progress : NULL;
+  float *dist = phase ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
   float *cn = vf_mallocarray(k, sizeof *cn);
   double *sum = vf_mallocarray(k * d, sizeof *sum);
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm) {
+  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist)) {
     st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k);
     goto done;
   }
@@ -249,9 +235,21 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     }
   }
   if (k == 1) iters = 1;
+  vf_stage sg;
+  if (phase) {
+    vf_stage_begin(&sg, phase, "k-means", "iterations", (uint64_t)iters);
+    vf_stage_update(&sg, 0, "%zu centroids, %zu rows", k, n);
+  }
   for (int it = 0; it < iters; it++) {
+    if ((st = vf_check_cancel(err)) != VF_OK) goto done;
     centroid_norms(centroids, k, d, cn);
-    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, NULL, err)) != VF_OK) goto done;
+    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err)) != VF_OK) goto done;
+    if (phase) { /* the objective of the centroids just used (before this update) */
+      double obj = 0;
+      for (size_t i = 0; i < n; i++)
+        obj += dist[i];
+      vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
+    }
     memset(sum, 0, k * d * sizeof *sum);
     memset(cnt, 0, k * sizeof *cnt);
     for (size_t i = 0; i < n; i++) {
@@ -292,6 +290,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   }
 done:
   if (as != assign) free(as);
+  free(dist);
   free(cn);
   free(sum);
   free(cnt);

@@ -43,7 +43,9 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -68,6 +70,8 @@ struct io_http {
   char *token_header; /* "x-amz-security-token: ..." (never logged) */
   char *ca_bundle;
   bool follow;
+  bool http2;         /* issue 18: HTTP/2 only (gRPC) */
+  curl_socket_t h2_sock; /* the h2c connection of the last transfer (CURL_SOCKET_BAD: none) */
   long connect_ms, total_ms;
   int max_retries;
   double base_s, max_s;
@@ -82,6 +86,9 @@ struct io_http {
   bool range_ignored; /* ... and the answer was 200 */
   uint64_t body_bytes; /* body bytes received in this attempt */
   io_http_resp *resp; /* header fields land here */
+  double grpc_retry_s; /* gRPC retry hint of this attempt (retry-after / grpc-retry-pushback-ms), -1 */
+  bool grpc_call;      /* this attempt is a gRPC call */
+  bool grpc_done_early; /* ... whose failing status arrived: the transfer was stopped there */
 };
 
 static pthread_once_t http_once = PTHREAD_ONCE_INIT;
@@ -126,8 +133,11 @@ static size_t http_write_cb(char *ptr, size_t size, size_t nmemb, void *user) {
 static void http_resp_reset_headers(io_http_resp *rs) {
   free(rs->link_next);
   free(rs->etag);
+  free(rs->grpc_message);
   rs->link_next = NULL;
   rs->etag = NULL;
+  rs->grpc_message = NULL;
+  rs->grpc_status = -1;
   rs->content_length = -1;
   rs->range_start = rs->range_end = rs->range_total = -1;
 }
@@ -138,8 +148,10 @@ void io_http_resp_free(io_http_resp *rs) {
   vf_buf_free(&rs->body);
   free(rs->link_next);
   free(rs->etag);
+  free(rs->grpc_message);
   rs->link_next = NULL;
   rs->etag = NULL;
+  rs->grpc_message = NULL;
 }
 
 /* A non-negative decimal that fits int64 spanning exactly [p, e); -1 otherwise. */
@@ -252,6 +264,13 @@ char *io_http_parse_link_next(const char *v, size_t n) {
   return NULL;
 }
 
+static int http_hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
 static size_t http_header_cb(char *buf, size_t size, size_t nitems, void *user) {
   io_http *c = user;
   size_t n = size * nitems;
@@ -262,7 +281,17 @@ static size_t http_header_cb(char *buf, size_t size, size_t nitems, void *user) 
     return n;
   }
   const char *colon = memchr(buf, ':', n);
-  if (!colon) return n;
+  if (!colon) {
+    /* the end of a header block that carried a failing grpc-status (a trailers-only answer,
+     * e.g. RESOURCE_EXHAUSTED for a message over the server's limit): the answer is complete,
+     * so stop here — a server that has stopped reading would otherwise leave the upload
+     * blocked on flow control until the timeout */
+    if (c->grpc_call && rs->grpc_status > 0 && n <= 2) {
+      c->grpc_done_early = true;
+      return 0;
+    }
+    return n;
+  }
   size_t kl = (size_t)(colon - buf);
   const char *v = colon + 1, *e = buf + n;
   while (v < e && (*v == ' ' || *v == '\t'))
@@ -284,9 +313,49 @@ static size_t http_header_cb(char *buf, size_t size, size_t nitems, void *user) 
       free(rs->link_next);
       rs->link_next = nx;
     }
+  } else if (HDR_IS("grpc-status")) { /* issue 18: in the trailers, or the headers of a
+                                          trailers-only answer */
+    int64_t code = http_dec(v, e);
+    rs->grpc_status = code >= 0 && code <= 99 ? (int)code : 2; /* UNKNOWN */
+  } else if (HDR_IS("grpc-message")) { /* percent-encoded (gRPC over HTTP/2, "Responses") */
+    free(rs->grpc_message);
+    rs->grpc_message = vf_malloc(vl + 1);
+    if (rs->grpc_message) {
+      size_t w = 0;
+      for (const char *q = v; q < e; q++) {
+        int hi, lo;
+        if (*q == '%' && e - q >= 3 && (hi = http_hexval(q[1])) >= 0 && (lo = http_hexval(q[2])) >= 0) {
+          rs->grpc_message[w++] = (char)(hi * 16 + lo);
+          q += 2;
+        } else {
+          rs->grpc_message[w++] = *q;
+        }
+      }
+      rs->grpc_message[w] = 0;
+    }
+  } else if (HDR_IS("grpc-retry-pushback-ms")) {
+    int64_t ms = http_dec(v, e);
+    if (ms >= 0) c->grpc_retry_s = (double)ms / 1000.0;
+  } else if (HDR_IS("retry-after") && c->http2) { /* Qdrant's hint on RESOURCE_EXHAUSTED */
+    char *endp = NULL;
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)(vl < 31 ? vl : 31), v);
+    double sec = strtod(tmp, &endp);
+    if (endp != tmp && sec >= 0) c->grpc_retry_s = sec;
   }
 #undef HDR_IS
   return n;
+}
+
+/* io_grpc_status_name(): see io.h. */
+const char *io_grpc_status_name(int code) {
+  static const char *const names[] = {"OK",        "CANCELLED",         "UNKNOWN",
+                                      "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+                                      "ALREADY_EXISTS",   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                      "FAILED_PRECONDITION", "ABORTED",     "OUT_OF_RANGE",
+                                      "UNIMPLEMENTED",    "INTERNAL",          "UNAVAILABLE",
+                                      "DATA_LOSS",        "UNAUTHENTICATED"};
+  return code >= 0 && code <= 16 ? names[code] : "UNKNOWN";
 }
 
 /* xorshift64*: jitter only, no security role */
@@ -299,13 +368,18 @@ static double http_rand01(io_http *c) {
   return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
+static void http_wipe_free(char *s);
+
 /* io_http_open(): see io.h. */
 vf_status io_http_open(const char *base_url, const io_http_opts *opts, io_http **out,
                        vf_error *err) {
   *out = NULL;
   if (!base_url) base_url = ""; /* no base: every request carries an absolute req->url */
-  if (*base_url && strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0)
-    return vf_error_set(err, VF_EUSAGE, "http: '%s' is not an http:// or https:// URL", base_url);
+  if (*base_url && strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0) {
+    char shown[512];
+    return vf_error_set(err, VF_EUSAGE, "http: '%s' is not an http:// or https:// URL",
+                        vf_url_redact(base_url, shown, sizeof shown));
+  }
   if (strlen(base_url) > HTTP_MAX_URL / 2)
     return vf_error_set(err, VF_EUSAGE, "http: the URL is longer than %d bytes", HTTP_MAX_URL / 2);
   pthread_once(&http_once, http_global_init);
@@ -350,6 +424,18 @@ vf_status io_http_open(const char *base_url, const io_http_opts *opts, io_http *
     }
   }
   c->follow = o.follow_redirects;
+  c->http2 = o.http2;
+  c->h2_sock = CURL_SOCKET_BAD;
+  if (c->http2 && !(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2)) {
+    free(c->base);
+    free(c->ca_bundle);
+    http_wipe_free(c->api_header);
+    http_wipe_free(c->bearer_header);
+    free(c);
+    return vf_error_set(err, VF_EUNSUPPORTED, "http: this libcurl (%s) has no HTTP/2 support, "
+                        "which gRPC needs (install a libcurl built with nghttp2, or use REST)",
+                        curl_version_info(CURLVERSION_NOW)->version);
+  }
   c->curl = curl_easy_init();
   if (nomem || !c->base || !c->curl || (ca && *ca && !c->ca_bundle) ||
       (o.api_key && *o.api_key && !c->api_header)) {
@@ -396,12 +482,20 @@ void io_http_close(io_http *c) {
 }
 
 /* The URL for messages: base + path (or the absolute URL) up to the query string (queries may
- * carry secrets such as pre-signed signatures). */
+ * carry secrets such as pre-signed signatures), userinfo masked (a password in the URL). */
 static void http_log_url(const io_http *c, const char *url, const char *path, char *out,
                          size_t cap) {
   const char *b = url ? "" : c->base, *p = url ? url : path;
   size_t pl = strcspn(p, "?");
-  snprintf(out, cap, "%s%.*s", b, (int)pl, p);
+  size_t fl = strlen(b) + pl + 1;
+  char *full = vf_malloc(fl);
+  if (!full) {
+    snprintf(out, cap, "(a URL)");
+    return;
+  }
+  snprintf(full, fl, "%s%.*s", b, (int)pl, p);
+  vf_url_redact(full, out, cap);
+  free(full);
 }
 
 /* A short, printable excerpt of a response body for error messages. */
@@ -443,6 +537,20 @@ static void http_sleep(double s) {
   }
 }
 
+/* Whether the kept connection `s` is still open: no EOF or error waiting on it (a peer's close
+ * shows as a readable socket with nothing to read). */
+static bool http_sock_alive(curl_socket_t s) {
+  if (s == CURL_SOCKET_BAD) return false;
+  struct pollfd pfd = {s, POLLIN, 0};
+  int r = poll(&pfd, 1, 0);
+  if (r < 0) return false;
+  if (r == 0) return true;
+  if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
+  char b;
+  ssize_t n = recv(s, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n > 0; /* data pending (e.g. a PING or SETTINGS frame): open; 0: closed */
+}
+
 /* One attempt.  Returns the curl code; *status gets the HTTP status (0 without a response),
  * *retry_after the Retry-After seconds (-1 when absent). */
 static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
@@ -461,7 +569,21 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   c->range_ignored = false;
   c->body_bytes = 0;
   c->resp = rs;
+  c->grpc_retry_s = -1;
+  c->grpc_call = rq->grpc;
+  c->grpc_done_early = false;
   curl_easy_setopt(h, CURLOPT_URL, url);
+  if (c->http2) { /* gRPC: HTTP/2 with prior knowledge on cleartext, ALPN h2 over TLS */
+    long ver = (long)CURL_HTTP_VERSION_2TLS;
+    if (strncmp(url, "https://", 8) != 0) {
+      /* libcurl 7.88 fails a request that reuses an h2c connection under PRIOR_KNOWLEDGE
+       * ("Error in the HTTP2 framing layer"), so prior knowledge opens the connection and a
+       * live one is reused under HTTP_VERSION_2_0 (which multiplexes onto it) */
+      ver = http_sock_alive(c->h2_sock) ? (long)CURL_HTTP_VERSION_2_0
+                                        : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+    }
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, ver);
+  }
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
@@ -477,7 +599,7 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, http_header_cb);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-  if (!rq->range && !rq->head && rq->sink_fd <= 0) /* byte-exact transfers stay identity */
+  if (!rq->range && !rq->head && rq->sink_fd <= 0 && !rq->grpc) /* byte-exact transfers stay identity */
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
   if (c->follow) {
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
@@ -503,6 +625,7 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   c->stats.requests++;
   c->stats.bytes_sent += rq->body ? rq->body_len : 0;
   CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_WRITE_ERROR && c->grpc_done_early) rc = CURLE_OK; /* stopped on purpose */
   c->stats.bytes_received += c->body_bytes;
   io_remote_count(1, 0, c->body_bytes, rq->body ? rq->body_len : 0);
   *status = 0;
@@ -514,6 +637,18 @@ static CURLcode http_attempt(io_http *c, const io_http_req *rq, const char *url,
   curl_off_t ra = -1;
   if (curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
     *retry_after = (double)ra;
+  if (c->http2) {
+    curl_socket_t sock = CURL_SOCKET_BAD;
+    if (rc != CURLE_OK || curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &sock) != CURLE_OK)
+      sock = CURL_SOCKET_BAD;
+    c->h2_sock = sock;
+  }
+  if (rq->grpc) {
+    long ver = 0;
+    curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &ver);
+    if (rc == CURLE_OK && *status != 0 && ver != CURL_HTTP_VERSION_2_0) *status = -2; /* not h2 */
+    if (c->grpc_retry_s >= 0) *retry_after = c->grpc_retry_s;
+  }
   c->sink = NULL;
   c->resp = NULL;
   return rc;
@@ -558,7 +693,14 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     else                                                                                       \
       ok = false;                                                                              \
   } while (0)
-  if (rq->body) {
+  char gtimeout[64];
+  if (rq->grpc) { /* gRPC over HTTP/2, "Requests" */
+    HTTP_ADD("Content-Type: application/grpc");
+    HTTP_ADD("TE: trailers");
+    snprintf(gtimeout, sizeof gtimeout, "grpc-timeout: %ldm",
+             c->total_ms < 99999999 ? c->total_ms : 99999999L);
+    HTTP_ADD(gtimeout);
+  } else if (rq->body) {
     snprintf(ctype, sizeof ctype, "Content-Type: %s",
              rq->content_type ? rq->content_type : "application/json");
     HTTP_ADD(ctype);
@@ -579,7 +721,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
   bool own_accept = false; /* a caller's Accept replaces the default (no duplicate header) */
   for (const char *const *hp = rq->headers; hp && *hp; hp++)
     if (strncasecmp(*hp, "Accept:", 7) == 0) own_accept = true;
-  if (!own_accept) HTTP_ADD("Accept: application/json");
+  if (!own_accept && !rq->grpc) HTTP_ADD("Accept: application/json");
   if (c->api_header) HTTP_ADD(c->api_header);
   if (c->bearer_header) HTTP_ADD(c->bearer_header);
   if (c->sigv4) {
@@ -632,15 +774,35 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
       break;
     }
     bool retry;
-    char what[CURL_ERROR_SIZE + 64];
+    char what[CURL_ERROR_SIZE + 320];
     if (rc != CURLE_OK) {
       retry = http_retryable_curl(rc);
       snprintf(what, sizeof what, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    } else if (rq->grpc && status == -2) {
+      st = vf_error_set(err, VF_ENET, "%s %s: the server did not answer over HTTP/2 (is this "
+                        "Qdrant's gRPC port?)", method, logurl);
+      break;
+    } else if (rq->grpc && status == 200) {
+      int gs = rs->grpc_status;
+      if (gs == 0) {
+        st = VF_OK;
+        break;
+      }
+      const char *gm = rs->grpc_message ? rs->grpc_message : "";
+      /* a message over the server's limit is RESOURCE_EXHAUSTED too, but no retry helps */
+      bool too_big = gs == 8 && (strstr(gm, "larger than") || strstr(gm, "too large"));
+      retry = gs == -1 || gs == 14 || gs == 4 || (gs == 8 && !too_big);
+      if (gs == -1)
+        snprintf(what, sizeof what, "the gRPC answer ended without a grpc-status");
+      else
+        snprintf(what, sizeof what, "gRPC %s (%d)%s%.260s", io_grpc_status_name(gs), gs,
+                 gm[0] ? ": " : "", gm);
     } else {
       retry = status == 429 || status >= 500;
       snprintf(what, sizeof what, "HTTP %ld", status);
     }
-    if (rc == CURLE_OK && ((status >= 200 && status < 300) || (status == 404 && rq->allow_404))) {
+    if (rc == CURLE_OK && !rq->grpc &&
+        ((status >= 200 && status < 300) || (status == 404 && rq->allow_404))) {
       st = VF_OK;
       break;
     }
@@ -656,6 +818,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     }
     char ex[HTTP_EXCERPT + 8];
     http_excerpt(&rs->body, ex, sizeof ex);
+    if (rq->grpc && status == 200) ex[0] = 0; /* a protobuf body: the status says it all */
     st = vf_error_set(err, VF_ENET,
                       "%s %s: %s after %d attempt%s%s%s", method, logurl, what, attempt,
                       attempt == 1 ? "" : "s", ex[0] ? ": " : "", ex);

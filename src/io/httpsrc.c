@@ -493,11 +493,11 @@ vf_status io_httpsrc_open(const char *url, const char *name, const io_http_opts 
                           int64_t size, io_source **out, vf_error *err) {
   *out = NULL;
   httpsrc *s = calloc(1, sizeof *s);
-  if (!s) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
+  if (!s) return vf_error_set(err, VF_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   s->base.vt = &httpsrc_vt;
   s->base.read_spans = hs_read_spans;
-  s->base.name = vf_strdup(name);
+  s->base.name = vf_url_redact_dup(name); /* the name is in every message: no password */
   s->url = vf_strdup(url);
   if (opts) s->o = *opts;
   bool ok = s->base.name && s->url && hs_own(s, 0, &s->o.ca_bundle) &&
@@ -507,7 +507,7 @@ vf_status io_httpsrc_open(const char *url, const char *name, const io_http_opts 
             (s->okey = hs_opts_key(&s->o)) != NULL;
   if (!ok) {
     io_close(&s->base);
-    return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   io_remote_opts ro;
   io_remote_opts_get(&ro);
@@ -574,9 +574,11 @@ vf_status io_http_list_parts(const char *tmpl, const io_http_opts *opts, io_list
   memset(out, 0, sizeof *out);
   size_t plen;
   int width;
+  char shown[1024], ushown[1024]; /* for messages: no password */
+  vf_url_redact(tmpl, shown, sizeof shown);
   if (!hs_find_pattern(tmpl, &plen, &width))
     return vf_error_set(err, VF_EUSAGE, "%s: malformed part pattern (expected {i} or {i:0N})",
-                        tmpl);
+                        shown);
   io_http *h = NULL;
   vf_status st = io_http_open(NULL, opts, &h, err);
   if (st != VF_OK) return st;
@@ -585,12 +587,12 @@ vf_status io_http_list_parts(const char *tmpl, const io_http_opts *opts, io_list
   size_t cap = 0;
   for (uint64_t i = 0;; i++) {
     if (i >= HS_MAX_PARTS) {
-      st = vf_error_set(err, VF_EUNSUPPORTED, "%s: more than %d parts", tmpl, HS_MAX_PARTS);
+      st = vf_error_set(err, VF_EUNSUPPORTED, "%s: more than %d parts", shown, HS_MAX_PARTS);
       break;
     }
     char *url = io_http_part_url(tmpl, i);
     if (!url) {
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", tmpl);
+      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", shown);
       break;
     }
     io_http_req rq = {0};
@@ -600,18 +602,20 @@ vf_status io_http_list_parts(const char *tmpl, const io_http_opts *opts, io_list
     rq.allow_404 = true;
     st = io_http_request(h, &rq, &rs, err);
     if (st != VF_OK) {
-      vf_error_prefix(err, "%s: part %llu: ", tmpl, (unsigned long long)i);
+      vf_error_prefix(err, "%s: part %llu: ", shown, (unsigned long long)i);
       free(url);
       break;
     }
     if (rs.status == 404) {
       if (i == 0)
-        st = vf_error_set(err, VF_ENOTFOUND, "%s: part 0 (%s) not found (HTTP 404)", tmpl, url);
+        st = vf_error_set(err, VF_ENOTFOUND, "%s: part 0 (%s) not found (HTTP 404)", shown,
+                          vf_url_redact(url, ushown, sizeof ushown));
       free(url);
       break;
     }
     if (rs.content_length < 0) {
-      st = vf_error_set(err, VF_ENET, "%s: HEAD answered without a Content-Length", url);
+      st = vf_error_set(err, VF_ENET, "%s: HEAD answered without a Content-Length",
+                        vf_url_redact(url, ushown, sizeof ushown));
       free(url);
       break;
     }

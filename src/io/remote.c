@@ -247,10 +247,25 @@ static void fsync_dir_of(const char *path) {
   free(dir);
 }
 
+/* io_download_temp_name(): see io.h.  "<dest>.part.<host>-<pid>.0": vf_temp_path()'s form (so
+ * vf_temp_sweep() removes what a killed process left) with a fixed counter, so that the process
+ * can name it again to remove an abandoned download at exit; one process downloads a given
+ * destination once at a time. */
+char *io_download_temp_name(const char *dest) {
+  char *t = vf_temp_path(dest, "part");
+  char *dot = t ? strrchr(t, '.') : NULL;
+  if (dot) memcpy(dot, ".0", 3); /* the counter has at least one digit: it fits */
+  return t;
+}
+
 /* Copy the whole source into dest atomically (temporary name, fsync, rename). */
 static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
-  size_t tl = strlen(dest) + 32;
-  char *tmp = malloc(tl);
+  /* what a killed download of dest left is swept first */
+  const char *slash = strrchr(dest, '/');
+  char *dir = slash ? vf_strndup(dest, slash == dest ? 1 : (size_t)(slash - dest)) : vf_strdup(".");
+  if (dir) (void)vf_temp_sweep(dir, slash ? slash + 1 : dest, NULL, NULL);
+  free(dir);
+  char *tmp = io_download_temp_name(dest);
   uint8_t *buf = malloc(COPY_CHUNK);
   vf_status st = VF_OK;
   int fd = -1;
@@ -258,7 +273,6 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", dest);
     goto out;
   }
-  snprintf(tmp, tl, "%s.part.%ld", dest, (long)getpid());
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot create: %s", tmp,
@@ -267,7 +281,8 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
   }
   for (uint64_t off = 0; off < src->size;) {
     size_t n = src->size - off < COPY_CHUNK ? (size_t)(src->size - off) : COPY_CHUNK;
-    st = io_read_at(src, off, buf, n, err);
+    st = vf_check_cancel(err);
+    if (st == VF_OK) st = io_read_at(src, off, buf, n, err);
     if (st == VF_OK) st = write_all(fd, buf, n, tmp, err);
     if (st != VF_OK) goto out;
     off += n;

@@ -13,12 +13,20 @@
  * points it sent for rows before its checkpoint, counted once across resumes), and prepare
  * records in prepare.json whether it found the collection empty — only then can finalize
  * demand equality rather than >=.
+ *
+ * Prepare also records the corpus in the store (store_set_record: the files md5 and the id
+ * expression, "load in progress"; an empty identity when the collection already held points of
+ * another corpus) and finalize marks the load finished, so `bench` can refuse ground truth of
+ * another corpus and warn about a collection whose load never finished (issue 14).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,7 +48,8 @@ void ld_options_default(ld_options *o) {
 
 typedef struct ld_setup {
   corpus_files files;
-  uint64_t *rows, *base; /* per file (when rows were read) */
+  corpus_plan plan;      /* rows per file, empty files skipped, where dimensions come from */
+  uint64_t *rows, *base; /* per file (when rows were read; rows is plan.rows) */
   uint64_t total_rows;
   store_vector_spec *vspec;
   corpus_vec_source *vsrc;
@@ -52,15 +61,19 @@ typedef struct ld_setup {
   corpus_record_spec rspec;
   store_config scfg;
   char *state_dir;
+  const char **vparams;         /* issue 18: per vector, the config's store parameters */
+  store_payload_field *pkinds;  /* issue 18: what the payload columns hold (payload indexes) */
 } ld_setup;
 
 static void setup_free(ld_setup *s) {
+  corpus_plan_free(&s->plan);
   corpus_files_free(&s->files);
-  free(s->rows);
   free(s->base);
   free(s->vspec);
   free(s->vsrc);
   free(s->psrc);
+  free(s->vparams);
+  free(s->pkinds);
   corpus_idexpr_free(s->idexpr);
   free(s->state_dir);
   memset(s, 0, sizeof *s);
@@ -89,40 +102,28 @@ static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_erro
       (!cfg->vectorstore.url || !cfg->vectorstore.url[0]))
     return vf_error_set(err, VF_ECONFIG, "%s: vectorstore.url is required for type qdrant",
                         cfg->name ? cfg->name : "config");
+  const vf_cfg_loader *L = &cfg->loader;
+  if (L->batch_size < 1 || L->prefetch_size < 1 || L->concurrency < 1 || L->concurrency > 1024 ||
+      L->retries < 0)
+    return vf_error_set(err, VF_ECONFIG, "%s: loader settings out of range (batch_size, "
+                        "prefetch_size >= 1, concurrency 1..1024, retries >= 0)",
+                        cfg->name ? cfg->name : "config");
   return VF_OK;
 }
 
-static vf_status open_file(const corpus_file *file, pqt_file **f, vf_error *err) {
-  io_source *src = NULL;
-  vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
-  return st;
-}
-
+/* Rows of every file (the plan measures them: footers, dataset parts as measured) and the
+ * corpus-wide row base of each (for the `row` id expression). */
 static vf_status read_rows(ld_setup *s, vf_error *err) {
   size_t n = s->files.n;
-  s->rows = vf_calloc(n + 1, sizeof *s->rows);
+  vf_status st = corpus_plan_measure(&s->plan, err);
+  if (st != VF_OK) return st;
+  s->rows = s->plan.rows;
   s->base = vf_calloc(n + 1, sizeof *s->base);
-  if (!s->rows || !s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s->files.files[i].dataset) { /* a dataset part: measured when the parts were resolved */
-      s->base[i] = total;
-      s->rows[i] = corpus_dataset_part_rows(&s->files.files[i]);
-      total += s->rows[i];
-      continue;
-    }
-    pqt_file *f = NULL;
-    vf_status st = open_file(&s->files.files[i], &f, err);
-    if (st != VF_OK) return st;
-    int64_t r = pqt_meta(f)->num_rows;
-    pqt_close(f);
-    if (r < 0)
-      return vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64,
-                          s->files.files[i].uri, r);
     s->base[i] = total;
-    s->rows[i] = (uint64_t)r;
-    total += (uint64_t)r;
+    total += s->rows[i];
   }
   s->total_rows = total;
   return VF_OK;
@@ -135,13 +136,20 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   if (st != VF_OK) return st;
   s->state_dir = state_dir_of(cfg, o);
   if (!s->state_dir) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  /* state-file temporaries of killed loads on this host */
+  if ((st = vf_temp_sweep(s->state_dir, NULL, NULL, err)) != VF_OK) return st;
   st = vf_config_files(cfg, &s->files, err);
   if (st != VF_OK) return st;
   if (s->files.n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
+  st = corpus_plan_init(&s->plan, &s->files, err);
+  if (st != VF_OK) return st;
   s->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
                                              : VF_CONFIG_DEFAULT_ID_EXPRESSION;
   st = corpus_idexpr_parse(s->id_text, &s->idexpr, err);
   if (st != VF_OK) return st;
+  if (o->resume && !corpus_idexpr_deterministic(s->idexpr))
+    return vf_error_set(err, VF_EUSAGE, "--resume needs deterministic ids, but id_expression '%s' "
+                        "makes random ones (uuid())", s->id_text);
   if (cfg->nvectors > 1000 || cfg->datasource.npayload_fields > 100000)
     return vf_error_set(err, VF_ECONFIG, "%s: too many vectors or payload fields", cfg->name);
   s->nvec = (int)cfg->nvectors;
@@ -162,8 +170,9 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
     s->vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = corpus_records_probe_dim(&s->files.files[0], &s->vsrc[i], &s->vspec[i].dim, err);
+      st = corpus_plan_probe_dim(&s->plan, &s->vsrc[i], &s->vspec[i].dim, err);
   }
+  if (st != VF_OK) vf_error_prefix(err, "%s: ", cfg->name);
   if (st != VF_OK) return st;
   s->rspec.vectors = s->vsrc;
   s->rspec.nvectors = s->nvec;
@@ -171,19 +180,47 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   s->rspec.npayload = s->npay;
   s->rspec.id = s->idexpr;
   s->rspec.skip_bad_rows = o->skip_bad_rows < 0 ? cfg->loader.skip_bad_rows : o->skip_bad_rows != 0;
-  s->scfg.type = o->store_type                                   ? o->store_type
-                 : cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant"
-                                                                : "local";
-  s->scfg.upsert_wait = cfg->loader.wait;
-  s->scfg.path = cfg->vectorstore.path ? cfg->vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-  s->scfg.url = cfg->vectorstore.url;
-  s->scfg.api_key = cfg->vectorstore.api_key;
-  s->scfg.collection_name = cfg->vectorstore.collection_name;
+  s->rspec.binary_as_string = cfg->datasource.binary_as_string;
+  store_config_from(cfg, &s->scfg); /* type, path, url, api_key, params, transport, ... */
+  if (o->store_type) s->scfg.type = o->store_type;
   s->scfg.vectors = s->vspec;
   s->scfg.nvectors = s->nvec;
-  s->scfg.recreate = cfg->vectorstore.recreate;
-  s->scfg.params_json = cfg->vectorstore.params_json;
-  if (need_rows) st = read_rows(s, err);
+  /* issue 18: per-vector parameters, payload column kinds (for payload indexes) */
+  s->vparams = vf_calloc((size_t)s->nvec + 1, sizeof *s->vparams);
+  if (!s->vparams) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < s->nvec; i++)
+    s->vparams[i] = cfg->vectors[i].params_json;
+  s->scfg.vector_params_json = s->vparams;
+  if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT && s->npay > 0 && cfg->vectorstore.params_json &&
+      strstr(cfg->vectorstore.params_json, "\"payload_indexes\"")) {
+    s->pkinds = vf_calloc((size_t)s->npay, sizeof *s->pkinds);
+    if (!s->pkinds) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    st = store_payload_kinds(&s->files.files[0], s->psrc, s->npay, s->pkinds, err);
+    if (st != VF_OK) return st;
+    s->scfg.payload_fields = s->pkinds;
+    s->scfg.npayload_fields = s->npay;
+  }
+  /* everything the config names is checked before any command touches the store: the
+   * vectors' columns were read by the probe; the payload and id columns are checked on the
+   * first file with rows (the plan found it) */
+  for (size_t i = 0; st == VF_OK && i < s->files.n; i++) {
+    if (s->plan.rows[i] == CORPUS_PLAN_UNMEASURED || s->plan.rows[i] == 0) continue;
+    corpus_records *r = NULL;
+    st = corpus_records_open(&s->files.files[i], &s->rspec, 0, &r, err);
+    corpus_records_close(r);
+    if (st != VF_OK) vf_error_prefix(err, "%s: ", cfg->name);
+    break;
+  }
+  if (st == VF_OK && need_rows) st = read_rows(s, err);
+  if (st == VF_OK && need_rows && o->offset > 0) {
+    uint64_t stream = 0; /* this worker's rows */
+    for (size_t i = 0; i < s->files.n; i++)
+      if (i % (size_t)o->num_jobs == (size_t)o->job_rank) stream += s->rows[i];
+    if (o->offset >= stream)
+      st = vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
+                        "files hold %" PRIu64 " rows (rows 0..%" PRIu64 ")", o->offset, stream,
+                        stream ? stream - 1 : 0);
+  }
   return st;
 }
 
@@ -209,7 +246,83 @@ static bool path_exists(const char *p) {
   return stat(p, &sb) == 0;
 }
 
+/* The lock a running worker holds on its state: <state>.lock, flock'ed for the whole load and
+ * holding "pid P on host H".  The kernel drops it when the process ends (kill -9 included), so
+ * only a load that still runs blocks a second one of the same worker — which is then told
+ * which process holds it instead of being sent to --resume into a running load.  *fd (>= 0)
+ * is the lock; close it to release. */
+static vf_status lock_state(const char *dir, const char *state_path, int *fd, vf_error *err) {
+  *fd = -1;
+  vf_status st = vf_mkdir_p(dir, 0777, err);
+  if (st != VF_OK) return st;
+  size_t n = strlen(state_path) + 8;
+  char *lp = vf_malloc(n);
+  if (!lp) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  snprintf(lp, n, "%s.lock", state_path);
+  int f = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (f < 0) {
+    st = vf_error_set(err, VF_EIO, "%s: %s", lp, strerror(errno));
+  } else if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char who[128] = "";
+    ssize_t r = pread(f, who, sizeof who - 1, 0);
+    who[r > 0 ? r : 0] = 0;
+    who[strcspn(who, "\n")] = 0;
+    st = e == EWOULDBLOCK
+             ? vf_error_set(err, VF_EUSAGE, "%s: this worker's load is running now (%s holds %s): "
+                            "wait for it to finish, or stop it and then continue with --resume",
+                            state_path, who[0] ? who : "another process", lp)
+             : vf_error_set(err, VF_EIO, "%s: flock: %s", lp, strerror(e));
+    close(f);
+  } else {
+    char host[256] = "?", who[320];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    int wl = snprintf(who, sizeof who, "pid %ld on host %s\n", (long)getpid(), host);
+    if (ftruncate(f, 0) != 0 || pwrite(f, who, (size_t)wl, 0) != wl)
+      vf_log(VF_LOG_DEBUG, "%s: cannot record this process in the lock: %s", lp, strerror(errno));
+    *fd = f;
+  }
+  free(lp);
+  return st;
+}
+
 /* ------------------------------------------------------------------- prepare */
+
+/* The corpus record of a prepared collection (store.h): this corpus when the collection is empty
+ * or already records it, else an unknown identity (points of several corpora). */
+static vf_status record_corpus(const ld_setup *s, store *h, uint64_t stored, vf_error *err) {
+  store_record have, rec;
+  memset(&rec, 0, sizeof rec);
+  bool found = false;
+  vf_status st = store_get_record(h, &have, &found, err);
+  if (st == VF_EUNSUPPORTED) return VF_OK; /* discard */
+  if (st != VF_OK) return st;
+  corpus_files_md5(&s->files, rec.files_md5);
+  snprintf(rec.id_expression, sizeof rec.id_expression, "%s", s->id_text);
+  rec.files = s->files.n;
+  rec.rows = s->total_rows;
+  if (stored > 0 && !(found && strcmp(have.files_md5, rec.files_md5) == 0 &&
+                      corpus_id_expression_same(have.id_expression, rec.id_expression))) {
+    vf_log(VF_LOG_INFO, "collection '%s' already holds %" PRIu64 " points of another or an unknown "
+           "corpus: it records no single corpus (bench checks ground truth by looking its ids up)",
+           s->scfg.collection_name, stored);
+    rec.files_md5[0] = 0;
+  }
+  rec.load_finished = false;
+  return store_set_record(h, &rec, err);
+}
+
+/* finalize: mark the recorded load finished (nothing when the collection records none) */
+static vf_status record_finished(store *h, vf_error *err) {
+  store_record rec;
+  bool found = false;
+  vf_status st = store_get_record(h, &rec, &found, err);
+  if (st == VF_EUNSUPPORTED) return VF_OK;
+  if (st != VF_OK || !found || rec.load_finished) return st;
+  rec.load_finished = true;
+  return store_set_record(h, &rec, err);
+}
 
 static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, vf_error *err) {
   double t0 = vf_now();
@@ -221,6 +334,7 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
   if (st == VF_OK) st = store_ensure_collection(h, err);
   if (st == VF_OK) st = store_count(h, true, &before, err);
   if (st == VF_OK) st = store_defer_indexing(h, err);
+  if (st == VF_OK) st = record_corpus(s, h, before, err);
   store_close(h);
   if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
   if (st == VF_OK) {
@@ -267,13 +381,6 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
                            ld_report *rep, vf_error *err) {
   memset(rep, 0, sizeof *rep);
   const vf_cfg_loader *L = &cfg->loader;
-  if (L->batch_size < 1 || L->prefetch_size < 1 || L->concurrency < 1 || L->concurrency > 1024 ||
-      L->retries < 0)
-    return vf_error_set(err, VF_ECONFIG, "%s: loader settings out of range (batch_size, "
-                        "prefetch_size >= 1, concurrency 1..1024, retries >= 0)", cfg->name);
-  if (o->resume && !corpus_idexpr_deterministic(s->idexpr))
-    return vf_error_set(err, VF_EUSAGE, "--resume needs deterministic ids, but id_expression '%s' "
-                        "makes random ones (uuid())", s->id_text);
   char *path = state_file(s->state_dir, o->job_rank, o->num_jobs);
   if (!path) return vf_error_set(err, VF_ENOMEM, "out of memory");
   ld_state prev;
@@ -328,10 +435,6 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     }
     if (!pf->completed) rows_total += pf->row_end - pf->row_begin;
   }
-  if (st == VF_OK && o->offset > 0 && o->offset >= stream)
-    st = vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
-                      "files hold %" PRIu64 " rows (rows 0..%" PRIu64 ")", o->offset, stream,
-                      stream ? stream - 1 : 0);
   if (st == VF_OK && !current_found)
     st = vf_error_set(err, VF_EUSAGE, "%s: the file in progress, %s, is not among this worker's "
                       "files any more (did the corpus change?); remove the state to start over",
@@ -383,6 +486,7 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     pc.rows_total = rows_total;
     st = ld_pipeline_run(&pc, rep, err);
   }
+  for (size_t i = 0; i < nmine; i++) rep->empty_files += plan[i].rows == 0;
   free(plan);
   ld_state_free(&prev);
   free(path);
@@ -393,6 +497,10 @@ vf_status ld_load(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_
   ld_setup s;
   memset(rep, 0, sizeof *rep);
   vf_status st = setup_init(cfg, o, true, &s, err);
+  int lock = -1;
+  char *path = st == VF_OK ? state_file(s.state_dir, o->job_rank, o->num_jobs) : NULL;
+  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (st == VF_OK) st = lock_state(s.state_dir, path, &lock, err);
   if (st == VF_OK && o->manage_indexing) {
     /* ensure the collection exists and indexing is deferred (never recreate: other workers
      * may be writing) */
@@ -414,6 +522,8 @@ vf_status ld_load(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_
     if (st == VF_OK) st = store_enable_indexing(h, err);
     store_close(h);
   }
+  if (lock >= 0) close(lock);
+  free(path);
   setup_free(&s);
   return st;
 }
@@ -481,7 +591,10 @@ static void remove_states(const char *dir) {
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     int rank, of;
-    if (!rank_name(de->d_name, &rank, &of) && strcmp(de->d_name, "prepare.json") != 0) continue;
+    size_t nl = strlen(de->d_name);
+    bool lock = nl > 5 && strncmp(de->d_name, "rank", 4) == 0 && strcmp(de->d_name + nl - 5, ".lock") == 0;
+    if (!lock && !rank_name(de->d_name, &rank, &of) && strcmp(de->d_name, "prepare.json") != 0)
+      continue;
     size_t n = strlen(dir) + strlen(de->d_name) + 2;
     char *p = vf_malloc(n);
     if (!p) break;
@@ -514,6 +627,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   free(pp);
   store_config sc = s->scfg;
   sc.recreate = false;
+  sc.must_exist = true; /* finalize never creates what it should verify */
   store *h = NULL;
   uint64_t count = 0;
   st = store_open(&sc, &h, err);
@@ -522,6 +636,10 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
   if (st == VF_OK) st = store_count(h, true, &count, err);
   bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
+  /* the count verified below; only then is the recorded load marked finished */
+  bool exact = was_empty && skipped == 0;
+  bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));
+  if (st == VF_OK && count_ok) st = record_finished(h, err);
   store_close(h);
   if (st != VF_OK) return st;
   rep->stored = count;
@@ -533,8 +651,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
     vf_log(VF_LOG_WARN, "collection '%s' holds %" PRIu64 " points; no load state in %s, so the "
            "count is not verified", s->scfg.collection_name, count, s->state_dir);
   } else {
-    bool exact = was_empty && skipped == 0;
-    if (count < expected || (exact && count != expected))
+    if (!count_ok)
       return vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
                           PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
                           exact ? "exactly that many" : "at least that many",
@@ -570,6 +687,8 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
   vf_status st = setup_init(cfg, o, true, &s, err);
   char *path = st == VF_OK ? state_file(s.state_dir, o->job_rank, o->num_jobs) : NULL;
   if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  int lock = -1;
+  if (st == VF_OK) st = lock_state(s.state_dir, path, &lock, err);
   bool have_state = path && path_exists(path);
   if (st == VF_OK && have_state && !o->resume)
     st = vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load did not finish or "
@@ -583,6 +702,7 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
   rep->seconds = vf_now() - t0;
   double loading = rep->seconds - rep->finalize_seconds;
   rep->points_per_s = loading > 0 ? (double)rep->points / loading : 0;
+  if (lock >= 0) close(lock);
   free(path);
   setup_free(&s);
   return st;
@@ -599,7 +719,8 @@ vf_status ld_report_json(const ld_report *r, vf_buf *out, vf_error *err) {
   if (st == VF_OK) st = vf_json_raw(out, ",\"finalize_seconds\":", err);
   if (st == VF_OK) st = vf_json_f64(out, r->finalize_seconds, err);
   if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64 "}",
-                       r->retries, r->skipped_rows);
+    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64
+                       ",\"empty_files\":%" PRIu64 "}",
+                       r->retries, r->skipped_rows, r->empty_files);
   return st;
 }

@@ -296,6 +296,7 @@ static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
     if (first >= pf->row_end) break;
     uint64_t from = first > pf->row_begin ? first : pf->row_begin;
     uint64_t row_next = next_first < pf->row_end ? next_first : pf->row_end;
+    if ((st = vf_check_cancel(err)) != VF_OK) break;
     pthread_mutex_lock(&p->mu);
     while (!p->stop && p->buffered_rows >= (uint64_t)cfg->prefetch_size)
       pthread_cond_wait(&p->cv_space, &p->mu);
@@ -625,6 +626,14 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
       uint64_t version = p->wm_version;
       pthread_mutex_unlock(&p->mu);
       if (done) break;
+      if (!failed && vf_cancelled()) { /* SIGINT/SIGTERM: stop every thread (util.h) */
+        vf_error e;
+        vf_check_cancel(&e);
+        pthread_mutex_lock(&p->mu);
+        set_error(p, VF_ECANCELED, &e);
+        pthread_mutex_unlock(&p->mu);
+        continue;
+      }
       if (due && !failed) {
         vf_error e;
         vf_error_clear(&e);
@@ -658,6 +667,15 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
   if (st == VF_OK && p->st != VF_OK) {
     st = p->st;
     *err = p->err;
+  }
+  if (st == VF_ECANCELED) {
+    /* interrupted: record what is durable, so --resume continues from as late as possible (the
+     * unflushed segments are abandoned by store_close, their temporaries removed) */
+    vf_error e;
+    vf_error_clear(&e);
+    advance(p);
+    if (write_checkpoint(p, false, &e) != VF_OK)
+      vf_log(VF_LOG_WARN, "load: the checkpoint after the interruption was not written: %s", e.msg);
   }
   if (st == VF_OK) {
     advance(p);

@@ -68,7 +68,8 @@ static void ds_close(store *s) {
 }
 
 static const store_vtable discard_vt = {"discard", ds_ok, ds_ok,    ds_ok,     ds_wait,
-                                        ds_upsert, ds_ok, ds_count, ds_search, ds_close};
+                                        ds_upsert, ds_ok, ds_count, ds_search, ds_close,
+                                        NULL /* no filtered search */, NULL, NULL, NULL};
 
 /* store_discard_open(): see store.h. */
 vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err) {

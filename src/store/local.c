@@ -4,7 +4,10 @@
  *
  * Layout of <path>/<collection>/:
  *   collection.json                        the vectors spec (written atomically), one vector per
- *                                          line so a mismatch can be reported line by line
+ *                                          line so a mismatch can be reported line by line; after
+ *                                          `load prepare` also "corpus" (the corpus record of
+ *                                          store.h) and "load" ("in progress" | "finalized"),
+ *                                          which the spec comparison ignores
  *   seg-<seq:20 digits>-<writer>.parquet   segments, written by pqt_writer (temp + rename: a
  *                                          segment is visible only once committed)
  *   .seq                                   the sequence counter (flock'ed while incremented)
@@ -30,7 +33,11 @@
  * that is the stated limit of this store.  Finalize (enable_indexing)
  * compacts: every segment holding superseded rows is rewritten in place without them (each
  * rewrite is atomic; a crash half-way leaves a consistent store, since only losers are dropped),
- * after which each id is stored in exactly one segment row.
+ * after which each id is stored in exactly one segment row.  Compaction and the index build
+ * report progress (stages "compact", "read ids", "read vectors", then the builder's) and poll
+ * vf_cancelled(); an interrupted finalize leaves a consistent store (every rewrite is atomic)
+ * that the next finalize completes.  Temporaries of killed writers on this host are swept when a
+ * handle first touches the collection (ensure_collection; util.h "Temporary names").
  *
  * Memory while writing: pqt_writer buffers one row group (row_group_rows is derived from
  * `row_group_bytes`, 32 MiB by default) and flushes it; a segment rolls over after
@@ -144,6 +151,7 @@ typedef struct local_store {
   char writer_id[128];
   int64_t segment_rows, rg_bytes;
   bool verified; /* collection.json matched this handle's spec */
+  bool swept;    /* the collection directory was swept of dead writers' temporaries */
   bool recreate_pending;
   /* the open segment */
   pqt_writer *w;
@@ -164,12 +172,21 @@ typedef struct local_store {
   ls_cache cache;
   bool stream_logged; /* the "searching by streaming scan" notice was logged */
   ls_index_params ixp;
+  const char *progress; /* while finalizing: the phase of progress events (else silent) */
   ivf_index *ix;      /* the open index of vector ix_vec (NULL: none usable, exact scan) */
   int ix_vec;
   uint64_t ix_gen;    /* view generation the manifest was checked against */
   bool ix_valid, ix_logged;
   uint32_t ix_nprobe;
   uint32_t req_nprobe; /* store_local_set_nprobe(): lists probed instead of ix_nprobe (0: unset) */
+  /* filtered search (see "Filters" below) */
+  flt_docs *pdocs;     /* every segment row's payload, parsed: row (seg, r) is pbase[seg] + r */
+  int64_t *pbase;      /* nsegs + 1 */
+  uint64_t pdocs_gen;  /* view generation the payloads were loaded for */
+  bool pdocs_valid;
+  int64_t *ix_pos;     /* index row -> payload row (-1: not a current point) */
+  uint64_t ix_pos_rows;
+  bool ix_pos_valid;   /* for the open index and the view it was checked against */
 } local_store;
 
 static uint64_t ls_hash(uint64_t a, uint64_t b, uint8_t u) {
@@ -395,7 +412,7 @@ static const char *kind_text(corpus_vec_kind k) {
   return k == CORPUS_VEC_SPARSE ? "sparse" : k == CORPUS_VEC_MULTI ? "multivector" : "dense";
 }
 
-/* one line per vector, so a mismatch names the vector */
+/* one line per vector (collection.json stays readable by hand) */
 static vf_status ls_vector_line(const store_vector_spec *v, vf_buf *b, vf_error *err) {
   vf_status st = vf_buf_printf(b, err, "    {\"name\": ");
   if (st == VF_OK) st = vf_json_string(b, v->name, strlen(v->name), err);
@@ -418,37 +435,90 @@ static vf_status ls_spec_json(const store *s, vf_buf *b, vf_error *err) {
   return st;
 }
 
-/* Compare the stored spec with this handle's; name the first differing vector. */
-static vf_status ls_compare_spec(local_store *s, const char *have, vf_error *err) {
-  vf_buf want;
-  vf_buf_init(&want, LS_MAX_JSON);
-  vf_status st = ls_spec_json(&s->base, &want, err);
-  if (st == VF_OK) st = vf_buf_append(&want, "", 1, err);
-  if (st != VF_OK) goto out;
-  if (strcmp(have, (const char *)want.data) == 0) goto out;
-  /* line by line: the first line that differs */
-  const char *p = have, *q = (const char *)want.data;
-  while (*p && *q) {
-    const char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
-    size_t pl = pe ? (size_t)(pe - p) : strlen(p), ql = qe ? (size_t)(qe - q) : strlen(q);
-    if (pl != ql || memcmp(p, q, pl) != 0) {
-      st = vf_error_set(err, VF_ECONFIG,
-                        "collection '%s' exists in %s with a different vector schema: stored "
-                        "'%.*s', configured '%.*s' (set recreate to replace it)",
-                        s->base.collection, s->dir, (int)(pl > 300 ? 300 : pl), p,
-                        (int)(ql > 300 ? 300 : ql), q);
-      goto out;
-    }
-    p += pl + (pe ? 1 : 0);
-    q += ql + (qe ? 1 : 0);
+/* One vector of the spec as text for messages: "dense, dim 8, cosine". */
+static void ls_vector_text(corpus_vec_kind kind, int dim, const char *distance, char *out,
+                           size_t cap) {
+  snprintf(out, cap, "%s, dim %d, %s", kind_text(kind), dim, distance);
+}
+
+/* Compare the stored spec (collection.json's text) with this handle's.  A file that is not the
+ * JSON vforge writes is corrupt (VF_ECORRUPT, naming it), never "a different schema"; a
+ * different schema names the first vector that differs and both of its definitions. */
+static vf_status ls_compare_spec(local_store *s, const char *path, const char *have,
+                                 size_t len, vf_error *err) {
+  /* the corpus record after "vectors" (ls_set_record) is read past: only format and vectors
+   * are compared */
+  const char *c = s->base.collection;
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  vf_status st = qj_parse(have, len, path, &doc, err);
+  const qj_val *fmt = st == VF_OK ? qj_get(&doc, "format") : NULL;
+  const qj_val *vecs = st == VF_OK ? qj_get(&doc, "vectors") : NULL;
+  const char *bad = NULL;
+  if (st == VF_OK && (!fmt || fmt->t != QJ_STR || strcmp(fmt->str, "vforge-local") != 0))
+    bad = "no \"format\": \"vforge-local\"";
+  else if (st == VF_OK && (!vecs || vecs->t != QJ_ARR))
+    bad = "no \"vectors\" list";
+  for (size_t i = 0; st == VF_OK && !bad && i < vecs->n; i++) {
+    const qj_val *n = qj_get(&vecs->items[i], "name"), *t = qj_get(&vecs->items[i], "type");
+    const qj_val *d = qj_get(&vecs->items[i], "dim"), *m = qj_get(&vecs->items[i], "distance");
+    if (!n || n->t != QJ_STR || !t || t->t != QJ_STR || !d || d->t != QJ_NUM || !m ||
+        m->t != QJ_STR || d->num != (double)(int)d->num)
+      bad = "a vector entry without name, type, dim and distance";
   }
-  st = vf_error_set(err, VF_ECONFIG,
-                    "collection '%s' exists in %s with a different vector schema (%s vectors "
-                    "than configured; set recreate to replace it)",
-                    s->base.collection, s->dir, *p ? "more" : "fewer");
-out:
-  vf_buf_free(&want);
+  if (st == VF_ECORRUPT || bad) {
+    char why[VF_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", bad ? bad : err->msg);
+    st = vf_error_set(err, VF_ECORRUPT,
+                      "collection '%s': %s is corrupt (%s); it is not a schema vforge wrote: "
+                      "remove the collection directory %s, or set vectorstore.params.recreate: "
+                      "true to replace it",
+                      c, path, why, s->dir);
+  }
+  /* vector by vector, in order: the first that differs */
+  for (size_t i = 0; st == VF_OK && i < vecs->n && i < (size_t)s->base.nvectors; i++) {
+    const store_vector_spec *w = &s->base.vectors[i];
+    const qj_val *e = &vecs->items[i];
+    const char *sn = qj_get(e, "name")->str, *stype = qj_get(e, "type")->str;
+    const char *sdist = qj_get(e, "distance")->str;
+    int sdim = (int)qj_get(e, "dim")->num;
+    if (strcmp(sn, w->name) == 0 && strcmp(stype, kind_text(w->kind)) == 0 &&
+        sdim == (int)w->dim && strcmp(sdist, idx_metric_name(w->distance)) == 0)
+      continue;
+    char want[128];
+    ls_vector_text(w->kind, (int)w->dim, idx_metric_name(w->distance), want, sizeof want);
+    if (strcmp(sn, w->name) != 0)
+      st = vf_error_set(err, VF_ECONFIG,
+                        "collection '%s' exists in %s with a different vector schema: vector %zu "
+                        "is '%.100s' there but '%.100s' (%s) in the config (set "
+                        "vectorstore.params.recreate: true to replace it)",
+                        c, s->dir, i + 1, sn, w->name, want);
+    else
+      st = vf_error_set(err, VF_ECONFIG,
+                        "collection '%s' exists in %s with a different vector schema: vector "
+                        "'%.100s' is %.40s, dim %d, %.40s there but %s in the config (set "
+                        "vectorstore.params.recreate: true to replace it)",
+                        c, s->dir, w->name, stype, sdim, sdist, want);
+  }
+  if (st == VF_OK && vecs->n != (size_t)s->base.nvectors) {
+    size_t k = vecs->n < (size_t)s->base.nvectors ? vecs->n : (size_t)s->base.nvectors;
+    bool more = vecs->n > (size_t)s->base.nvectors;
+    const char *extra = more ? qj_get(&vecs->items[k], "name")->str : s->base.vectors[k].name;
+    st = vf_error_set(err, VF_ECONFIG,
+                      "collection '%s' exists in %s with a different vector schema: %zu vectors "
+                      "there, %d in the config; vector '%.100s' is only in the %s (set "
+                      "vectorstore.params.recreate: true to replace it)",
+                      c, s->dir, vecs->n, s->base.nvectors, extra, more ? "collection" : "config");
+  }
+  qj_free(&doc);
   return st;
+}
+
+/* The end of the vectors spec in a collection.json text (just past "\n ]"), or 0 when absent;
+ * what follows is the corpus record (ls_set_record), not part of the spec. */
+static size_t ls_spec_end(const char *text) {
+  const char *e = strstr(text, "\n ]");
+  return e ? (size_t)(e - text) + 3 : 0;
 }
 
 static vf_status ls_verify(local_store *s, vf_error *err) {
@@ -462,7 +532,7 @@ static vf_status ls_verify(local_store *s, vf_error *err) {
                         "ensure_collection)",
                         s->base.collection, s->dir);
   if (st != VF_OK) return st;
-  st = ls_compare_spec(s, have, err);
+  st = ls_compare_spec(s, s->json_path, have, len, err);
   free(have);
   if (st == VF_OK) s->verified = true;
   return st;
@@ -525,8 +595,18 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
                         "collection '%s': ensure_collection while this handle has unflushed "
                         "points",
                         base->collection);
+  struct stat jb;
+  if (base->must_exist && stat(s->json_path, &jb) != 0) /* nothing is created, not even the dir */
+    return vf_error_set(err, VF_ENOTFOUND,
+                        "collection '%s' does not exist in %s (run `vforge load prepare` and "
+                        "`load load` first)",
+                        base->collection, s->dir);
   vf_status st = vf_mkdir_p(s->dir, 0777, err);
   if (st != VF_OK) return st;
+  if (!s->swept) { /* segments, manifests, index spills that killed writers on this host left */
+    s->swept = true;
+    if ((st = vf_temp_sweep(s->dir, NULL, NULL, err)) != VF_OK) return st;
+  }
   s->verified = false;
   s->view.valid = false;
   /* recreate is one-shot: a handle drops the old collection at most once */
@@ -863,7 +943,11 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
     goto out;
   }
+  vf_stage pg;
+  vf_stage_begin(&pg, s->progress, "read ids", "segments", (uint64_t)n);
   for (int i = 0; i < n; i++) {
+    if (s->progress) vf_stage_update(&pg, (uint64_t)i, NULL);
+    if (s->progress && (st = vf_check_cancel(err)) != VF_OK) goto out;
     ls_seg *sg = &v->segs[i];
     sg->name = names[i];
     names[i] = NULL;
@@ -1062,12 +1146,27 @@ static vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) 
 
 /* Score every cached row group, block by block; each block is scored for all nq queries
  * while it is in the CPU cache. */
+/* skip rows [0, n) for query qi: `skip` (superseded, null) or not matching its filter mask
+ * (qm[qi] over payload rows, the block's first row being payload row p0) */
+static const uint8_t *ls_qskip(const uint8_t *const *qm, size_t qi, const uint8_t *skip, size_t n,
+                               int64_t p0, uint8_t *buf) {
+  if (!qm || !qm[qi]) return skip;
+  const uint8_t *m = qm[qi] + p0;
+  for (size_t r = 0; r < n; r++) buf[r] = skip[r] || !m[r];
+  return buf;
+}
+
 static vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, const float *q,
-                                size_t nq, idx_topk *heaps, vf_error *err) {
+                                size_t nq, idx_topk *heaps, const uint8_t *const *qm,
+                                vf_error *err) {
   const ls_cache *c = &s->cache;
   size_t d = (size_t)sp->dim, blk = ls_block_rows(d);
   float *scores = vf_mallocarray(blk, sizeof *scores);
-  if (!scores) return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  uint8_t *qs = qm ? vf_malloc(blk) : NULL;
+  if (!scores || (qm && !qs)) {
+    free(scores);
+    return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  }
   for (size_t g = 0; g < c->ngroups; g++) {
     const ls_group *gr = &c->groups[g];
     const int64_t *slots = s->view.segs[gr->seg].slot + gr->row;
@@ -1075,19 +1174,23 @@ static vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, con
       size_t n = gr->n - b0 < blk ? gr->n - b0 : blk;
       const float *rows = c->data + (gr->pos + b0) * d;
       const uint8_t *skip = c->skip + gr->pos + b0;
+      int64_t p0 = qm ? s->pbase[gr->seg] + gr->row + (int64_t)b0 : 0;
       for (size_t qi = 0; qi < nq; qi++) {
         idx_scores(sp->distance, q + qi * d, rows, n, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, n, slots + b0, 0, skip);
+        idx_topk_push_batch(&heaps[qi], scores, n, slots + b0, 0, ls_qskip(qm, qi, skip, n, p0, qs));
       }
     }
   }
   free(scores);
+  free(qs);
   return VF_OK;
 }
 
 /* Read and score every segment row group (the memory-budget fallback). */
 static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const float *q,
-                                size_t nq, idx_topk *heaps, vf_error *err) {
+                                size_t nq, idx_topk *heaps, const uint8_t *const *qm,
+                                vf_error *err) {
+  uint8_t *qs = NULL;
   const ls_view *v = &s->view;
   size_t d = (size_t)sp->dim;
   float *scores = NULL;
@@ -1115,9 +1218,11 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
       }
       float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
       uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
+      uint8_t *qq = qm ? vf_realloc(qs, rows ? rows : 1) : NULL;
       if (sc) scores = sc;
       if (sk) skip = sk;
-      if (!sc || !sk) {
+      if (qq) qs = qq;
+      if (!sc || !sk || (qm && !qq)) {
         st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
         break;
       }
@@ -1125,9 +1230,10 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
       for (size_t r = 0; r < rows; r++)
         skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
       if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
+      int64_t p0 = qm ? s->pbase[si] + row : 0;
       for (size_t qi = 0; qi < nq; qi++) {
         idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, skip);
+        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, ls_qskip(qm, qi, skip, rows, p0, qs));
       }
       row += dn.rows;
     }
@@ -1135,6 +1241,7 @@ static vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, con
   }
   free(scores);
   free(skip);
+  free(qs);
   pqt_leaf_data_free(&ld);
   pqt_dense_free(&dn);
   return st;
@@ -1245,6 +1352,10 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
   const char **ids = NULL;
   size_t *lens = NULL, cap = 0;
   vf_status st = VF_OK;
+  char stage[96];
+  snprintf(stage, sizeof stage, "index of '%.60s': read vectors", sp->name);
+  vf_stage pg;
+  vf_stage_begin(&pg, s->progress ? s->progress : "index build", stage, NULL, v->count);
   for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
     const ls_seg *sg = &v->segs[si];
     pqt_file *f = NULL;
@@ -1286,9 +1397,11 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
         m2++;
       }
       if (m2) st = ivf_builder_add(b, keep, m2, ids, lens, err);
-      if (st != VF_OK) vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
+      if (st != VF_OK && st != VF_ECANCELED)
+        vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
       *added += m2;
       row += dn.rows;
+      vf_stage_update(&pg, *added, NULL);
     }
     pqt_close(f);
   }
@@ -1333,6 +1446,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       p.rabitq_bits = ip->rabitq_bits;
       p.rerank = ip->rerank;
       p.seed = ip->seed;
+      p.progress = s->progress;
       ivf_builder *b = NULL;
       uint64_t added = 0;
       double t0 = vf_now();
@@ -1345,7 +1459,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
         b = NULL;
       }
       ivf_builder_abort(b);
-      uint32_t nprobe = ip->nprobe ? ip->nprobe : (rep.nlist / 16 > 16 ? rep.nlist / 16 : 16);
+      uint32_t nprobe = ip->nprobe ? ip->nprobe : ivf_default_nprobe(rep.nlist);
       if (nprobe > rep.nlist) nprobe = rep.nlist;
       vf_buf mj;
       vf_buf_init(&mj, 0);
@@ -1365,7 +1479,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
         vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
                "searches scan %u lists) in %.1f s", s->base.collection, ivf_code_name(rep.type),
                sp->name, (unsigned long long)added, rep.nlist, nprobe, vf_now() - t0);
-      else
+      else if (st != VF_ECANCELED)
         vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
     }
     free(path);
@@ -1381,6 +1495,7 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
   ivf_close(s->ix);
   s->ix = NULL;
   s->ix_valid = true;
+  s->ix_pos_valid = false;
   s->ix_vec = j;
   s->ix_gen = s->view_gen;
   char *mpath = ls_index_path(s, j, "json"), *path = ls_index_path(s, j, "ivf");
@@ -1437,26 +1552,25 @@ out:
   return st;
 }
 
-/* Search vector j through the open index. */
-static vf_status ls_index_search(local_store *s, const float *queries, size_t nq, int32_t dim,
-                                 size_t k, store_results *out, vf_error *err) {
+/* Search vector j through the open index: queries [q0, q0 + nq) of `out` (allocated by the
+ * caller), allow[q] the filter's index rows of query q0 + q (allow NULL: none). */
+static vf_status ls_index_search(local_store *s, const float *queries, size_t q0, size_t nq,
+                                 int32_t dim, size_t k, const uint8_t *const *allow,
+                                 store_results *out, vf_error *err) {
   idx_hit *hits = vf_mallocarray(nq ? nq * k : 1, sizeof *hits);
   size_t *counts = vf_calloc(nq ? nq : 1, sizeof *counts);
   vf_status st = VF_OK;
-  if (!hits || !counts || !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
-      !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)))
+  if (!hits || !counts)
     st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
-  out->nq = nq;
-  out->k = k;
   ivf_search_opts so = {.nprobe = s->req_nprobe ? s->req_nprobe : s->ix_nprobe, .threads = 0,
-                        .rerank = 0};
-  if (st == VF_OK) st = ivf_search(s->ix, queries, nq, dim, k, &so, hits, counts, err);
+                        .rerank = 0, .allow = allow};
+  if (st == VF_OK) st = ivf_search(s->ix, queries + q0 * (size_t)dim, nq, dim, k, &so, hits, counts, err);
   for (size_t q = 0; st == VF_OK && q < nq; q++) {
-    out->counts[q] = counts[q];
+    out->counts[q0 + q] = counts[q];
     for (size_t i = 0; i < counts[q] && st == VF_OK; i++) {
       size_t len = 0;
       const char *id = ivf_id(s->ix, hits[q * k + i].key, &len);
-      store_hit *h = &out->hits[q * k + i];
+      store_hit *h = &out->hits[(q0 + q) * k + i];
       h->score = hits[q * k + i].score;
       if (!store_id_parse(id, len, &h->id))
         st = vf_error_set(err, VF_ECORRUPT, "collection '%s': index row %lld has the id '%.*s', "
@@ -1466,12 +1580,176 @@ static vf_status ls_index_search(local_store *s, const float *queries, size_t nq
   }
   free(hits);
   free(counts);
-  if (st != VF_OK) store_results_free(out);
   return st;
 }
 
+/* ------------------------------------------------------------- filters */
+
+/* Filtered search (store_search_filtered).  The payload column of every committed segment row
+ * is read and parsed once per view (flt_docs: decoded once per segment, kept while the view is
+ * current), so a filter costs no parsing per search.  Each query's filter becomes a mask over
+ * those rows (flt_docs_select: the keyword and integer values of a must clause's match are
+ * indexed on first use, so a selective match visits only its rows), then
+ *  - exact scan: rows outside the mask are skipped like superseded rows;
+ *  - IVF index: the mask is mapped to index rows and applied inside the list scan, with nprobe
+ *    widened until k matching hits are found or every list was scanned (ivf.h).
+ * Memory: the payload text of every point plus about 32 bytes per JSON value, and one byte per
+ * point per query of a call (queries are processed in chunks of at most 64 MiB of masks). */
+
+#define LS_MASK_BYTES ((size_t)64 << 20)
+
+static vf_status ls_payload_load(local_store *s, vf_error *err) {
+  if (s->pdocs_valid && s->pdocs_gen == s->view_gen) return VF_OK;
+  const ls_view *v = &s->view;
+  s->pdocs_valid = false;
+  s->ix_pos_valid = false;
+  vf_status st = VF_OK;
+  if (!s->pdocs) st = flt_docs_create(&s->pdocs, err);
+  if (st != VF_OK) return st;
+  flt_docs_clear(s->pdocs);
+  int64_t *nb = vf_realloc(s->pbase, ((size_t)v->nsegs + 1) * sizeof *nb);
+  if (!nb) return vf_error_set(err, VF_ENOMEM, "search: out of memory");
+  s->pbase = nb;
+  s->pbase[0] = 0;
+  pqt_leaf_data ld;
+  pqt_leaf_data_init(&ld);
+  int64_t *offs = NULL;
+  size_t ocap = 0;
+  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+    const ls_seg *sg = &v->segs[si];
+    pqt_file *f = NULL;
+    st = ls_open_segment_file(s, sg->name, &f, err);
+    int leaf = st == VF_OK ? ls_leaf_of(f, "payload") : -1;
+    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    int64_t row = 0;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+      int64_t nr = m->row_groups[g].num_rows;
+      if (nr < 0 || row + nr > sg->nrows) {
+        st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", pqt_name(f));
+        break;
+      }
+      if ((size_t)nr + 1 > ocap) {
+        int64_t *no = vf_realloc(offs, ((size_t)nr + 1) * sizeof *no);
+        if (!no) {
+          st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
+          break;
+        }
+        offs = no;
+        ocap = (size_t)nr + 1;
+      }
+      const char *text = "";
+      memset(offs, 0, ((size_t)nr + 1) * sizeof *offs);
+      if (leaf >= 0) { /* null payload (a point without one): an empty row */
+        if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
+        if (ld.nlevels != nr) {
+          st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %lld payloads for %lld rows",
+                            pqt_name(f), g, (long long)ld.nlevels, (long long)nr);
+          break;
+        }
+        int16_t maxd = pqt_schema_of(f)->leaves[leaf].max_def;
+        int64_t vi = 0;
+        offs[0] = ld.nvalues ? ld.offsets[0] : 0;
+        for (int64_t r = 0; r < nr; r++) {
+          bool has = !ld.def || ld.def[r] == maxd;
+          offs[r + 1] = has ? ld.offsets[++vi] : offs[r];
+        }
+        text = (const char *)ld.values.data;
+      }
+      st = flt_docs_add(s->pdocs, text, offs, (size_t)nr, pqt_name(f), err);
+      row += nr;
+    }
+    pqt_close(f);
+    if (st == VF_OK && row != sg->nrows)
+      st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", sg->name);
+    s->pbase[si + 1] = s->pbase[si] + row;
+  }
+  pqt_leaf_data_free(&ld);
+  free(offs);
+  if (st != VF_OK) return st;
+  s->pdocs_gen = s->view_gen;
+  s->pdocs_valid = true;
+  vf_log(VF_LOG_INFO, "collection '%s': payloads of %zu points parsed for filtering (%.1f MiB)",
+         s->base.collection, flt_docs_rows(s->pdocs), (double)flt_docs_bytes(s->pdocs) / 1048576.0);
+  return VF_OK;
+}
+
+/* the id of payload row `pos` (for has_id); false for a superseded row */
+static bool ls_row_id(void *user, size_t pos, corpus_id *out) {
+  local_store *s = user;
+  const ls_view *v = &s->view;
+  size_t lo = 0, hi = (size_t)v->nsegs; /* the segment: pbase[seg] <= pos < pbase[seg + 1] */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if ((size_t)s->pbase[mid] <= pos) lo = mid;
+    else hi = mid;
+  }
+  int64_t slot = v->segs[lo].slot[pos - (size_t)s->pbase[lo]];
+  if (slot < 0) return false;
+  ls_id_of(&v->tab[slot], out);
+  return true;
+}
+
+/* the id table entry of id, or -1 */
+static int64_t ls_tab_find(const ls_view *v, const corpus_id *id) {
+  if (!v->cap) return -1;
+  uint64_t a, b;
+  ls_key_of(id, &a, &b);
+  uint8_t u = id->is_uuid ? 1 : 0;
+  size_t h = ls_hash(a, b, u) & (v->cap - 1);
+  while (v->tab[h].seg >= 0) {
+    const ls_entry *e = &v->tab[h];
+    if (e->a == a && e->b == b && e->is_uuid == u) return (int64_t)h;
+    h = (h + 1) & (v->cap - 1);
+  }
+  return -1;
+}
+
+/* index row -> payload row, for the open index (by id: the index keeps the ids it was built with) */
+static vf_status ls_ix_map(local_store *s, vf_error *err) {
+  if (s->ix_pos_valid) return VF_OK;
+  ivf_info in;
+  ivf_info_get(s->ix, &in);
+  int64_t *pos = vf_realloc(s->ix_pos, (in.rows ? in.rows : 1) * sizeof *pos);
+  if (!pos) return vf_error_set(err, VF_ENOMEM, "search: out of memory for %llu index rows", (unsigned long long)in.rows);
+  s->ix_pos = pos;
+  for (uint64_t r = 0; r < in.rows; r++) {
+    size_t len = 0;
+    const char *id = ivf_id(s->ix, (int64_t)r, &len);
+    corpus_id cid;
+    int64_t e = store_id_parse(id, len, &cid) ? ls_tab_find(&s->view, &cid) : -1;
+    pos[r] = e < 0 ? -1 : s->pbase[s->view.tab[e].seg] + s->view.tab[e].row;
+  }
+  s->ix_pos_rows = in.rows;
+  s->ix_pos_valid = true;
+  return VF_OK;
+}
+
+/* masks[i] for queries [q0, q0 + qn): NULL when unfiltered, else a byte per payload row */
+static vf_status ls_masks(local_store *s, const flt_filter *const *filters, size_t q0, size_t qn,
+                          uint8_t *buf, uint8_t **masks) {
+  size_t n = flt_docs_rows(s->pdocs);
+  for (size_t i = 0; i < qn; i++) {
+    const flt_filter *f = filters[q0 + i];
+    masks[i] = NULL;
+    if (!f || flt_is_empty(f)) continue;
+    masks[i] = buf + i * n;
+    flt_docs_select(s->pdocs, f, NULL, ls_row_id, s, masks[i]);
+  }
+  return VF_OK;
+}
+
+static vf_status ls_search_impl(store *base, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err);
+
 static vf_status ls_search(store *base, const char *vector, const float *queries, size_t nq,
                            int32_t dim, size_t k, store_results *out, vf_error *err) {
+  return ls_search_impl(base, vector, queries, nq, dim, k, NULL, out, err);
+}
+
+static vf_status ls_search_impl(store *base, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
   local_store *s = (local_store *)base;
   int j = -1;
   for (int i = 0; i < base->nvectors; i++)
@@ -1495,37 +1773,75 @@ static vf_status ls_search(store *base, const char *vector, const float *queries
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = ls_view_build(s, err);
   if (st == VF_OK) st = ls_index_load(s, j, err);
+  if (st == VF_OK && filters) st = ls_payload_load(s, err);
+  if (st == VF_OK && filters && s->ix) st = ls_ix_map(s, err);
   if (st != VF_OK) return st;
-  if (s->ix) return ls_index_search(s, queries, nq, dim, k, out, err);
-  if (s->req_nprobe) /* an nprobe figure must never come from an exact scan */
+  if (!s->ix && s->req_nprobe) /* an nprobe figure must never come from an exact scan */
     return vf_error_set(err, VF_EUSAGE,
                         "search: nprobe %u asked for, but collection '%s' has no usable IVF index "
                         "of '%s' (none was built: fewer points than params.index.min_rows, or "
                         "type none; or it predates the current segments: run load finalize)",
                         s->req_nprobe, base->collection, sp->name);
   bool cached = false;
-  if ((st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
+  if (!s->ix && (st = ls_cache_load(s, j, &cached, err)) != VF_OK) return st;
   ls_view *v = &s->view;
   size_t d = (size_t)dim;
   float *q = NULL;
   idx_topk *heaps = NULL;
   size_t nheaps = 0;
   idx_hit *sorted = NULL;
-  if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
-      !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
-      !(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
+  /* filters: masks over the payload rows (and index rows), chunk by chunk of queries */
+  size_t prow = filters ? flt_docs_rows(s->pdocs) : 0;
+  size_t per = prow + (s->ix ? (size_t)s->ix_pos_rows : 0);
+  size_t chunk = filters ? (per ? LS_MASK_BYTES / per : nq) : nq;
+  if (chunk < 1) chunk = 1;
+  if (chunk > nq) chunk = nq ? nq : 1;
+  uint8_t *mbuf = NULL, *abuf = NULL, **masks = NULL, **allow = NULL;
+  if (!(out->hits = vf_calloc(nq ? nq * k : 1, sizeof *out->hits)) ||
       !(out->counts = vf_calloc(nq ? nq : 1, sizeof *out->counts)) ||
-      !(sorted = vf_mallocarray(k, sizeof *sorted))) {
+      (filters && (!(mbuf = vf_malloc(chunk * (prow ? prow : 1))) ||
+                   !(masks = vf_calloc(chunk, sizeof *masks)) ||
+                   !(allow = vf_calloc(chunk, sizeof *allow)) ||
+                   (s->ix && !(abuf = vf_malloc(chunk * (s->ix_pos_rows ? s->ix_pos_rows : 1))))))) {
     st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
     goto out;
   }
   out->nq = nq;
   out->k = k;
+  if (s->ix) {
+    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+      size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+      if (filters) {
+        ls_masks(s, filters, q0, qn, mbuf, masks);
+        for (size_t i = 0; i < qn; i++) {
+          allow[i] = NULL;
+          if (!masks[i]) continue;
+          allow[i] = abuf + i * s->ix_pos_rows;
+          for (uint64_t r = 0; r < s->ix_pos_rows; r++)
+            allow[i][r] = s->ix_pos[r] >= 0 && masks[i][s->ix_pos[r]];
+        }
+      }
+      st = ls_index_search(s, queries, q0, qn, dim, k, filters ? (const uint8_t *const *)allow : NULL, out, err);
+    }
+    goto out;
+  }
+  if (!(q = vf_mallocarray(nq ? nq : 1, d * sizeof *q)) ||
+      !(heaps = vf_calloc(nq ? nq : 1, sizeof *heaps)) ||
+      !(sorted = vf_mallocarray(k, sizeof *sorted))) {
+    st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
+    goto out;
+  }
   memcpy(q, queries, nq * d * sizeof *q);
   if (sp->distance == CORPUS_COSINE) idx_normalize_rows(q, nq, d);
   for (; nheaps < nq; nheaps++)
     if ((st = idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err)) != VF_OK) goto out;
-  st = cached ? ls_scan_cached(s, sp, q, nq, heaps, err) : ls_scan_stream(s, sp, q, nq, heaps, err);
+  for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+    size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+    if (filters) ls_masks(s, filters, q0, qn, mbuf, masks);
+    const uint8_t *const *qm = filters ? (const uint8_t *const *)masks : NULL;
+    st = cached ? ls_scan_cached(s, sp, q + q0 * d, qn, heaps + q0, qm, err)
+                : ls_scan_stream(s, sp, q + q0 * d, qn, heaps + q0, qm, err);
+  }
   if (st != VF_OK) goto out;
   for (size_t qi = 0; qi < nq; qi++) {
     size_t m = idx_topk_sorted(&heaps[qi], sorted);
@@ -1542,6 +1858,10 @@ out:
   free(heaps);
   free(q);
   free(sorted);
+  free(mbuf);
+  free(abuf);
+  free(masks);
+  free(allow);
   if (st != VF_OK) store_results_free(out);
   return st;
 }
@@ -1716,6 +2036,7 @@ static vf_status ls_rewrite_segment(local_store *s, ls_seg *sg, vf_error *err) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: row count changed", pqt_name(f), g);
       goto out;
     }
+    if ((st = vf_check_cancel(err)) != VF_OK) goto out;
     if ((st = pqt_read_leaves(f, g, leaves, nc, ld, err)) != VF_OK) goto out;
     uint8_t *k2 = vf_realloc(keep, nrows ? (size_t)nrows : 1);
     if (!k2) {
@@ -1770,7 +2091,13 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
   s->view.valid = false;
   if ((st = ls_view_build(s, err)) == VF_OK && s->view.total_rows != s->view.count) {
     uint64_t before = s->view.total_rows;
+    vf_stage pg;
+    vf_stage_begin(&pg, s->progress, "compact", "segments", (uint64_t)s->view.nsegs);
     for (int i = 0; i < s->view.nsegs && st == VF_OK; i++) {
+      if (s->progress)
+        vf_stage_update(&pg, (uint64_t)i, "%llu rows to %llu points", (unsigned long long)before,
+                        (unsigned long long)s->view.count);
+      if ((st = vf_check_cancel(err)) != VF_OK) break;
       ls_seg *sg = &s->view.segs[i];
       int64_t winners = 0;
       for (int64_t r = 0; r < sg->nrows; r++)
@@ -1787,6 +2114,9 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
         st = ls_rewrite_segment(s, sg, err);
       }
     }
+    if (st == VF_OK && s->progress)
+      vf_stage_update(&pg, (uint64_t)s->view.nsegs, "%llu rows to %llu points",
+                      (unsigned long long)before, (unsigned long long)s->view.count);
     if (st == VF_OK)
       vf_log(VF_LOG_INFO, "collection '%s': compacted %llu rows to %llu points", s->base.collection,
              (unsigned long long)before, (unsigned long long)s->view.count);
@@ -1804,9 +2134,11 @@ static vf_status ls_defer_indexing(store *base, vf_error *err) {
 
 static vf_status ls_enable_indexing(store *base, vf_error *err) {
   local_store *s = (local_store *)base;
+  s->progress = "finalize";
   vf_status st = ls_compact(s, err);
-  if (st != VF_OK) return st;
-  return ls_build_indexes(s, err);
+  if (st == VF_OK) st = ls_build_indexes(s, err);
+  s->progress = NULL;
+  return st;
 }
 
 static vf_status ls_wait_indexed(store *base, double timeout_s, vf_error *err) {
@@ -1824,6 +2156,9 @@ static void ls_close(store *base) {
   ls_view_free(&s->view);
   ls_cache_free(&s->cache);
   ivf_close(s->ix);
+  flt_docs_free(s->pdocs);
+  free(s->pbase);
+  free(s->ix_pos);
   store_head_free(base);
   free(s->dir);
   free(s->json_path);
@@ -1845,6 +2180,73 @@ static void ls_close(store *base) {
   free(s);
 }
 
+/* ------------------------------------------------- the corpus record (store.h) */
+
+/* collection.json: the spec as ls_spec_json() wrote it, then ",\n \"corpus\": {...},\n
+ * \"load\": \"in progress\"|\"finalized\"}" (written atomically, so a reader sees one or the
+ * other) */
+static vf_status ls_set_record(store *base, const store_record *r, vf_error *err) {
+  local_store *s = (local_store *)base;
+  char *have = NULL;
+  size_t len = 0;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
+  size_t e = st == VF_OK ? ls_spec_end(have) : 0;
+  if (st == VF_OK && !e)
+    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after",
+                      s->json_path);
+  vf_buf b;
+  vf_buf_init(&b, LS_MAX_JSON);
+  if (st == VF_OK) st = vf_buf_append(&b, have, e, err);
+  if (st == VF_OK) st = vf_json_raw(&b, ",\n \"corpus\": ", err);
+  if (st == VF_OK) st = store_record_json(&b, r, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n",
+                       r->load_finished ? "finalized" : "in progress");
+  if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
+  vf_buf_free(&b);
+  free(have);
+  return st;
+}
+
+static vf_status ls_get_record(store *base, store_record *out, bool *found, vf_error *err) {
+  local_store *s = (local_store *)base;
+  char *have = NULL;
+  size_t len = 0;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
+  qj_val doc;
+  memset(&doc, 0, sizeof doc);
+  if (st == VF_OK) st = qj_parse(have, len, s->json_path, &doc, err);
+  if (st == VF_OK) {
+    const qj_val *c = qj_get(&doc, "corpus"), *l = qj_get(&doc, "load");
+    *found = c && store_record_from_json(c, out);
+    out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+  }
+  qj_free(&doc);
+  free(have);
+  return st;
+}
+
+static vf_status ls_contains(store *base, const corpus_id *ids, size_t n, bool *found,
+                             vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_verify(s, err);
+  if (st == VF_OK) st = ls_view_build(s, err);
+  const ls_view *v = &s->view;
+  for (size_t i = 0; st == VF_OK && i < n && v->cap; i++) {
+    uint64_t a, b;
+    ls_key_of(&ids[i], &a, &b);
+    uint8_t u = ids[i].is_uuid ? 1 : 0;
+    for (size_t h = ls_hash(a, b, u) & (v->cap - 1); v->tab[h].seg >= 0; h = (h + 1) & (v->cap - 1))
+      if (v->tab[h].a == a && v->tab[h].b == b && v->tab[h].is_uuid == u) {
+        found[i] = true;
+        break;
+      }
+  }
+  return st;
+}
+
 static const store_vtable local_vt = {
     .type = "local",
     .ensure_collection = ls_ensure_collection,
@@ -1856,6 +2258,10 @@ static const store_vtable local_vt = {
     .count = ls_count,
     .search = ls_search,
     .close = ls_close,
+    .search_filtered = ls_search_impl,
+    .set_record = ls_set_record,
+    .get_record = ls_get_record,
+    .contains = ls_contains,
 };
 
 static void ls_writer_id(char *out, size_t cap) {
@@ -1930,6 +2336,25 @@ nomem:
   st = vf_error_set(err, VF_ENOMEM, "local store: out of memory");
 fail:
   ls_close(&s->base);
+  return st;
+}
+
+/* store_local_describe(): see store.h (issue 18, `vforge load delete`). */
+vf_status store_local_describe(store *base, store_collection_info *out, vf_error *err) {
+  local_store *s = (local_store *)base;
+  memset(out, 0, sizeof *out);
+  snprintf(out->where, sizeof out->where, "%s", s->dir);
+  struct stat sb;
+  if (stat(s->json_path, &sb) != 0) return VF_OK;
+  out->exists = true;
+  return store_count(base, true, &out->points, err);
+}
+
+/* store_local_drop(): see store.h: the collection's segments, index files and collection.json. */
+vf_status store_local_drop(store *base, vf_error *err) {
+  local_store *s = (local_store *)base;
+  vf_status st = ls_remove_collection(s, err);
+  if (st == VF_OK) vf_log(VF_LOG_INFO, "local store: dropped collection '%s' (%s)", base->collection, s->dir);
   return st;
 }
 

@@ -23,6 +23,14 @@
  *   flush              nothing to send: an acknowledged upsert is durable in Qdrant's WAL.
  *   count              POST /points/count {"exact": true|false}.
  *   search             POST /points/query/batch, QUERY_CHUNK queries per request.
+ *
+ * gRPC (issue 18, vectorstore.prefer_grpc): qd_call() hands each of these calls to
+ * qdrant_grpc.c, which makes it as the equivalent RPC and answers in the same REST JSON, so the
+ * logic above and below exists once; upsert and search write their protobuf messages directly
+ * (qdg_upsert, qdg_query).  Issue 18 also adds per-vector parameters (datatype, on_disk, hnsw,
+ * quantization; sparse modifier and index), payload indexes created before the upload, and the
+ * deferral strategies (params.defer: indexing_threshold | hnsw_m | none) recorded in the
+ * collection's metadata, plus reindex / describe / drop for `vforge load reindex | delete`.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +44,12 @@
 #define QD_MAX_BODY (((size_t)32 << 20) - ((size_t)64 << 10)) /* 32 MiB less headroom */
 #define QD_DEFAULT_THRESHOLD 10000
 #define QD_META_KEY "vforge_indexing_threshold"
+#define QD_DEFER_KEY "vforge_defer"              /* what prepare deferred (issue 18) */
+#define QD_HNSW_KEY "vforge_hnsw_m"              /* the collection's hnsw m before the load */
+#define QD_VEC_HNSW_KEY "vforge_vector_hnsw_m"   /* {vector: m} of vectors with their own m */
+#define QD_DEFAULT_HNSW_M 16
+#define QD_GRPC_DEFAULT_PORT 6334
+#define QD_GRPC_DEFAULT_MAX ((size_t)64 << 20)   /* Qdrant's default gRPC message limit */
 #define QD_GREEN_STABLE_S 2.0
 #define QD_POLL_S 0.25
 #define QD_QUERY_CHUNK 64
@@ -54,7 +68,16 @@ typedef struct qd_store {
   io_http_resp resp;
   qj_val doc; /* last parsed response */
   int *map;
+  /* issue 18 */
+  qdg *grpc;        /* non-NULL: every call goes over gRPC (vectorstore.prefer_grpc) */
+  int defer;        /* QD_DEFER_* (params.defer) */
+  store_payload_field *pfields; /* the corpus payload fields (payload indexes) */
+  int npfields;
+  char **vparams;   /* per vector: the config's vectors.<name> parameters (JSON) or NULL */
 } qd_store;
+
+/* params.defer: what prepare changes for the bulk load and finalize restores */
+enum { QD_DEFER_THRESHOLD = 0, QD_DEFER_HNSW_M, QD_DEFER_NONE };
 
 static const char *qd_distance(corpus_distance d) {
   switch (d) {
@@ -91,10 +114,16 @@ static vf_status qd_call(qd_store *q, const char *method, const char *suffix, co
    * DELETE, POST count/query), so it is sent again, a bounded number of times, logged. */
   for (int attempt = 0;; attempt++) {
     qj_free(&q->doc);
-    vf_status st = io_http_request(q->http, &rq, &q->resp, err);
+    vf_status st;
+    if (q->grpc) { /* the same call as its RPC (qdrant_grpc.c), answered in REST shape */
+      st = qdg_rest_call(q->grpc, method, suffix, body, allow_404, &q->resp.status,
+                         &q->resp.body, err);
+    } else {
+      st = io_http_request(q->http, &rq, &q->resp, err);
+    }
     io_http_stats hs;
     io_http_get_stats(q->http, &hs);
-    q->base.retries = hs.retries + (uint64_t)attempt;
+    q->base.retries = hs.retries + qdg_retries(q->grpc) + (uint64_t)attempt;
     if (status) *status = q->resp.status;
     if (st != VF_OK) return vf_error_prefix(err, "qdrant collection '%s': ", q->base.collection);
     if (q->resp.status == 404 && allow_404) return VF_OK;
@@ -126,6 +155,29 @@ static vf_status qd_pass(qd_store *q, vf_buf *b, const char *from, const char *t
 
 static vf_status qd_compare(qd_store *q, vf_error *err);
 
+/* The config's per-vector parameters (vectors.<name>.datatype / on_disk / hnsw / quantization;
+ * sparse: modifier / index) as members of VectorParams / SparseVectorParams, with `first`
+ * telling whether a comma is needed. */
+static vf_status qd_vector_params(const char *pj, vf_buf *b, bool first, vf_error *err) {
+  if (!pj || !*pj) return VF_OK;
+  qj_val p;
+  vf_status st = qj_parse(pj, strlen(pj), "vector params", &p, err);
+  if (st != VF_OK) return st;
+  static const char *const ren[][2] = {{"hnsw", "hnsw_config"},
+                                       {"quantization", "quantization_config"}};
+  for (size_t i = 0; i < p.n && st == VF_OK; i++) {
+    const char *key = p.keys[i];
+    for (size_t r = 0; r < sizeof ren / sizeof ren[0]; r++)
+      if (strcmp(key, ren[r][0]) == 0) key = ren[r][1];
+    if (!first) st = vf_buf_append(b, ",", 1, err);
+    first = false;
+    if (st == VF_OK) st = qd_put_name(b, key, err);
+    if (st == VF_OK) st = vf_buf_append(b, p.items[i].raw, p.items[i].raw_len, err);
+  }
+  qj_free(&p);
+  return st;
+}
+
 static vf_status qd_create(qd_store *q, vf_error *err) {
   vf_buf *b = &q->body;
   vf_buf_reset(b);
@@ -141,11 +193,13 @@ static vf_status qd_create(qd_store *q, vf_error *err) {
     first = false;
     if (st == VF_OK) st = qd_put_name(b, v->name, err);
     if (st == VF_OK)
-      st = vf_buf_printf(b, err, "{\"size\":%d,\"distance\":\"%s\"%s}", (int)v->dim,
+      st = vf_buf_printf(b, err, "{\"size\":%d,\"distance\":\"%s\"%s", (int)v->dim,
                          qd_distance(v->distance),
                          v->kind == CORPUS_VEC_MULTI
                              ? ",\"multivector_config\":{\"comparator\":\"max_sim\"}"
                              : "");
+    if (st == VF_OK) st = qd_vector_params(q->vparams[i], b, false, err);
+    if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
   }
   if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
   if (st == VF_OK && any_sparse) {
@@ -157,7 +211,9 @@ static vf_status qd_create(qd_store *q, vf_error *err) {
       if (!first) st = vf_buf_append(b, ",", 1, err);
       first = false;
       if (st == VF_OK) st = qd_put_name(b, v->name, err);
-      if (st == VF_OK) st = vf_buf_append(b, "{}", 2, err);
+      if (st == VF_OK) st = vf_buf_append(b, "{", 1, err);
+      if (st == VF_OK) st = qd_vector_params(q->vparams[i], b, true, err);
+      if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
     }
     if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
   }
@@ -276,6 +332,9 @@ static vf_status qd_ensure(store *s, vf_error *err) {
   long status = 0;
   vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
   if (st != VF_OK) return st;
+  if (status == 404 && s->must_exist)
+    return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist (run `vforge "
+                        "load prepare` and `load load` first)", s->collection);
   if (status == 404) return qd_create(q, err);
   if (q->recreate) {
     vf_log(VF_LOG_INFO, "qdrant: recreate: dropping collection '%s'", s->collection);
@@ -299,9 +358,21 @@ static vf_status qd_patch(qd_store *q, const char *json, vf_error *err) {
   return st == VF_OK ? qd_call(q, "PATCH", "", &q->body, false, NULL, err) : st;
 }
 
+static vf_status qd_payload_indexes(qd_store *q, vf_error *err);
+static vf_status qd_defer_hnsw(qd_store *q, vf_error *err);
+static vf_status qd_enable_hnsw(qd_store *q, vf_error *err);
+
 static vf_status qd_defer(store *s, vf_error *err) {
   qd_store *q = (qd_store *)s;
-  vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+  vf_status st = qd_payload_indexes(q, err); /* before the upload (Qdrant's advice) */
+  if (st != VF_OK) return st;
+  if (q->defer == QD_DEFER_HNSW_M) return qd_defer_hnsw(q, err);
+  if (q->defer == QD_DEFER_NONE) {
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': indexing is not deferred (params.defer: none)",
+           s->collection);
+    return qd_patch(q, "{\"metadata\":{\"" QD_DEFER_KEY "\":\"none\"}}", err);
+  }
+  st = qd_call(q, "GET", "", NULL, false, NULL, err);
   if (st != VF_OK) return st;
   int64_t cur = -1, meta = -1;
   if (!qd_uint(qj_path(&q->doc, "result.config.optimizer_config.indexing_threshold"), &cur))
@@ -317,17 +388,29 @@ static vf_status qd_defer(store *s, vf_error *err) {
   char json[160];
   snprintf(json, sizeof json,
            "{\"optimizers_config\":{\"indexing_threshold\":0},\"metadata\":{\"" QD_META_KEY
-           "\":%lld}}",
+           "\":%lld,\"" QD_DEFER_KEY "\":\"indexing_threshold\"}}",
            (long long)keep);
   return qd_patch(q, json, err);
 }
 
 static vf_status qd_enable(store *s, vf_error *err) {
   qd_store *q = (qd_store *)s;
+  /* restore what prepare changed, as its metadata says (another process may have prepared) */
+  vf_status gst = qd_call(q, "GET", "", NULL, false, NULL, err);
+  if (gst != VF_OK) return gst;
+  const qj_val *how = qj_path(&q->doc, "result.config.metadata." QD_DEFER_KEY);
+  const char *mode = how && how->t == QJ_STR ? how->str
+                     : q->defer == QD_DEFER_HNSW_M ? "hnsw_m"
+                     : q->defer == QD_DEFER_NONE   ? "none"
+                                                   : "indexing_threshold";
+  if (strcmp(mode, "hnsw_m") == 0) return qd_enable_hnsw(q, err);
+  if (strcmp(mode, "none") == 0) {
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': nothing to restore (indexing was not deferred)",
+           s->collection);
+    return VF_OK;
+  }
   int64_t v = -1;
   if (!qd_uint(qj_path(&q->params, "optimizers.indexing_threshold"), &v)) {
-    vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
-    if (st != VF_OK) return st;
     if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_META_KEY), &v) || v <= 0)
       v = q->saved_threshold > 0 ? q->saved_threshold : QD_DEFAULT_THRESHOLD;
   }
@@ -351,8 +434,11 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
   double t0 = vf_now(), green_since = -1;
   bool grey_triggered = false;
   char last[32] = "unknown";
+  vf_stage sg;
+  vf_stage_begin(&sg, "finalize", "wait for green", "s", 0);
   for (;;) {
-    vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+    vf_status st = vf_check_cancel(err);
+    if (st == VF_OK) st = qd_call(q, "GET", "", NULL, false, NULL, err);
     if (st != VF_OK) return st;
     const qj_val *os = qj_path(&q->doc, "result.optimizer_status");
     const qj_val *oe = qj_get(os, "error");
@@ -365,6 +451,7 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
       vf_log(VF_LOG_INFO, "qdrant: collection '%s' status %s", s->collection, status);
     snprintf(last, sizeof last, "%s", status);
     double now = vf_now();
+    vf_stage_update(&sg, (uint64_t)(now - t0), "collection '%s' %s", s->collection, status);
     if (strcmp(status, "red") == 0)
       return vf_error_set(err, VF_ENET,
                           "qdrant collection '%s': status red (an operation failed and was not "
@@ -411,6 +498,13 @@ static vf_status qd_upsert(store *s, const corpus_batch *b, vf_error *err) {
   qd_store *q = (qd_store *)s;
   vf_status st = store_check_batch(s, b, q->map, err);
   if (st != VF_OK || b->n == 0) return st;
+  if (q->grpc) {
+    st = qdg_upsert(q->grpc, s, b, q->map, q->wait, err);
+    io_http_stats hs;
+    io_http_get_stats(q->http, &hs);
+    s->retries = hs.retries + qdg_retries(q->grpc);
+    return st;
+  }
   static const char head[] = "{\"points\":[";
   vf_buf_reset(&q->body);
   st = vf_buf_append(&q->body, head, sizeof head - 1, err);
@@ -472,8 +566,9 @@ static int qd_hit_cmp(const void *a, const void *b) {
   return store_id_cmp(&x->id, &y->id);
 }
 
-static vf_status qd_search(store *s, const char *vector, const float *queries, size_t nq,
-                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+static vf_status qd_search_impl(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
   qd_store *q = (qd_store *)s;
   const store_vector_spec *sp = NULL;
   for (int i = 0; i < s->nvectors; i++) {
@@ -526,6 +621,25 @@ static vf_status qd_search(store *s, const char *vector, const float *queries, s
   vf_status st = VF_OK;
   for (size_t q0 = 0; q0 < nq && st == VF_OK; q0 += QD_QUERY_CHUNK) {
     size_t qn = nq - q0 < QD_QUERY_CHUNK ? nq - q0 : QD_QUERY_CHUNK;
+    if (q->grpc) { /* Points/QueryBatch with the same search options and filters */
+      const char *ftext[QD_QUERY_CHUNK];
+      bool anyf = false;
+      for (size_t i = 0; i < qn; i++) {
+        const flt_filter *fq = filters ? filters[q0 + i] : NULL;
+        ftext[i] = fq && !flt_is_empty(fq) ? flt_json(fq) : NULL;
+        anyf = anyf || ftext[i];
+      }
+      st = qdg_query(q->grpc, sp->name, queries + q0 * (size_t)dim, qn, dim, k, &q->sopts,
+                     anyf ? ftext : NULL, out->hits + q0 * k, out->counts + q0, err);
+      for (size_t i = 0; i < qn && st == VF_OK; i++) {
+        store_hit *h = out->hits + (q0 + i) * k;
+        if (sp->distance == CORPUS_EUCLID || sp->distance == CORPUS_MANHATTAN)
+          for (size_t j = 0; j < out->counts[q0 + i]; j++)
+            h[j].score = -h[j].score; /* distances: larger = nearer, as for REST */
+        qsort(h, out->counts[q0 + i], sizeof *h, qd_hit_cmp);
+      }
+      continue;
+    }
     vf_buf *b = &q->body;
     vf_buf_reset(b);
     st = vf_buf_append(b, "{\"searches\":[", 13, err);
@@ -546,6 +660,12 @@ static vf_status qd_search(store *s, const char *vector, const float *queries, s
       if (st != VF_OK) break;
       st = vf_buf_append(b, "],\"using\":", 10, err);
       if (st == VF_OK) st = vf_json_string(b, sp->name, strlen(sp->name), err);
+      /* the filter, as Qdrant Filter JSON (validated and compiled by flt_parse) */
+      const flt_filter *fq = filters ? filters[q0 + i] : NULL;
+      if (st == VF_OK && fq && !flt_is_empty(fq)) {
+        st = vf_buf_append(b, ",\"filter\":", 10, err);
+        if (st == VF_OK) st = vf_buf_append(b, flt_json(fq), strlen(flt_json(fq)), err);
+      }
       if (st == VF_OK)
         st = vf_buf_printf(b, err, ",\"limit\":%zu,\"with_payload\":false,%s}", k, params);
     }
@@ -591,9 +711,347 @@ static vf_status qd_search(store *s, const char *vector, const float *queries, s
   return st;
 }
 
+/* ------------------------------------------------------------ issue 18: payload indexes */
+
+static const char *qd_kind_name(store_payload_kind k) {
+  switch (k) {
+  case STORE_PK_BOOL: return "booleans";
+  case STORE_PK_INTEGER: return "integers";
+  case STORE_PK_FLOAT: return "floating-point numbers";
+  case STORE_PK_STRING: return "strings";
+  case STORE_PK_DATETIME: return "dates / timestamps";
+  case STORE_PK_UUID: return "UUIDs";
+  case STORE_PK_GEO: return "geo points (lat, lon)";
+  default: return "values of no indexable type";
+  }
+}
+
+/* The payload index type a column of kind k gets by default (NULL: none). */
+static const char *qd_kind_index(store_payload_kind k) {
+  switch (k) {
+  case STORE_PK_BOOL: return "bool";
+  case STORE_PK_INTEGER: return "integer";
+  case STORE_PK_FLOAT: return "float";
+  case STORE_PK_STRING: return "keyword";
+  case STORE_PK_DATETIME: return "datetime";
+  case STORE_PK_UUID: return "uuid";
+  case STORE_PK_GEO: return "geo";
+  default: return NULL;
+  }
+}
+
+/* Whether index type t fits a column of kind k (unknown kinds cannot be checked). */
+static bool qd_kind_holds(store_payload_kind k, const char *t) {
+  switch (k) {
+  case STORE_PK_BOOL: return strcmp(t, "bool") == 0;
+  case STORE_PK_INTEGER: return strcmp(t, "integer") == 0 || strcmp(t, "float") == 0;
+  case STORE_PK_FLOAT: return strcmp(t, "float") == 0;
+  case STORE_PK_STRING:
+    return strcmp(t, "keyword") == 0 || strcmp(t, "text") == 0 || strcmp(t, "uuid") == 0 ||
+           strcmp(t, "datetime") == 0;
+  case STORE_PK_DATETIME: return strcmp(t, "datetime") == 0;
+  case STORE_PK_UUID: return strcmp(t, "uuid") == 0 || strcmp(t, "keyword") == 0;
+  case STORE_PK_GEO: return strcmp(t, "geo") == 0;
+  default: return true;
+  }
+}
+
+static const store_payload_field *qd_pfield(const qd_store *q, const char *key) {
+  for (int i = 0; i < q->npfields; i++)
+    if (strcmp(q->pfields[i].key, key) == 0) return &q->pfields[i];
+  return NULL;
+}
+
+/* One field: its type (field_types, else inferred), checked, then PUT /index. */
+static vf_status qd_payload_index(qd_store *q, const char *field, const qj_val *types,
+                                  bool all, vf_error *err) {
+  const store_payload_field *pf = qd_pfield(q, field);
+  const qj_val *given = qj_get(types, field);
+  const char *t = given && given->t == QJ_STR ? given->str : pf ? qd_kind_index(pf->kind) : NULL;
+  if (!t) {
+    if (all) {
+      vf_log(VF_LOG_INFO, "qdrant: collection '%s': no payload index on '%s': column '%s' (%s) "
+             "holds %s (name a type in vectorstore.params.payload_indexes.field_types)",
+             q->base.collection, field, pf ? pf->column : "?", pf ? pf->column_type : "?",
+             qd_kind_name(pf ? pf->kind : STORE_PK_UNKNOWN));
+      return VF_OK;
+    }
+    return vf_error_set(err, VF_ECONFIG,
+                        "vectorstore.params.payload_indexes: field '%s': %s; name its type in "
+                        "field_types (keyword, integer, float, bool, geo, text, datetime, uuid)",
+                        field, pf ? "its column's type gives no payload index type"
+                                  : "it is not a payload field of the datasource, so its type "
+                                    "cannot be inferred");
+  }
+  if (given && pf && !qd_kind_holds(pf->kind, t))
+    return vf_error_set(err, VF_ECONFIG,
+                        "vectorstore.params.payload_indexes.field_types.%s: %s, but column '%s' "
+                        "(%s) holds %s (types that fit: %s)",
+                        field, t, pf->column, pf->column_type, qd_kind_name(pf->kind),
+                        pf->kind == STORE_PK_INTEGER  ? "integer, float"
+                        : pf->kind == STORE_PK_STRING ? "keyword, text, uuid, datetime"
+                        : pf->kind == STORE_PK_UUID   ? "uuid, keyword"
+                                                      : qd_kind_index(pf->kind));
+  vf_buf_reset(&q->body);
+  vf_status st = vf_buf_append(&q->body, "{\"field_name\":", 14, err);
+  if (st == VF_OK) st = vf_json_string(&q->body, field, strlen(field), err);
+  if (st == VF_OK) st = vf_buf_append(&q->body, ",\"field_schema\":", 16, err);
+  if (st == VF_OK) st = vf_json_string(&q->body, t, strlen(t), err);
+  if (st == VF_OK) st = vf_buf_append(&q->body, "}", 1, err);
+  if (st == VF_OK) st = qd_call(q, "PUT", "/index?wait=true", &q->body, false, NULL, err);
+  if (st == VF_OK)
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': payload index on '%s' (%s)", q->base.collection,
+           field, t);
+  return st;
+}
+
+/* params.payload_indexes: {mode: all|none|specific, fields: [...], field_types: {f: type}} */
+static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
+  const qj_val *pi = qj_get(&q->params, "payload_indexes");
+  const qj_val *mode = qj_get(pi, "mode");
+  const char *m = mode && mode->t == QJ_STR ? mode->str : "none";
+  if (!pi || strcmp(m, "none") == 0) return VF_OK;
+  const qj_val *fields = qj_get(pi, "fields"), *types = qj_get(pi, "field_types");
+  vf_status st = VF_OK;
+  if (strcmp(m, "all") == 0) {
+    for (size_t i = 0; types && i < types->n; i++)
+      if (!qd_pfield(q, types->keys[i]))
+        return vf_error_set(err, VF_ECONFIG, "vectorstore.params.payload_indexes.field_types.%s: "
+                            "not a payload field of the datasource (mode: all indexes those)",
+                            types->keys[i]);
+    for (int i = 0; i < q->npfields && st == VF_OK; i++)
+      st = qd_payload_index(q, q->pfields[i].key, types, true, err);
+    return st;
+  }
+  for (size_t i = 0; types && i < types->n; i++) {
+    bool listed = false;
+    for (size_t j = 0; fields && j < fields->n; j++)
+      if (fields->items[j].t == QJ_STR && strcmp(fields->items[j].str, types->keys[i]) == 0)
+        listed = true;
+    if (!listed)
+      return vf_error_set(err, VF_ECONFIG, "vectorstore.params.payload_indexes.field_types.%s: "
+                          "'%s' is not in payload_indexes.fields", types->keys[i], types->keys[i]);
+  }
+  for (size_t j = 0; fields && j < fields->n && st == VF_OK; j++)
+    if (fields->items[j].t == QJ_STR) st = qd_payload_index(q, fields->items[j].str, types, false, err);
+  return st;
+}
+
+/* ------------------------------------------------------------ issue 18: defer hnsw m */
+
+/* The vectors with their own hnsw m (config or collection), as "name":m pairs into `b`. */
+static vf_status qd_vector_ms(qd_store *q, const qj_val *from, const char *path,
+                              const char *leaf, vf_buf *b, bool zero, vf_error *err) {
+  vf_status st = VF_OK;
+  bool first = true;
+  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+    const store_vector_spec *v = &q->base.vectors[i];
+    if (v->kind == CORPUS_VEC_SPARSE) continue;
+    char p[400];
+    snprintf(p, sizeof p, "%s.%s%s", path, v->name, leaf);
+    int64_t m;
+    if (!qd_uint(qj_path(from, p), &m) || (!zero && m == 0)) continue;
+    if (!first) st = vf_buf_append(b, ",", 1, err);
+    first = false;
+    if (st == VF_OK) st = qd_put_name(b, v->name, err);
+    if (st == VF_OK)
+      st = zero ? vf_buf_append(b, "{\"hnsw_config\":{\"m\":0}}", 23, err)
+                : vf_buf_printf(b, err, "%lld", (long long)m);
+  }
+  return st;
+}
+
+static vf_status qd_defer_hnsw(qd_store *q, vf_error *err) {
+  vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
+  if (st != VF_OK) return st;
+  int64_t cur = -1, meta = -1;
+  if (!qd_uint(qj_path(&q->doc, "result.config.hnsw_config.m"), &cur)) cur = -1;
+  if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &meta)) meta = -1;
+  int64_t keep = cur > 0 ? cur : meta > 0 ? meta : QD_DEFAULT_HNSW_M;
+  if (cur == 0 && meta <= 0)
+    vf_log(VF_LOG_WARN, "qdrant: collection '%s' already has hnsw m 0 and no remembered value; "
+           "finalize will restore %lld unless params.hnsw.m is set", q->base.collection,
+           (long long)keep);
+  vf_buf vm, vz;
+  vf_buf_init(&vm, 1u << 20);
+  vf_buf_init(&vz, 1u << 20);
+  /* vectors with their own m: remember it (an earlier prepare's value when it is 0 now) */
+  st = qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vm, false,
+                    err);
+  if (st == VF_OK && vm.len == 0)
+    st = qd_vector_ms(q, &q->doc, "result.config.metadata." QD_VEC_HNSW_KEY, "", &vm, false,
+                      err);
+  if (st == VF_OK)
+    st = qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vz, true,
+                      err);
+  vf_buf_reset(&q->body);
+  if (st == VF_OK)
+    st = vf_buf_printf(&q->body, err, "{\"hnsw_config\":{\"m\":0}%s%.*s%s,\"metadata\":{\""
+                       QD_DEFER_KEY "\":\"hnsw_m\",\"" QD_HNSW_KEY "\":%lld,\"" QD_VEC_HNSW_KEY
+                       "\":{%.*s}}}",
+                       vz.len ? ",\"vectors\":{" : "", (int)vz.len, (const char *)vz.data,
+                       vz.len ? "}" : "", (long long)keep, (int)vm.len, (const char *)vm.data);
+  vf_buf_free(&vm);
+  vf_buf_free(&vz);
+  q->saved_threshold = -1;
+  if (st == VF_OK) st = qd_call(q, "PATCH", "", &q->body, false, NULL, err);
+  if (st == VF_OK)
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m 0 for the load (was %lld)",
+           q->base.collection, (long long)keep);
+  return st;
+}
+
+static vf_status qd_enable_hnsw(qd_store *q, vf_error *err) {
+  /* q->doc holds the collection info read by qd_enable */
+  int64_t m = -1;
+  if (!qd_uint(qj_path(&q->params, "hnsw.m"), &m) || m == 0)
+    if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &m) || m <= 0)
+      m = QD_DEFAULT_HNSW_M;
+  vf_buf b;
+  vf_buf_init(&b, 1u << 20);
+  vf_status st = vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}", (long long)m);
+  bool first = true;
+  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+    const store_vector_spec *v = &q->base.vectors[i];
+    if (v->kind == CORPUS_VEC_SPARSE) continue;
+    char p[400];
+    snprintf(p, sizeof p, "result.config.metadata." QD_VEC_HNSW_KEY ".%s", v->name);
+    int64_t vm;
+    if (!qd_uint(qj_path(&q->doc, p), &vm) || vm <= 0) continue;
+    st = vf_buf_printf(&b, err, "%s", first ? ",\"vectors\":{" : ",");
+    first = false;
+    if (st == VF_OK) st = qd_put_name(&b, v->name, err);
+    if (st == VF_OK) st = vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}}", (long long)vm);
+  }
+  if (st == VF_OK && !first) st = vf_buf_append(&b, "}", 1, err);
+  if (st == VF_OK) st = vf_buf_append(&b, "}", 1, err);
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  if (st == VF_OK) {
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m restored to %lld", q->base.collection,
+           (long long)m);
+    st = qd_patch(q, (const char *)b.data, err);
+  }
+  vf_buf_free(&b);
+  return st;
+}
+
+/* ------------------------------------------------------------ issue 18: reindex, drop */
+
+/* store_qdrant_reindex(): see store.h. */
+vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
+  if (!s || strcmp(s->vt->type, "qdrant") != 0)
+    return vf_error_set(err, VF_EUSAGE, "load reindex applies to vectorstore type qdrant");
+  qd_store *q = (qd_store *)s;
+  long status = 0;
+  vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
+  if (st != VF_OK) return st;
+  if (status == 404)
+    return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist (load it "
+                        "first)", s->collection);
+  vf_buf b;
+  vf_buf_init(&b, 64u << 20);
+  st = vf_buf_append(&b, "{", 1, err);
+  bool any = false;
+  static const char *const pass[][2] = {{"hnsw", "hnsw_config"},
+                                        {"optimizers", "optimizers_config"},
+                                        {"quantization", "quantization_config"}};
+  for (size_t i = 0; i < 3 && st == VF_OK; i++) {
+    const qj_val *v = qj_get(&q->params, pass[i][0]);
+    if (!v || v->t == QJ_NULL) continue;
+    st = vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len, v->raw);
+    any = true;
+  }
+  bool vfirst = true;
+  for (int i = 0; i < s->nvectors && st == VF_OK; i++) {
+    const store_vector_spec *v = &s->vectors[i];
+    const char *pj = q->vparams[i];
+    if (v->kind == CORPUS_VEC_SPARSE || !pj) continue;
+    qj_val p;
+    if ((st = qj_parse(pj, strlen(pj), "vector params", &p, err)) != VF_OK)
+      break;
+    const qj_val *h = qj_get(&p, "hnsw"), *qz = qj_get(&p, "quantization");
+    if (h || qz) {
+      st = vf_buf_printf(&b, err, "%s", vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ",");
+      vfirst = false;
+      any = true;
+      if (st == VF_OK) st = qd_put_name(&b, v->name, err);
+      if (st == VF_OK)
+        st = vf_buf_printf(&b, err, "{%s%.*s%s%s%.*s}", h ? "\"hnsw_config\":" : "",
+                           h ? (int)h->raw_len : 0, h ? h->raw : "", h && qz ? "," : "",
+                           qz ? "\"quantization_config\":" : "", qz ? (int)qz->raw_len : 0,
+                           qz ? qz->raw : "");
+    }
+    qj_free(&p);
+  }
+  if (st == VF_OK && !vfirst) st = vf_buf_append(&b, "}", 1, err);
+  if (st == VF_OK) st = vf_buf_append(&b, "}", 1, err);
+  if (st == VF_OK && !any)
+    st = vf_error_set(err, VF_ECONFIG, "load reindex: the config sets no hnsw, quantization or "
+                      "optimizers (vectorstore.params.* or vectors.<name>.hnsw / quantization)");
+  if (st == VF_OK) {
+    vf_buf_reset(&q->body);
+    st = vf_buf_append(&q->body, b.data, b.len, err);
+  }
+  if (st == VF_OK) st = qd_call(q, "PATCH", "", &q->body, false, NULL, err);
+  vf_buf_free(&b);
+  if (st == VF_OK)
+    vf_log(VF_LOG_INFO, "qdrant: collection '%s': index settings updated; waiting for green",
+           s->collection);
+  return st == VF_OK ? qd_wait(s, timeout_s, err) : st;
+}
+
+/* store_qdrant_describe(): the collection's existence, points and status (load delete). */
+vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  memset(out, 0, sizeof *out);
+  long status = 0;
+  vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
+  if (st != VF_OK) return st;
+  snprintf(out->where, sizeof out->where, "%s%s", q->grpc ? "gRPC " : "",
+           q->grpc ? qdg_endpoint(q->grpc) : io_http_base_url(q->http));
+  if (status == 404) return VF_OK;
+  out->exists = true;
+  int64_t n;
+  if (qd_uint(qj_path(&q->doc, "result.points_count"), &n)) out->points = (uint64_t)n;
+  const qj_val *stv = qj_path(&q->doc, "result.status");
+  snprintf(out->status, sizeof out->status, "%s", stv && stv->t == QJ_STR ? stv->str : "?");
+  return VF_OK;
+}
+
+/* store_qdrant_drop(): DELETE the collection. */
+vf_status store_qdrant_drop(store *s, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_status st = qd_call(q, "DELETE", "", NULL, true, NULL, err);
+  if (st == VF_OK) vf_log(VF_LOG_INFO, "qdrant: dropped collection '%s'", s->collection);
+  return st;
+}
+
+/* store_qdrant_transport(): see store.h. */
+const char *store_qdrant_transport(const store *s, char *out, size_t cap) {
+  if (!s || strcmp(s->vt->type, "qdrant") != 0) return NULL;
+  const qd_store *q = (const qd_store *)s;
+  snprintf(out, cap, "%s %s", q->grpc ? "grpc" : "rest",
+           q->grpc ? qdg_endpoint(q->grpc) : io_http_base_url(q->http));
+  return out;
+}
+
+static vf_status qd_search(store *s, const char *vector, const float *queries, size_t nq,
+                           int32_t dim, size_t k, store_results *out, vf_error *err) {
+  return qd_search_impl(s, vector, queries, nq, dim, k, NULL, out, err);
+}
+
 static void qd_close(store *s) {
   qd_store *q = (qd_store *)s;
   io_http_close(q->http);
+  qdg_close(q->grpc);
+  for (int i = 0; i < q->npfields; i++) {
+    free((char *)q->pfields[i].key);
+    free((char *)q->pfields[i].column);
+  }
+  free(q->pfields);
+  for (int i = 0; q->vparams && i < q->base.nvectors; i++)
+    free(q->vparams[i]);
+  free(q->vparams);
   vf_buf_free(&q->body);
   io_http_resp_free(&q->resp); /* body and header strings (ETag, Link) */
   qj_free(&q->doc);
@@ -605,8 +1063,96 @@ static void qd_close(store *s) {
   free(q);
 }
 
-static const store_vtable qdrant_vt = {"qdrant",  qd_ensure, qd_defer,  qd_enable, qd_wait,
-                                       qd_upsert, qd_flush,  qd_count,  qd_search, qd_close};
+/* ------------------------------------------------- the corpus record (store.h) */
+
+#define QD_RECORD_KEY "vforge_corpus" /* collection metadata: the corpus record */
+#define QD_LOAD_KEY "vforge_load"     /* "in progress" from prepare until finalize, "finalized" */
+#define QD_LOOKUP_BATCH 1000          /* ids per retrieve request */
+
+static vf_status qd_set_record(store *s, const store_record *r, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_buf b;
+  vf_buf_init(&b, 1 << 20);
+  vf_status st = vf_json_raw(&b, "{\"metadata\":{\"" QD_RECORD_KEY "\":", err);
+  if (st == VF_OK) st = store_record_json(&b, r, err);
+  if (st == VF_OK)
+    st = vf_buf_printf(&b, err, ",\"" QD_LOAD_KEY "\":\"%s\"}}",
+                       r->load_finished ? "finalized" : "in progress");
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  if (st == VF_OK) st = qd_patch(q, (const char *)b.data, err);
+  vf_buf_free(&b);
+  return st;
+}
+
+static vf_status qd_get_record(store *s, store_record *out, bool *found, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  long status = 0;
+  vf_status st = qd_call(q, "GET", "", NULL, true, &status, err);
+  if (st != VF_OK) return st;
+  if (status == 404)
+    return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist", s->collection);
+  const qj_val *r = qj_path(&q->doc, "result.config.metadata." QD_RECORD_KEY);
+  const qj_val *l = qj_path(&q->doc, "result.config.metadata." QD_LOAD_KEY);
+  *found = r && store_record_from_json(r, out);
+  out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+  return VF_OK;
+}
+
+static const corpus_id *g_qd_sort_ids; /* qsort has no user pointer in C17 (single-threaded use) */
+static int qd_idx_cmp(const void *a, const void *b) {
+  return store_id_cmp(&g_qd_sort_ids[*(const size_t *)a], &g_qd_sort_ids[*(const size_t *)b]);
+}
+
+static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err) {
+  qd_store *q = (qd_store *)s;
+  vf_status st = VF_OK;
+  size_t *ord = vf_mallocarray(QD_LOOKUP_BATCH, sizeof *ord);
+  if (!ord) return qd_nomem(err);
+  for (size_t b0 = 0; st == VF_OK && b0 < n; b0 += QD_LOOKUP_BATCH) {
+    size_t m = n - b0 < QD_LOOKUP_BATCH ? n - b0 : QD_LOOKUP_BATCH;
+    vf_buf_reset(&q->body);
+    st = vf_json_raw(&q->body, "{\"ids\":[", err);
+    for (size_t i = 0; st == VF_OK && i < m; i++) {
+      char t[37];
+      store_id_format(&ids[b0 + i], t);
+      st = ids[b0 + i].is_uuid ? vf_buf_printf(&q->body, err, "%s\"%s\"", i ? "," : "", t)
+                               : vf_buf_printf(&q->body, err, "%s%s", i ? "," : "", t);
+    }
+    if (st == VF_OK)
+      st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
+    if (st == VF_OK) st = qd_call(q, "POST", "/points", &q->body, false, NULL, err);
+    const qj_val *res = st == VF_OK ? qj_get(&q->doc, "result") : NULL;
+    if (st == VF_OK && (!res || res->t != QJ_ARR))
+      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the retrieve response has no result "
+                        "list", s->collection);
+    for (size_t i = 0; i < m; i++) ord[i] = b0 + i;
+    g_qd_sort_ids = ids;
+    qsort(ord, m, sizeof *ord, qd_idx_cmp);
+    g_qd_sort_ids = NULL;
+    for (size_t j = 0; st == VF_OK && j < res->n; j++) {
+      const qj_val *id = qj_get(&res->items[j], "id");
+      corpus_id got;
+      bool ok = id && (id->t == QJ_STR   ? store_id_parse(id->str, strlen(id->str), &got)
+                       : id->t == QJ_NUM ? store_id_parse(id->raw, id->raw_len, &got)
+                                         : false);
+      if (!ok) continue;
+      size_t lo = 0, hi = m;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store_id_cmp(&ids[ord[mid]], &got) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      for (; lo < m && store_id_cmp(&ids[ord[lo]], &got) == 0; lo++) found[ord[lo]] = true;
+    }
+  }
+  free(ord);
+  return st;
+}
+
+static const store_vtable qdrant_vt = {"qdrant",       qd_ensure,     qd_defer,      qd_enable,
+                                       qd_wait,        qd_upsert,     qd_flush,      qd_count,
+                                       qd_search,      qd_close,      qd_search_impl, qd_set_record,
+                                       qd_get_record,  qd_contains};
 
 /* store_qdrant_set_search(): see store.h. */
 vf_status store_qdrant_set_search(store *s, const store_qdrant_search_opts *o, vf_error *err) {
@@ -646,6 +1192,34 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
     /* params.recreate is not read here: cfg->recreate carries it, and the runner clears it
      * for worker handles (they must never drop the collection) */
   }
+  if (st == VF_OK) { /* issue 18: params.defer */
+    const qj_val *d = qj_get(&q->params, "defer");
+    const char *dm = d && d->t == QJ_STR ? d->str : "indexing_threshold";
+    if (strcmp(dm, "indexing_threshold") == 0) q->defer = QD_DEFER_THRESHOLD;
+    else if (strcmp(dm, "hnsw_m") == 0) q->defer = QD_DEFER_HNSW_M;
+    else if (strcmp(dm, "none") == 0) q->defer = QD_DEFER_NONE;
+    else
+      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.defer: '%.40s' (expected "
+                        "indexing_threshold, hnsw_m or none)", dm);
+  }
+  if (st == VF_OK) {
+    q->vparams = vf_calloc((size_t)q->base.nvectors + 1, sizeof *q->vparams);
+    if (!q->vparams) st = qd_nomem(err);
+    for (int i = 0; st == VF_OK && cfg->vector_params_json && i < q->base.nvectors; i++)
+      if (cfg->vector_params_json[i] && !(q->vparams[i] = vf_strdup(cfg->vector_params_json[i])))
+        st = qd_nomem(err);
+  }
+  if (st == VF_OK && cfg->npayload_fields > 0) {
+    q->pfields = vf_calloc((size_t)cfg->npayload_fields, sizeof *q->pfields);
+    if (!q->pfields) st = qd_nomem(err);
+    for (int i = 0; st == VF_OK && i < cfg->npayload_fields; i++) {
+      q->pfields[i] = cfg->payload_fields[i];
+      q->pfields[i].key = vf_strdup(cfg->payload_fields[i].key);
+      q->pfields[i].column = vf_strdup(cfg->payload_fields[i].column ? cfg->payload_fields[i].column : "");
+      q->npfields = i + 1;
+      if (!q->pfields[i].key || !q->pfields[i].column) st = qd_nomem(err);
+    }
+  }
   if (st == VF_OK) {
     /* "/collections/" + percent-encoded name (RFC 3986 unreserved characters kept) */
     const char *n = q->base.collection;
@@ -677,10 +1251,15 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
   if (st == VF_OK) {
     io_http_opts ho = {0};
     ho.api_key = cfg->api_key;
-    ho.max_retries = -1;
+    ho.max_retries = cfg->retries_given ? cfg->retries : -1;
     st = io_http_open(cfg->url, &ho, &q->http, err);
     if (st == VF_EUSAGE) err->code = st = VF_ECONFIG;
     if (st != VF_OK) vf_error_prefix(err, "vectorstore.url: ");
+    if (st == VF_OK && cfg->prefer_grpc) /* issue 18: the same client options over HTTP/2 */
+      st = qdg_open(cfg->url, cfg->grpc_port > 0 ? cfg->grpc_port : QD_GRPC_DEFAULT_PORT, &ho,
+                    cfg->grpc_max_message_bytes > 0 ? (size_t)cfg->grpc_max_message_bytes
+                                                    : QD_GRPC_DEFAULT_MAX,
+                    q->base.collection, &q->grpc, err);
   }
   if (st != VF_OK) {
     qd_close(&q->base);

@@ -1,7 +1,7 @@
 /*
  * qdrant_internal.h — pieces of the Qdrant store shared by its files, its tests and
  * bench/qdrant-serialize: a small JSON reader for Qdrant's responses and the config's params,
- * the float32 formatter and the points serializer.
+ * the float32 formatter and the points serializer; the gRPC transport (qdrant_grpc.c).
  */
 #ifndef VFORGE_QDRANT_INTERNAL_H
 #define VFORGE_QDRANT_INTERNAL_H
@@ -33,6 +33,23 @@ void qj_free(qj_val *v);
 const qj_val *qj_get(const qj_val *v, const char *key);
 /*! qj_path() : members along a dotted path ("result.config.params"); NULL when any is absent. */
 const qj_val *qj_path(const qj_val *v, const char *dotted);
+/*! qj_unescape() : decode the JSON string content s[start, end) (between the quotes) into `d`
+ *  (room for end - start bytes); *n receives the decoded length.  @return : `end`, with
+ *  *expected NULL; or the offset of the first error with *expected saying what was expected. */
+size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
+                   const char **expected);
+/*! qj_scan_number() : the end of the RFC 8259 number starting at s[p]; 0 with *expected set
+ *  when there is none. */
+size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected);
+
+/* --------------------------------------------------- the corpus record (store.h) */
+
+struct store_record;
+/*! store_record_json() : append the record as a JSON object {"files_md5", "id_expression",
+ *  "files", "rows"} (the load state is kept beside it by each backend). */
+vf_status store_record_json(vf_buf *b, const struct store_record *r, vf_error *err);
+/*! store_record_from_json() : fill `r` from such an object; false when it is not one. */
+bool store_record_from_json(const qj_val *v, struct store_record *r);
 
 /* ------------------------------------------------------- serialization */
 
@@ -51,5 +68,45 @@ size_t qd_fmt_f32(char *out, float v);
  *  @return : VF_ECORRUPT naming the row and vector for a NaN/infinite value; VF_ENOMEM. */
 vf_status qd_points_json(const store *s, const corpus_batch *b, const int *map, size_t from,
                          size_t to, bool *first, vf_buf *out, vf_error *err);
+
+/* ------------------------------------------------------------ gRPC (qdrant_grpc.c) */
+
+typedef struct qdg qdg;
+struct io_http_opts;
+
+/*! qdg_url_for() : the gRPC endpoint of a REST url: its scheme and host with `grpc_port`. */
+vf_status qdg_url_for(const char *rest_url, int grpc_port, char *out, size_t cap, vf_error *err);
+/*! qdg_open() : a gRPC connection (one HTTP/2 client) to the Qdrant of `rest_url` on
+ *  `grpc_port`, TLS when the url is https://; `ho` as for REST (api key -> `api-key` metadata,
+ *  retries, timeouts, CA bundle); `max_msg` the server's message limit.  Connects lazily. */
+vf_status qdg_open(const char *rest_url, int grpc_port, const struct io_http_opts *ho,
+                   size_t max_msg, const char *collection, qdg **out, vf_error *err);
+void qdg_close(qdg *g);
+const char *qdg_endpoint(const qdg *g);
+uint64_t qdg_retries(const qdg *g);
+/*! qdg_rest_call() : a REST call of the store's collection logic made as the equivalent RPC
+ *  (see qdrant_grpc.c): `body` is the REST JSON, `json` receives the answer as REST JSON,
+ *  *status the HTTP status equivalent of the gRPC status (404 for NOT_FOUND, 409 for
+ *  ALREADY_EXISTS, ...).  A NOT_FOUND with allow_404 is VF_OK with status 404. */
+vf_status qdg_rest_call(qdg *g, const char *method, const char *suffix, const vf_buf *body,
+                        bool allow_404, long *status, vf_buf *json, vf_error *err);
+/*! qdg_points_pb() : append the points [from, to) of batch `b` as UpsertPoints.points fields
+ *  (PointStruct; dense/multi vectors as packed float32, sparse indices as packed varints, the
+ *  payload JSON as a map<string, Value>) to `out`; `scratch` is a work buffer.
+ *  @return : VF_ECORRUPT naming the row and vector for a NaN/infinite value or bad payload. */
+vf_status qdg_points_pb(const store *s, const corpus_batch *b, const int *map, size_t from,
+                        size_t to, vf_buf *scratch, vf_buf *out, vf_error *err);
+/*! qdg_upsert() : Points/Upsert of the batch, split into messages under the server's limit.
+ *  @return : VF_EUSAGE naming the points (ids, file rows) when the server answers
+ *            INVALID_ARGUMENT; VF_ENET for other failures (after the retries). */
+vf_status qdg_upsert(qdg *g, const store *s, const corpus_batch *b, const int *map, bool wait,
+                     vf_error *err);
+/*! qdg_query() : Points/QueryBatch of nq dense queries against vector `using` with the
+ *  search options `o` (the struct both transports take); fills hits[q * k + i] (raw Qdrant
+ *  scores) and counts[q]. */
+/* filters: NULL, or nq Qdrant filter JSON texts (NULL entries: unfiltered) */
+vf_status qdg_query(qdg *g, const char *using, const float *queries, size_t nq, int32_t dim,
+                    size_t k, const store_qdrant_search_opts *o, const char *const *filters,
+                    store_hit *hits, size_t *counts, vf_error *err);
 
 #endif

@@ -39,17 +39,89 @@ static int qj_hex(char ch) {
   return -1;
 }
 
-static bool qj_u4(qj_ctx *c, unsigned *out) {
-  if (c->len - c->pos < 4) return false;
+static bool qj_u4(const char *s, size_t end, size_t *pos, unsigned *out) {
+  if (end - *pos < 4) return false;
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
-    int h = qj_hex(c->s[c->pos + (size_t)i]);
+    int h = qj_hex(s[*pos + (size_t)i]);
     if (h < 0) return false;
     v = v * 16 + (unsigned)h;
   }
-  c->pos += 4;
+  *pos += 4;
   *out = v;
   return true;
+}
+
+/* qj_unescape(): see qdrant_internal.h. */
+size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
+                   const char **expected) {
+  size_t pos = start, w = 0;
+  while (pos < end) {
+    unsigned char ch = (unsigned char)s[pos];
+    if (ch < 0x20) {
+      *expected = "no raw control character in a string";
+      return pos;
+    }
+    if (ch != '\\') {
+      d[w++] = (char)ch;
+      pos++;
+      continue;
+    }
+    if (++pos >= end) {
+      *expected = "a valid escape";
+      return pos;
+    }
+    char e = s[pos++];
+    unsigned cp;
+    switch (e) {
+    case '"': d[w++] = '"'; break;
+    case '\\': d[w++] = '\\'; break;
+    case '/': d[w++] = '/'; break;
+    case 'b': d[w++] = '\b'; break;
+    case 'f': d[w++] = '\f'; break;
+    case 'n': d[w++] = '\n'; break;
+    case 'r': d[w++] = '\r'; break;
+    case 't': d[w++] = '\t'; break;
+    case 'u':
+      if (!qj_u4(s, end, &pos, &cp)) {
+        *expected = "4 hex digits after \\u";
+        return pos;
+      }
+      if (cp >= 0xD800 && cp < 0xDC00) {
+        unsigned lo;
+        if (pos + 2 > end || s[pos] != '\\' || s[pos + 1] != 'u' ||
+            (pos += 2, !qj_u4(s, end, &pos, &lo)) || lo < 0xDC00 || lo > 0xDFFF) {
+          *expected = "a low surrogate escape";
+          return pos;
+        }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      } else if (cp >= 0xDC00 && cp < 0xE000) {
+        *expected = "no lone low surrogate";
+        return pos;
+      }
+      /* UTF-8 of cp: never longer than the 6+ escape bytes it came from */
+      if (cp < 0x80) {
+        d[w++] = (char)cp;
+      } else if (cp < 0x800) {
+        d[w++] = (char)(0xC0 | (cp >> 6));
+        d[w++] = (char)(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        d[w++] = (char)(0xE0 | (cp >> 12));
+        d[w++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        d[w++] = (char)(0x80 | (cp & 0x3F));
+      } else {
+        d[w++] = (char)(0xF0 | (cp >> 18));
+        d[w++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        d[w++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        d[w++] = (char)(0x80 | (cp & 0x3F));
+      }
+      break;
+    default: *expected = "a valid escape"; return pos;
+    }
+  }
+  *n = w;
+  *expected = NULL;
+  return end;
 }
 
 /* A string at c->pos (the opening quote); decoded into a new NUL-terminated buffer. */
@@ -65,66 +137,12 @@ static vf_status qj_string(qj_ctx *c, char **out) {
   char *d = vf_malloc(end - start + 1);
   if (!d) return vf_error_set(c->err, VF_ENOMEM, "%s: out of memory", c->what);
   size_t n = 0;
-  c->pos = start;
-  while (c->pos < end) {
-    unsigned char ch = (unsigned char)c->s[c->pos];
-    if (ch < 0x20) {
-      free(d);
-      return qj_fail(c, "no raw control character in a string");
-    }
-    if (ch != '\\') {
-      d[n++] = (char)ch;
-      c->pos++;
-      continue;
-    }
-    c->pos++;
-    char e = c->s[c->pos++];
-    unsigned cp;
-    switch (e) {
-    case '"': d[n++] = '"'; break;
-    case '\\': d[n++] = '\\'; break;
-    case '/': d[n++] = '/'; break;
-    case 'b': d[n++] = '\b'; break;
-    case 'f': d[n++] = '\f'; break;
-    case 'n': d[n++] = '\n'; break;
-    case 'r': d[n++] = '\r'; break;
-    case 't': d[n++] = '\t'; break;
-    case 'u':
-      if (!qj_u4(c, &cp)) {
-        free(d);
-        return qj_fail(c, "4 hex digits after \\u");
-      }
-      if (cp >= 0xD800 && cp < 0xDC00) {
-        unsigned lo;
-        if (c->pos + 2 > end || c->s[c->pos] != '\\' || c->s[c->pos + 1] != 'u' ||
-            (c->pos += 2, !qj_u4(c, &lo)) || lo < 0xDC00 || lo > 0xDFFF) {
-          free(d);
-          return qj_fail(c, "a low surrogate escape");
-        }
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      } else if (cp >= 0xDC00 && cp < 0xE000) {
-        free(d);
-        return qj_fail(c, "no lone low surrogate");
-      }
-      /* UTF-8 of cp: never longer than the 6+ escape bytes it came from */
-      if (cp < 0x80) {
-        d[n++] = (char)cp;
-      } else if (cp < 0x800) {
-        d[n++] = (char)(0xC0 | (cp >> 6));
-        d[n++] = (char)(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        d[n++] = (char)(0xE0 | (cp >> 12));
-        d[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[n++] = (char)(0x80 | (cp & 0x3F));
-      } else {
-        d[n++] = (char)(0xF0 | (cp >> 18));
-        d[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        d[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[n++] = (char)(0x80 | (cp & 0x3F));
-      }
-      break;
-    default: free(d); return qj_fail(c, "a valid escape");
-    }
+  const char *expected;
+  size_t at = qj_unescape(c->s, start, end, d, &n, &expected);
+  if (expected) {
+    free(d);
+    c->pos = at;
+    return qj_fail(c, expected);
   }
   d[n] = 0;
   c->pos = end + 1;
@@ -132,28 +150,39 @@ static vf_status qj_string(qj_ctx *c, char **out) {
   return VF_OK;
 }
 
-static vf_status qj_number(qj_ctx *c, qj_val *v) {
-  size_t p = c->pos;
-  if (p < c->len && c->s[p] == '-') p++;
-  if (p >= c->len || c->s[p] < '0' || c->s[p] > '9') return qj_fail(c, "a value");
-  if (c->s[p] == '0')
+/* qj_scan_number(): see qdrant_internal.h. */
+size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected) {
+  *expected = "a value";
+  if (p < len && s[p] == '-') p++;
+  if (p >= len || s[p] < '0' || s[p] > '9') return 0;
+  if (s[p] == '0')
     p++;
   else
-    while (p < c->len && c->s[p] >= '0' && c->s[p] <= '9')
+    while (p < len && s[p] >= '0' && s[p] <= '9')
       p++;
-  if (p < c->len && c->s[p] == '.') {
+  if (p < len && s[p] == '.') {
     p++;
-    if (p >= c->len || c->s[p] < '0' || c->s[p] > '9') return qj_fail(c, "a digit after '.'");
-    while (p < c->len && c->s[p] >= '0' && c->s[p] <= '9')
+    *expected = "a digit after '.'";
+    if (p >= len || s[p] < '0' || s[p] > '9') return 0;
+    while (p < len && s[p] >= '0' && s[p] <= '9')
       p++;
   }
-  if (p < c->len && (c->s[p] == 'e' || c->s[p] == 'E')) {
+  if (p < len && (s[p] == 'e' || s[p] == 'E')) {
     p++;
-    if (p < c->len && (c->s[p] == '+' || c->s[p] == '-')) p++;
-    if (p >= c->len || c->s[p] < '0' || c->s[p] > '9') return qj_fail(c, "an exponent");
-    while (p < c->len && c->s[p] >= '0' && c->s[p] <= '9')
+    if (p < len && (s[p] == '+' || s[p] == '-')) p++;
+    *expected = "an exponent";
+    if (p >= len || s[p] < '0' || s[p] > '9') return 0;
+    while (p < len && s[p] >= '0' && s[p] <= '9')
       p++;
   }
+  *expected = NULL;
+  return p;
+}
+
+static vf_status qj_number(qj_ctx *c, qj_val *v) {
+  const char *expected;
+  size_t p = qj_scan_number(c->s, c->len, c->pos, &expected);
+  if (expected) return qj_fail(c, expected);
   char tmp[64];
   size_t n = p - c->pos;
   if (n >= sizeof tmp) {

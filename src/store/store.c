@@ -6,8 +6,12 @@
  * dimension) must fail the same way whatever the backend, naming the vector and row, before
  * a byte is written (issue 3: never a silent "errors: 3" at the end).
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "qdrant_internal.h"
+#include "vforge/config.h"
 #include "vforge/store.h"
 
 #define STORE_MAX_VECTORS 256
@@ -45,6 +49,7 @@ vf_status store_head_init(store *s, const store_vtable *vt, const store_config *
   if (strcmp(cfg->collection_name, ".") == 0 || strcmp(cfg->collection_name, "..") == 0)
     return vf_error_set(err, VF_ECONFIG, "vectorstore: collection_name '%s' is not a name",
                         cfg->collection_name);
+  s->must_exist = cfg->must_exist;
   if (cfg->nvectors < 1 || cfg->nvectors > STORE_MAX_VECTORS || !cfg->vectors)
     return vf_error_set(err, VF_ECONFIG, "vectors: %d entries; 1..%d are needed", cfg->nvectors,
                         STORE_MAX_VECTORS);
@@ -254,6 +259,51 @@ vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err) {
   return s->vt->count(s, exact, out, err);
 }
 
+/* store_record_json(): see qdrant_internal.h. */
+vf_status store_record_json(vf_buf *b, const store_record *r, vf_error *err) {
+  vf_status st = vf_json_raw(b, "{\"files_md5\": ", err);
+  if (st == VF_OK) st = vf_json_string(b, r->files_md5, strlen(r->files_md5), err);
+  if (st == VF_OK) st = vf_json_raw(b, ", \"id_expression\": ", err);
+  if (st == VF_OK) st = vf_json_string(b, r->id_expression, strlen(r->id_expression), err);
+  if (st == VF_OK)
+    st = vf_buf_printf(b, err, ", \"files\": %llu, \"rows\": %llu}", (unsigned long long)r->files,
+                       (unsigned long long)r->rows);
+  return st;
+}
+
+/* store_record_from_json(): see qdrant_internal.h. */
+bool store_record_from_json(const qj_val *v, store_record *r) {
+  const qj_val *m = qj_get(v, "files_md5"), *e = qj_get(v, "id_expression");
+  const qj_val *f = qj_get(v, "files"), *n = qj_get(v, "rows");
+  if (!m || m->t != QJ_STR || strlen(m->str) > 32 || !e || e->t != QJ_STR) return false;
+  snprintf(r->files_md5, sizeof r->files_md5, "%s", m->str);
+  snprintf(r->id_expression, sizeof r->id_expression, "%s", e->str);
+  r->files = f && f->t == QJ_NUM && f->num >= 0 ? (uint64_t)f->num : 0;
+  r->rows = n && n->t == QJ_NUM && n->num >= 0 ? (uint64_t)n->num : 0;
+  return true;
+}
+
+vf_status store_set_record(store *s, const store_record *r, vf_error *err) {
+  if (!s->vt->set_record)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no corpus record", s->vt->type);
+  return s->vt->set_record(s, r, err);
+}
+
+vf_status store_get_record(store *s, store_record *out, bool *found, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  *found = false;
+  if (!s->vt->get_record)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no corpus record", s->vt->type);
+  return s->vt->get_record(s, out, found, err);
+}
+
+vf_status store_contains(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err) {
+  if (!s->vt->contains)
+    return vf_error_set(err, VF_EUNSUPPORTED, "the %s store cannot look point ids up", s->vt->type);
+  for (size_t i = 0; i < n; i++) found[i] = false;
+  return n ? s->vt->contains(s, ids, n, found, err) : VF_OK;
+}
+
 vf_status store_upsert(store *s, const corpus_batch *batch, vf_error *err) {
   if (!batch) return vf_error_set(err, VF_EUSAGE, "store upsert: NULL batch");
   vf_status st = s->vt->upsert(s, batch, err);
@@ -269,6 +319,56 @@ vf_status store_search(store *s, const char *vector, const float *queries, size_
   return s->vt->search(s, vector, queries, nq, dim, k, out, err);
 }
 
+/* store_search_filtered(): see store.h. */
+vf_status store_search_filtered(store *s, const char *vector, const float *queries, size_t nq,
+                                int32_t dim, size_t k, const flt_filter *const *filters,
+                                store_results *out, vf_error *err) {
+  bool any = false;
+  for (size_t i = 0; filters && i < nq && !any; i++) any = filters[i] && !flt_is_empty(filters[i]);
+  if (!any) return store_search(s, vector, queries, nq, dim, k, out, err);
+  memset(out, 0, sizeof *out);
+  if (!s->vt->search_filtered)
+    return vf_error_set(err, VF_EUNSUPPORTED, "search: the %s store cannot search with a filter",
+                        s->vt->type);
+  if (k == 0) return vf_error_set(err, VF_EUSAGE, "search: k must be at least 1");
+  if (nq > 0 && !queries) return vf_error_set(err, VF_EUSAGE, "search: no query vectors");
+  return s->vt->search_filtered(s, vector, queries, nq, dim, k, filters, out, err);
+}
+
 void store_close(store *s) {
   if (s) s->vt->close(s);
+}
+
+/* store_describe_collection(): see store.h. */
+vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_describe(s, out, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_describe(s, out, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}
+
+/* store_drop_collection(): see store.h. */
+vf_status store_drop_collection(store *s, vf_error *err) {
+  if (strcmp(s->vt->type, "qdrant") == 0) return store_qdrant_drop(s, err);
+  if (strcmp(s->vt->type, "local") == 0) return store_local_drop(s, err);
+  return vf_error_set(err, VF_EUNSUPPORTED, "the %s store keeps no collections", s->vt->type);
+}
+
+/* store_config_from(): see store.h. */
+void store_config_from(const vf_config *cfg, store_config *sc) {
+  memset(sc, 0, sizeof *sc);
+  const vf_cfg_vectorstore *v = &cfg->vectorstore;
+  sc->type = v->type == VF_CFG_STORE_QDRANT ? "qdrant" : "local";
+  sc->path = v->path ? v->path : VF_CONFIG_DEFAULT_STORE_PATH;
+  sc->url = v->url;
+  sc->api_key = v->api_key;
+  sc->collection_name = v->collection_name;
+  sc->params_json = v->params_json;
+  sc->recreate = v->recreate;
+  sc->upsert_wait = cfg->loader.wait;
+  sc->retries_given = true;
+  sc->retries = (int)(cfg->loader.retries > INT_MAX ? INT_MAX : cfg->loader.retries);
+  sc->prefer_grpc = v->prefer_grpc;
+  sc->grpc_port = (int)v->grpc_port;
+  sc->grpc_max_message_bytes = v->grpc_max_message_mb << 20;
 }

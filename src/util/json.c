@@ -149,3 +149,31 @@ vf_status vf_json_u64(vf_buf *b, uint64_t v, vf_error *err) {
 vf_status vf_json_raw(vf_buf *b, const char *s, vf_error *err) {
   return vf_buf_append(b, s, strlen(s), err);
 }
+
+/* vf_base64_encode(): see util.h. */
+size_t vf_base64_encode(const uint8_t *p, size_t n, char *out) {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16;
+    if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
+    if (i + 2 < n) v |= p[i + 2];
+    out[o++] = alphabet[(v >> 18) & 63];
+    out[o++] = alphabet[(v >> 12) & 63];
+    out[o++] = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
+    out[o++] = i + 2 < n ? alphabet[v & 63] : '=';
+  }
+  return o;
+}
+
+/* vf_json_base64(): see util.h.  The alphabet needs no JSON escaping. */
+vf_status vf_json_base64(vf_buf *b, const void *p, size_t n, vf_error *err) {
+  size_t len = vf_base64_len(n);
+  if (len < n) return vf_error_set(err, VF_ENOMEM, "base64 of %zu bytes overflows", n);
+  vf_status st = vf_buf_reserve(b, len + 2, err);
+  if (st != VF_OK) return st;
+  vf_buf_putc(b, '"');
+  b->len += vf_base64_encode(p, n, (char *)b->data + b->len);
+  vf_buf_putc(b, '"');
+  return VF_OK;
+}

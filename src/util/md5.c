@@ -116,3 +116,13 @@ void vf_md5(const void *data, size_t len, uint8_t out[16]) {
   vf_md5_update(&c, data, len);
   vf_md5_final(&c, out);
 }
+
+/* vf_md5_hex(): see util.h. */
+void vf_md5_hex(const uint8_t d[16], char out[33]) {
+  static const char hx[] = "0123456789abcdef";
+  for (int i = 0; i < 16; i++) {
+    out[2 * i] = hx[d[i] >> 4];
+    out[2 * i + 1] = hx[d[i] & 15];
+  }
+  out[32] = 0;
+}

@@ -16,12 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vforge/util.h"
-
-/* OpenBLAS's own thread count (cblas.h).  Declared weak so binaries that never link OpenBLAS
- * (standalone tests, fuzzers) still link; when libopenblas is loaded the call goes through. */
-extern void openblas_set_num_threads(int) __attribute__((weak));
-extern int openblas_get_num_threads(void) __attribute__((weak));
+#include "util/blas_internal.h"
 
 static atomic_int g_threads;
 static _Atomic uint64_t g_mem_budget;
@@ -140,17 +135,75 @@ int vf_cpu_available(void) {
 void vf_set_threads(int n) {
   if (n <= 0) n = vf_cpu_available();
   atomic_store(&g_threads, n);
-  /* Only ever lower OpenBLAS's count: raising it makes OpenBLAS start server threads that
-   * spin in sched_yield before they sleep, stealing a core from commands that never call
-   * BLAS (a tenth of a 2-core scan).  Code that runs BLAS sets its own count. */
-  if (openblas_set_num_threads && openblas_get_num_threads && openblas_get_num_threads() > n)
-    openblas_set_num_threads(n);
+  /* Only ever lower the BLAS's count, and only once it is loaded (blas.c caps it to
+   * vf_threads() when it loads): raising it would start server threads that spin in
+   * sched_yield before they sleep.  Code that runs BLAS sets its own count. */
+  blas_cap_threads(n);
 }
 
 /* vf_threads(): the configured thread count, vf_cpu_available() until vf_set_threads(). */
 int vf_threads(void) {
   int n = atomic_load(&g_threads);
   return n > 0 ? n : vf_cpu_available();
+}
+
+/* An integer environment variable: 1 when set and valid, 0 when unset, -1 when malformed. */
+static int env_long(const char *name, long *out) {
+  const char *s = getenv(name);
+  if (!s || !*s) return 0;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < 0 || v > INT_MAX) return -1;
+  *out = v;
+  return 1;
+}
+
+/* vf_job_rank(): see util.h. */
+vf_status vf_job_rank(int num_jobs, int given, int *rank, const char **source, vf_error *err) {
+  const char *src = "--job-rank";
+  long r = given;
+  *rank = 0;
+  if (source) *source = src;
+  if (num_jobs < 1) return vf_error_set(err, VF_EUSAGE, "--num-jobs must be at least 1");
+  if (given < 0 && num_jobs == 1) return VF_OK; /* one job: rank 0, whatever the environment */
+  if (given < 0) {
+    long id, min = 0, sn = 0;
+    int have_id = env_long("SLURM_ARRAY_TASK_ID", &id);
+    int have_min = env_long("SLURM_ARRAY_TASK_MIN", &min);
+    int have_sky = env_long("SKYPILOT_JOB_RANK", &r);
+    int have_sn = env_long("SKYPILOT_NUM_JOBS", &sn);
+    if (have_id < 0 || have_min < 0)
+      return vf_error_set(err, VF_EUSAGE, "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_MIN: expected "
+                          "non-negative integers, got '%.40s' / '%.40s'",
+                          getenv("SLURM_ARRAY_TASK_ID"),
+                          getenv("SLURM_ARRAY_TASK_MIN") ? getenv("SLURM_ARRAY_TASK_MIN") : "");
+    if (have_id > 0) {
+      if (id < min)
+        return vf_error_set(err, VF_EUSAGE, "SLURM_ARRAY_TASK_ID %ld is below SLURM_ARRAY_TASK_MIN "
+                            "%ld", id, min);
+      r = id - min;
+      src = have_min > 0 ? "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN" : "SLURM_ARRAY_TASK_ID";
+    } else if (have_sky != 0) {
+      if (have_sky < 0 || have_sn < 0)
+        return vf_error_set(err, VF_EUSAGE, "SKYPILOT_JOB_RANK / SKYPILOT_NUM_JOBS: expected "
+                            "non-negative integers");
+      if (have_sn > 0 && sn != num_jobs)
+        return vf_error_set(err, VF_EUSAGE, "--num-jobs %d, but SKYPILOT_NUM_JOBS is %ld: pass the "
+                            "job count SkyPilot runs (or --job-rank explicitly)", num_jobs, sn);
+      src = "SKYPILOT_JOB_RANK";
+    } else {
+      return vf_error_set(err, VF_EUSAGE, "--num-jobs %d needs this worker's rank: pass --job-rank "
+                          "R (0..%d), or run as a Slurm array task (SLURM_ARRAY_TASK_ID) or a "
+                          "SkyPilot job (SKYPILOT_JOB_RANK)", num_jobs, num_jobs - 1);
+    }
+  }
+  if (r < 0 || r >= num_jobs)
+    return vf_error_set(err, VF_EUSAGE, "rank %ld (from %s) must be in 0..%d (--num-jobs %d)", r, src,
+                        num_jobs - 1, num_jobs);
+  *rank = (int)r;
+  if (source) *source = src;
+  return VF_OK;
 }
 
 /* vf_parse_size(): see util.h.  Digits with an optional fraction, then an optional unit

@@ -9,6 +9,7 @@
  *
  * md5 lives in md5.c, JSON in json.c, atomic files in atomic.c, CPU/memory settings in sys.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -146,6 +147,46 @@ char *vf_strndup(const char *s, size_t n) {
   memcpy(r, s, len);
   r[len] = '\0';
   return r;
+}
+
+/* ------------------------------------------------------------ URLs with credentials */
+
+/* vf_url_userinfo(): see util.h.  scheme = ALPHA *(ALPHA / DIGIT / "+" / "-" / "."); the
+ * authority runs to the first '/', '?' or '#'; its userinfo ends at the last '@' in it. */
+bool vf_url_userinfo(const char *url, size_t *start, size_t *len) {
+  if (!url || !isalpha((unsigned char)url[0])) return false;
+  size_t i = 1;
+  while (isalnum((unsigned char)url[i]) || url[i] == '+' || url[i] == '-' || url[i] == '.')
+    i++;
+  if (strncmp(url + i, "://", 3) != 0) return false;
+  size_t a = i + 3, end = a + strcspn(url + a, "/?#");
+  size_t at = end;
+  for (size_t k = a; k < end; k++)
+    if (url[k] == '@') at = k;
+  if (at == end) return false;
+  *start = a;
+  *len = at - a;
+  return true;
+}
+
+/* vf_url_redact(): see util.h. */
+char *vf_url_redact(const char *url, char *out, size_t cap) {
+  if (!cap) return out;
+  size_t a, n;
+  if (!url) url = "";
+  if (!vf_url_userinfo(url, &a, &n))
+    snprintf(out, cap, "%s", url);
+  else
+    snprintf(out, cap, "%.*s****%s", (int)a, url, url + a + n);
+  return out;
+}
+
+/* vf_url_redact_dup(): see util.h. */
+char *vf_url_redact_dup(const char *url) {
+  if (!url) return NULL;
+  size_t cap = strlen(url) + 8;
+  char *r = malloc(cap);
+  return r ? vf_url_redact(url, r, cap) : NULL;
 }
 
 /* ---------------------------------------------------------------- buffer */
@@ -306,6 +347,38 @@ void vf_log(vf_log_level level, const char *fmt, ...) {
 void vf_progress_emit(const vf_progress *p) {
   vf_progress_fn fn = g_progress_fn;
   if (fn && p) fn(g_progress_user, p);
+}
+
+/* vf_stage_begin(): see util.h. */
+void vf_stage_begin(vf_stage *s, const char *phase, const char *stage, const char *unit,
+                    uint64_t total) {
+  memset(s, 0, sizeof *s);
+  s->p.phase = phase;
+  s->p.stage = stage;
+  s->p.unit = unit;
+  s->p.rows_total = total;
+  s->t0 = vf_now();
+  s->last = -1;
+}
+
+/* vf_stage_update(): see util.h. */
+void vf_stage_update(vf_stage *s, uint64_t done, const char *detail_fmt, ...) {
+  if (!g_progress_fn) return;
+  double now = vf_now();
+  bool end = s->p.rows_total > 0 && done >= s->p.rows_total;
+  if (s->last >= 0 && !end && now - s->last < VF_STAGE_EVERY_S) return;
+  s->last = now;
+  s->p.rows_done = done;
+  s->p.elapsed_s = now - s->t0;
+  s->p.detail = NULL;
+  if (detail_fmt) {
+    va_list ap;
+    va_start(ap, detail_fmt);
+    int n = vsnprintf(s->detail, sizeof s->detail, detail_fmt, ap);
+    va_end(ap);
+    if (n > 0) s->p.detail = s->detail;
+  }
+  vf_progress_emit(&s->p);
 }
 
 /* ------------------------------------------------------------------ time */

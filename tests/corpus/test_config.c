@@ -182,7 +182,7 @@ VF_TEST(defaults) {
                              "\"params\":{}}"));
   CHECK(json && strstr(json, "\"datasource\":{\"type\":\"uri\",\"uri\":\"/data/c\",\"file_list\":"
                              "null,\"id_expression\":\"vf_point_id(filename, file_row_number)\","
-                             "\"payload_fields\":{},\"id_root\":null}"));
+                             "\"payload_fields\":{},\"id_root\":null,\"binary_as_string\":false}"));
   CHECK(json && strstr(json, "\"dispatch\":{\"num_shards\":null,\"engine\":\"slurm\","
                              "\"run_name\":null}"));
   free(json);
@@ -434,7 +434,8 @@ VF_TEST(unknown_keys_with_lines) {
               "file_list, id_expression, payload_fields, id_root");
   CHECK_FAILS("vectors:\n  dense:\n    type: dense\n    colum: e\n" MIN_DS,
               "config.yaml:4: unknown key 'vectors.dense.colum' (expected one of: type, column, "
-              "distance, comparator, source)");
+              "distance, comparator, source, datatype, on_disk, hnsw, quantization, modifier, "
+              "index)");
   CHECK_FAILS(MIN_VEC MIN_DS "vectorstore:\n  params:\n    hnsw:\n      m: 16\n      ef: 3\n",
               "config.yaml:7: unknown key 'vectorstore.params.hnsw.ef'", "ef_construct");
   CHECK_FAILS(MIN_VEC MIN_DS "vectorstore:\n  params:\n    optimizer: {}\n",
@@ -532,6 +533,15 @@ VF_TEST(wrong_types_and_enums) {
   CHECK(!c.loader.wait && c.loader.skip_bad_rows);
   CHECK_EQ_INT(c.loader.batch_size, 10);
   vf_config_free(&c);
+  /* datasource.binary_as_string (issue 14): a bool, rendered by load inspect */
+  CHECK_OK(parse(MIN_VEC "datasource: {uri: /data/c, binary_as_string: true}\n", &c));
+  CHECK(c.datasource.binary_as_string);
+  char *json = render(&c);
+  CHECK(json && strstr(json, "\"binary_as_string\":true") != NULL);
+  free(json);
+  vf_config_free(&c);
+  CHECK_FAILS(MIN_VEC "datasource: {uri: /data/c, binary_as_string: base64}\n",
+              "datasource.binary_as_string");
 }
 
 VF_TEST(missing_required) {
@@ -773,7 +783,7 @@ VF_TEST(files_and_inspect) {
   vf_buf_append(&b, "", 1, &err);
   const char *j = (const char *)b.data;
   CHECK(j && strncmp(j, "{\"config\":{\"vectors\":", 21) == 0);
-  CHECK(j && strstr(j, "\"total_rows\":6000,\"collection\":\"ex\",\"store\":\"local\"}"));
+  CHECK(j && strstr(j, "\"total_rows\":6000,\"empty_files\":0,\"collection\":\"ex\",\"store\":\"local\"}"));
   CHECK(j && strstr(j, "batch_00000001.parquet\",\"rows\":3000}"));
   vf_buf_free(&b);
   vf_config_free(&c);
@@ -824,4 +834,75 @@ VF_TEST(files_and_inspect) {
   CHECK(j && strstr(j, "\"total_rows\":6000"));
   vf_buf_free(&b);
   vf_config_free(&c);
+}
+
+/* issue 18: the gRPC transport keys, per-vector store parameters, payload_indexes, defer */
+#define QD_VS "vectorstore: {type: qdrant, url: 'http://h:6333', collection_name: c"
+
+VF_TEST(qdrant_grpc_and_collection_keys) {
+  vf_config cfg;
+  CHECK_OK(parse(MIN_DS QD_VS "}\nvectors: {v: {column: emb}}\n", &cfg));
+  CHECK(!cfg.vectorstore.prefer_grpc && cfg.vectorstore.grpc_port == 6334 &&
+        cfg.vectorstore.grpc_max_message_mb == 64);
+  CHECK(cfg.vectors[0].params_json == NULL);
+  vf_config_free(&cfg);
+  CHECK_OK(parse(MIN_DS QD_VS ", prefer_grpc: true, grpc_port: 7334, grpc_max_message_mb: 16,\n"
+                 "  params: {defer: hnsw_m, payload_indexes: {mode: specific, fields: [a, b], "
+                 "field_types: {a: keyword, b: datetime}}}}\n"
+                 "vectors:\n"
+                 "  d: {column: e, datatype: float16, on_disk: true, hnsw: {m: 0, ef_construct: 64},\n"
+                 "      quantization: {scalar: {type: int8, quantile: 0.99, always_ram: true}}}\n"
+                 "  s: {type: sparse, column: sp, modifier: idf, index: {on_disk: false, datatype: uint8, full_scan_threshold: 10}}\n"
+                 "  m: {type: multivector, column: mv, quantization: {binary: {always_ram: true}}}\n",
+                 &cfg));
+  CHECK(cfg.vectorstore.prefer_grpc && cfg.vectorstore.grpc_port == 7334 &&
+        cfg.vectorstore.grpc_max_message_mb == 16);
+  CHECK(cfg.vectors[0].params_json &&
+        strcmp(cfg.vectors[0].params_json,
+               "{\"datatype\":\"float16\",\"on_disk\":true,\"hnsw\":{\"m\":0,\"ef_construct\":64},"
+               "\"quantization\":{\"scalar\":{\"type\":\"int8\",\"quantile\":0.98999999999999999,"
+               "\"always_ram\":true}}}") == 0);
+  CHECK(cfg.vectors[1].params_json &&
+        strcmp(cfg.vectors[1].params_json,
+               "{\"modifier\":\"idf\",\"index\":{\"on_disk\":false,\"datatype\":\"uint8\","
+               "\"full_scan_threshold\":10}}") == 0);
+  CHECK(strstr(cfg.vectorstore.params_json, "\"defer\":\"hnsw_m\"") != NULL);
+  char *r = render(&cfg);
+  CHECK(r && strstr(r, "\"prefer_grpc\":true") && strstr(r, "\"grpc_port\":7334") &&
+        strstr(r, "\"params\":{\"modifier\":\"idf\""));
+  free(r);
+  vf_config_free(&cfg);
+  /* refused, naming the key */
+  CHECK_FAILS(MIN_DS "vectorstore: {type: local, prefer_grpc: true}\n" MIN_VEC,
+              "'vectorstore.prefer_grpc' applies to type: qdrant only");
+  CHECK_FAILS(MIN_DS QD_VS ", grpc_port: 70000}\n" MIN_VEC, "vectorstore.grpc_port");
+  CHECK_FAILS(MIN_DS QD_VS ", prefer_grpc: yes please}\n" MIN_VEC, "vectorstore.prefer_grpc");
+  CHECK_FAILS(MIN_DS QD_VS ", grpc_max_message_mb: 0}\n" MIN_VEC, "vectorstore.grpc_max_message_mb");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {column: e, datatype: int4}}\n", "vectors.v.datatype",
+              "float32, float16, uint8");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {column: e, modifier: idf}}\n", "vectors.v.modifier",
+              "applies to sparse vectors only");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {type: sparse, column: e, on_disk: true}}\n",
+              "vectors.v.on_disk", "applies to dense and multivector vectors only");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {column: e, hnsw: {mm: 3}}}\n", "vectors.v.hnsw.mm");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {column: e, quantization: {scalar: {}, binary: {}}}}\n",
+              "vectors.v.quantization", "exactly one of");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {type: sparse, column: e, index: {on_disk: 3}}}\n",
+              "vectors.v.index.on_disk");
+  CHECK_FAILS(MIN_DS QD_VS "}\nvectors: {v: {type: sparse, column: e, modifier: bm25}}\n",
+              "vectors.v.modifier", "none, idf");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {defer: later}}\n" MIN_VEC, "vectorstore.params.defer",
+              "indexing_threshold, hnsw_m, none");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {mode: some}}}\n" MIN_VEC,
+              "vectorstore.params.payload_indexes.mode");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {mode: all, fields: [a]}}}\n" MIN_VEC,
+              "payload_indexes.fields: applies to mode: specific");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {mode: specific}}}\n" MIN_VEC,
+              "mode: specific needs a non-empty 'fields' list");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {mode: all, field_types: {a: string}}}}\n" MIN_VEC,
+              "payload_indexes.field_types.a", "keyword, integer");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {fields: [a]}}}\n" MIN_VEC,
+              "applies to mode: specific (mode is none)");
+  CHECK_FAILS(MIN_DS QD_VS ", params: {payload_indexes: {mode: all, extra: 1}}}\n" MIN_VEC,
+              "payload_indexes.extra");
 }

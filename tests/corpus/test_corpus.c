@@ -102,7 +102,8 @@ VF_TEST(test_uri_malformed) {
       if (st == VF_OK) corpus_uri_free(&u);
       continue;
     }
-    if (bad[i][0]) CHECK(strstr(err.msg, bad[i]) != NULL); /* the message names the URI */
+    char shown[256]; /* the message names the URI, a user or password masked */
+    if (bad[i][0]) CHECK(strstr(err.msg, vf_url_redact(bad[i], shown, sizeof shown)) != NULL);
     CHECK(u.uri == NULL && u.path == NULL && u.container == NULL);
   }
 }

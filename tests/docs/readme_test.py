@@ -22,7 +22,8 @@ per line, the first after `readme-test:`
   <!-- readme-test: skip: REASON -->          not run; the reason is printed (keep these rare)
   <!-- readme-test: needs: WORD ... -->       skipped, naming what is missing, unless all are here:
                                                s3 hf slurm (tests/services/with-services.sh), qdrant
-                                               (the stand-in, started here: QDRANT_URL, QDRANT_API_KEY),
+                                               (the stand-in, started here: QDRANT_URL, QDRANT_API_KEY,
+                                               QDRANT_GRPC_PORT when @grpc/grpc-js is installed),
                                                fashion-mnist node h5py numpy pyarrow
   <!-- readme-test: setup: SHELL -->           run first, in the block's shell (readme_fixtures.sh
                                                is sourced: `readme_fixture NAME ARGS`)
@@ -346,11 +347,16 @@ class Runner:
             return self.start_qdrant()
         key = "readme-" + os.urandom(8).hex()
         port_file = os.path.join(self.state, "qdrant.port")
+        gport_file = os.path.join(self.state, "qdrant.grpc-port")
         log = open(os.path.join(self.state, "qdrant.log"), "w")
-        proc = subprocess.Popen(["node", os.path.join(sd, "server.mjs"), "--port", "0", "--port-file", port_file,
-                                 "--openapi", openapi, "--oracle", oracle, "--api-key", key, "--optimize-ms", "50"],
-                                stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(100):
+        cmd = ["node", os.path.join(sd, "server.mjs"), "--port", "0", "--port-file", port_file,
+               "--openapi", openapi, "--oracle", oracle, "--api-key", key, "--optimize-ms", "50"]
+        protos = os.path.join(shared, "qdrant/proto")
+        grpc = os.path.isdir(os.path.join(oracle, "node_modules/@grpc/grpc-js")) and os.path.isdir(protos)
+        if grpc:  # issue 18: the gRPC side too (vectorstore.prefer_grpc blocks)
+            cmd += ["--grpc-port", "0", "--grpc-port-file", gport_file, "--proto", protos]
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(300):
             if os.path.exists(port_file) and open(port_file).read().strip():
                 break
             if proc.poll() is not None:
@@ -360,6 +366,8 @@ class Runner:
             return self.start_qdrant()
         self.qdrant = proc
         self.env["QDRANT_URL"] = "http://127.0.0.1:" + open(port_file).read().strip()
+        if grpc and os.path.exists(gport_file):
+            self.env["QDRANT_GRPC_PORT"] = open(gport_file).read().strip()
         self.env["QDRANT_API_KEY"] = key
         return None
 

@@ -178,8 +178,9 @@ static void fixture_make(fixture *f, const char *name, const char *params) {
     f->counts[qi] = K;
     f->rows[qi] = (size_t)qi;
   }
-  f->q = (bench_queries){NQ, D, f->qv, f->qids, "v"};
-  f->t = (bench_truth){NQ, K, f->qids, f->hits, f->scores, f->counts};
+  f->q = (bench_queries){.n = NQ, .dim = D, .vectors = f->qv, .ids = f->qids, .column = "v"};
+  f->t = (bench_truth){.n = NQ, .k = K, .qids = f->qids, .hit_ids = f->hits, .scores = f->scores,
+                       .counts = f->counts};
 }
 
 static void fixture_free(fixture *f) {

@@ -117,6 +117,8 @@ for m in cosine manhattan; do
   [ -f "$P/rank000.parquet" ] && [ -f "$P/rank001.parquet" ] || fail "partials missing"
   "$V" brute-force-merge "$C" --queries "$Q" -k 10 2>/dev/null
   cmp -s "$C/eval/brute_force_queries_50_k10.parquet" "$tmp/bf_$m.parquet" || fail "$m: merge differs from a single job"
+  # the next metric's merge must not replace this one silently (issue 14): move it away
+  mv "$C/eval/brute_force_queries_50_k10.parquet" "$tmp/merged_$m.parquet"
 done
 # missing rank
 mv "$P/rank001.parquet" "$tmp/rank001.parquet"

@@ -544,6 +544,34 @@ VF_TEST(meta_minimal_footer_and_defaults) {
   pqt_file_meta_free(&m); /* zeroed: a second free is harmless */
 }
 
+/* fastparquet (thrift's Python compact writer) writes every empty list as one 0x00 byte: size 0
+ * and element type 0, which is no valid type.  Its files always carry an empty
+ * key_value_metadata list like this; it must read as an empty list (issue 14). */
+VF_TEST(meta_fastparquet_empty_lists) {
+  tb t;
+  tb_min_footer(&t, 10);
+  t.n--; /* reopen FileMetaData: drop its STOP */
+  t.depth = 1;
+  tb_field(&t, 5, TC_LIST); /* key_value_metadata: [] as fastparquet writes it */
+  tb_byte(&t, 0x00);
+  tb_field(&t, 7, TC_LIST); /* column_orders (skipped by type): [] the same way */
+  tb_byte(&t, 0x00);
+  tb_field(&t, 9, TC_LIST); /* an unknown field: the long form, size 0 with type 0 */
+  tb_byte(&t, 0xf0);
+  tb_byte(&t, 0x00);
+  tb_end(&t);
+  pqt_file_meta m;
+  vf_error err = {0};
+  CHECK_OK(pqt_parse_file_meta(t.b, t.n, 0, &m, &err));
+  CHECK_EQ_INT(m.nkv, 0);
+  CHECK_EQ_INT(m.nschema, 2);
+  CHECK_EQ_INT(m.num_rows, 10);
+  pqt_file_meta_free(&m);
+  /* a list of one element of type 0 is still corrupt */
+  const uint8_t one_of_type0[] = {0x19, 0x10, 0x00, 0x00};
+  expect_skip_corrupt(one_of_type0, sizeof one_of_type0, "element type 0", __LINE__);
+}
+
 VF_TEST(meta_truncated_at_every_byte) {
   tb t;
   tb_min_footer(&t, 10);

@@ -134,3 +134,50 @@ VF_TEST(kmeans_degenerate_inputs) {
   free(c);
   free(as);
 }
+
+/* issue 14: k-means reports its iterations (i/N with the objective; throttled, the last one
+ * always) when asked, is silent otherwise, and stops with VF_ECANCELED once cancellation is
+ * requested */
+static int g_km_events;
+static double g_km_obj[64];
+static uint64_t g_km_last, g_km_total;
+static void km_progress(void *user, const vf_progress *p) {
+  (void)user;
+  if (!p->stage || strcmp(p->stage, "k-means") != 0 || !p->detail) return;
+  double v = 0;
+  if (sscanf(p->detail, "objective %lf", &v) == 1 && g_km_events < 64) {
+    g_km_obj[g_km_events++] = v;
+    g_km_last = p->rows_done;
+    g_km_total = p->rows_total;
+  }
+}
+
+VF_TEST(kmeans_progress_and_cancel) {
+  rs = 7;
+  size_t n = 2000, d = 8, k = 4;
+  uint32_t *lab = malloc(n * sizeof *lab);
+  float *x = blobs(n, d, k, 1.0f, lab);
+  float *cent = malloc(k * d * sizeof *cent);
+  vf_error err;
+  vf_set_progress_handler(km_progress, NULL);
+  idx_kmeans_opts o = {.iters = 6, .seed = 3, .threads = 1};
+  g_km_events = 0;
+  CHECK_OK(idx_kmeans(x, n, d, k, &o, cent, NULL, &err));
+  CHECK_EQ_INT(g_km_events, 0); /* no progress phase: silent */
+  o.progress = "test";
+  CHECK_OK(idx_kmeans(x, n, d, k, &o, cent, NULL, &err));
+  CHECK(g_km_events >= 1); /* the last iteration at least (the others may be throttled) */
+  CHECK_EQ_INT(g_km_last, 6);
+  CHECK_EQ_INT(g_km_total, 6);
+  CHECK(g_km_obj[g_km_events - 1] > 0);
+  for (int i = 1; i < g_km_events; i++) CHECK(g_km_obj[i] <= g_km_obj[i - 1] * (1 + 1e-6));
+  vf_cancel_request(0);
+  CHECK_STATUS(idx_kmeans(x, n, d, k, &o, cent, NULL, &err), VF_ECANCELED);
+  CHECK_EQ_STR(err.msg, "interrupted");
+  vf_cancel_reset();
+  CHECK_OK(idx_kmeans(x, n, d, k, &o, cent, NULL, &err));
+  vf_set_progress_handler(NULL, NULL);
+  free(lab);
+  free(x);
+  free(cent);
+}

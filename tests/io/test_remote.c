@@ -4,6 +4,7 @@
  * aborted), bearer/SigV4 headers, sink_fd rewound after a partial 2xx body, redirects keeping
  * Range but not Authorization, the ranged io_source (HEAD size, short body, parallel ranges),
  * {i} expansion stopping at the first 404, and the process-wide counters. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -508,8 +509,12 @@ VF_TEST(download_is_atomic_and_upload_copies_locally) {
   CHECK_STATUS(io_download(url, dest, &n, &err), VF_ENOTFOUND);
   CHECK(access(dest, F_OK) != 0);
   char part[700];
-  snprintf(part, sizeof part, "%s.part.%ld", dest, (long)getpid());
-  CHECK(access(part, F_OK) != 0);
+  snprintf(part, sizeof part, "dl-%d.bin.part.", s.port); /* "<dest>.part.<host>-<pid>.<n>" */
+  DIR *dd = opendir(vf_test_tmpdir());
+  CHECK(dd != NULL);
+  for (struct dirent *de; dd && (de = readdir(dd)) != NULL;)
+    CHECK(strncmp(de->d_name, part, strlen(part)) != 0);
+  if (dd) closedir(dd);
   /* upload to a local path: an atomic copy; hf:// is read-only */
   f = fopen(dest, "wb");
   CHECK(f != NULL);

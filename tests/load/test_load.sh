@@ -60,7 +60,7 @@ import json, sys
 text = open(sys.argv[1]).read()
 assert text.count("\n") == 1, text
 r = json.loads(text)
-assert sorted(r) == sorted(["points", "files", "bytes_read", "seconds", "points_per_s", "finalize_seconds", "retries", "skipped_rows"]), r
+assert sorted(r) == sorted(["points", "files", "bytes_read", "seconds", "points_per_s", "finalize_seconds", "retries", "skipped_rows", "empty_files"]), r
 assert r["points"] == 6000 and r["files"] == 2 and r["bytes_read"] > 0 and r["retries"] == 0 and r["skipped_rows"] == 0, r
 EOP
   check_store "$tmp/s1" "$tmp/expected.jsonl" "run"
@@ -122,7 +122,7 @@ EOC
 "$V" --quiet load run "$tmp/bad.yaml" 2> "$tmp/err.txt"
 rc=$?
 [ $rc -eq 2 ] && grep -q "dim_mismatch.parquet" "$tmp/err.txt" && grep -q "row 3" "$tmp/err.txt" && ok "bad row: exit 2 naming file and row" || fail "bad row: rc $rc $(cat "$tmp/err.txt")"
-out=$("$V" --quiet load run "$tmp/bad.yaml" --resume --skip-bad-rows --json) && echo "$out" | grep -q '"points":5,.*"skipped_rows":1}' && ok "--skip-bad-rows: 5 points, 1 skipped" || fail "skip bad rows: $out"
+out=$("$V" --quiet load run "$tmp/bad.yaml" --resume --skip-bad-rows --json) && echo "$out" | grep -q '"points":5,.*"skipped_rows":1,' && ok "--skip-bad-rows: 5 points, 1 skipped" || fail "skip bad rows: $out"
 
 # --- 6. uuid() ids cannot be resumed; bad configs exit 2
 cat > "$tmp/uuid.yaml" <<EOC

@@ -42,7 +42,7 @@ completed=0
 kills=0
 mid=0
 for attempt in 1 2 3 4 5 6; do
-  "$V" --quiet load run "$tmp/killed.yaml" --checkpoint-batches 4 $resume 2> "$tmp/err.txt" &
+  "$V" load run "$tmp/killed.yaml" --checkpoint-batches 4 $resume 2> "$tmp/err.txt" &
   pid=$!
   ms=$(( (RANDOM % 55 + 5) * T / 100 ))
   sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
@@ -60,7 +60,7 @@ for attempt in 1 2 3 4 5 6; do
   resume=--resume
 done
 if [ $completed -eq 0 ]; then
-  "$V" --quiet load run "$tmp/killed.yaml" --resume 2> "$tmp/err.txt" || { echo "FAIL: final --resume: $(cat "$tmp/err.txt")"; exit 1; }
+  "$V" load run "$tmp/killed.yaml" --resume 2> "$tmp/err.txt" || { echo "FAIL: final --resume: $(cat "$tmp/err.txt")"; exit 1; }
 fi
 grep -q "holds 36000 points (the load sent 36000)" "$tmp/err.txt" || { echo "FAIL: finalize output: $(cat "$tmp/err.txt")"; exit 1; }
 echo "$kills kills ($mid in the middle of a load), then --resume completed"

@@ -160,7 +160,7 @@ VF_TEST(report_json_keys) {
   const char *j = (const char *)b.data;
   CHECK(strncmp(j, "{\"points\":6000,\"files\":2,\"bytes_read\":99,\"seconds\":0.5,", 55) == 0);
   CHECK(strstr(j, "\"points_per_s\":12000") != NULL);
-  CHECK(strstr(j, "\"retries\":1,\"skipped_rows\":3}") != NULL);
+  CHECK(strstr(j, "\"retries\":1,\"skipped_rows\":3,\"empty_files\":0}") != NULL);
   vf_buf_free(&b);
   ld_options o;
   ld_options_default(&o);

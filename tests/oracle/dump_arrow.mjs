@@ -11,7 +11,7 @@ import * as pw from 'parquet-wasm';
 import * as arrow from 'apache-arrow';
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { fmtFloat, fmtTimestamp, fmtClock, fmtDecimal, civilFromDays, bytesToString } from './jsonl_lib.mjs';
+import { fmtFloat, fmtTimestamp, fmtClock, fmtDecimal, civilFromDays, bytesToBase64 } from './jsonl_lib.mjs';
 
 const Ty = arrow.Type;
 function kindOf(t) {
@@ -47,7 +47,7 @@ function render(v, t, raw) {
     case Ty.Decimal: return fmtDecimal(decimalOf(v), t.scale);
     case Ty.Bool: return v ? 'true' : 'false';
     case Ty.Utf8: case Ty.LargeUtf8: return JSON.stringify(v);
-    case Ty.Binary: case Ty.LargeBinary: case Ty.FixedSizeBinary: return JSON.stringify(bytesToString(v));
+    case Ty.Binary: case Ty.LargeBinary: case Ty.FixedSizeBinary: return JSON.stringify(bytesToBase64(v));
     case Ty.Date: return JSON.stringify(civilFromDays(Math.floor(Number(v) / 86400000)));
     case Ty.Timestamp: {
       const ps = perSecond(t.unit);

@@ -6,7 +6,7 @@
 // NaN/±inf as "NaN"/"Infinity"/"-Infinity"; NULL as null; strings as strings; lists as arrays;
 // structs as objects; maps as objects with stringified keys; DATE "YYYY-MM-DD"; TIMESTAMP (and INT96,
 // which DuckDB reads as TIMESTAMP) "YYYY-MM-DD HH:MM:SS[.ffffff]"; DECIMAL as an exact number;
-// binary as a string (invalid UTF-8 -> U+FFFD).
+// binary (BLOB, GEOMETRY WKB) as base64; VARIANT as its JSON (DuckDB's cast).
 // --with-id-key KEY adds "__id__" = make_point_id(KEY, file_row_number), computed with DuckDB's md5
 // (an implementation independent of vforge's).
 // --types-out F writes the column type tree (f32/f64/int/dec/str/bool/date/ts/time/other, list,
@@ -15,7 +15,7 @@
 import { DuckDBInstance, DuckDBTypeId } from '@duckdb/node-api';
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { fmtFloat, fmtTimestamp, fmtClock, fmtDecimal, civilFromDays, bytesToString } from './jsonl_lib.mjs';
+import { fmtFloat, fmtTimestamp, fmtClock, fmtDecimal, civilFromDays, bytesToBase64 } from './jsonl_lib.mjs';
 
 const T = DuckDBTypeId;
 // kind tree of a DuckDB type, as compare_jsonl.mjs understands it
@@ -53,11 +53,11 @@ function render(v, t) {
     case T.UTINYINT: case T.USMALLINT: case T.UINTEGER: case T.UBIGINT: case T.UHUGEINT:
       return String(v);
     case T.DECIMAL: return fmtDecimal(BigInt(v.value), v.scale);
-    case T.VARCHAR: return JSON.stringify(v);
     case T.ENUM: return JSON.stringify(String(v));
     case T.UUID: return JSON.stringify(v.toString());
-    case T.BLOB: return JSON.stringify(bytesToString(v.bytes));
-    case T.GEOMETRY: return JSON.stringify(bytesToString(v.bytes)); // WKB, as stored
+    case T.BLOB: return JSON.stringify(bytesToBase64(v.bytes));
+    case T.GEOMETRY: return JSON.stringify(bytesToBase64(v.bytes)); // WKB, as stored
+    case T.VARCHAR: return JSON.stringify(v);
     case T.DATE: return JSON.stringify(civilFromDays(v.days));
     case T.TIMESTAMP: case T.TIMESTAMP_TZ: return JSON.stringify(fmtTimestamp(BigInt(v.micros), 1000000n));
     case T.TIMESTAMP_MS: return JSON.stringify(fmtTimestamp(BigInt(v.millis), 1000n));
@@ -84,10 +84,16 @@ function mapKey(k, t) {
 export async function duckdbDump(con, file, opts = {}) {
   const { columns = null, offset = 0, limit = null, idKey = null } = opts;
   const src = `read_parquet(${lit(file)}${idKey !== null ? ', file_row_number = true' : ''})`;
+  // top-level VARIANT columns are selected as JSON text (DuckDB's VARIANT -> JSON cast), which
+  // render() passes through: vforge prints variants as JSON
+  const probe = await con.runAndReadAll(`select * from read_parquet(${lit(file)}) limit 0`);
+  // (a column holding a VARIANT deeper down is cast as a whole: fine for integers and strings
+  // beside it, which DuckDB's JSON spells as vforge does)
+  const all = probe.columnNames(), variant = new Set(all.filter((n, i) => probe.columnTypes()[i].toString().includes('VARIANT')));
+  const pick = (n) => variant.has(n) ? `${q(n)}::JSON as ${q(n)}` : q(n);
   let sel;
-  if (columns) sel = columns.map(q).join(', ');
-  else if (idKey !== null) sel = '* exclude (file_row_number)';
-  else sel = '*';
+  if (columns) sel = columns.map(pick).join(', ');
+  else sel = all.map(pick).join(', ');
   if (idKey !== null) {
     const h = `md5(${lit(idKey + ':')} || file_row_number::VARCHAR)`;
     sel = `substr(${h},1,8)||'-'||substr(${h},9,4)||'-'||substr(${h},13,4)||'-'||substr(${h},17,4)||'-'||substr(${h},21,12) as "__id__", ` + sel;
@@ -99,10 +105,12 @@ export async function duckdbDump(con, file, opts = {}) {
   const reader = await con.runAndReadAll(sql);
   const names = reader.columnNames(), types = reader.columnTypes();
   const keys = names.map((n) => JSON.stringify(n) + ':');
+  const isVariant = names.map((n) => variant.has(n)); // JSON text, passed through
   const lines = [];
   for (const row of reader.getRows()) {
     let line = '{';
-    for (let i = 0; i < row.length; i++) line += (i ? ',' : '') + keys[i] + render(row[i], types[i]);
+    for (let i = 0; i < row.length; i++)
+      line += (i ? ',' : '') + keys[i] + (isVariant[i] ? (row[i] === null ? 'null' : row[i]) : render(row[i], types[i]));
     lines.push(line + '}');
   }
   return { lines, types: { columns: names.map((n, i) => [n, kindOf(types[i])]) } };

@@ -197,7 +197,10 @@ export function normDecimal(text) {
   return (m[1] ? '-' : '') + out;
 }
 
-/*! bytesToString(u8) : binary rendered the way vforge does: UTF-8 with each maximal ill-formed
- *  subpart replaced by U+FFFD (the WHATWG decoder does exactly that). */
+/*! bytesToString(u8) : binary rendered the way `vforge cat --binary-as-string` does: UTF-8 with
+ *  each maximal ill-formed subpart replaced by U+FFFD (the WHATWG decoder does exactly that). */
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 export function bytesToString(u8) { return utf8.decode(u8); }
+
+/*! bytesToBase64(u8) : binary rendered the way `vforge cat` does by default: RFC 4648 base64. */
+export function bytesToBase64(u8) { return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64'); }

@@ -7,23 +7,10 @@ valid; with claimed > nbytes it is a decompression bomb / lying header.
 
     make_page_file.py OUT zstd|gzip NBYTES CLAIMED
 """
-import struct, sys, zlib
+import os, struct, sys, zlib
 
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def zz(n):
-    return varint((n << 1) ^ (n >> 63))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'format'))
+from craft_parquet import varint, zz  # noqa: E402  (thrift compact integers)
 
 
 class W:

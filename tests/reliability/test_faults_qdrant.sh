@@ -77,7 +77,7 @@ load() {
   (cd "$tmp" && QDRANT_API_KEY="$KEY" timeout 120 "$V" --quiet load run "$tmp/$1.yaml" \
      --state-dir "$tmp/state-$1" --json > "$tmp/$1.json" 2> "$tmp/$1.err")
 }
-total_faults=0 total_requests=0 runs=0
+total_faults=0 total_requests=0 runs=0 total_wr=0
 # --- 10% faults, all modes, three seeds
 for seed in 11 22 33; do
   start_proxy p$seed --rate 0.1 --seed "$seed" --delay-ms 300 --retry-after 1
@@ -96,8 +96,13 @@ for seed in 11 22 33; do
     pts=$(jget "$tmp/f$seed.json" r.points)
     # upsert retries the client logged (a request dropped on a reused keep-alive connection is
     # re-sent by libcurl itself, without a retry of ours, so faults >= logged retries)
+    # faults >= logged retries.  Which request a seeded fault hits depends on the order 8
+    # concurrent uploads reach the proxy, so one seed may fault only requests that are not
+    # retried as upserts (a collection GET, a drop re-sent by libcurl): the three seeds together
+    # must show logged upsert retries, each seed must report at least the ones it logged.
     wr=$(grep -c 'PUT [^ ]*/points[^ ]*: .*retrying' "$tmp/f$seed.err")
-    [ "$pts" = 6000 ] && [ "$nf" -gt 0 ] && [ "$wr" -gt 0 ] && [ "$retries" -ge "$wr" ] &&
+    total_wr=$((total_wr + wr))
+    [ "$pts" = 6000 ] && [ "$nf" -gt 0 ] && [ "$retries" -ge "$wr" ] &&
       ok "seed $seed: $nf faults in $nreq requests ($modes): completed in $(( $(date +%s) - t0 )) s, report: 6000 points, $retries retries" ||
       fail "seed $seed: report points $pts retries $retries (upsert retries logged $wr), faults $nf ($nfail failing: $modes)"
     curl -sSf "$surl/__standin/dump?collection=faults_$seed" > "$tmp/f$seed.dump" 2>/dev/null ||
@@ -108,6 +113,9 @@ for seed in 11 22 33; do
     fail "seed $seed: load under 10% faults ($nf: $modes) exited $rc: $(grep -v "retrying in\|retry [0-9]" "$tmp/f$seed.err" | tail -c 1200)"
   fi
 done
+
+[ "$runs" -eq 0 ] || [ "$total_wr" -gt 0 ] && ok "10% faults: $total_wr upsert retries logged over the seeds" ||
+  fail "10% faults: no upsert retry logged in $runs completed runs"
 
 # --- faults that never clear: stop with a clear error within the retry budget
 start_proxy never --rate 1 --modes 503,500,drop --seed 5 --retry-after 1

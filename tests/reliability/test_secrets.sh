@@ -6,6 +6,10 @@
 # and with a wrong key/secret), and every file written under the work, state, store and output
 # directories is scanned for each secret value (and its base64 form): absent.  `load inspect`
 # shows the api key as "****".  Parts needing a service skip themselves (noted) when it is absent.
+# A password in the Qdrant URL (issue 14: `url: http://user:PASSWORD@host`) is a secret too:
+# `load inspect`, retry warnings and errors show `http://****@host`, a load through the stand-in
+# leaves it nowhere, and load-dist refuses it written literally (writing nothing) and passes it
+# as the `${VAR}` reference it came from.
 set -u
 src=${VF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 V=${VFORGE:?set VFORGE to the vforge binary}
@@ -32,6 +36,7 @@ QKEY="qk-SECRET-$$-a1b2c3d4e5"
 HTOK="hf_SECRETtoken$$xyzw"
 AWSS="aws-SECRET-$$-K9q8w7e6r5t4"
 ATOK="sess-SECRET-$$-Zz"
+QPASS="pw-SECRET-$$-u7y6t5"
 export VFORGE_DEBUG=1
 mkdir -p "$tmp/work" "$tmp/logs"
 # run NAME ENV... -- CMD...: run in $tmp/work with the secrets in the environment, keep outputs
@@ -81,9 +86,51 @@ EOC
     fail "load run qdrant: $(tail -2 "$tmp/logs/load-qdrant.err")"
   run load-qdrant-wrong QDRANT_API_KEY="$QKEY-wrong" -- "$V" load run "$tmp/qdrant.yaml" --state-dir "$tmp/state-q2" &&
     fail "a wrong api key was accepted"
+  # a password in the URL, through the stand-in (which ignores HTTP basic auth)
+  sed "s|url: .*|url: \${QDRANT_URL}|; s|collection_name: secrets|collection_name: secrets_url|" \
+    "$tmp/qdrant.yaml" > "$tmp/qurl.yaml"
+  run load-qdrant-url QDRANT_URL="http://vfuser:$QPASS@${qurl#http://}" -- "$V" load run "$tmp/qurl.yaml" \
+    --state-dir "$tmp/state-qurl" --json || fail "load run qdrant (password in the url): $(tail -2 "$tmp/logs/load-qdrant-url.err")"
 else
   echo "note: no Qdrant stand-in (node/ajv/openapi): Qdrant part skipped"
 fi
+# --- a password in the Qdrant URL, no server needed: masked in load inspect, in every retry
+# warning and in the error (nothing listens on port 1); load-dist refuses it written literally
+# and writes the `${VAR}` reference when it came from one
+cat > "$tmp/qpass.yaml" <<EOC
+vectors: {emb: {type: dense, column: emb, distance: cosine}}
+datasource: {uri: $corpus}
+vectorstore: {type: qdrant, url: "http://vfuser:$QPASS@127.0.0.1:1", collection_name: pw}
+loader: {retries: 2}
+EOC
+sed "s|url: \"[^\"]*\"|url: \"\${QDRANT_URL}\"|" "$tmp/qpass.yaml" > "$tmp/qpassref.yaml"
+run url-inspect -- "$V" load inspect "$tmp/qpass.yaml" || fail "load inspect (password in the url)"
+grep -q '"url":"http://\*\*\*\*@127.0.0.1:1"' "$tmp/logs/url-inspect.out" &&
+  ok "load inspect shows the url as http://****@127.0.0.1:1" ||
+  fail "load inspect url: $(grep -o '"url":"[^"]*"' "$tmp/logs/url-inspect.out")"
+run url-retries -- "$V" load run "$tmp/qpass.yaml" --state-dir "$tmp/state-pw" &&
+  fail "a load into a store nobody listens on succeeded"
+nw=$(grep -c 'http://\*\*\*\*@127.0.0.1:1/.*retrying' "$tmp/logs/url-retries.err")
+[ "$nw" -ge 2 ] && grep -q 'error: .*http://\*\*\*\*@127.0.0.1:1' "$tmp/logs/url-retries.err" &&
+  ok "retry warnings ($nw) and the error show http://****@127.0.0.1:1" ||
+  fail "retry warnings: $(head -c 600 "$tmp/logs/url-retries.err")"
+run url-corpus -- "$V" cat "http://vfuser:$QPASS@127.0.0.1:1/x.parquet" &&
+  fail "a corpus URL with a password was accepted"
+grep -q 'http://\*\*\*\*@127.0.0.1:1/x.parquet' "$tmp/logs/url-corpus.err" &&
+  ok "a corpus URL with a password is refused, masked" || fail "corpus URL: $(cat "$tmp/logs/url-corpus.err")"
+run dist-literal -- "$V" load-dist "$tmp/qpass.yaml" --engine local --dry-run --runs-dir "$tmp/store-runs-lit"
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'vectorstore.url is a secret' "$tmp/logs/dist-literal.err" &&
+   [ -z "$(find "$tmp/store-runs-lit" -type f 2> /dev/null)" ]; then
+  ok "load-dist refuses a literal password in the url and writes no run directory"
+else fail "load-dist with a literal password in the url: exit $rc, $(tail -2 "$tmp/logs/dist-literal.err")"; fi
+if run dist-ref QDRANT_URL="http://vfuser:$QPASS@127.0.0.1:1" -- "$V" load-dist "$tmp/qpassref.yaml" --engine local \
+     --dry-run --runs-dir "$tmp/store-runs"; then
+  nref=$(grep -l '"url": "${QDRANT_URL}"' "$tmp"/store-runs/*/config.yaml "$tmp"/store-runs/*/shards/*.yaml | wc -l)
+  [ "$nref" -ge 2 ] && grep -q '"url":"http://\*\*\*\*@127.0.0.1:1"' "$tmp"/store-runs/*/config.json &&
+    ok "load-dist writes url: \${QDRANT_URL} into config.yaml and the shard configs, config.json masked" ||
+    fail "load-dist run directory: $(grep -h 'url' "$tmp"/store-runs/*/config.yaml "$tmp"/store-runs/*/config.json | head -c 400)"
+else fail "load-dist with url: \${QDRANT_URL}: $(tail -2 "$tmp/logs/dist-ref.err")"; fi
 # --- HF and S3 reads with tokens/secrets, also failing (503 proxy) and with a wrong secret
 if [ -n "${VF_HF_ENDPOINT:-}" ] && [ -n "${VF_HF_ROOT:-}" ]; then
   mkdir -p "$tmp/c" && cp "$corpus"/rank00/*.parquet "$tmp/c/"
@@ -121,7 +168,7 @@ else
   echo "note: VF_S3_ENDPOINT unset: S3 part skipped"
 fi
 # --- scan everything vforge wrote or printed for every secret (plain and base64)
-python3 - "$tmp" "$QKEY" "$HTOK" "aws-SECRET-$$-K9q8w7e6r5t4" "$ATOK" "${VF_S3_SECRET_KEY:-}" <<'PY'
+python3 - "$tmp" "$QKEY" "$HTOK" "aws-SECRET-$$-K9q8w7e6r5t4" "$ATOK" "$QPASS" "${VF_S3_SECRET_KEY:-}" <<'PY'
 import base64, os, sys
 tmp, secrets = sys.argv[1], [s for s in sys.argv[2:] if len(s) >= 6]
 needles = []

@@ -722,6 +722,44 @@ VF_TEST(local_compaction_waits_for_other_writers) {
   store_close(a);
 }
 
+/* A collection.json that is not the JSON vforge writes is corrupt (VF_ECORRUPT naming the file),
+ * never "a different vector schema"; a missing collection under must_exist is VF_ENOTFOUND and
+ * nothing is created (issue 14). */
+VF_TEST(local_corrupt_collection_json) {
+  store_config cfg = make_cfg(vf_test_tmpdir(), "corrupt", CORPUS_COSINE, false);
+  store *s;
+  vf_error err;
+  char dir[1024], json[1100];
+  snprintf(dir, sizeof dir, "%s/corrupt", vf_test_tmpdir());
+  snprintf(json, sizeof json, "%s/collection.json", dir);
+  cfg.must_exist = true;
+  CHECK_OK(store_open(&cfg, &s, &err));
+  CHECK_STATUS(store_ensure_collection(s, &err), VF_ENOTFOUND);
+  CHECK(strstr(err.msg, "does not exist") != NULL);
+  store_close(s);
+  struct stat sb;
+  CHECK(stat(dir, &sb) != 0); /* not even the directory */
+  cfg.must_exist = false;
+  CHECK_OK(store_open(&cfg, &s, &err));
+  CHECK_OK(store_ensure_collection(s, &err));
+  store_close(s);
+  static const char *const bad[] = {"{\"format\": \"vforge-local\", \"vers", "not json at all",
+                                    "{\"format\": \"other\", \"vectors\": []}",
+                                    "{\"format\": \"vforge-local\", \"vectors\": [{\"name\": 1}]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    FILE *fp = fopen(json, "wb");
+    CHECK(fp != NULL);
+    if (!fp) return;
+    fputs(bad[i], fp);
+    fclose(fp);
+    CHECK_OK(store_open(&cfg, &s, &err));
+    CHECK_STATUS(store_ensure_collection(s, &err), VF_ECORRUPT);
+    CHECK(strstr(err.msg, "collection.json is corrupt") != NULL);
+    CHECK(strstr(err.msg, "different vector schema") == NULL);
+    store_close(s);
+  }
+}
+
 VF_TEST(local_schema_mismatch_is_an_error) {
   store_config cfg = make_cfg(vf_test_tmpdir(), "schema", CORPUS_COSINE, false);
   store *s;
@@ -738,7 +776,8 @@ VF_TEST(local_schema_mismatch_is_an_error) {
   CHECK_OK(store_open(&c2, &s, &err));
   CHECK_STATUS(store_ensure_collection(s, &err), VF_ECONFIG);
   CHECK(strstr(err.msg, "different vector schema") != NULL);
-  CHECK(strstr(err.msg, "\"dim\": 14") != NULL);
+  CHECK(strstr(err.msg, "vector 'dense' is dense, dim 13, cosine there but dense, dim 14, cosine in "
+                        "the config") != NULL);
   uint64_t c;
   CHECK_STATUS(store_count(s, true, &c, &err), VF_ECONFIG);
   store_close(s);

@@ -93,63 +93,7 @@ VF_TEST(json_reader_rejects_bad_input) {
 
 /* ------------------------------------------------------------ fixtures */
 
-typedef struct fixture {
-  store_vector_spec spec[3];
-  corpus_id ids[3];
-  float dense[3 * 4];
-  int64_t sp_off[4];
-  uint32_t sp_idx[3];
-  float sp_val[3];
-  int64_t mv_off[4];
-  float multi[3 * 2];
-  uint8_t dense_null[3];
-  corpus_vec_batch vecs[3];
-  corpus_batch b;
-  int64_t pay_off[4];
-} fixture;
-
-static void fixture_init(fixture *f) {
-  memset(f, 0, sizeof *f);
-  f->spec[0] = (store_vector_spec){"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, 4};
-  f->spec[1] = (store_vector_spec){"sparse", CORPUS_VEC_SPARSE, CORPUS_DOT, 0};
-  f->spec[2] = (store_vector_spec){"colbert", CORPUS_VEC_MULTI, CORPUS_DOT, 2};
-  f->ids[0].num = 7;
-  f->ids[1].is_uuid = true;
-  memcpy(f->ids[1].uuid, "0123abcd-0000-1111-2222-333344445555", 37);
-  f->ids[2].num = UINT64_MAX;
-  for (int i = 0; i < 12; i++)
-    f->dense[i] = (float)i * 0.25f - 1.0f;
-  f->dense_null[2] = 1;
-  int64_t so[4] = {0, 2, 2, 3};
-  memcpy(f->sp_off, so, sizeof so);
-  f->sp_idx[0] = 3;
-  f->sp_idx[1] = 4000000000u;
-  f->sp_idx[2] = 0;
-  f->sp_val[0] = 0.5f;
-  f->sp_val[1] = -2.0f;
-  f->sp_val[2] = 1e-7f;
-  int64_t mo[4] = {0, 1, 3, 3};
-  memcpy(f->mv_off, mo, sizeof mo);
-  for (int i = 0; i < 6; i++)
-    f->multi[i] = (float)i;
-  f->vecs[0] = (corpus_vec_batch){"dense", CORPUS_VEC_DENSE, CORPUS_COSINE, 4, f->dense, NULL,
-                                  NULL, NULL, NULL, f->dense_null};
-  f->vecs[1] = (corpus_vec_batch){"sparse", CORPUS_VEC_SPARSE, CORPUS_DOT, 0, NULL, f->sp_off,
-                                  f->sp_idx, f->sp_val, NULL, NULL};
-  f->vecs[2] = (corpus_vec_batch){"colbert", CORPUS_VEC_MULTI, CORPUS_DOT, 2, NULL, f->mv_off,
-                                  NULL, NULL, f->multi, NULL};
-  f->b.n = 3;
-  f->b.ids = f->ids;
-  f->b.nvectors = 3;
-  f->b.vectors = f->vecs;
-  vf_buf_init(&f->b.payload, 0);
-  const char *pay = "{\"t\":\"a\\\"b\",\"n\":1}{\"x\":[1,2]}";
-  vf_buf_append(&f->b.payload, pay, strlen(pay), NULL);
-  int64_t po[4] = {0, 18, 18, 29};
-  memcpy(f->pay_off, po, sizeof po);
-  f->b.payload_offsets = f->pay_off;
-  f->b.file_key = "f.parquet";
-}
+#include "qdrant_fixture.h"
 
 static store_config cfg_for(const fixture *f, const char *url, const char *params) {
   store_config c = {0};
@@ -343,7 +287,8 @@ VF_TEST(defer_and_enable_indexing) {
       /* enable (another handle): GET with the metadata, PATCH */
       {200, NULL, INFO("green", VECS_OK, SPARSE_OK, ",\"metadata\":{\"vforge_indexing_threshold\":20000}"), 0},
       {200, NULL, OKR, 0},
-      /* enable with a configured threshold: PATCH only */
+      /* enable with a configured threshold: GET (what prepare deferred), PATCH */
+      {200, NULL, INFO("green", VECS_OK, SPARSE_OK, ",\"metadata\":{\"vforge_defer\":\"indexing_threshold\"}"), 0},
       {200, NULL, OKR, 0}};
   canned_server srv;
   CHECK(canned_start(&srv, r, sizeof r / sizeof r[0], vf_test_tmpdir()) == 0);
@@ -363,11 +308,11 @@ VF_TEST(defer_and_enable_indexing) {
   size_t ll;
   char *log = canned_log(&srv, &ll);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":0},\"metadata\":{"
-                    "\"vforge_indexing_threshold\":20000}}") != NULL);
+                    "\"vforge_indexing_threshold\":20000,\"vforge_defer\":\"indexing_threshold\"}}") != NULL);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":20000}}") != NULL);
   CHECK(strstr(log, "{\"optimizers_config\":{\"indexing_threshold\":777}}") != NULL);
   CHECK_EQ_INT(canned_count(log, "REQ PATCH /collections/my%20coll\n"), 3);
-  CHECK_EQ_INT(canned_count(log, "REQ GET "), 2);
+  CHECK_EQ_INT(canned_count(log, "REQ GET "), 3);
   free(log);
   vf_buf_free(&f.b.payload);
   canned_stop(&srv);

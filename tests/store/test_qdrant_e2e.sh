@@ -35,9 +35,8 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+KEY="vf-e2e-key-$$"
+. "$sd/e2e_lib.sh"
 
 # --- 0. the stand-in's own check
 if node "$sd/selftest.mjs" --openapi "$openapi" --oracle "$oracle" > "$tmp/selftest.txt" 2>&1; then
@@ -47,73 +46,13 @@ else
 fi
 
 # --- start the stand-in (killed and waited for at exit)
-KEY="vf-e2e-key-$$"
-node "$sd/server.mjs" --port 0 --port-file "$tmp/port" --openapi "$openapi" --oracle "$oracle" \
-  --api-key "$KEY" --optimize-ms 300 --log "$tmp/standin.log" > "$tmp/standin.out" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-[ -s "$tmp/port" ] || { echo "FAIL: the stand-in did not start: $(cat "$tmp/standin.out")"; exit 1; }
-url="http://127.0.0.1:$(cat "$tmp/port")"
+standin_start
 
-# admin METHOD PATH [BODY]: the stand-in's /__standin routes
-admin() {
-  if command -v curl > /dev/null; then
-    curl -sSf --max-time 30 -X "$1" -H 'content-type: application/json' ${3:+--data-binary "$3"} "$url$2"
-    return
-  fi
-  node --input-type=module -e "
-    const [m, u, b] = process.argv.slice(1);
-    const r = await fetch(u, { method: m, body: b || undefined, headers: { 'content-type': 'application/json' } });
-    process.stdout.write(await r.text());
-    if (!r.ok) process.exit(1);" "$1" "$url$2" "${3:-}"
-}
-# jcheck FILE EXPR: EXPR (JavaScript over r, the file's JSON) must hold
-jcheck() {
-  node -e "const r = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));
-    if (!($2)) { console.log('   ' + JSON.stringify(r).slice(0, 700)); process.exit(1); }" "$1"
-}
-# the stand-in's view of collection $1 -> $tmp/coll.json
-coll_state() { admin GET /__standin/collections | node -e "
-  const all = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-  process.stdout.write(JSON.stringify(all.find((c) => c.name === process.argv[1]) || null))" "$1" > "$tmp/coll.json"; }
-
-# config NAME COLLECTION CORPUS_DIR VECTORS_YAML PAYLOAD_FIELDS [PARAMS] -> $tmp/NAME.yaml
-config() {
-  cat > "$tmp/$1.yaml" <<EOC
-vectors:
-$4
-datasource:
-  uri: $3
-  payload_fields: $5
-vectorstore:
-  type: qdrant
-  url: $url
-  collection_name: $2
-  api_key: \${QDRANT_API_KEY}
-${6:+  params: $6}
-loader: {batch_size: 500, prefetch_size: 2000, concurrency: 3, retries: 5}
-EOC
-}
 # load NAME [API_KEY]: vforge load run -> rc; $tmp/NAME.json (report), $tmp/NAME.err
 load() {
   (cd "$tmp" && QDRANT_API_KEY="${2:-$KEY}" timeout 60 "$V" --quiet load run "$tmp/$1.yaml" \
      --state-dir "$tmp/state-$1" --json > "$tmp/$1.json" 2> "$tmp/$1.err")
 }
-# check_points NAME COLLECTION CORPUS_JSONL ARGS...: the stand-in's dump equals the corpus
-check_points() {
-  if ! admin GET "/__standin/dump?collection=$2" > "$tmp/$1.dump"; then fail "$1: no collection $2 in the stand-in"; return; fi
-  if out=$(node "$sd/check_dump.mjs" "$3" "$tmp/$1.dump" "${@:4}"); then ok "$1: $out"; else fail "$1: $out"; fi
-}
-# no_invalid WHAT: every request so far was valid against the schema and accepted
-no_invalid() {
-  admin GET /__standin/stats > "$tmp/stats.json"
-  node -e "const r = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));
-    for (const x of [...r.invalid_samples, ...r.rejected_samples].slice(0, 5)) console.log('   refused: ' + JSON.stringify(x).slice(0, 1500));" "$tmp/stats.json"
-  jcheck "$tmp/stats.json" "r.invalid === 0 && r.rejected === 0 && r.unmodelled === 0" &&
-    ok "$1: all $(node -e "console.log(JSON.parse(require('fs').readFileSync(process.argv[1])).requests)" "$tmp/stats.json") requests valid against the Qdrant schema" ||
-    fail "$1: invalid / rejected / unmodelled requests (the stand-in's stats above)"
-}
-
 # --- 1. the bundled corpus
 corpus="$src/examples/corpus"
 "$V" cat --with-id 'vf_point_id(filename, file_row_number)' "$corpus" > "$tmp/ex.jsonl" || { echo "FAIL: cannot read $corpus"; exit 1; }

@@ -1,8 +1,10 @@
 /* Unit tests for src/util: errors, buffers with a ceiling, the cursor and varints, md5 (RFC 1321
- * vectors plus md5sum-computed ones), JSON formatting, size parsing, atomic files and CPU
- * detection. */
+ * vectors plus md5sum-computed ones), JSON formatting, size parsing, atomic files, temporary
+ * names and their sweep, progress stages, cancellation and CPU detection. */
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -462,10 +464,6 @@ VF_TEST(test_atomic_files) {
   CHECK_EQ_INT(count_entries(dir, "sub.tmp."), 0);
 }
 
-/* OpenBLAS's own getter (cblas.h): a strong reference, so this test binary loads libopenblas and
- * can see whether vf_set_threads() reached it */
-extern int openblas_get_num_threads(void);
-
 VF_TEST(test_cpu_available) {
   const char *old = getenv("SLURM_CPUS_PER_TASK");
   char *saved = old ? vf_strdup(old) : NULL;
@@ -486,12 +484,7 @@ VF_TEST(test_cpu_available) {
   }
   vf_set_threads(3);
   CHECK_EQ_INT(vf_threads(), 3);
-  vf_set_threads(1);
-  CHECK_EQ_INT(openblas_get_num_threads(), 1); /* capped */
-  if (n >= 2) {
-    vf_set_threads(2); /* never raised: that would start spinning OpenBLAS server threads */
-    CHECK_EQ_INT(openblas_get_num_threads(), 1);
-  }
+  /* the BLAS's own count under vf_set_threads(): tests/util/test_blas.c */
   vf_set_threads(0);
   CHECK_EQ_INT(vf_threads(), vf_cpu_available());
 }
@@ -530,4 +523,153 @@ VF_TEST(test_log_and_progress) {
   double t0 = vf_now();
   usleep(2000);
   CHECK(vf_now() - t0 >= 0.0015);
+}
+
+/* issue 14: temporaries carry host and pid; the sweep removes only a dead local writer's */
+static bool exists(const char *dir, const char *name) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  struct stat sb;
+  return lstat(p, &sb) == 0;
+}
+
+static void touch_in(const char *dir, const char *name) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *fp = fopen(p, "w");
+  if (fp) fclose(fp);
+}
+
+VF_TEST(test_temp_names_and_sweep) {
+  const char *dir = vf_test_tmpdir();
+  char host[64];
+  if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "host");
+  host[63] = 0;
+  for (char *c = host; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+      *c = '_';
+  char path[4300], want[4400];
+  snprintf(path, sizeof path, "%s/out.ivf", dir);
+  char *t = vf_temp_path(path, "spill");
+  snprintf(want, sizeof want, "%s.spill.%s-%ld.", path, host, (long)getpid());
+  CHECK(t && strncmp(t, want, strlen(want)) == 0);
+  char *t2 = vf_temp_path(path, "spill");
+  CHECK(t2 && strcmp(t, t2) != 0); /* a counter makes each name unique */
+  free(t);
+  free(t2);
+  /* a dead pid: a child that has exited and been reaped */
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  pid_t alive = getppid();
+  char n[512];
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)dead);
+  touch_in(dir, n);
+  snprintf(n, sizeof n, "out.ivf.tmp.%s-%ld.4", host, (long)dead);
+  touch_in(dir, n);
+  snprintf(n, sizeof n, "other.ivf.spill.%s-%ld.0", host, (long)dead);
+  touch_in(dir, n);
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)alive);
+  touch_in(dir, n);
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)getpid());
+  touch_in(dir, n);
+  touch_in(dir, "out.ivf.spill.otherhost-1.0");
+  touch_in(dir, "out.ivf.spill.12345.0");   /* the pre-issue-14 form: no host, kept */
+  touch_in(dir, "out.ivf.backup.vm-1.0");   /* not a vforge tag, kept */
+  snprintf(n, sizeof n, "%s/stage.tmp.%s-%ld.0", dir, host, (long)dead); /* a staging directory */
+  CHECK(mkdir(n, 0777) == 0);
+  char inner[4400];
+  snprintf(inner, sizeof inner, "%s/batch_00000000.parquet", n);
+  FILE *fp = fopen(inner, "w");
+  if (fp) fclose(fp);
+  uint64_t removed = 0;
+  vf_error err;
+  CHECK_OK(vf_temp_sweep(dir, "out.ivf", &removed, &err));
+  CHECK_EQ_INT(removed, 2);
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)dead);
+  CHECK(!exists(dir, n));
+  snprintf(n, sizeof n, "other.ivf.spill.%s-%ld.0", host, (long)dead);
+  CHECK(exists(dir, n)); /* another base */
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)alive);
+  CHECK(exists(dir, n)); /* a live pid */
+  snprintf(n, sizeof n, "out.ivf.spill.%s-%ld.0", host, (long)getpid());
+  CHECK(exists(dir, n)); /* this process */
+  CHECK(exists(dir, "out.ivf.spill.otherhost-1.0"));
+  CHECK(exists(dir, "out.ivf.spill.12345.0"));
+  CHECK(exists(dir, "out.ivf.backup.vm-1.0"));
+  /* any base: the other base's temporary and the staging directory (with its file) go too */
+  CHECK_OK(vf_temp_sweep(dir, NULL, &removed, &err));
+  CHECK_EQ_INT(removed, 2);
+  snprintf(n, sizeof n, "stage.tmp.%s-%ld.0", host, (long)dead);
+  CHECK(!exists(dir, n));
+  CHECK_OK(vf_temp_sweep("/nonexistent/dir", NULL, &removed, &err)); /* nothing to sweep */
+  CHECK_EQ_INT(removed, 0);
+  /* the atomic writer's temporaries use the same form */
+  vf_atomic_file *f = NULL;
+  CHECK_OK(vf_atomic_open(path, &f, &err));
+  snprintf(n, sizeof n, "out.ivf.tmp.%s-%ld.", host, (long)getpid());
+  CHECK_EQ_INT(count_entries(dir, n), 1);
+  vf_atomic_abort(f);
+  CHECK_EQ_INT(count_entries(dir, n), 0);
+}
+
+static int g_stage_calls;
+static void stage_fn(void *user, const vf_progress *p) {
+  (void)user;
+  g_stage_calls++;
+  g_prog_rows = p->rows_done;
+}
+
+VF_TEST(test_progress_stage_and_cancel) {
+  vf_set_progress_handler(stage_fn, NULL);
+  vf_stage s;
+  vf_stage_begin(&s, "index build", "k-means", "iterations", 20);
+  g_stage_calls = 0;
+  vf_stage_update(&s, 0, "objective %d", 5); /* the first update is emitted */
+  CHECK_EQ_INT(g_stage_calls, 1);
+  CHECK_EQ_STR(s.p.detail, "objective 5");
+  CHECK_EQ_STR(s.p.stage, "k-means");
+  for (uint64_t i = 1; i < 19; i++) vf_stage_update(&s, i, NULL); /* throttled */
+  CHECK(g_stage_calls < 5);
+  vf_stage_update(&s, 20, NULL); /* the last one always */
+  CHECK_EQ_INT(g_prog_rows, 20);
+  vf_set_progress_handler(NULL, NULL);
+  /* cancellation: one flag, the first signal is kept, the exit code is 128 + it */
+  vf_error err;
+  CHECK(!vf_cancelled());
+  CHECK_OK(vf_check_cancel(&err));
+  vf_cancel_request(SIGTERM);
+  vf_cancel_request(SIGINT);
+  CHECK(vf_cancelled());
+  CHECK_EQ_INT(vf_cancel_signal(), SIGTERM);
+  CHECK_STATUS(vf_check_cancel(&err), VF_ECANCELED);
+  CHECK_EQ_INT(vf_status_exit_code(VF_ECANCELED), 143);
+  vf_cancel_reset();
+  vf_cancel_request(SIGINT);
+  CHECK_EQ_INT(vf_status_exit_code(VF_ECANCELED), 130);
+  vf_cancel_reset();
+  CHECK(!vf_cancelled());
+}
+
+VF_TEST(test_url_redact) {
+  char out[128];
+  CHECK_EQ_STR(vf_url_redact("http://user:pw@host:6333/x", out, sizeof out), "http://****@host:6333/x");
+  CHECK_EQ_STR(vf_url_redact("https://token@h/p?q=a@b", out, sizeof out), "https://****@h/p?q=a@b");
+  CHECK_EQ_STR(vf_url_redact("http://a@b:p@ss@host", out, sizeof out), "http://****@host");
+  CHECK_EQ_STR(vf_url_redact("http://host:6333/a@b", out, sizeof out), "http://host:6333/a@b");
+  CHECK_EQ_STR(vf_url_redact("/data/a@b.parquet", out, sizeof out), "/data/a@b.parquet");
+  CHECK_EQ_STR(vf_url_redact("s3://bucket/key", out, sizeof out), "s3://bucket/key");
+  CHECK_EQ_STR(vf_url_redact(NULL, out, sizeof out), "");
+  size_t a = 0, n = 0;
+  CHECK(vf_url_userinfo("http://u:p@h", &a, &n));
+  CHECK_EQ_INT(a, 7);
+  CHECK_EQ_INT(n, 3);
+  CHECK(!vf_url_userinfo("1http://u:p@h", &a, &n));
+  CHECK(!vf_url_userinfo("http:/u:p@h", &a, &n));
+  char small[8];
+  CHECK_EQ_STR(vf_url_redact("http://u:p@host", small, sizeof small), "http://");
+  char *d = vf_url_redact_dup("http://u:secret@h");
+  CHECK(d != NULL);
+  CHECK_EQ_STR(d, "http://****@h");
+  free(d);
 }

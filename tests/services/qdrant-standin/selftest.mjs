@@ -180,6 +180,54 @@ check(qb.length === 2 && qb[0].points[0].id === 18446744073709551615n, 'batch qu
 check((await stats()).search_params.some((p) => p.hnsw_ef === 64), 'search params recorded');
 await bad('POST', '/collections/c1/points/query', { query: [1, 2], using: 'dense' }, 400, 'query dimension');
 
+// ---- 4b. payload filters (filter.mjs), with the examples of Qdrant's filtering documentation
+{
+  await good('create_collection', 'PUT', '/collections/cf', { vectors: { v: { size: 2, distance: 'Dot' } } }, 'create cf');
+  const cities = [['London', 'green'], ['London', 'red'], ['London', 'blue'], ['Berlin', 'red'], ['Moscow', 'green'], ['Moscow', 'blue']];
+  const pts = cities.map(([city, color], i) => ({ id: i + 1, vector: { v: [1, i] }, payload: { city, color } }));
+  pts.push({ id: 7, vector: { v: [1, 0] }, payload: { diet: [{ food: 'leaves', likes: false }, { food: 'meat', likes: true }], n: 3, tags: ['a', 'b'], d: '2020-02-15T00:00:00Z', nil: null, empty: [] } });
+  pts.push({ id: 8, vector: { v: [1, 0] }, payload: { diet: [{ food: 'leaves', likes: true }, { food: 'meat', likes: false }], n: 3.5, tags: [], nil: [null], loc: { lon: 13.404954, lat: 52.520008 } } });
+  await good('upsert_points', 'PUT', '/collections/cf/points?wait=true', { points: pts }, 'upsert cf');
+  const ids = async (filter, what) => {
+    const r = await good('query_points', 'POST', '/collections/cf/points/query', { query: [1, 0], using: 'v', limit: 100, filter }, what);
+    return r.points.map((p) => Number(p.id)).sort((a, b) => a - b).join(',');
+  };
+  const m = (key, value) => ({ key, match: { value } });
+  const cases = [
+    [{ must: [m('city', 'London'), m('color', 'red')] }, '2', 'must'],
+    [{ should: [m('city', 'London'), m('color', 'red')] }, '1,2,3,4', 'should'],
+    [{ must_not: [m('city', 'London'), m('color', 'red')] }, '5,6,7,8', 'must_not'],
+    [{ must: [m('city', 'London')], must_not: [m('color', 'red')] }, '1,3', 'must + must_not'],
+    [{ must_not: [{ must: [m('city', 'London'), m('color', 'red')] }] }, '1,3,4,5,6,7,8', 'nested clauses'],
+    [{ must: [{ has_id: [1, 3, 5, 7, 9, 11] }] }, '1,3,5,7', 'has_id'],
+    [{ should: [] }, '', 'an empty should matches nothing'],
+    [{ must: [{ key: 'color', match: { any: ['black', 'red'] } }] }, '2,4', 'match any'],
+    [{ must: [{ key: 'city', match: { except: ['London', 'Berlin'] } }] }, '5,6', 'match except'],
+    [{ must: [m('diet[].food', 'meat'), m('diet[].likes', true)] }, '7,8', 'array projection'],
+    [{ must: [{ nested: { key: 'diet', filter: { must: [m('food', 'meat'), m('likes', true)] } } }] }, '7', 'nested object filter'],
+    [{ must: [{ key: 'n', range: { gt: 3 } }] }, '8', 'range'],
+    [{ must: [m('n', 3)] }, '7', 'match integer'],
+    [{ must: [m('tags', 'b')] }, '7', 'an array value matches by an element'],
+    [{ must: [{ key: 'tags', values_count: { gte: 2 } }] }, '7', 'values_count'],
+    [{ must: [{ is_empty: { key: 'tags' } }] }, '1,2,3,4,5,6,8', 'is_empty: missing or []'],
+    [{ must: [{ is_null: { key: 'nil' } }] }, '7', 'is_null: null, not [null]'],
+    [{ must: [{ key: 'd', range: { gte: '2020-02-01T00:00:00Z', lt: '2020-03-01T00:00:00+01:00' } }] }, '7', 'datetime range'],
+    [{ must: [{ key: 'loc', geo_radius: { center: { lon: 13.4, lat: 52.52 }, radius: 1000 } }] }, '8', 'geo radius'],
+    [{ min_should: { conditions: [m('city', 'London'), m('color', 'red'), { has_id: [2, 4] }], min_count: 2 } }, '2,4', 'min_should'],
+  ];
+  for (const [f, want, what] of cases) {
+    const gotIds = await ids(f, `filter: ${what}`);
+    check(gotIds === want, `filter ${what}: ${gotIds} (want ${want})`);
+  }
+  const cnt = await good('count_points', 'POST', '/collections/cf/points/count', { filter: { must: [m('city', 'London')] }, exact: true }, 'count with a filter');
+  check(cnt.count === 3, `count with a filter: ${cnt.count}`);
+  const sc = await good('scroll_points', 'POST', '/collections/cf/points/scroll', { filter: { must: [m('color', 'blue')] }, limit: 10 }, 'scroll with a filter');
+  check(sc.points.map((p) => p.id).join(',') === '3,6', 'scroll with a filter');
+  await bad('POST', '/collections/cf/points/query', { query: [1, 0], using: 'v', filter: { must: [{ has_vector: 'v' }] } }, 501, 'has_vector is not modelled');
+  await bad('POST', '/collections/cf/points/query', { query: [1, 0], using: 'v', filter: { must: [{ key: 'a', mach: { value: 1 } }] } }, 400, 'a misspelt condition is refused'); sentInvalid += 1;
+  await good('delete_collection', 'DELETE', '/collections/cf', undefined, 'delete cf');
+}
+
 // ---- 5. the status model
 // a) threshold 0 (c1): upserts leave it green; PATCH to > 0 → yellow, then green
 ci = await info('c1');

@@ -41,15 +41,25 @@
 // delete bodies received again), by_route (operationId), by_status, invalid_samples,
 // rejected_samples, max_body_bytes, max_in_flight, upserted_points, upsert_wait, search_params.
 //
+// gRPC (issue 18, grpc.mjs): with --grpc-port the same process also serves Qdrant's Collections
+// and Points gRPC services (@grpc/grpc-js + @grpc/proto-loader over the official protos) on a
+// second port, over the same collections and points, with the same validation (wire check
+// against the protos, then the equivalent REST body against the OpenAPI schema) and faults
+// (grpc_status, reset_next, transport).  --tls-cert/--tls-key serve both ports over TLS.
+//
 // usage: node server.mjs [--port N|0] [--port-file FILE] [--openapi FILE] [--oracle DIR]
 //                        [--api-key KEY] [--log FILE] [--optimize-ms MS] [--max-body-mb MB] [--lax]
+//                        [--grpc-port N|0] [--grpc-port-file FILE] [--proto DIR] [--grpc-max-mb MB]
+//                        [--tls-cert FILE --tls-key FILE]
 // Binds 127.0.0.1 only; stops on SIGTERM / SIGINT.
 import http from 'node:http';
+import https from 'node:https';
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync, renameSync, appendFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { compileFilter, FilterError } from './filter.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../../..');
@@ -57,6 +67,9 @@ const DEFAULT_OPENAPI = process.env.VF_SHARED
   ? path.join(process.env.VF_SHARED, 'qdrant/openapi.json')
   : path.resolve(REPO, '../shared/qdrant/openapi.json');
 const DEFAULT_ORACLE = path.join(REPO, 'tests/oracle');
+const DEFAULT_PROTO = process.env.VF_SHARED
+  ? path.join(process.env.VF_SHARED, 'qdrant/proto')
+  : path.resolve(REPO, '../shared/qdrant/proto');
 
 // ---------------------------------------------------------------- JSON with 64-bit integers
 const BIG_TAG = '\u0000big:';
@@ -373,8 +386,31 @@ class Collection {
 
   patch(body) {
     const before = this.config.optimizer_config.indexing_threshold;
+    const mBefore = this.config.hnsw_config.m;
     if (body.optimizers_config) this.config.optimizer_config = mergeDiff(this.config.optimizer_config, body.optimizers_config);
     if (body.hnsw_config) this.config.hnsw_config = mergeDiff(this.config.hnsw_config, body.hnsw_config);
+    // per-vector diffs (UpdateVectors: hnsw_config, quantization_config, on_disk) and sparse params
+    const vmBefore = {};
+    if (body.vectors) {
+      const named = this.unnamed ? { '': body.vectors } : body.vectors;
+      for (const [n, d] of Object.entries(named)) {
+        const cur = this.unnamed ? this.config.params.vectors : this.config.params.vectors[n];
+        if (!cur || !this.dense.has(n)) throw new HttpError(400, `Wrong input: Not existing vector name error: ${n}`);
+        vmBefore[n] = cur.hnsw_config ? cur.hnsw_config.m : undefined;
+        if (d.hnsw_config) cur.hnsw_config = mergeDiff(cur.hnsw_config || {}, d.hnsw_config);
+        if (d.quantization_config !== undefined && d.quantization_config !== null)
+          if (d.quantization_config === 'Disabled') delete cur.quantization_config; else cur.quantization_config = d.quantization_config;
+        if (d.on_disk !== undefined && d.on_disk !== null) cur.on_disk = d.on_disk;
+      }
+    }
+    if (body.sparse_vectors) {
+      for (const [n, d] of Object.entries(body.sparse_vectors)) {
+        if (!this.sparse.has(n)) throw new HttpError(400, `Wrong input: Not existing vector name error: ${n}`);
+        const cur = this.config.params.sparse_vectors[n] || (this.config.params.sparse_vectors[n] = {});
+        if (d.index) cur.index = mergeDiff(cur.index || {}, d.index);
+        if (d.modifier) cur.modifier = d.modifier;
+      }
+    }
     if (body.params) this.config.params = mergeDiff(this.config.params, body.params);
     if (body.quantization_config !== undefined && body.quantization_config !== null)
       this.config.quantization_config = body.quantization_config === 'Disabled' ? null : body.quantization_config;
@@ -385,8 +421,19 @@ class Collection {
     }
     const after = this.config.optimizer_config.indexing_threshold;
     this.history.push(`patch indexing_threshold ${before}->${after}`);
+    const mAfter = this.config.hnsw_config.m;
+    if (mAfter !== mBefore) this.history.push(`patch hnsw m ${mBefore}->${mAfter}`);
+    for (const [n, m0] of Object.entries(vmBefore)) {
+      const cur = this.unnamed ? this.config.params.vectors : this.config.params.vectors[n];
+      const m1 = cur.hnsw_config ? cur.hnsw_config.m : undefined;
+      if (m1 !== m0) this.history.push(`patch vector ${n} hnsw m ${m0}->${m1}`);
+    }
     if (this.error) return;
     if (this.grey) { this.grey = false; this.optimize('triggered by a PATCH while grey'); return; }
+    if (mBefore === 0 && mAfter > 0 && this.points.size > 0) { this.optimize('hnsw graph build (m restored)'); return; }
+    if (body.hnsw_config || body.quantization_config || body.vectors) {
+      if (this.points.size > 0 && after > 0 && mAfter > 0) { this.optimize('index settings changed'); return; }
+    }
     if (after > 0 && this.unindexed > 0) {
       if (this.standin.faults.grey) {
         this.standin.faults.grey = false;
@@ -498,19 +545,33 @@ class Collection {
     throw new HttpError(400, `Wrong input: Not existing vector name error: ${name}`);
   }
 
+  // the payload filter of a request (filter.mjs: Qdrant's documented semantics) -> point predicate
+  filterOf(f) {
+    if (f === undefined || f === null) return () => true;
+    try {
+      return compileFilter(f, normId);
+    } catch (e) {
+      if (e instanceof FilterError) throw new HttpError(e.unmodelled ? 501 : 400, `${e.unmodelled ? 'Service internal error' : 'Wrong input'}: ${e.message}`, e.unmodelled ? 'unmodelled' : 'rejected');
+      throw e;
+    }
+  }
+
   query(body) {
-    for (const k of ['prefetch', 'filter', 'lookup_from', 'shard_key'])
+    for (const k of ['prefetch', 'lookup_from', 'shard_key'])
       if (body[k] !== undefined && body[k] !== null)
         throw new HttpError(501, `Service internal error: the stand-in does not model \`${k}\` in queries`, 'unmodelled');
+    const keep = this.filterOf(body.filter);
+    if (body.filter) this.standin.stats.filtered_queries += 1;
     const limit = body.limit ?? 10, offset = body.offset ?? 0;
     const withPayload = body.with_payload ?? false, withVector = body.with_vector ?? false;
     if (body.query === undefined || body.query === null) {
-      const keys = this.sortedKeys().slice(offset, offset + limit);
+      const keys = this.sortedKeys().filter((k) => keep(this.points.get(k))).slice(offset, offset + limit);
       return { points: keys.map((k) => ({ ...this.record(this.points.get(k), withPayload, withVector), version: this.points.get(k).version, score: 0 })) };
     }
     const { better, fn } = this.scorer(body.query, body.using);
     const scored = [];
     for (const p of this.points.values()) {
+      if (!keep(p)) continue;
       const s = fn(p);
       if (s === null) continue;
       if (body.score_threshold !== undefined && body.score_threshold !== null &&
@@ -553,12 +614,18 @@ function batchToPoints(b) {
 const FAULTS_DEFAULT = () => ({
   fail_next: 0, status: 503, retry_after: null, delay_ms: 0, delay_next: null, only: null, apply: false,
   optimizer_error: null, grey: false, optimize_ms: 300,
+  // gRPC (grpc.mjs): gRPC status codes to fail with instead of `status`; client connections to
+  // reset on their next bytes; `transport` limits the faults to "rest" or "grpc" calls
+  grpc_status: null, reset_next: 0, transport: null, message: null,
 });
 
 const STATS_DEFAULT = () => ({
   requests: 0, invalid: 0, rejected: 0, not_found: 0, unmodelled: 0, auth_failures: 0, faults_injected: 0, retries_seen: 0,
   by_route: {}, by_status: {}, invalid_samples: [], rejected_samples: [], max_body_bytes: 0, max_in_flight: 0,
   upserted_points: 0, upsert_wait: { true: 0, false: 0 }, search_params: [], api_key_seen: 0,
+  filtered_queries: 0,
+  rest_requests: 0, grpc_requests: 0, by_rpc: {}, by_grpc_status: {}, max_grpc_message_bytes: 0,
+  grpc_connections: 0, grpc_resets: 0,
 });
 
 // ---------------------------------------------------------------- the server
@@ -623,6 +690,26 @@ export async function startStandin(opts = {}) {
     return null;
   };
 
+  // the fault switches, shared by REST and gRPC: -> {delayMs, fault} (fault: a status or null)
+  const takeFault = (op, isGrpc) => {
+    const f = st.faults;
+    const applies = (!f.only || (Array.isArray(f.only) ? f.only.includes(op) : f.only === op)) &&
+      (!f.transport || f.transport === (isGrpc ? 'grpc' : 'rest'));
+    let delayMs = 0;
+    if (applies && f.delay_ms > 0 && (f.delay_next === null || f.delay_next > 0)) {
+      if (f.delay_next !== null) f.delay_next -= 1;
+      delayMs = f.delay_ms;
+    }
+    let fault = null;
+    if (applies && f.fail_next > 0) {
+      f.fail_next -= 1;
+      st.stats.faults_injected += 1;
+      const list = isGrpc && f.grpc_status !== null && f.grpc_status !== undefined ? f.grpc_status : f.status;
+      fault = Array.isArray(list) ? list[st.faultSeq++ % list.length] : list;
+    }
+    return { delayMs, fault };
+  };
+
   const coll = (name) => {
     const c = st.collections.get(name);
     if (!c) throw new HttpError(404, `Not found: Collection \`${name}\` doesn't exist!`, 'not_found');
@@ -670,14 +757,18 @@ export async function startStandin(opts = {}) {
     },
     count_points: (p, b) => {
       const c = coll(p.collection_name);
-      if (b.filter) throw new HttpError(501, 'Service internal error: the stand-in does not model filters', 'unmodelled');
-      return { count: c.points.size };
+      if (!b.filter) return { count: c.points.size };
+      const keep = c.filterOf(b.filter);
+      let n = 0;
+      for (const pt of c.points.values()) n += keep(pt) ? 1 : 0;
+      return { count: n };
     },
     scroll_points: (p, b) => {
       const c = coll(p.collection_name);
-      for (const k of ['filter', 'order_by', 'shard_key'])
+      for (const k of ['order_by', 'shard_key'])
         if (b[k] !== undefined && b[k] !== null) throw new HttpError(501, `Service internal error: the stand-in does not model \`${k}\` in scroll`, 'unmodelled');
-      const keys = c.sortedKeys();
+      const keep = c.filterOf(b.filter);
+      const keys = c.sortedKeys().filter((k) => keep(c.points.get(k)));
       let start = 0;
       if (b.offset !== undefined && b.offset !== null) {
         const id = normId(b.offset);
@@ -764,6 +855,7 @@ export async function startStandin(opts = {}) {
     if (url.pathname.startsWith('/__standin/')) return admin(req, res, url, text);
     const S = st.stats;
     S.requests += 1;
+    S.rest_requests += 1;
     S.max_body_bytes = Math.max(S.max_body_bytes, bodyBytes);
     const reject = (kind, code, msg, routeName) => {
       if (kind === 'invalid') { S.invalid += 1; note(S.invalid_samples, { route: routeName, method: req.method, path: url.pathname, error: msg }); }
@@ -815,17 +907,8 @@ export async function startStandin(opts = {}) {
     }
     // faults
     const f = st.faults;
-    const applies = !f.only || (Array.isArray(f.only) ? f.only.includes(route.op) : f.only === route.op);
-    if (applies && f.delay_ms > 0 && (f.delay_next === null || f.delay_next > 0)) {
-      if (f.delay_next !== null) f.delay_next -= 1;
-      await new Promise((r) => setTimeout(r, f.delay_ms));
-    }
-    let fault = null;
-    if (applies && f.fail_next > 0) {
-      f.fail_next -= 1;
-      S.faults_injected += 1;
-      fault = Array.isArray(f.status) ? f.status[st.faultSeq++ % f.status.length] : f.status;
-    }
+    const { delayMs, fault } = takeFault(route.op, false);
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     if (fault !== null && !f.apply) return failWith(res, fault, f);
     const handler = ops[route.op];
     if (!handler) return reject('unmodelled', 501, `Service internal error: the stand-in does not model ${route.op}`, route.op);
@@ -849,7 +932,8 @@ export async function startStandin(opts = {}) {
     return err(res, code, msg, headers);
   };
 
-  const server = http.createServer((req, res) => {
+  const tls = opts.tlsCert ? { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } : null;
+  const server = (tls ? (h) => https.createServer(tls, h) : (h) => http.createServer(h))((req, res) => {
     st.inFlight += 1;
     st.stats.max_in_flight = Math.max(st.stats.max_in_flight, st.inFlight);
     const chunks = [];
@@ -879,8 +963,19 @@ export async function startStandin(opts = {}) {
     server.listen(opts.port ?? 0, '127.0.0.1', resolve);
   });
   const port = server.address().port;
-  const close = () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
-  return { server, port, state: st, spec, close, uptime: () => Number(process.hrtime.bigint() - started) / 1e9 };
+  let grpcSide = null;
+  if (opts.grpcPort !== undefined) { // issue 18: the gRPC services on a second port, same model
+    const { startGrpc } = await import('./grpc.mjs');
+    grpcSide = await startGrpc({
+      st, spec, ops, note, HttpError, takeFault, stringify, log,
+      opts: { ...opts, oracle: opts.oracle ?? DEFAULT_ORACLE, protoDir: opts.protoDir ?? DEFAULT_PROTO },
+    });
+  }
+  const close = async () => {
+    if (grpcSide) await grpcSide.close();
+    await new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+  };
+  return { server, port, grpcPort: grpcSide ? grpcSide.port : null, state: st, spec, close, uptime: () => Number(process.hrtime.bigint() - started) / 1e9 };
 }
 
 // ---------------------------------------------------------------- command line
@@ -900,6 +995,12 @@ function parseArgs(argv) {
       case '--max-body-mb': o.maxBodyMb = Number(val()); break;
       case '--default-indexing-threshold': o.defaultIndexingThreshold = Number(val()); break;
       case '--lax': o.lax = true; break;
+      case '--grpc-port': o.grpcPort = Number(val()); break;
+      case '--grpc-port-file': o.grpcPortFile = val(); break;
+      case '--proto': o.protoDir = val(); break;
+      case '--grpc-max-mb': o.grpcMaxMb = Number(val()); break;
+      case '--tls-cert': o.tlsCert = val(); break;
+      case '--tls-key': o.tlsKey = val(); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }
@@ -910,8 +1011,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   let o;
   try { o = parseArgs(process.argv.slice(2)); } catch (e) { console.error(`qdrant-standin: ${e.message}`); process.exit(2); }
   const s = await startStandin(o);
+  if (o.grpcPortFile && s.grpcPort !== null) { writeFileSync(o.grpcPortFile + '.tmp', String(s.grpcPort) + '\n'); renameSync(o.grpcPortFile + '.tmp', o.grpcPortFile); }
   if (o.portFile) { writeFileSync(o.portFile + '.tmp', String(s.port) + '\n'); renameSync(o.portFile + '.tmp', o.portFile); }
-  console.log(`qdrant-standin listening on http://127.0.0.1:${s.port}`);
+  console.log(`qdrant-standin listening on ${o.tlsCert ? 'https' : 'http'}://127.0.0.1:${s.port}${s.grpcPort !== null ? ` and gRPC on 127.0.0.1:${s.grpcPort}` : ''}`);
   const stop = async () => { await s.close(); process.exit(0); };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
