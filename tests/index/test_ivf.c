@@ -884,7 +884,7 @@ static void rehash(uint8_t *f, size_t n) {
   memcpy(f + n - 8, &c, 8);
 }
 
-/* File versions: 4-bit PQ files are version 2 with pq_nbits at offset 180; everything else is
+/* File versions: 4-bit PQ files are version 2 with pq_nbits at offset 32; everything else is
  * still written as version 1 (readable by older builds); a version-1 file written before 4-bit
  * PQ existed still opens; inconsistent headers (bad pq_nbits, a 4-bit file relabelled as
  * version 1, unknown versions) are refused even with a valid checksum. */
@@ -904,7 +904,7 @@ VF_TEST(ivf_file_versions) {
   uint32_t v;
   memcpy(&v, f4 + 8, 4);
   CHECK_EQ_INT(v, 2);
-  memcpy(&v, f4 + 180, 4);
+  memcpy(&v, f4 + 32, 4);
   CHECK_EQ_INT(v, 4);
   memcpy(&v, f8 + 8, 4);
   CHECK_EQ_INT(v, 1);
@@ -931,8 +931,8 @@ VF_TEST(ivf_file_versions) {
     uint32_t val;
     const char *why;
   } cases[] = {
-      {f4, n4, 180, 5, "pq_nbits"},  {f4, n4, 180, 0, "pq_nbits"},
-      {f4, n4, 180, 8, "quantizer"}, /* sizes of a 4-bit file under an 8-bit label */
+      {f4, n4, 32, 5, "pq_nbits"},  {f4, n4, 32, 0, "pq_nbits"},
+      {f4, n4, 32, 8, "quantizer"}, /* sizes of a 4-bit file under an 8-bit label */
       {f4, n4, 8, 1, "quantizer"},   /* a 4-bit file relabelled as version 1 */
       {f4, n4, 8, 3, "version"},     {f8, n8, 8, 0, "version"},
       {f8, n8, 8, 2, "pq_nbits"},    /* version 2 needs pq_nbits 4 or 8 for PQ */
@@ -954,7 +954,7 @@ VF_TEST(ivf_file_versions) {
   /* version 2 may also describe an 8-bit file (not written, but consistent) */
   uint32_t two = 2, eight = 8;
   memcpy(f8 + 8, &two, 4);
-  memcpy(f8 + 180, &eight, 4);
+  memcpy(f8 + 32, &eight, 4);
   rehash(f8, n8);
   CHECK(spit(bad, f8, n8));
   CHECK_OK(ivf_open(bad, &ix, &err));
