@@ -767,15 +767,15 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
   static char *kwlist[] = {"source", "output", "type", "nlist", "metric", "pq_m", "rabitq_bits", "rerank",
                            "seed", "max_train", "column", "id_expression", "id_root", "spill_dir",
-                           "n", "dim", "threads", NULL};
+                           "n", "dim", "threads", "pq_nbits", NULL};
   PyObject *source;
   const char *out, *type, *metric = NULL, *column = NULL, *idexpr = NULL, *id_root = NULL, *spill = NULL;
-  unsigned int nlist = 0, pq_m = 0, rabitq_bits = 0, rerank = 0;
+  unsigned int nlist = 0, pq_m = 0, rabitq_bits = 0, rerank = 0, pq_nbits = 0;
   unsigned long long seed = 1234, max_train = 0, n = 0;
   int dim = 0, threads = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "Oss|IzIIIKKzzzzKii", kwlist, &source, &out, &type, &nlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "Oss|IzIIIKKzzzzKiiI", kwlist, &source, &out, &type, &nlist,
                                    &metric, &pq_m, &rabitq_bits, &rerank, &seed, &max_train, &column,
-                                   &idexpr, &id_root, &spill, &n, &dim, &threads))
+                                   &idexpr, &id_root, &spill, &n, &dim, &threads, &pq_nbits))
     return NULL;
   ivf_params p;
   memset(&p, 0, sizeof p);
@@ -787,6 +787,15 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   if (metric && !metric_get(metric, &p.metric)) return NULL;
   p.nlist = nlist;
   p.pq_m = pq_m;
+  if (pq_nbits && (pq_nbits != 4 && pq_nbits != 8)) {
+    PyErr_Format(UsageError, "Index.build: pq_nbits must be 4 or 8 (got %u)", pq_nbits);
+    return NULL;
+  }
+  if (pq_nbits && p.type != IVF_PQ) {
+    PyErr_SetString(UsageError, "Index.build: pq_nbits needs type='pq'");
+    return NULL;
+  }
+  p.pq_nbits = pq_nbits;
   p.rabitq_bits = rabitq_bits;
   p.rerank = rerank;
   p.seed = seed;
@@ -885,9 +894,10 @@ static PyObject *Index_info(Index *self, PyObject *unused) {
   if (!index_ok(self)) return NULL;
   ivf_info in;
   ivf_info_get(self->ix, &in);
-  return Py_BuildValue("{s:I,s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:I,s:I,s:d,s:d}", "version",
+  return Py_BuildValue("{s:I,s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:I,s:I,s:d,s:d}", "version",
                        in.version, "type", ivf_code_name(in.type), "metric", idx_metric_name(in.metric),
-                       "dim", (int)in.dim, "nlist", in.nlist, "pq_m", in.pq_m, "rabitq_bits", in.rabitq_bits,
+                       "dim", (int)in.dim, "nlist", in.nlist, "pq_m", in.pq_m, "pq_nbits", in.pq_nbits,
+                       "rabitq_bits", in.rabitq_bits,
                        "rerank", in.rerank, "seed", (unsigned long long)in.seed, "rows",
                        (unsigned long long)in.rows, "file_bytes", (unsigned long long)in.file_bytes,
                        "list_min", in.list_min, "list_max", in.list_max, "list_max_over_mean",

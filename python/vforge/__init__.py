@@ -341,6 +341,7 @@ class Index:
     @classmethod
     def build(cls, source: PathOrArray, *, type: str = "sq8", nlist: Optional[int] = None,
               metric: Optional[str] = None, pq_m: Optional[int] = None,
+              pq_nbits: Optional[int] = None,
               rabitq_bits: Optional[int] = None, rerank: Optional[int] = None, seed: int = 1234,
               max_train: Optional[int] = None, column: Optional[str] = None,
               id_expression: Optional[str] = None, id_root: Optional[str] = None,
@@ -351,6 +352,7 @@ class Index:
         ``source``: a corpus as in :func:`open` (its dense vector, ``column`` among several;
         point ids from ``id_expression`` or the config) or an ``(n, d)`` array (ids are row
         numbers).  ``type``: flat, sq8, pq or rabitq; ``nlist`` default about 4·sqrt(rows);
+        ``pq_nbits``: 8 (default) or 4 (fast-scan PQ; pair with ``rerank``);
         ``metric``: cosine (default; a config: its distance), dot or euclid.  The same rows,
         parameters and seed give a byte-identical file whatever ``threads``.  ``report`` holds
         the build report (the ``--json`` keys).
@@ -361,7 +363,7 @@ class Index:
             out = _os.path.join(tmp, "index.ivf")
         else:
             out = _path(path)
-        kw = dict(nlist=int(nlist or 0), metric=metric, pq_m=int(pq_m or 0),
+        kw = dict(nlist=int(nlist or 0), metric=metric, pq_m=int(pq_m or 0), pq_nbits=int(pq_nbits or 0),
                   rabitq_bits=int(rabitq_bits or 0), rerank=int(rerank or 0), seed=int(seed),
                   max_train=int(max_train or 0), column=column, id_expression=id_expression,
                   id_root=id_root, spill_dir=spill_dir if spill_dir is not None else tmp,
@@ -381,7 +383,9 @@ class Index:
     def search(self, queries: ArrayLike, k: int, nprobe: int = 1, *, rerank: Optional[int] = None,
                threads: Optional[int] = None) -> Hits:
         """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
-        scores as :func:`brute_force`'s.  Returns :class:`Hits`."""
+        scores as :func:`brute_force`'s; ``rerank`` overrides the file's re-rank factor (a 4-bit
+        PQ index without stored vectors re-scores ``rerank * k`` candidates by float ADC).
+        Returns :class:`Hits`."""
         q = _matrix(queries, "queries")
         raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
                                 _threads(threads))
