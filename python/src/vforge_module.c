@@ -1211,6 +1211,7 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
   if (st == VF_OK && (k < 1 || k > t.k))
     st = vf_error_set(&err, VF_EUSAGE, "recall: k %llu must be in 1..%zu (the truth's hits per query)", k, t.k);
   double s1 = 0, s2 = 0;
+  size_t scored = 0;
   store_hit *sh = st == VF_OK ? calloc((size_t)k + 1, sizeof *sh) : NULL;
   if (st == VF_OK && !sh) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
   PyObject *hs = hsc != Py_None ? PySequence_Fast(hsc, "hit scores") : NULL;
@@ -1239,7 +1240,8 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
     Py_DECREF(row);
     Py_XDECREF(srow);
     double a = 0, b = 0;
-    bench_recall_one(&t, (size_t)i, (size_t)k, sh, n, &a, &b);
+    if (!bench_recall_one(&t, (size_t)i, (size_t)k, sh, n, &a, &b)) continue;
+    scored++; /* a query without a true hit (a filter no point matches) is left out, as in bench */
     s1 += a;
     s2 += b;
   }
@@ -1249,7 +1251,7 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
   Py_DECREF(hrows);
   if (st == VF_EUSAGE && PyErr_Occurred()) return NULL;
   if (st != VF_OK) return raise_vf(st, &err);
-  return Py_BuildValue("(dd)", nq ? s1 / (double)nq : 0.0, nq ? s2 / (double)nq : 0.0);
+  return Py_BuildValue("(dd)", scored ? s1 / (double)scored : 0.0, scored ? s2 / (double)scored : 0.0);
 }
 
 /* ---------------------------------------------------------------- module */

@@ -342,7 +342,10 @@ def recall(hits: Any, truth: Any, k: int, *, ties: bool = False) -> float:
     of id lists; row i answers query i.  ``truth``: a ground-truth file
     (``brute_force_queries_<N>_k<K>.parquet``, rows in query order) or the :class:`Hits` of
     :func:`brute_force`.  ``ties=True`` also counts a returned id whose score equals the truth's
-    k-th within 1e-6 relative (``recall_max``; needs the hits' scores).
+    k-th within 1e-6 relative (``recall_max``; needs the hits' scores).  A filtered truth
+    (``brute_force(..., filter=)``) is scored as bench scores it: a query's recall is over
+    min(k, its true hits), and queries with no true hit are left out of the mean (0.0 when no
+    query has one).
     """
     hscores = None
     if isinstance(hits, tuple) and len(hits) == 2:

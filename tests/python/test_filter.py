@@ -224,3 +224,23 @@ def test_bench_filter_nprobe_and_sweeps_equal_the_cli(corpus, queries, tmp_path)
     with pytest.raises(vforge.UsageError) as e:
         vforge.bench(cfg, queries=queries, ground_truth=gt, k=10, filter='{"must": 3}')
     assert str(e.value) in r.stderr
+
+
+def test_recall_of_filtered_truth_as_bench(corpus, queries, tmp_path):
+    """recall over min(k, the query's true hits); queries without a true hit left out of the mean"""
+    few = '{"must": [{"key": "id", "range": {"lt": 4}}]}'
+    gt = str(tmp_path / "few.parquet")
+    truth = vforge.brute_force(corpus, queries, 10, filter=few, output=gt)
+    unf = vforge.brute_force(corpus, queries, 10)
+    want = np.mean([len(set(u) & {t for t in tr if t is not None}) / 4 for u, tr in zip(unf.ids, truth.ids)])
+    assert vforge.recall(unf, gt, 10) == pytest.approx(want, abs=1e-12)
+    assert vforge.recall(truth, gt, 10) == 1.0 and vforge.recall(truth, truth, 10) == 1.0
+    # one query with 2 true hits (1 found), one with none: 0.5, not (0.5 + 1) / 2
+    t_ids = [["a0000000-0000-0000-0000-000000000001", "a0000000-0000-0000-0000-000000000002"], [None, None]]
+    t_sc = [[1.0, 0.5], [float("nan"), float("nan")]]
+    hits = [["a0000000-0000-0000-0000-000000000001", "a0000000-0000-0000-0000-000000000009"], [None, None]]
+    assert vforge.recall(hits, (t_ids, t_sc), 2) == 0.5
+    # a truth no query has a hit in: no recall to measure (0, as bench reports it)
+    none = str(tmp_path / "none.parquet")
+    vforge.brute_force(corpus, queries, 10, filter='{"must": [{"key": "id", "range": {"lt": 0}}]}', output=none)
+    assert vforge.recall(unf, none, 10) == 0.0
