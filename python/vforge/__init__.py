@@ -13,7 +13,9 @@ results are the command line's, byte for byte.
 - :class:`Index` builds, saves, loads and searches IVF indexes (flat, sq8, pq, rabitq).
 - :func:`load` streams a corpus into a vector store, :func:`bench` measures a store.
 
-Every call takes ``threads=`` (the CLI's ``--threads``: default, the CPUs this process may use).
+Every call that does parallel work takes ``threads=`` (the CLI's ``--threads``: default, the CPUs
+this process may use; :func:`recall`, :meth:`Index.load` and :meth:`Index.save` run on the calling
+thread only).
 Errors raise :class:`Error` subclasses carrying vforge's message; Ctrl-C interrupts a long call
 through the library's cancellation flag and raises ``KeyboardInterrupt``.
 """
