@@ -44,10 +44,10 @@ def brute_force_matrix(x: Any, n: int, q: Any, nq: int, dim: int, k: int, metric
 def brute_force(corpus: str, k: int, queries: Optional[str] = ..., qvec: Any = ..., nq: int = ...,
                 qdim: int = ..., metric: Optional[str] = ..., column: Optional[str] = ...,
                 output: Optional[str] = ..., write: bool = ..., id_root: Optional[str] = ...,
-                threads: int = ...) -> Tuple[Tuple[Any, Buffer, bool], int, int, int, Optional[str]]: ...
+                threads: int = ..., filter: Optional[str] = ...) -> Tuple[Tuple[Any, Buffer, bool], int, int, int, Optional[str]]: ...
 def generate_queries(corpus: str, n: int, seed: int = ..., columns: Optional[Sequence[str]] = ...,
                      column: Optional[str] = ..., output: Optional[str] = ..., id_root: Optional[str] = ...,
-                     threads: int = ...) -> dict: ...
+                     threads: int = ..., filter_template: Optional[str] = ...) -> dict: ...
 def index_build(source: Any, output: str, type: str, nlist: int = ..., metric: Optional[str] = ...,
                 pq_m: int = ..., rabitq_bits: int = ..., rerank: int = ..., seed: int = ...,
                 max_train: int = ..., column: Optional[str] = ..., id_expression: Optional[str] = ...,
@@ -56,9 +56,11 @@ def index_build(source: Any, output: str, type: str, nlist: int = ..., metric: O
 def load(config: str, subcommand: str = ..., resume: bool = ..., offset: int = ..., limit: int = ...,
          skip_bad_rows: int = ..., store: Optional[str] = ..., num_jobs: int = ..., job_rank: int = ...,
          progress: Optional[Callable[[dict], Any]] = ..., threads: int = ...) -> Tuple[str, bool, int, int]: ...
-def bench(queries: str, ground_truth: str, k: int, config: Optional[str] = ..., store: Optional[str] = ...,
-          path: Optional[str] = ..., collection: Optional[str] = ..., column: Optional[str] = ...,
-          concurrency: int = ..., rps: float = ..., max_outstanding: int = ..., hnsw_ef: int = ...,
-          exact: bool = ..., threads: int = ...) -> str: ...
+def bench(queries: str, ground_truth: Optional[str], k: int, config: Optional[str] = ...,
+          store: Optional[str] = ..., path: Optional[str] = ..., collection: Optional[str] = ...,
+          column: Optional[str] = ..., concurrency: int = ..., rps: float = ..., max_outstanding: int = ...,
+          hnsw_ef: int = ..., exact: bool = ..., threads: int = ..., filter: Optional[str] = ...,
+          nprobe: int = ..., warmup: int = ..., oversampling: float = ..., rescore: int = ...,
+          sweep: Optional[Sequence[str]] = ...) -> str: ...
 def recall(hits: Sequence[Sequence[Optional[str]]], k: int, truth_path: Optional[str] = ...,
            truth_ids: Any = ..., truth_scores: Any = ..., hit_scores: Any = ...) -> Tuple[float, float]: ...
