@@ -5,7 +5,7 @@
  * wakes and loses nothing under several producers and consumers.  No test depends on timing
  * beyond generous deadlines (the machine may be loaded); state shared between threads goes
  * through atomics, mutexes or the pool's own join, so ThreadSanitizer has nothing to report
- * (clang -fsanitize=thread of this file, tests/vf_test_main.c and src/util/*.c, run with
+ * (clang -fsanitize=thread of this file, tests/vf_test_main.c and the src/util sources, run with
  * TSAN_OPTIONS=die_after_fork=0: TSan refuses threads in a forked child otherwise). */
 #include <pthread.h>
 #include <stdatomic.h>
