@@ -39,8 +39,10 @@
  *   - vf_queue_push blocks while the queue is full; vf_queue_pop blocks while it is empty.
  *   - vf_queue_close: later pushes fail with VF_QUEUE_CLOSED at once, blocked pushers wake with
  *     it, poppers drain what is queued and then get VF_QUEUE_CLOSED.
- *   - vf_queue_wake: every pop blocked now (and none later) returns VF_QUEUE_WOKEN — for a
- *     consumer that must notice an event the queue does not carry (a flush request).
+ *   - vf_queue_wake: a consumer that passes its own wake counter to vf_queue_pop gets
+ *     VF_QUEUE_WOKEN from its next pop that finds the queue empty (at once, or when it would
+ *     otherwise block) — for an event the queue does not carry (a flush request).  A wake that
+ *     comes between the consumer's own check of that event and its pop is not lost.
  *   - FIFO; any number of producers and consumers; no allocation after vf_queue_create.
  */
 #ifndef VFORGE_POOL_H
@@ -88,8 +90,9 @@ void vf_queue_free(vf_queue *q);
 /*! vf_queue_push() : copy `item` in, waiting for room; VF_QUEUE_CLOSED once closed. */
 vf_queue_rc vf_queue_push(vf_queue *q, const void *item);
 /*! vf_queue_pop() : copy the oldest item to `item`, waiting until one is queued, the queue is
- *  closed and drained, vf_queue_wake() is called, or (timeout_s >= 0) timeout_s seconds pass. */
-vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s);
+ *  closed and drained, (timeout_s >= 0) timeout_s seconds pass, or (wake_seen not NULL) the wake
+ *  count differs from *wake_seen, which is then updated (start it at 0). */
+vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s, unsigned long *wake_seen);
 void vf_queue_close(vf_queue *q);
 void vf_queue_wake(vf_queue *q);
 /*! vf_queue_len() : items queued now (a snapshot). */

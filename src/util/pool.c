@@ -256,7 +256,7 @@ vf_queue_rc vf_queue_push(vf_queue *q, const void *item) {
 }
 
 /* vf_queue_pop(): see pool.h. */
-vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s) {
+vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s, unsigned long *wake_seen) {
   struct timespec ts = {0};
   if (timeout_s >= 0) {
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -267,7 +267,7 @@ vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s) {
   }
   vf_queue_rc rc = VF_QUEUE_OK;
   pthread_mutex_lock(&q->mu);
-  unsigned long gen = q->wake_gen;
+  unsigned long gen = wake_seen ? *wake_seen : q->wake_gen;
   while (q->len == 0 && !q->closed && q->wake_gen == gen) {
     if (timeout_s < 0) pthread_cond_wait(&q->not_empty, &q->mu);
     else if (pthread_cond_timedwait(&q->not_empty, &q->mu, &ts) == ETIMEDOUT) break;
@@ -281,6 +281,7 @@ vf_queue_rc vf_queue_pop(vf_queue *q, void *item, double timeout_s) {
     rc = VF_QUEUE_CLOSED;
   } else if (q->wake_gen != gen) {
     rc = VF_QUEUE_WOKEN;
+    *wake_seen = q->wake_gen;
   } else {
     rc = VF_QUEUE_TIMEOUT;
   }
