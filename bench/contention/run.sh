@@ -134,15 +134,15 @@ rows=$("$V" inspect "$C" --json 2> /dev/null | sed -n 's/.*"rows":\([0-9]*\).*/\
 echo "contention: Fashion-MNIST $FMNIST (${rows:-?} x 784), --threads $THREADS, busy loop pinned to CPU $BUSY_CPU of $ncpu, best of $RUNS"
 echo "new: $V"
 echo "base: $B ($BASE_REV)"
-printf '| %-40s | %-5s | %9s | %9s | %10s |\n' command binary "idle s" "busy s" "busy/idle"
-printf '|%s|%s|%s|%s|%s|\n' ------------------------------------------ ------- ----------- ----------- ------------
+printf '| %-40s | %-6s | %9s | %9s | %10s |\n' command binary "idle s" "busy s" "busy/idle"
+printf '|%s|%s|%s|%s|%s|\n' ------------------------------------------ -------- ----------- ----------- ------------
 for what in index bf; do
   label="index build --type $TYPE --nlist $NLIST"
   [ "$what" = bf ] && label="brute-force $NQ queries -k $K"
   for side in new base; do
     i=${best[$what/$side/idle]} b=${best[$what/$side/busy]}
     r=$(echo "$b / $i" | bc -l)
-    printf '| %-40s | %-5s | %9.3f | %9.3f | %9.2fx |\n' "$label" "$side" "$i" "$b" "$r"
+    printf '| %-40s | %-6s | %9.3f | %9.3f | %9.2fx |\n' "$label" "$side" "$i" "$b" "$r"
   done
 done
 for what in index bf; do
