@@ -46,7 +46,6 @@
 #include <zstd.h>
 
 #include "index/ivf_internal.h"
-#include "vforge/pool.h"
 
 #define BLOCK 256
 #define UNLIMITED_LISTBUF ((uint64_t)1 << 30)
@@ -372,52 +371,57 @@ typedef struct enc_job {
   uint8_t *codes; /* n x code_size */
   float *scratch; /* per thread: 2 x BLOCK x max(D, d) + BLOCK x 256 */
   size_t sstride;
+  atomic_size_t next;
 } enc_job;
 
-/* block bi of BLOCK rows (a chunk of the pool loop) on worker w's scratch */
-static void enc_block(void *arg, size_t bi, int w) {
+static void enc_worker(void *arg, int t) {
   enc_job *j = arg;
   const ivf_geom *g = &j->q->g;
   size_t d = g->d, W = g->D > d ? g->D : d;
-  float *res = j->scratch + (size_t)w * j->sstride, *rot = res + BLOCK * W, *ip = rot + BLOCK * W;
+  float *res = j->scratch + (size_t)t * j->sstride, *rot = res + BLOCK * W, *ip = rot + BLOCK * W;
   const ivf_kern *K = ivf_kern_active();
-  size_t r0 = bi * BLOCK, nr = j->n - r0 < BLOCK ? j->n - r0 : BLOCK;
-  for (size_t i = 0; i < nr; i++) {
-    const float *x = j->x + (r0 + i) * d, *c = j->cent + (size_t)j->as[r0 + i] * d;
-    float *r = res + i * W;
-    for (size_t e = 0; e < d; e++)
-      r[e] = x[e] - c[e];
-    for (size_t e = d; e < W; e++)
-      r[e] = 0.0f;
-  }
-  uint8_t *out = j->codes + r0 * g->code_size;
-  switch (g->type) {
-  case IVF_FLAT:
-    for (size_t i = 0; i < nr; i++)
-      memcpy(out + i * g->code_size, j->x + (r0 + i) * d, d * 4);
-    break;
-  case IVF_SQ8:
-    for (size_t i = 0; i < nr; i++)
-      ivf_encode_sq8(j->q, res + i * W, out + i * g->code_size);
-    break;
-  case IVF_PQ:
-    for (size_t m = 0; m < g->m; m++) {
-      for (size_t i = 0; i < nr; i++)
-        memcpy(rot + i * g->dsub, res + i * W + m * g->dsub, g->dsub * 4);
-      const float *cb = j->q->pq_cb + m * 256 * g->dsub, *cn = j->pqnorm + m * 256;
-      vf_sgemm_nt(nr, 256, g->dsub, rot, g->dsub, cb, g->dsub, ip, 256);
-      for (size_t i = 0; i < nr; i++) {
-        uint32_t bc;
-        K->argmin(cn, ip + i * 256, 256, &bc);
-        out[i * g->code_size + m] = (uint8_t)bc;
-      }
+  size_t nb = (j->n + BLOCK - 1) / BLOCK;
+  for (;;) {
+    size_t bi = atomic_fetch_add(&j->next, 1);
+    if (bi >= nb) break;
+    size_t r0 = bi * BLOCK, nr = j->n - r0 < BLOCK ? j->n - r0 : BLOCK;
+    for (size_t i = 0; i < nr; i++) {
+      const float *x = j->x + (r0 + i) * d, *c = j->cent + (size_t)j->as[r0 + i] * d;
+      float *r = res + i * W;
+      for (size_t e = 0; e < d; e++)
+        r[e] = x[e] - c[e];
+      for (size_t e = d; e < W; e++)
+        r[e] = 0.0f;
     }
-    break;
-  case IVF_RABITQ:
-    vf_sgemm_nt(nr, g->D, g->D, res, W, j->q->rot, g->D, rot, g->D);
-    for (size_t i = 0; i < nr; i++)
-      ivf_encode_rabitq(j->q, rot + i * g->D, out + i * g->code_size);
-    break;
+    uint8_t *out = j->codes + r0 * g->code_size;
+    switch (g->type) {
+    case IVF_FLAT:
+      for (size_t i = 0; i < nr; i++)
+        memcpy(out + i * g->code_size, j->x + (r0 + i) * d, d * 4);
+      break;
+    case IVF_SQ8:
+      for (size_t i = 0; i < nr; i++)
+        ivf_encode_sq8(j->q, res + i * W, out + i * g->code_size);
+      break;
+    case IVF_PQ:
+      for (size_t m = 0; m < g->m; m++) {
+        for (size_t i = 0; i < nr; i++)
+          memcpy(rot + i * g->dsub, res + i * W + m * g->dsub, g->dsub * 4);
+        const float *cb = j->q->pq_cb + m * 256 * g->dsub, *cn = j->pqnorm + m * 256;
+        vf_sgemm_nt(nr, 256, g->dsub, rot, g->dsub, cb, g->dsub, ip, 256);
+        for (size_t i = 0; i < nr; i++) {
+          uint32_t bc;
+          K->argmin(cn, ip + i * 256, 256, &bc);
+          out[i * g->code_size + m] = (uint8_t)bc;
+        }
+      }
+      break;
+    case IVF_RABITQ:
+      vf_sgemm_nt(nr, g->D, g->D, res, W, j->q->rot, g->D, rot, g->D);
+      for (size_t i = 0; i < nr; i++)
+        ivf_encode_rabitq(j->q, rot + i * g->D, out + i * g->code_size);
+      break;
+    }
   }
 }
 
@@ -883,10 +887,12 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     enc_job j = {.b = b, .q = &f->q, .cent = f->cent, .pqnorm = f->pqnorm, .x = f->r.vecs,
                  .as = f->as, .n = n, .codes = f->codes, .scratch = f->enc_scratch,
                  .sstride = sstride};
-    size_t nb = (n + BLOCK - 1) / BLOCK;
+    atomic_init(&j.next, 0);
+    int nt = threads;
+    if ((size_t)nt > (n + BLOCK - 1) / BLOCK) nt = (int)((n + BLOCK - 1) / BLOCK);
     if ((st = vf_blas_require(err))) return st;
     int saved = vf_blas_single_begin();
-    st = vf_pool_for(nb, threads, enc_block, &j, err);
+    st = ivf_parallel(nt, enc_worker, &j, err);
     vf_blas_single_end(saved);
     if (st) return st;
     for (size_t i = 0; i < n; i++)
