@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "vforge/corpus.h"
 #include "vforge/format.h"
+#include "vforge/pool.h"
 
 /* ------------------------------------------------------------- column selection */
 
@@ -144,7 +145,10 @@ static void scan_fail(scan_shared *s, vf_status st, const vf_error *e) {
   pthread_mutex_unlock(&s->lock);
 }
 
-static void *scan_worker(void *arg) {
+/* one worker of the scan: row groups from the shared counter until none is left */
+static void scan_worker(void *arg, size_t slot, int w) {
+  (void)slot;
+  (void)w;
   scan_shared *s = arg;
   vf_error err;
   vf_error_clear(&err);
@@ -246,7 +250,6 @@ static void *scan_worker(void *arg) {
   free(data);
   free(dims);
   pqt_dense_free(&dense);
-  return NULL;
 }
 
 vf_status corpus_scan(const corpus_files *files, const char *const *columns, int ncolumns,
@@ -261,7 +264,6 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   pthread_mutex_init(&s.lock, NULL);
   vf_error_clear(&s.err);
   vf_status st = VF_OK;
-  pthread_t *tids = NULL;
 
   /* Plan: open each footer once to count row groups (the footers are small; the workers
    * re-open to read, which a local page cache or a remote footer cache makes cheap). */
@@ -352,21 +354,9 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
            (unsigned long long)budget, fit, threads);
     threads = fit;
   }
-  tids = vf_calloc((size_t)threads, sizeof *tids);
-  if (!tids) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto out;
-  }
-  int started = 0;
-  if (threads == 1) {
-    scan_worker(&s);
-  } else {
-    for (; started < threads; started++) {
-      if (pthread_create(&tids[started], NULL, scan_worker, &s) != 0) break;
-    }
-    if (started == 0) scan_worker(&s);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  }
+  /* `threads` workers on the process pool (vforge/pool.h), sharing the row groups through
+   * s.next: one that starts late (its core busy) finds fewer left */
+  if ((st = vf_pool_for((size_t)threads, threads, scan_worker, &s, err)) != VF_OK) goto out;
   if (s.st != VF_OK) {
     if (err) *err = s.err;
     st = s.st;
@@ -380,7 +370,6 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   out->bytes_read += s.bytes_read;
 out:
   out->seconds = vf_now() - s.t0;
-  free(tids);
   free(s.units);
   free(s.sums);
   free(s.bytes);

@@ -37,6 +37,7 @@
 
 #include "dataset_internal.h"
 #include "vforge/format.h"
+#include "vforge/pool.h"
 
 #define DS_WINDOW ((size_t)64 << 10)
 #define DS_SIZING_THREADS 8
@@ -270,6 +271,9 @@ typedef struct prefetch_arg {
   size_t i;
 } prefetch_arg;
 
+/* The prefetch of the next part is a role thread, not a pool task: the reader may block on the
+ * part it is downloading (ds_part_acquire waits while it is busy), and a pool task must never
+ * wait for another (vforge/pool.h); it is network-bound besides. */
 static void *prefetch_main(void *arg) {
   prefetch_arg a = *(prefetch_arg *)arg;
   free(arg);
@@ -430,7 +434,6 @@ static vf_status measure_payload(struct corpus_dataset *d, size_t i, uint64_t *r
 typedef struct sizing {
   struct corpus_dataset *d;
   pthread_mutex_t mu;
-  size_t next;
   size_t fail_part; /* the lowest failing part (nparts = none) */
   vf_status st;
   vf_error err;
@@ -455,28 +458,27 @@ static vf_status size_part(struct corpus_dataset *d, size_t i, vf_error *err) {
   return st;
 }
 
-static void *sizing_main(void *arg) {
+/* part i (a chunk of a pool loop DS_SIZING_THREADS wide: network-bound, vforge/pool.h);
+ * parts after the first failure are skipped */
+static void sizing_part(void *arg, size_t i, int w) {
+  (void)w;
   sizing *z = arg;
-  for (;;) {
+  pthread_mutex_lock(&z->mu);
+  bool stop = i > z->fail_part;
+  pthread_mutex_unlock(&z->mu);
+  if (stop) return;
+  vf_error e;
+  vf_error_clear(&e);
+  vf_status st = size_part(z->d, i, &e);
+  if (st != VF_OK) {
     pthread_mutex_lock(&z->mu);
-    size_t i = z->next++;
-    bool stop = i >= z->d->nparts || i > z->fail_part;
-    pthread_mutex_unlock(&z->mu);
-    if (stop) break;
-    vf_error e;
-    vf_error_clear(&e);
-    vf_status st = size_part(z->d, i, &e);
-    if (st != VF_OK) {
-      pthread_mutex_lock(&z->mu);
-      if (i < z->fail_part) {
-        z->fail_part = i;
-        z->st = st;
-        z->err = e;
-      }
-      pthread_mutex_unlock(&z->mu);
+    if (i < z->fail_part) {
+      z->fail_part = i;
+      z->st = st;
+      z->err = e;
     }
+    pthread_mutex_unlock(&z->mu);
   }
-  return NULL;
 }
 
 static vf_status size_all(struct corpus_dataset *d, vf_error *err) {
@@ -485,17 +487,9 @@ static vf_status size_all(struct corpus_dataset *d, vf_error *err) {
   z.d = d;
   z.fail_part = d->nparts;
   pthread_mutex_init(&z.mu, NULL);
-  size_t nt = d->nparts < DS_SIZING_THREADS ? d->nparts : DS_SIZING_THREADS;
-  pthread_t th[DS_SIZING_THREADS];
-  size_t started = 0;
-  for (size_t t = 1; t < nt; t++) {
-    if (pthread_create(&th[started], NULL, sizing_main, &z) != 0) break;
-    started++;
-  }
-  sizing_main(&z);
-  for (size_t t = 0; t < started; t++)
-    pthread_join(th[t], NULL);
+  vf_status st = vf_pool_for(d->nparts, DS_SIZING_THREADS, sizing_part, &z, err);
   pthread_mutex_destroy(&z.mu);
+  if (st != VF_OK) return st;
   if (z.fail_part < d->nparts) {
     if (err) *err = z.err;
     return z.st;

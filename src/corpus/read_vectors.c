@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "vforge/config.h"
 #include "vforge/format.h"
+#include "vforge/pool.h"
 
 typedef struct rv_unit {
   size_t file;
@@ -78,7 +79,10 @@ static vf_status decode_unit(pqt_file *f, int top, const rv_unit *u, int32_t *di
   return st;
 }
 
-static void *rv_worker(void *arg) {
+/* one worker: units from the shared counter until none is left (a slot of a pool loop) */
+static void rv_worker(void *arg, size_t slot, int w) {
+  (void)slot;
+  (void)w;
   rv_shared *s = arg;
   vf_error err;
   vf_error_clear(&err);
@@ -118,7 +122,6 @@ static void *rv_worker(void *arg) {
   pqt_dense_free(&d);
   pqt_leaf_data_free(&leaf);
   pqt_close(f);
-  return NULL;
 }
 
 static vf_status read_parquet(const corpus_files *files, const char *want, int threads,
@@ -199,15 +202,7 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
     pthread_mutex_init(&s.lock, NULL);
     int nt = threads > 0 ? threads : vf_threads();
     if ((size_t)nt > nunits - 1) nt = (int)(nunits - 1);
-    pthread_t *tid = vf_calloc((size_t)nt + 1, sizeof *tid);
-    if (!tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    int started = 0;
-    for (int t = 1; st == VF_OK && t < nt; t++)
-      if (pthread_create(&tid[t], NULL, rv_worker, &s) == 0) started = t;
-      else break;
-    if (st == VF_OK) rv_worker(&s);
-    for (int t = 1; t <= started; t++) pthread_join(tid[t], NULL);
-    free(tid);
+    st = vf_pool_for((size_t)nt, nt, rv_worker, &s, err); /* the process pool (vforge/pool.h) */
     pthread_mutex_destroy(&s.lock);
     if (st == VF_OK && s.st != VF_OK) {
       st = s.st;

@@ -378,6 +378,9 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
     goto out;
   }
   for (size_t i = 0; i < q->n; i++) c.lat[i] = -1;
+  /* `concurrency` clients of their own, not pool tasks: they meet at a start barrier and each
+   * holds a store handle for the whole run, and a pool task must never wait for another
+   * (vforge/pool.h); the count is the load to put on the store, not a CPU count */
   int started = 0;
   for (int i = 0; i < nw; i++) {
     ws[i].c = &c;

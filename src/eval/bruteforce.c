@@ -2,8 +2,9 @@
  * vforge brute-force: exact top-K ground truth (issue 5, DESIGN.md "Corpus layout").
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
- * and one decoded row group).  For each row group the queries are split over the worker threads;
- * each worker scores its queries against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
+ * and one decoded row group).  For each row group the queries are cut into chunks handed out one at
+ * a time to the process pool's workers (vforge/pool.h: a busy core takes fewer chunks instead of
+ * holding back a fixed share); each chunk's queries are scored against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
  * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
  * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
  *
@@ -25,6 +26,7 @@
 
 #include "eval/bf_internal.h"
 #include "vforge/index.h"
+#include "vforge/pool.h"
 
 #define BF_QB 1024    /* queries per sgemm */
 #define BF_RB 2048    /* rows per sgemm */
@@ -61,10 +63,32 @@ typedef struct bf_scan {
 
 typedef struct bf_worker {
   bf_scan *s;
-  uint64_t q0, q1;
-  float *c;            /* BF_QB * BF_RB scores */
+  uint64_t q0, q1;     /* the chunk of queries it scores now */
+  float *c;            /* qc * BF_RB scores (qc: bf_chunk_queries) */
   uint64_t rescored;
 } bf_worker;
+
+/* Queries per chunk of one block's scoring loop: on one thread a whole BF_QB block (the order a
+ * single thread always used); else about 8 chunks per worker, so a worker slowed by a busy core
+ * leaves its share to the others, but at least 16 queries, so each sgemm stays efficient.  Each
+ * query's heap is updated by one chunk at a time, rows in order, so the result does not depend on
+ * which worker runs a chunk. */
+static uint64_t bf_chunk_queries(uint64_t nq, int threads) {
+  if (threads <= 1) return BF_QB;
+  uint64_t per = (uint64_t)threads * 8, c = (nq + per - 1) / per;
+  return c < 16 ? 16 : c > BF_QB ? BF_QB : c;
+}
+
+/* scratch for `threads` workers scoring chunks of qc queries (multi: none needed) */
+static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint64_t qc, bool multi,
+                                 vf_error *err) {
+  for (int t = 0; t < threads; t++) {
+    wk[t].s = s;
+    wk[t].c = vf_mallocarray((size_t)(multi ? 1 : qc) * BF_RB, sizeof(float));
+    if (!wk[t].c) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  }
+  return VF_OK;
+}
 
 /* tie order: the point id text of each key */
 static int bf_tie(const void *user, int64_t a, int64_t b) {
@@ -628,7 +652,7 @@ typedef struct mv_work {
   const float *sval;
   size_t n;
   uint64_t key_hi;
-  uint64_t q0, q1;
+  uint64_t q0, q1;     /* set per chunk (mv_chunk) */
   const ev_filters *flt;
   const ev_ids *ids;
   const flt_docs *docs;
@@ -669,8 +693,7 @@ static void *sp_run(mv_work *w) {
   return NULL;
 }
 
-static void *mv_run(void *arg) {
-  mv_work *w = arg;
+static void *mv_run(mv_work *w) {
   if (w->q->kind == CORPUS_VEC_SPARSE) return sp_run(w);
   const ev_queries *q = w->q;
   size_t d = (size_t)q->dim;
@@ -697,6 +720,22 @@ static void *mv_run(void *arg) {
   return NULL;
 }
 
+/* one chunk of queries of a batch: worker w's copy of the batch's work, its query range set */
+typedef struct mv_block_job {
+  mv_work *wk; /* per worker */
+  const mv_work *tmpl;
+  uint64_t nq, qc;
+} mv_block_job;
+
+static void mv_chunk(void *arg, size_t c, int w) {
+  mv_block_job *j = arg;
+  mv_work *wk = &j->wk[w];
+  *wk = *j->tmpl;
+  wk->q0 = (uint64_t)c * j->qc;
+  wk->q1 = j->nq - wk->q0 < j->qc ? j->nq : wk->q0 + j->qc;
+  mv_run(wk);
+}
+
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
@@ -715,9 +754,11 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   double *dnorm = NULL;
   size_t dcap = 0;
   mv_work *wk = vf_calloc((size_t)threads, sizeof *wk);
-  pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
+  /* about 8 chunks per worker (one query's max_sim over a batch is the unit of work) */
+  uint64_t qc = threads <= 1 ? (q->n ? q->n : 1) : (q->n + (uint64_t)threads * 8 - 1) / ((uint64_t)threads * 8);
+  if (qc < 1) qc = 1;
   vf_status st = VF_OK;
-  if (!qnorm || !wk || !tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!qnorm || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
   const char *col = rspec ? rspec->vectors[0].name : o->column ? o->column : q->vec_name;
   corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
@@ -801,21 +842,11 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
         }
       }
       for (size_t b = 0; b < nv; b++) dnorm[b] = sqrt(sumsq(vb->multi + b * d, d));
-      for (int t = 0; t < threads; t++) {
-        wk[t] = (mv_work){.q = q, .metric = o->metric, .heaps = heaps, .qnorm = qnorm, .vb = vb,
-                          .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
-                          .key_hi = (uint64_t)fi << BF_KEY_SHIFT,
-                          .q0 = q->n * (uint64_t)t / (uint64_t)threads,
-                          .q1 = q->n * (uint64_t)(t + 1) / (uint64_t)threads,
-                          .flt = flt, .ids = ids, .docs = docs};
-        if (t > 0 && pthread_create(&tid[t], NULL, mv_run, &wk[t]) != 0) {
-          mv_run(&wk[t]);
-          tid[t] = 0;
-        }
-      }
-      mv_run(&wk[0]);
-      for (int t = 1; t < threads; t++)
-        if (tid[t]) pthread_join(tid[t], NULL);
+      mv_work tmpl = {.q = q, .metric = o->metric, .heaps = heaps, .qnorm = qnorm, .vb = vb,
+                      .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
+                      .key_hi = (uint64_t)fi << BF_KEY_SHIFT, .flt = flt, .ids = ids, .docs = docs};
+      mv_block_job mj = {wk, &tmpl, q->n, qc};
+      st = vf_pool_for((size_t)((q->n + qc - 1) / qc), threads, mv_chunk, &mj, err);
     }
     corpus_records_close(rr);
   }
@@ -827,7 +858,6 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   free(qnorm);
   free(dnorm);
   free(wk);
-  free(tid);
   return st;
 }
 
@@ -940,17 +970,23 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   return VF_OK;
 }
 
-/* score the current block: worker 0 on this thread, the others on their own (inline when a
- * thread cannot be started) */
-static void score_block(bf_worker *wk, pthread_t *tid, int threads) {
-  for (int t = 1; t < threads; t++)
-    if (pthread_create(&tid[t], NULL, worker_run, &wk[t]) != 0) {
-      worker_run(&wk[t]);
-      tid[t] = 0;
-    }
-  worker_run(&wk[0]);
-  for (int t = 1; t < threads; t++)
-    if (tid[t]) pthread_join(tid[t], NULL);
+/* score the current block: chunks of qc queries on the pool, worker w on wk[w]'s scratch */
+typedef struct bf_block_job {
+  bf_worker *wk;
+  uint64_t nq, qc;
+} bf_block_job;
+
+static void score_chunk(void *arg, size_t c, int w) {
+  bf_block_job *j = arg;
+  bf_worker *wk = &j->wk[w];
+  wk->q0 = (uint64_t)c * j->qc;
+  wk->q1 = j->nq - wk->q0 < j->qc ? j->nq : wk->q0 + j->qc;
+  worker_run(wk);
+}
+
+static vf_status score_block(bf_worker *wk, int threads, uint64_t nq, uint64_t qc, vf_error *err) {
+  bf_block_job j = {wk, nq, qc};
+  return vf_pool_for((size_t)((nq + qc - 1) / qc), threads, score_chunk, &j, err);
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
@@ -1094,8 +1130,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
   s.heaps = vf_calloc(q.n ? q.n : 1, sizeof(idx_topk));
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
-  if (!s.qq || !s.qnorm || !s.heaps || !wk || !tid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  uint64_t qc = bf_chunk_queries(q.n, threads);
+  if (!s.qq || !s.qnorm || !s.heaps || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
@@ -1111,15 +1147,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   } else {
     s.qn = q.vecs;
   }
-  for (int t = 0; st == VF_OK && t < threads; t++) {
-    wk[t].s = &s;
-    wk[t].q0 = q.n * (uint64_t)t / (uint64_t)threads;
-    wk[t].q1 = q.n * (uint64_t)(t + 1) / (uint64_t)threads;
-    uint64_t span = wk[t].q1 - wk[t].q0;
-    if (multi) span = 1;
-    wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
-    if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, multi, err);
   /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
   if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
@@ -1147,6 +1175,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     memset(&rd.slot[i].dense, 0, sizeof rd.slot[i].dense);
     if (st == VF_OK && flt.any && !multi) st = flt_docs_create(&rd.slot[i].docs, err);
   }
+  /* the reader is a role thread of its own, not a pool task: it blocks until a slot is free,
+   * and a pool task must never wait for another (vforge/pool.h) */
   pthread_t rtid;
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
@@ -1180,7 +1210,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
     s.docs = sl->docs;
     s.prefiltered = sl->compacted;
-    score_block(wk, tid, threads);
+    st = score_block(wk, threads, q.n, qc, err);
     out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped + sl->masked;
     sg.p.files_done = sl->fi / jobs;
@@ -1273,7 +1303,6 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   pthread_cond_destroy(&rd.cv);
   for (int t = 0; wk && t < threads; t++) free(wk[t].c);
   free(wk);
-  free(tid);
   for (uint64_t i = 0; s.heaps && i < q.n; i++) idx_topk_free(&s.heaps[i]);
   free(s.heaps);
   if (s.qn != q.vecs) free(s.qn);
@@ -1320,9 +1349,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   float *xnorm = vf_mallocarray(blk, sizeof(float));
   float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  pthread_t *tid = vf_calloc((size_t)threads, sizeof *tid);
+  uint64_t qc = bf_chunk_queries(nq, threads);
   vf_status st = VF_OK;
-  if (!s.qq || !s.qnorm || !s.heaps || !xx || !xnorm || (cos && !xn) || !wk || !tid)
+  if (!s.qq || !s.qnorm || !s.heaps || !xx || !xnorm || (cos && !xn) || !wk)
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
     s.qq[i] = sumsq(q + i * d, d);
@@ -1339,14 +1368,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     }
   }
   s.qn = cos ? qn : (float *)q; /* only read */
-  for (int t = 0; st == VF_OK && t < threads; t++) {
-    wk[t].s = &s;
-    wk[t].q0 = nq * (uint64_t)t / (uint64_t)threads;
-    wk[t].q1 = nq * (uint64_t)(t + 1) / (uint64_t)threads;
-    uint64_t span = wk[t].q1 - wk[t].q0;
-    wk[t].c = vf_mallocarray((size_t)(span < BF_QB ? (span ? span : 1) : BF_QB) * BF_RB, sizeof(float));
-    if (!wk[t].c) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, false, err);
   if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
@@ -1367,7 +1389,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.xnorm = xnorm;
     s.nrows = nr;
     s.key0 = (int64_t)r0;
-    score_block(wk, tid, threads);
+    st = score_block(wk, threads, nq, qc, err);
   }
   vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
@@ -1375,7 +1397,6 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
   for (int t = 0; wk && t < threads; t++) free(wk[t].c);
   free(wk);
-  free(tid);
   free(s.heaps);
   free(s.qq);
   free(s.qnorm);

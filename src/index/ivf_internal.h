@@ -95,7 +95,10 @@ static inline double ivf_rng_unit(ivf_rng *r) { /* [0, 1) */
 }
 
 
-/* A simple fork-join: fn(arg, t) for t in [0, nthreads). */
+/* fn(arg, t) for t in [0, nthreads): the slots are chunks of one loop on the process pool
+ * (vforge/pool.h: no thread started per call; VF_ECANCELED once cancelled), each slot sharing the
+ * work with the others through its job's own atomic counter.  The k-means assignment calls
+ * vf_pool_for directly, one chunk per row block (kmeans.c). */
 typedef void (*ivf_par_fn)(void *arg, int t);
 vf_status ivf_parallel(int nthreads, ivf_par_fn fn, void *arg, vf_error *err);
 

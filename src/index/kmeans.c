@@ -24,10 +24,10 @@
  * probes lists by q.c at search time; see ivf_build.c.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "index/ivf_internal.h"
+#include "vforge/pool.h"
 
 #define ASSIGN_BLOCK 256  /* rows per sgemm */
 #define CENT_TILE 1024    /* centroids per sgemm */
@@ -35,46 +35,27 @@
 
 /* --------------------------------------------------------------- threads */
 
-typedef struct par_slot {
+typedef struct par_job {
   ivf_par_fn fn;
   void *arg;
-  int t;
-} par_slot;
+} par_job;
 
-static void *par_main(void *p) {
-  par_slot *s = p;
-  s->fn(s->arg, s->t);
-  return NULL;
+static void par_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  par_job *j = arg;
+  j->fn(j->arg, (int)c);
 }
 
-/* ivf_parallel(): see ivf_internal.h.  Thread 0 runs on the caller's thread. */
+/* ivf_parallel(): see ivf_internal.h.  Slot t is chunk t of one loop on the process pool
+ * (vforge/pool.h), so no thread is started per call; the slots share their work through their
+ * own atomic counters, so a slot that starts late (its core busy) finds less left to do. */
 vf_status ivf_parallel(int nthreads, ivf_par_fn fn, void *arg, vf_error *err) {
   if (nthreads <= 1) {
     fn(arg, 0);
     return VF_OK;
   }
-  pthread_t *th = vf_mallocarray((size_t)nthreads, sizeof *th);
-  par_slot *sl = vf_mallocarray((size_t)nthreads, sizeof *sl);
-  if (!th || !sl) {
-    free(th);
-    free(sl);
-    return vf_error_set(err, VF_ENOMEM, "ivf: out of memory for %d threads", nthreads);
-  }
-  int started = 1;
-  for (int t = 1; t < nthreads; t++) {
-    sl[t] = (par_slot){fn, arg, t};
-    if (pthread_create(&th[t], NULL, par_main, &sl[t]) != 0) break;
-    started++;
-  }
-  /* threads that could not start: their share runs here, in order */
-  fn(arg, 0);
-  for (int t = started; t < nthreads; t++)
-    fn(arg, t);
-  for (int t = 1; t < started; t++)
-    pthread_join(th[t], NULL);
-  free(th);
-  free(sl);
-  return VF_OK;
+  par_job j = {fn, arg};
+  return vf_pool_for((size_t)nthreads, nthreads, par_chunk, &j, err);
 }
 
 /* ------------------------------------------------------------ assignment */
@@ -84,48 +65,43 @@ typedef struct assign_job {
   size_t n, d, k;
   uint32_t *assign;
   float *dist;
-  float *scratch; /* per thread ASSIGN_BLOCK x CENT_TILE */
-  atomic_size_t next;
+  float *scratch; /* per worker ASSIGN_BLOCK x CENT_TILE */
 } assign_job;
 
-static void assign_worker(void *arg, int t) {
+/* one block of ASSIGN_BLOCK rows (chunk b of the pool loop) on worker w's scratch */
+static void assign_block(void *arg, size_t b, int w) {
   assign_job *j = arg;
   size_t tile = j->k < CENT_TILE ? j->k : CENT_TILE;
-  float *ip = j->scratch + (size_t)t * ASSIGN_BLOCK * tile;
+  float *ip = j->scratch + (size_t)w * ASSIGN_BLOCK * tile;
   const ivf_kern *K = ivf_kern_active();
   float best[ASSIGN_BLOCK];
   uint32_t bi[ASSIGN_BLOCK];
-  size_t nblocks = (j->n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
-  for (;;) {
-    size_t b = atomic_fetch_add(&j->next, 1);
-    if (b >= nblocks) break;
-    size_t r0 = b * ASSIGN_BLOCK, nr = j->n - r0 < ASSIGN_BLOCK ? j->n - r0 : ASSIGN_BLOCK;
+  size_t r0 = b * ASSIGN_BLOCK, nr = j->n - r0 < ASSIGN_BLOCK ? j->n - r0 : ASSIGN_BLOCK;
+  for (size_t i = 0; i < nr; i++) {
+    best[i] = INFINITY;
+    bi[i] = 0;
+  }
+  for (size_t c0 = 0; c0 < j->k; c0 += tile) {
+    size_t nc = j->k - c0 < tile ? j->k - c0 : tile;
+    vf_sgemm_nt(nr, nc, j->d, j->x + r0 * j->d, j->d, j->c + c0 * j->d, j->d, ip, nc);
     for (size_t i = 0; i < nr; i++) {
-      best[i] = INFINITY;
-      bi[i] = 0;
-    }
-    for (size_t c0 = 0; c0 < j->k; c0 += tile) {
-      size_t nc = j->k - c0 < tile ? j->k - c0 : tile;
-      vf_sgemm_nt(nr, nc, j->d, j->x + r0 * j->d, j->d, j->c + c0 * j->d, j->d, ip, nc);
-      for (size_t i = 0; i < nr; i++) {
-        uint32_t c;
-        float v = K->argmin(j->cnorm + c0, ip + i * nc, nc, &c);
-        if (v < best[i]) { /* earlier tiles hold lower indices: strict */
-          best[i] = v;
-          bi[i] = (uint32_t)c0 + c;
-        }
+      uint32_t c;
+      float v = K->argmin(j->cnorm + c0, ip + i * nc, nc, &c);
+      if (v < best[i]) { /* earlier tiles hold lower indices: strict */
+        best[i] = v;
+        bi[i] = (uint32_t)c0 + c;
       }
     }
-    for (size_t i = 0; i < nr; i++) {
-      j->assign[r0 + i] = bi[i];
-      if (j->dist) {
-        const float *xr = j->x + (r0 + i) * j->d;
-        float xn = 0.0f;
-        for (size_t e = 0; e < j->d; e++)
-          xn += xr[e] * xr[e];
-        float v = best[i] + xn;
-        j->dist[r0 + i] = v > 0.0f ? v : 0.0f;
-      }
+  }
+  for (size_t i = 0; i < nr; i++) {
+    j->assign[r0 + i] = bi[i];
+    if (j->dist) {
+      const float *xr = j->x + (r0 + i) * j->d;
+      float xn = 0.0f;
+      for (size_t e = 0; e < j->d; e++)
+        xn += xr[e] * xr[e];
+      float v = best[i] + xn;
+      j->dist[r0 + i] = v > 0.0f ? v : 0.0f;
     }
   }
 }
@@ -138,14 +114,13 @@ vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, cons
   if (st != VF_OK) return st;
   if (threads < 1) threads = 1;
   size_t nblocks = (n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
-  if ((size_t)threads > nblocks) threads = (int)nblocks;
+  threads = vf_pool_width(nblocks, threads);
   assign_job j = {.x = x, .c = c, .cnorm = cnorm, .n = n, .d = d, .k = k, .assign = assign,
                   .dist = dist};
-  atomic_init(&j.next, 0);
   j.scratch = vf_mallocarray((size_t)threads * ASSIGN_BLOCK, (k < CENT_TILE ? k : CENT_TILE) * sizeof(float));
   if (!j.scratch) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for the assignment");
   int saved = vf_blas_single_begin();
-  st = ivf_parallel(threads, assign_worker, &j, err);
+  st = vf_pool_for(nblocks, threads, assign_block, &j, err);
   vf_blas_single_end(saved);
   free(j.scratch);
   return st;

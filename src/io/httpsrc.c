@@ -17,9 +17,9 @@
  * the next source with the same options (the same file reopened, the next file of a corpus)
  * reuses their kept-alive connections and TLS sessions.  io_read_ranges hands all
  * its merged spans to read_spans, which cuts them into pieces of at most HS_PIECE bytes and
- * fetches them with up to `parallel_ranges` threads (io_remote_opts, default 4); a single
- * read_at larger than 2 * HS_PIECE is split the same way.  The first error stops the others and
- * is the one reported.
+ * fetches them with up to `parallel_ranges` workers of the process pool (io_remote_opts, default
+ * 4; vforge/pool.h); a single read_at larger than 2 * HS_PIECE is split the same way.  The first
+ * error stops the others and is the one reported.
  *
  * Footer cache: readers open a file more than once per command (planning, then once per work
  * unit), and each open reads the file's tail (footer) and its first bytes (magic).  Locally
@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include "io/remote_internal.h"
+#include "vforge/pool.h"
 
 #define HS_PIECE ((uint64_t)8 << 20)
 #define HS_MAX_PARTS 100000
@@ -291,28 +292,28 @@ typedef struct hs_piece {
   size_t len;
 } hs_piece;
 
+/* Pieces are chunks of one loop on the process pool (vforge/pool.h), `parallel` wide (network
+ * bound, so its width is parallel_ranges, not --threads: the pool grows to the widest loop and
+ * its idle threads sleep).  Worker w keeps one client (connection) for all the pieces it takes;
+ * after the first failure the remaining pieces are skipped and the first error is returned. */
 typedef struct hs_job {
   httpsrc *s;
   const hs_piece *pieces;
-  size_t n;
-  _Atomic size_t next;
+  hs_client *client[64]; /* per worker, taken at its first piece */
   atomic_bool failed;
   pthread_mutex_t mu;
   vf_error first;
   vf_status st;
 } hs_job;
 
-static void *hs_worker(void *arg) {
+static void hs_piece_run(void *arg, size_t i, int w) {
   hs_job *j = arg;
-  hs_client *c = NULL;
+  if (atomic_load(&j->failed)) return;
   vf_error e;
-  vf_status st = hs_get_client(j->s, &c, &e);
-  while (st == VF_OK && !atomic_load(&j->failed)) {
-    size_t i = atomic_fetch_add(&j->next, 1);
-    if (i >= j->n) break;
-    st = hs_fetch(j->s, c, j->pieces[i].off, j->pieces[i].dst, j->pieces[i].len, &e);
-  }
-  if (c) hs_put_client(j->s, c);
+  vf_status st = VF_OK;
+  if (!j->client[w]) st = hs_get_client(j->s, &j->client[w], &e);
+  if (st == VF_OK)
+    st = hs_fetch(j->s, j->client[w], j->pieces[i].off, j->pieces[i].dst, j->pieces[i].len, &e);
   if (st != VF_OK) {
     pthread_mutex_lock(&j->mu);
     if (j->st == VF_OK) {
@@ -322,7 +323,6 @@ static void *hs_worker(void *arg) {
     pthread_mutex_unlock(&j->mu);
     atomic_store(&j->failed, true);
   }
-  return NULL;
 }
 
 static vf_status hs_run(httpsrc *s, const hs_piece *pieces, size_t n, vf_error *err) {
@@ -331,27 +331,19 @@ static vf_status hs_run(httpsrc *s, const hs_piece *pieces, size_t n, vf_error *
   memset(&j, 0, sizeof j);
   j.s = s;
   j.pieces = pieces;
-  j.n = n;
-  atomic_init(&j.next, 0);
   atomic_init(&j.failed, false);
   pthread_mutex_init(&j.mu, NULL);
   j.st = VF_OK;
-  size_t nt = (size_t)s->parallel < n ? (size_t)s->parallel : n;
-  pthread_t th[64];
-  size_t started = 0;
-  for (size_t t = 1; t < nt && t < 64; t++) {
-    if (pthread_create(&th[started], NULL, hs_worker, &j) != 0) break;
-    started++;
-  }
-  hs_worker(&j); /* this thread works too */
-  for (size_t t = 0; t < started; t++)
-    pthread_join(th[t], NULL);
+  int width = s->parallel < 64 ? s->parallel : 64;
+  vf_status st = vf_pool_for(n, width, hs_piece_run, &j, err);
+  for (int w = 0; w < 64; w++)
+    if (j.client[w]) hs_put_client(s, j.client[w]);
   pthread_mutex_destroy(&j.mu);
-  if (j.st != VF_OK) {
+  if (st == VF_OK && j.st != VF_OK) {
     if (err) *err = j.first;
-    return j.st;
+    st = j.st;
   }
-  return VF_OK;
+  return st;
 }
 
 /* Cut [off, off + len) into pieces of at most HS_PIECE bytes, appended to *p. */

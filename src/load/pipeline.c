@@ -4,14 +4,21 @@
  *
  * Threads:
  *   reader     reads whole row groups of this worker's files (corpus_records_read) into chunks,
- *              slices each chunk into batch_size views (corpus_batch_slice) and queues them.
- *              It waits while `prefetch_size` rows are buffered, so memory is bounded by
- *              prefetch_size rows plus one row group, however large the corpus.
+ *              slices each chunk into batch_size views (corpus_batch_slice) and queues them on a
+ *              bounded vf_queue (vforge/pool.h; a full queue blocks the reader).  It also waits
+ *              while `prefetch_size` rows are buffered, so memory is bounded by prefetch_size
+ *              rows plus one row group, however large the corpus.
  *   workers    `concurrency` threads, each with its own store handle (handles are
  *              single-threaded).  A worker upserts a batch (retrying VF_ENET/VF_EIO with
  *              exponential backoff and full jitter, at most loader.retries times), then releases
  *              its share of the chunk.
  *   caller     renders progress and writes checkpoints.
+ * These are long-lived role threads, not pool tasks: each blocks on the others (the reader on
+ * room, the workers on batches and on the store) for the whole run, and a pool task must never
+ * wait for another task (vforge/pool.h); the store's own I/O is network-bound besides.
+ * The queue closes when the reader is done (workers drain it, then flush and stop) or on the
+ * first error / a cancellation (workers stop at once); vf_queue_wake() asks idle workers to
+ * flush when a file ends.
  *
  * Durability: every queued batch gets a sequence number and a mark (file, the physical row to
  * resume from after it, points, skipped rows).  A mark becomes durable only when the worker
@@ -32,6 +39,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "vforge/pool.h"
 
 typedef struct ld_chunk {
   corpus_batch batch;
@@ -65,6 +73,7 @@ typedef struct ld_worker {
   store *handle;
   pthread_t thread;
   bool started;
+  unsigned long wake_seen; /* vf_queue_pop's wake counter (flush requests) */
   uint64_t *unflushed; /* seqs upserted since the last flush */
   size_t nunflushed, capunflushed;
   double last_flush;
@@ -75,12 +84,13 @@ typedef struct ld_worker {
 typedef struct ld_pipe {
   const ld_pipeline_cfg *cfg;
   pthread_mutex_t mu;
-  pthread_cond_t cv_items;  /* workers: items queued / reader done / stop / flush request */
   pthread_cond_t cv_space;  /* reader: buffered rows went down / stop */
   pthread_cond_t cv_main;   /* caller: watermark moved / finished */
-  /* queue of items (ring) */
-  ld_item *q;
-  size_t qcap, qhead, qlen;
+  /* batches for the workers: closed when the reader is done or on stop; woken on a flush
+   * request.  Its lock nests inside mu (mu may be held while calling it, never the reverse). */
+  vf_queue *items;
+  ld_item *pending;         /* reader: the slices of one chunk before they are queued */
+  size_t pcap;
   /* chunks */
   ld_chunk *free_chunks;
   ld_chunk **all_chunks;
@@ -114,7 +124,7 @@ static void set_error(ld_pipe *p, vf_status st, const vf_error *e) {
     p->err.code = st;
   }
   p->stop = true;
-  pthread_cond_broadcast(&p->cv_items);
+  if (p->items) vf_queue_close(p->items);
   pthread_cond_broadcast(&p->cv_space);
   pthread_cond_broadcast(&p->cv_main);
 }
@@ -168,20 +178,13 @@ static void advance(ld_pipe *p) {
 
 /* ------------------------------------------------------------------ reader */
 
-static vf_status queue_push(ld_pipe *p, const ld_item *it, vf_error *err) {
-  if (p->qlen == p->qcap) {
-    size_t ncap = p->qcap ? p->qcap * 2 : 64;
-    ld_item *nq = vf_mallocarray(ncap, sizeof *nq);
-    if (!nq) return vf_error_set(err, VF_ENOMEM, "load: out of memory for the batch queue");
-    for (size_t i = 0; i < p->qlen; i++) nq[i] = p->q[(p->qhead + i) % p->qcap];
-    free(p->q);
-    p->q = nq;
-    p->qcap = ncap;
-    p->qhead = 0;
-  }
-  p->q[(p->qhead + p->qlen) % p->qcap] = *it;
-  p->qlen++;
-  pthread_cond_signal(&p->cv_items);
+/* room for the n slices of one chunk in p->pending (reader only) */
+static vf_status pending_room(ld_pipe *p, size_t n, vf_error *err) {
+  if (n <= p->pcap) return VF_OK;
+  ld_item *np = vf_realloc(p->pending, n * sizeof *np);
+  if (!np) return vf_error_set(err, VF_ENOMEM, "load: out of memory for the batch queue");
+  p->pending = np;
+  p->pcap = n;
   return VF_OK;
 }
 
@@ -241,6 +244,13 @@ static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uin
   size_t bs = (size_t)cfg->batch_size;
   size_t nslices = (n + bs - 1) / bs;
   size_t nv = c->batch.nvectors > 0 ? (size_t)c->batch.nvectors : 0;
+  if ((st = pending_room(p, nslices, err)) != VF_OK) {
+    c->rows = 0;
+    c->refs = 1;
+    chunk_release(p, c);
+    pthread_mutex_unlock(&p->mu);
+    return st;
+  }
   if (nslices * nv > c->vcap) {
     corpus_vec_batch *nvs = vf_mallocarray(nslices * nv, sizeof *nvs);
     if (!nvs) {
@@ -258,25 +268,30 @@ static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uin
   c->refs = (int)nslices;
   p->buffered_rows += n;
   uint64_t start = from;
+  size_t made = 0;
   for (size_t off = 0; off < n && st == VF_OK; off += bs) {
     size_t len = n - off < bs ? n - off : bs;
-    ld_item it = {0};
-    it.chunk = c;
-    corpus_batch_slice(&c->batch, off, len, c->vstore + (off / bs) * nv, &it.view);
+    ld_item *it = &p->pending[made];
+    memset(it, 0, sizeof *it);
+    it->chunk = c;
+    corpus_batch_slice(&c->batch, off, len, c->vstore + (off / bs) * nv, &it->view);
     uint64_t next = off + len < n ? c->batch.file_rows[off + len] : row_next;
     ld_mark m = {fi, MARK_QUEUED, false, next, len, (next - start) - len};
     p->skipped += m.skipped;
-    st = mark_push(p, &m, &it.seq, err);
-    if (st == VF_OK) st = queue_push(p, &it, err);
+    st = mark_push(p, &m, &it->seq, err);
+    if (st == VF_OK) made++;
     start = next;
-    if (st != VF_OK) {
-      /* the remaining slices were never queued: drop their references */
-      size_t left = (n - off + bs - 1) / bs;
-      c->refs -= (int)(left - 1);
-      chunk_release(p, c);
-    }
   }
   pthread_mutex_unlock(&p->mu);
+  /* queued outside mu, in sequence order (the reader is the only producer): a full queue
+   * blocks here until a worker takes a batch; a closed one (stop) takes no more */
+  size_t pushed = 0;
+  while (pushed < made && vf_queue_push(p->items, &p->pending[pushed]) == VF_QUEUE_OK) pushed++;
+  if (pushed < nslices) { /* the slices never queued: drop their references */
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = pushed; i < nslices; i++) chunk_release(p, c);
+    pthread_mutex_unlock(&p->mu);
+  }
   return st;
 }
 
@@ -340,7 +355,7 @@ static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
   st = mark_push(p, &m, &seq, err);
   if (st == VF_OK) {
     p->flush_gen++;
-    pthread_cond_broadcast(&p->cv_items);
+    vf_queue_wake(p->items);
     advance(p);
   }
   pthread_mutex_unlock(&p->mu);
@@ -363,7 +378,7 @@ static void *reader_main(void *arg) {
   pthread_mutex_lock(&p->mu);
   if (st != VF_OK) set_error(p, st, &err);
   p->reader_done = true;
-  pthread_cond_broadcast(&p->cv_items);
+  vf_queue_close(p->items); /* the workers drain what is queued, then finish */
   pthread_mutex_unlock(&p->mu);
   return NULL;
 }
@@ -430,44 +445,48 @@ static void *worker_main(void *arg) {
   vf_error_clear(&err);
   vf_status st = VF_OK;
   double every_s = p->cfg->checkpoint_seconds;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    /* wait for work, a stop, the end, or a flush that is due */
-    while (!p->stop && p->qlen == 0 && !p->reader_done) {
-      if (w->nunflushed && (w->flush_gen_seen != p->flush_gen || vf_now() - w->last_flush >= every_s))
-        break;
-      if (w->nunflushed) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double wait = every_s - (vf_now() - w->last_flush);
-        if (wait < 0.01) wait = 0.01;
-        double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + wait;
-        ts.tv_sec = (time_t)end;
-        ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
-        pthread_cond_timedwait(&p->cv_items, &p->mu, &ts);
-      } else {
-        w->flush_gen_seen = p->flush_gen;
-        pthread_cond_wait(&p->cv_items, &p->mu);
-      }
-    }
+    /* a flush that is due first: a request (a file ended), the batch count, or the time */
+    pthread_mutex_lock(&p->mu);
     if (p->stop) break;
-    bool finished = p->qlen == 0 && p->reader_done;
+    if (!w->nunflushed) w->flush_gen_seen = p->flush_gen; /* nothing to flush for a request */
     bool due = w->nunflushed &&
-               (finished || w->flush_gen_seen != p->flush_gen ||
-                (int64_t)w->nunflushed >= p->flush_every || vf_now() - w->last_flush >= every_s);
+               (w->flush_gen_seen != p->flush_gen || (int64_t)w->nunflushed >= p->flush_every ||
+                vf_now() - w->last_flush >= every_s);
+    if (due) w->flush_gen_seen = p->flush_gen;
+    pthread_mutex_unlock(&p->mu);
     if (due) {
-      w->flush_gen_seen = p->flush_gen;
-      pthread_mutex_unlock(&p->mu);
-      st = worker_flush(w, &err);
-      pthread_mutex_lock(&p->mu);
-      if (st != VF_OK) break;
+      if ((st = worker_flush(w, &err)) != VF_OK) {
+        pthread_mutex_lock(&p->mu);
+        break;
+      }
       continue;
     }
-    if (finished) break;
-    ld_item it = p->q[p->qhead];
-    p->qhead = (p->qhead + 1) % p->qcap;
-    p->qlen--;
+    /* the next batch; with unflushed batches only until their flush falls due */
+    double wait = -1;
+    if (w->nunflushed) {
+      wait = every_s - (vf_now() - w->last_flush);
+      if (wait < 0.01) wait = 0.01;
+    }
+    ld_item it;
+    vf_queue_rc rc = vf_queue_pop(p->items, &it, wait, &w->wake_seen);
+    if (rc == VF_QUEUE_TIMEOUT || rc == VF_QUEUE_WOKEN) continue;
+    if (rc == VF_QUEUE_CLOSED) { /* the reader is done and the queue drained, or a stop */
+      pthread_mutex_lock(&p->mu);
+      bool stop = p->stop;
+      pthread_mutex_unlock(&p->mu);
+      if (!stop && w->nunflushed) st = worker_flush(w, &err);
+      pthread_mutex_lock(&p->mu);
+      break;
+    }
+    pthread_mutex_lock(&p->mu);
+    bool stop = p->stop;
+    if (stop) chunk_release(p, it.chunk);
     pthread_mutex_unlock(&p->mu);
+    if (stop) {
+      pthread_mutex_lock(&p->mu);
+      break;
+    }
     st = upsert_with_retries(w, &it, &err);
     if (st == VF_OK && w->nunflushed == w->capunflushed) {
       size_t ncap = w->capunflushed ? w->capunflushed * 2 : 64;
@@ -484,7 +503,9 @@ static void *worker_main(void *arg) {
     mark_at(p, it.seq)->state = MARK_UPSERTED;
     w->unflushed[w->nunflushed++] = it.seq;
     p->points += it.view.n;
+    pthread_mutex_unlock(&p->mu);
   }
+  /* mu is held here */
   if (st != VF_OK && !(p->stop && st == VF_EINTERNAL)) set_error(p, st, &err);
   p->workers_running--;
   if (p->workers_running == 0) {
@@ -561,13 +582,18 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
   p->flush_every = cfg->checkpoint_batches / nw;
   if (p->flush_every < 1) p->flush_every = 1;
   pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->cv_items, NULL);
   pthread_cond_init(&p->cv_space, NULL);
   pthread_cond_init(&p->cv_main, NULL);
   uint64_t files_before = 0;
   for (size_t i = 0; i < cfg->nfiles; i++) files_before += cfg->files[i].completed;
 
-  vf_status st = VF_OK;
+  /* room for what prefetch_size rows make in batches, and a few per worker beyond it (the
+   * rows bound memory; the count bounds the queue itself) */
+  uint64_t qcap = (uint64_t)(cfg->prefetch_size > 0 ? cfg->prefetch_size : 1) /
+                  (uint64_t)(cfg->batch_size > 0 ? cfg->batch_size : 1) + 4 * (uint64_t)nw;
+  if (qcap < 16) qcap = 16;
+  if (qcap > 65536) qcap = 65536;
+  vf_status st = vf_queue_create((size_t)qcap, sizeof(ld_item), &p->items, err);
   for (int i = 0; i < nw && st == VF_OK; i++) {
     ws[i].p = p;
     ws[i].id = i;
@@ -601,7 +627,6 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
       vf_error_set(&e, VF_ENOMEM, "load: cannot start the reader thread");
       set_error(p, VF_ENOMEM, &e);
       p->reader_done = true;
-      pthread_cond_broadcast(&p->cv_items);
       pthread_mutex_unlock(&p->mu);
     }
     /* progress and checkpoints until the workers are done */
@@ -657,6 +682,7 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
     pthread_mutex_lock(&p->mu);
     if (!p->reader_done) {
       p->stop = true;
+      vf_queue_close(p->items); /* a reader blocked on a full queue */
       pthread_cond_broadcast(&p->cv_space);
     }
     pthread_mutex_unlock(&p->mu);
@@ -708,10 +734,10 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
     free(p->all_chunks[i]);
   }
   free(p->all_chunks);
-  free(p->q);
+  vf_queue_free(p->items);
+  free(p->pending);
   free(p->marks);
   pthread_mutex_destroy(&p->mu);
-  pthread_cond_destroy(&p->cv_items);
   pthread_cond_destroy(&p->cv_space);
   pthread_cond_destroy(&p->cv_main);
   free(p);
