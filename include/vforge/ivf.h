@@ -32,7 +32,16 @@ extern "C" {
 /* ------------------------------------------------------------------- k-means */
 
 typedef struct idx_kmeans_opts {
-  int iters;       /* Lloyd iterations; 0: 20 */
+  int iters;       /* most Lloyd iterations; 0: 20 */
+  double stop_changed; /* > 0: early stop — after an iteration in which at most this fraction
+                          of the training rows changed cluster, stop (the update of that
+                          iteration is kept; a tiny value stops only at a fixed point, where
+                          the result equals running every iteration).  <= 0: run every one */
+  uint32_t max_per_centroid; /* > 0 and n > k * this: Lloyd runs on k * this rows taken at an even
+                                stride over x (FAISS's max_points_per_centroid); `assign` still
+                                covers all n rows.  0: every row */
+  int *iters_run;  /* NULL, or receives the iterations run */
+  size_t *rows_used; /* NULL, or receives the rows Lloyd ran on */
   uint64_t seed;   /* initial centroids are drawn from this seed */
   int threads;     /* 0: vf_threads() */
   bool spherical;  /* renormalise centroids after each update (cosine / dot) */
@@ -42,7 +51,9 @@ typedef struct idx_kmeans_opts {
 } idx_kmeans_opts;
 
 /*! idx_kmeans() : k centroids (k x d, row-major, into `centroids`) of n x d `x`.
- *  Empty clusters are refilled by splitting the largest one.  `assign` (n entries) may be NULL;
+ *  Empty clusters are refilled by splitting the largest one.  The early stop counts rows whose
+ *  cluster differs from the previous iteration's assignment, which is thread-count independent,
+ *  so the iterations run are too.  `assign` (n entries) may be NULL;
  *  when given it receives each row's final cluster.  Deterministic for a given seed whatever
  *  the thread count (fixed reduction order).  Polls vf_cancelled() once per iteration.
  *  @return : VF_EUSAGE when n < k or k == 0, VF_ENOMEM, VF_ECANCELED. */
@@ -79,7 +90,11 @@ typedef struct ivf_params {
   uint64_t seed;          /* sampling, k-means, rotation; default 1234 when 0 */
   uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536), lowered
                              to what a quarter of the memory budget holds */
-  int kmeans_iters;       /* 0: 20 */
+  int kmeans_iters;       /* most k-means iterations; 0: 20 */
+  double kmeans_stop;     /* idx_kmeans_opts.stop_changed; 0: IVF_KMEANS_STOP, < 0: run every
+                             iteration */
+  uint32_t train_per_centroid; /* k-means runs on at most nlist * this rows of the sample;
+                                  0: IVF_TRAIN_PER_CENTROID */
   int threads;            /* 0: vf_threads() */
   uint64_t memory_budget; /* bytes; 0: vf_memory_budget() (every buffer counts, see builder) */
   const char *spill_dir;  /* where spill files go ("<out name>.spill.<host>-<pid>.<n>",
@@ -91,6 +106,9 @@ typedef struct ivf_params {
   uint8_t corpus_id[16];  /* the corpus identity written into the header (all zero: none);
                              see ivf_identity() */
 } ivf_params;
+
+#define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */
+#define IVF_TRAIN_PER_CENTROID 256 /* default k-means rows per list (FAISS's default) */
 
 /* ------------------------------------------------------------------- sampler */
 
@@ -118,7 +136,10 @@ typedef struct ivf_build_report {
   uint32_t nlist;
   ivf_code type;
   uint64_t training_rows_seen;     /* rows the sampler saw */
-  uint64_t training_rows_retained; /* rows k-means/PQ/SQ training used */
+  uint64_t training_rows_retained; /* rows of the training sample (PQ codebooks train on all) */
+  uint64_t kmeans_rows;            /* rows k-means ran on (<= nlist * train_per_centroid) */
+  int kmeans_iterations;           /* Lloyd iterations run (early stop: fewer than the most) */
+  int kmeans_max_iterations;       /* the most allowed */
   uint64_t source_bytes;           /* filled by the caller that reads the corpus */
   uint64_t spill_bytes;            /* bytes written to spill files */
   double seconds;                  /* total */

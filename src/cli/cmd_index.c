@@ -31,7 +31,11 @@ static const cli_opt BUILD_OPTS[] = {
     {"rerank", "R", "keep float32 vectors and re-rank the best R*k candidates exactly (default 0: off)"},
     {"metric", "M", "cosine (default), dot or euclid"},
     {"seed", "S", "seed of the training sample, k-means and rotation (default 1234)"},
-    {"max-train", "N", "training sample rows (default max(256*nlist, 65536))"},
+    {"max-train", "N", "training sample rows (default max(train-per-centroid*nlist, 65536))"},
+    {"train-per-centroid", "N", "k-means runs on at most N*nlist rows of the sample (default 256)"},
+    {"iterations", "N", "most k-means iterations (default 20)"},
+    {"kmeans-stop", "F", "stop k-means after an iteration in which at most this fraction of its "
+     "rows changed list (default 0.01; 0: run every iteration)"},
     {"column", "NAME", "the dense vector column (needed only when several exist)"},
     {"id-expression", "E", "point ids (default vf_point_id(filename, file_row_number))"},
     {"id-root", "DIR", "local files: strip DIR from the path to form the id key"},
@@ -42,7 +46,8 @@ static const cli_opt BUILD_OPTS[] = {
 static const cli_cmd CLI_INDEX_BUILD = {
     "index build", "URI|CONFIG|VECFILE --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] "
     "[--pq-nbits 4|8] [--rabitq-bits B] "
-    "[--rerank R] [--metric M] [--seed S] [--column NAME] [--id-expression E] [--json]",
+    "[--rerank R] [--metric M] [--seed S] [--iterations N] [--kmeans-stop F] [--train-per-centroid N] "
+    "[--column NAME] [--id-expression E] [--json]",
     "Build an IVF index file from the dense vector column of a corpus.  The rows are streamed\n"
     "once (one row group at a time) and spilled compressed beside the output; the coarse\n"
     "quantizer and the codes are trained on a seeded sample stratified over the whole corpus\n"
@@ -50,7 +55,7 @@ static const cli_cmd CLI_INDEX_BUILD = {
     "the corpus that sits only at its end or in a few files is represented in proportion.\n"
     "--memory-budget bounds every buffer of the build.  Same rows, parameters and seed: the\n"
     "same file, whatever --threads.  --json keys: rows, nlist, type, training_rows_seen,\n"
-    "training_rows_retained, source_bytes, spill_bytes, seconds, peak_rss_bytes,\n"
+    "training_rows_retained, kmeans_rows, kmeans_iterations, kmeans_max_iterations, source_bytes, spill_bytes, seconds, peak_rss_bytes,\n"
     "list_max_over_mean, list_balance, seconds_read, seconds_train, seconds_assign,\n"
     "seconds_write, dim, metric, files, output.\n"
     "The corpus may also be a YAML config (its datasource, e.g. a component dataset of .npy/.fbin\n"
@@ -120,11 +125,13 @@ static void print_build_human(const ivf_build_report *r, const char *out, int32_
                               corpus_distance metric, double seconds) {
   cli_summary(
           "index build: %" PRIu64 " rows x %d (%s), %s, nlist %u -> %s\n"
-          "  training: %" PRIu64 " rows seen, %" PRIu64 " retained; source %.1f MiB, spill %.1f MiB\n"
+          "  training: %" PRIu64 " rows seen, %" PRIu64 " retained; k-means on %" PRIu64 " rows, %d of "
+          "at most %d iterations; source %.1f MiB, spill %.1f MiB\n"
           "  lists: max/mean %.2f, balance %.3f; peak RSS %.1f MiB\n"
           "  time: %.2f s (read %.2f, train %.2f, assign %.2f, write %.2f)\n",
           r->rows, (int)dim, idx_metric_name(metric), ivf_code_name(r->type), r->nlist, out,
-          r->training_rows_seen, r->training_rows_retained, (double)r->source_bytes / 1048576.0,
+          r->training_rows_seen, r->training_rows_retained, r->kmeans_rows, r->kmeans_iterations,
+          r->kmeans_max_iterations, (double)r->source_bytes / 1048576.0,
           (double)r->spill_bytes / 1048576.0, r->list_max_over_mean, r->list_balance,
           (double)r->peak_rss_bytes / 1048576.0, seconds, r->seconds_read, r->seconds_train,
           r->seconds_assign, r->seconds_write);
@@ -175,6 +182,20 @@ static int index_build(int argc, char **argv) {
   if (st == VF_OK) st = get_u32(c, &a, "rerank", &p.rerank, &err);
   if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 1234, &p.seed, &err);
   if (st == VF_OK) st = cli_get_u64(c, &a, "max-train", 0, &p.max_train, &err);
+  if (st == VF_OK) st = get_u32_pos(c, &a, "train-per-centroid", &p.train_per_centroid, &err);
+  uint32_t iters = 0;
+  if (st == VF_OK) st = get_u32_pos(c, &a, "iterations", &iters, &err);
+  if (st == VF_OK && iters > 1000000)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --iterations must be at most 1000000");
+  p.kmeans_iters = (int)iters;
+  const char *ks = st == VF_OK ? cli_get(c, &a, "kmeans-stop") : NULL;
+  if (ks) {
+    char *end = NULL;
+    double v = strtod(ks, &end);
+    if (end == ks || *end || !(v >= 0 && v <= 1))
+      st = vf_error_set(&err, VF_EUSAGE, "index build: --kmeans-stop '%s': expected a fraction in 0..1", ks);
+    p.kmeans_stop = v == 0 ? -1.0 : v;
+  }
   if (st == VF_OK && cli_get(c, &a, "pq-m") && p.type != IVF_PQ)
     st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-m needs --type pq");
   if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.type != IVF_PQ)

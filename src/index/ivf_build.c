@@ -10,7 +10,10 @@
  *
  * finish():
  *  1. train: k-means on the sample (spherical for COSINE; L2 on the raw vectors for DOT and
- *     EUCLID), then PQ codebooks on the sample's residuals, or the RaBitQ rotation;
+ *     EUCLID; on at most nlist * train_per_centroid of its rows, at most kmeans_iters
+ *     iterations, stopping early once at most kmeans_stop of the rows change list in an
+ *     iteration — idx_kmeans()), then PQ codebooks on all the sample's residuals, or the RaBitQ
+ *     rotation;
  *  2. pass A over the spill: assign every row to its nearest centroid (sgemm, threads over fixed
  *     blocks), count the lists, record the assignment in a second spill file (u32 per row) and,
  *     for SQ8, take the per-dimension min/max of every residual (the bounds cover all encoded
@@ -30,7 +33,8 @@
  * spill frame, k-means iteration, list and checksum block; a cancelled build removes its spills
  * and temp file (VF_ECANCELED).
  *
- * Memory: the sample (max_train rows), the staging chunk and its compressed copy, the per-chunk
+ * Memory: the sample (max_train rows; k-means' subsample of it, when the sample is larger than
+ * nlist * train_per_centroid, is a copy of at most that many rows), the staging chunk and its compressed copy, the per-chunk
  * encode scratch, the model (centroids, quantizer), the per-list buffers (what the budget
  * leaves) — each counted against params.memory_budget.  With max_train = 0 the sample is
  * shrunk to a quarter of the budget; an explicit max_train that does not fit is VF_ENOMEM.
@@ -171,6 +175,8 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   if (!b->p.seed) b->p.seed = 1234;
   if (!b->p.threads) b->p.threads = vf_threads();
   if (!b->p.kmeans_iters) b->p.kmeans_iters = 20;
+  if (b->p.kmeans_stop == 0) b->p.kmeans_stop = IVF_KMEANS_STOP;
+  if (!b->p.train_per_centroid) b->p.train_per_centroid = IVF_TRAIN_PER_CENTROID;
   if (b->p.type == IVF_RABITQ && !b->p.rabitq_bits) b->p.rabitq_bits = 1;
   if (b->p.type != IVF_RABITQ) b->p.rabitq_bits = 0;
   if (b->p.type == IVF_PQ && !b->p.pq_m) {
@@ -203,7 +209,7 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   uint32_t nl_guess = b->p.nlist ? b->p.nlist : default_nlist(total_rows ? total_rows : 1000000);
   uint64_t cap = b->p.max_train;
   if (!cap) {
-    cap = (uint64_t)nl_guess * 256;
+    cap = (uint64_t)nl_guess * b->p.train_per_centroid;
     if (cap < 65536) cap = 65536;
     if (b->budget) {
       uint64_t fit = b->budget / 4 / rowb;
@@ -648,10 +654,17 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   f->cnorm = vf_mallocarray(nlist, sizeof(float));
   f->as = vf_mallocarray(ns, sizeof(uint32_t));
   if (!f->cent || !f->cnorm || !f->as) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
+  int iters_run = 0;
+  size_t km_rows = 0;
   idx_kmeans_opts ko = {.iters = b->p.kmeans_iters, .seed = b->p.seed, .threads = threads,
-                        .spherical = b->p.metric == CORPUS_COSINE, .progress = phase_of(b)};
+                        .spherical = b->p.metric == CORPUS_COSINE, .progress = phase_of(b),
+                        .stop_changed = b->p.kmeans_stop, .max_per_centroid = b->p.train_per_centroid,
+                        .iters_run = &iters_run, .rows_used = &km_rows};
   if ((st = idx_kmeans(sample, ns, d, nlist, &ko, f->cent, f->as, err)))
     return vf_error_prefix(err, "%s: ", b->out_path);
+  rep->kmeans_rows = km_rows;
+  rep->kmeans_iterations = iters_run;
+  rep->kmeans_max_iterations = nlist == 1 ? 1 : b->p.kmeans_iters;
   for (uint32_t l = 0; l < nlist; l++) {
     float s = 0.0f;
     for (size_t e = 0; e < d; e++)

@@ -233,9 +233,12 @@ vf_status ivf_build_report_json(const ivf_build_report *r, const char *out, int3
                                 corpus_distance metric, size_t nfiles, vf_buf *b, vf_error *err) {
   vf_status st = vf_buf_printf(b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
                                "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
+                               ",\"kmeans_rows\":%" PRIu64 ",\"kmeans_iterations\":%d,"
+                               "\"kmeans_max_iterations\":%d"
                                ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
                                r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
-                               r->training_rows_retained, r->source_bytes, r->spill_bytes);
+                               r->training_rows_retained, r->kmeans_rows, r->kmeans_iterations,
+                               r->kmeans_max_iterations, r->source_bytes, r->spill_bytes);
   if (st == VF_OK) st = vf_json_f64(b, r->seconds, err);
   if (st == VF_OK) st = vf_buf_printf(b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes);
   if (st == VF_OK) st = vf_json_f64(b, r->list_max_over_mean, err);

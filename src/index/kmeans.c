@@ -18,6 +18,18 @@
  * the big one, the two are pushed apart by a relative 1/1024 in opposite directions and the big
  * cluster's count is halved between them.
  *
+ * Training sample (max_per_centroid): with n > k * cap, Lloyd runs on the m = k * cap rows
+ * floor(i * n / m), i < m — an even stride, so a sample that is itself stratified stays so — and
+ * the final assignment (when asked) covers all n rows.  FAISS subsamples the same way
+ * (max_points_per_centroid = 256) but with a random permutation.
+ *
+ * Early stop (stop_changed): each iteration counts the rows whose cluster differs from the
+ * previous iteration's; after the update of an iteration in which at most stop_changed * rows
+ * changed, Lloyd stops.  The assignment is thread-count independent (above), so the count, the
+ * iterations run and the centroids are too.  A tiny stop_changed stops only at a fixed point (no
+ * row changed: the update reproduces the same centroids), so the result equals running every
+ * iteration; <= 0 runs every iteration.
+ *
  * Metrics: k-means itself is euclidean.  `spherical` renormalises the centroids after each update
  * (cosine: the IVF layer normalises the vectors first).  For dot (maximum inner product) the IVF
  * layer clusters the raw vectors in L2 (balanced lists, each a neighbourhood of its centroid) and
@@ -148,8 +160,27 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   uint64_t seed = opts ? opts->seed : 0;
   int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();
   bool spherical = opts && opts->spherical;
+  double stop = opts ? opts->stop_changed : 0.0;
+  uint32_t per = opts ? opts->max_per_centroid : 0;
+  const float *xall = x;
+  size_t nall = n;
+  float *xsub = NULL;
+  uint32_t *as = NULL, *prev = NULL;
+  if (per && (double)n > (double)k * (double)per) { /* Lloyd on an even-stride subsample */
+    size_t m = k * (size_t)per;
+    xsub = vf_mallocarray(m, d * sizeof(float));
+    if (!xsub)
+      return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", m);
+    for (size_t i = 0; i < m; i++)
+      memcpy(xsub + i * d, x + (size_t)(((unsigned __int128)i * n) / m) * d, d * sizeof(float));
+    x = xsub;
+    n = m;
+  }
+  if (opts && opts->rows_used) *opts->rows_used = n;
+  if (opts && opts->iters_run) *opts->iters_run = 0;
 
-  uint32_t *as = assign ? assign : vf_mallocarray(n, sizeof *as);
+  as = assign && !xsub ? assign : vf_mallocarray(n, sizeof *as);
+  prev = stop > 0 ? vf_mallocarray(n, sizeof *prev) : NULL;
   const char *phase = opts ? opts->progress : NULL;
   float *dist = phase ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
   float *cn = vf_mallocarray(k, sizeof *cn);
@@ -157,7 +188,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist)) {
+  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist) || (stop > 0 && !prev)) {
     st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k);
     goto done;
   }
@@ -219,11 +250,25 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     if ((st = vf_check_cancel(err)) != VF_OK) goto done;
     centroid_norms(centroids, k, d, cn);
     if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err)) != VF_OK) goto done;
+    size_t changed = n;
+    if (prev && it > 0) {
+      changed = 0;
+      for (size_t i = 0; i < n; i++)
+        changed += as[i] != prev[i];
+    }
+    bool settled = prev && it > 0 && (double)changed <= stop * (double)n;
+    if (prev && !settled) memcpy(prev, as, n * sizeof *as);
+    if (opts && opts->iters_run) *opts->iters_run = it + 1;
     if (phase) { /* the objective of the centroids just used (before this update) */
       double obj = 0;
       for (size_t i = 0; i < n; i++)
         obj += dist[i];
-      vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
+      if (settled) sg.last = -1.0; /* the settling iteration is always reported (vf_stage) */
+      if (prev && it > 0)
+        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g, %zu of %zu rows changed list%s", obj,
+                        changed, n, settled ? " (settled: stopping)" : "");
+      else
+        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
     }
     memset(sum, 0, k * d * sizeof *sum);
     memset(cnt, 0, k * sizeof *cnt);
@@ -258,13 +303,16 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     if (spherical)
       for (size_t j = 0; j < k; j++)
         idx_normalize(centroids + j * d, d);
+    if (settled) break;
   }
   if (assign) {
     centroid_norms(centroids, k, d, cn);
-    st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, NULL, err);
+    st = ivf_assign_l2(xall, nall, d, centroids, cn, k, threads, assign, NULL, err);
   }
 done:
   if (as != assign) free(as);
+  free(prev);
+  free(xsub);
   free(dist);
   free(cn);
   free(sum);

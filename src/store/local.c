@@ -56,8 +56,9 @@
  * the segments instead, one row group of one vector column at a time, on every search.
  *
  * Search with an index.  Finalize builds an IVF index per dense vector (vectorstore.params.index:
- * type flat|sq8|pq|rabitq|none (default sq8), nlist (default about 4*sqrt(N)), nprobe (default
- * max(16, nlist/16)), pq_m, pq_nbits (8 or 4), rabitq_bits, rerank, seed, min_rows (default
+ * type flat|sq8|pq|rabitq|none (default sq8), nlist (default sqrt(N): ls_default_nlist), nprobe
+ * (default max(16, nlist/16)), pq_m, pq_nbits (8 or 4), rabitq_bits, rerank, seed, iterations
+ * (most k-means iterations, default 20), train_per_centroid (default 128), min_rows (default
  * 10000: smaller collections are not indexed)).  While the collection holds exactly the segments the index was
  * built over, searches go through it (approximate: recall depends on nprobe); otherwise they
  * scan exactly.  Ties in index answers are ordered by id text.  store_local_set_nprobe() changes
@@ -67,6 +68,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -143,6 +145,8 @@ typedef struct ls_index_params {
   uint32_t pq_nbits;  /* 0: 8 */
   uint64_t min_rows;  /* fewer points: no index (default 10000) */
   uint64_t seed;
+  uint32_t iterations;         /* most k-means iterations; 0: the IVF default */
+  uint32_t train_per_centroid; /* k-means rows per list; 0: the IVF default */
 } ls_index_params;
 
 typedef struct local_store {
@@ -1273,7 +1277,8 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
   if (ix && ix->t != QJ_OBJ)
     st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping");
   static const char *const keys[] = {"type", "nlist", "nprobe", "pq_m", "rabitq_bits",
-                                     "rerank", "min_rows", "seed", "pq_nbits", NULL};
+                                     "rerank", "min_rows", "seed", "pq_nbits", "iterations",
+                                     "train_per_centroid", NULL};
   for (size_t i = 0; st == VF_OK && ix && i < ix->n; i++) {
     const char *k = ix->keys[i];
     const qj_val *v = &ix->items[i];
@@ -1282,7 +1287,8 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
       if (strcmp(k, keys[q]) == 0) w = q;
     if (w < 0) {
       st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index: unknown key '%s' (type, nlist, "
-                        "nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed)", k);
+                        "nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed, iterations, "
+                        "train_per_centroid)", k);
     } else if (w == 0) {
       if (v->t != QJ_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
         st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, pq, "
@@ -1301,6 +1307,10 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
       else if (w == 5) ip->rerank = (uint32_t)v->num;
       else if (w == 6) ip->min_rows = (uint64_t)v->num;
       else if (w == 7) ip->seed = (uint64_t)v->num;
+      else if (w == 9 && v->num > 1000000)
+        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.iterations: at most 1000000");
+      else if (w == 9) ip->iterations = (uint32_t)v->num;
+      else if (w == 10) ip->train_per_centroid = (uint32_t)v->num;
       else if (v->num != 4 && v->num != 8)
         st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits: expected 4 or 8");
       else ip->pq_nbits = (uint32_t)v->num;
@@ -1414,6 +1424,18 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
   return st;
 }
 
+/* The store's index defaults (issue 17, docs/DESIGN.md "Extensions"): nlist = sqrt(N) rather
+ * than the 4*sqrt(N) of `index build`, and k-means on 128 rows per list, stopping once <= 1 % of
+ * them change list (at most 20 iterations) — finalize's k-means costs about
+ * 2 * nlist^2 * 128 * dim flops per iteration, the assignment 2 * N * nlist * dim, so both grow
+ * as N * sqrt(N) at most, and the default nprobe max(16, nlist/16) scans a larger share of the
+ * lists (>= 16/sqrt(N)) for the recall an embedded store is expected to give. */
+#define LS_TRAIN_PER_CENTROID 128
+static uint32_t ls_default_nlist(uint64_t n) {
+  double v = floor(sqrt((double)n) + 0.5);
+  return v < 1 ? 1 : v > (double)(1u << 20) ? 1u << 20 : (uint32_t)v;
+}
+
 /* Build (or drop) the index of every dense vector over the current view. */
 static vf_status ls_build_indexes(local_store *s, vf_error *err) {
   const ls_index_params *ip = &s->ixp;
@@ -1440,12 +1462,14 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       p.type = ip->type;
       p.metric = sp->distance;
       p.dim = sp->dim;
-      p.nlist = ip->nlist;
+      p.nlist = ip->nlist ? ip->nlist : ls_default_nlist(n);
       p.pq_m = ip->pq_m;
       p.pq_nbits = ip->pq_nbits;
       p.rabitq_bits = ip->rabitq_bits;
       p.rerank = ip->rerank;
       p.seed = ip->seed;
+      p.kmeans_iters = (int)ip->iterations;
+      p.train_per_centroid = ip->train_per_centroid ? ip->train_per_centroid : LS_TRAIN_PER_CENTROID;
       p.progress = s->progress;
       ivf_builder *b = NULL;
       uint64_t added = 0;

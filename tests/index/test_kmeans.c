@@ -181,3 +181,106 @@ VF_TEST(kmeans_progress_and_cancel) {
   free(x);
   free(cent);
 }
+
+/* issue 17: early stop once assignments settle, and a training subsample capped per centroid */
+static int g_changed_n;
+static size_t g_changed[256];
+static void km_changed(void *user, const vf_progress *p) {
+  (void)user;
+  size_t c = 0, n = 0;
+  const char *s = p->detail ? strstr(p->detail, ", ") : NULL;
+  if (s && sscanf(s, ", %zu of %zu rows changed list", &c, &n) == 2 && g_changed_n < 256)
+    g_changed[g_changed_n++] = c;
+}
+
+VF_TEST(kmeans_early_stop) {
+  rs = 11;
+  size_t n = 8000, d = 16, k = 40;
+  uint32_t *lab = malloc(n * sizeof *lab);
+  float *x = blobs(n, d, 40, 1.5f, lab);
+  float *c1 = malloc(k * d * sizeof *c1), *c2 = malloc(k * d * sizeof *c2);
+  uint32_t *a1 = malloc(n * sizeof *a1), *a2 = malloc(n * sizeof *a2);
+  int it1 = 0, it2 = 0, itall = 0;
+  /* every iteration (the default of idx_kmeans: stop_changed 0) */
+  idx_kmeans_opts o = {.iters = 60, .seed = 5, .threads = 1, .iters_run = &itall};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o, c1, a1, NULL));
+  CHECK_EQ_INT(itall, 60);
+  /* 0.1 %: settles well before 60 on separable blobs; the same for 1 and 2 threads */
+  vf_set_progress_handler(km_changed, NULL);
+  g_changed_n = 0;
+  idx_kmeans_opts o1 = {.iters = 60, .seed = 5, .threads = 1, .stop_changed = 0.001,
+                        .iters_run = &it1, .progress = "test"};
+  idx_kmeans_opts o2 = {.iters = 60, .seed = 5, .threads = 2, .stop_changed = 0.001,
+                        .iters_run = &it2};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c1, a1, NULL));
+  vf_set_progress_handler(NULL, NULL);
+  CHECK_OK(idx_kmeans(x, n, d, k, &o2, c2, a2, NULL));
+  CHECK(it1 >= 2 && it1 < 60);
+  CHECK_EQ_INT(it1, it2);
+  CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
+  CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
+  /* the last progress event names the count that stopped it (<= 0.1 % of 8000) */
+  CHECK(g_changed_n >= 1);
+  if (g_changed_n >= 1) CHECK(g_changed[g_changed_n - 1] <= 8);
+
+  /* a tiny threshold stops only at a fixed point: the same centroids as running every iteration */
+  int itfix = 0;
+  idx_kmeans_opts of = {.iters = 60, .seed = 5, .threads = 2, .stop_changed = 1e-12, .iters_run = &itfix};
+  CHECK_OK(idx_kmeans(x, n, d, k, &of, c2, a2, NULL));
+  CHECK(itfix <= 60);
+  if (itfix < 60) {
+    o.iters_run = NULL;
+    CHECK_OK(idx_kmeans(x, n, d, k, &o, c1, a1, NULL));
+    CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
+    CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
+  }
+  free(lab);
+  free(x);
+  free(c1);
+  free(c2);
+  free(a1);
+  free(a2);
+}
+
+VF_TEST(kmeans_sample_cap_per_centroid) {
+  rs = 13;
+  size_t n = 6000, d = 8, k = 20;
+  uint32_t *lab = malloc(n * sizeof *lab);
+  float *x = blobs(n, d, 20, 0.3f, lab);
+  float *c1 = malloc(k * d * sizeof *c1), *c2 = malloc(k * d * sizeof *c2);
+  uint32_t *a1 = malloc(n * sizeof *a1), *a2 = malloc(n * sizeof *a2);
+  size_t used1 = 0, used2 = 0, usedall = 0;
+  idx_kmeans_opts o1 = {.iters = 8, .seed = 2, .threads = 1, .max_per_centroid = 50, .rows_used = &used1};
+  idx_kmeans_opts o2 = {.iters = 8, .seed = 2, .threads = 2, .max_per_centroid = 50, .rows_used = &used2};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c1, a1, NULL));
+  CHECK_OK(idx_kmeans(x, n, d, k, &o2, c2, a2, NULL));
+  CHECK_EQ_INT(used1, 1000); /* 20 x 50 of the 6000 rows */
+  CHECK_EQ_INT(used2, 1000);
+  CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
+  CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
+  /* the assignment covers every row: each sits nearest its centroid */
+  for (size_t i = 0; i < n; i += 37) {
+    float best = INFINITY;
+    uint32_t bi = 0;
+    for (uint32_t j = 0; j < k; j++) {
+      float dd = 0;
+      for (size_t e = 0; e < d; e++)
+        dd += (x[i * d + e] - c1[j * d + e]) * (x[i * d + e] - c1[j * d + e]);
+      if (dd < best) {
+        best = dd;
+        bi = j;
+      }
+    }
+    CHECK_EQ_INT(a1[i], bi);
+  }
+  /* a cap above rows/k leaves the input whole */
+  idx_kmeans_opts o3 = {.iters = 8, .seed = 2, .threads = 1, .max_per_centroid = 300, .rows_used = &usedall};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o3, c2, NULL, NULL));
+  CHECK_EQ_INT(usedall, n);
+  free(lab);
+  free(x);
+  free(c1);
+  free(c2);
+  free(a1);
+  free(a2);
+}

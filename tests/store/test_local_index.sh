@@ -67,6 +67,9 @@ if "$V" load run "$tmp/dflt.yaml" > /dev/null 2> "$tmp/err.txt"; then
   if [ -f "$tmp/store/dflt/index-0-emb.ivf" ] && [ -f "$tmp/store/dflt/index-0-emb.json" ] &&
      grep -q "built the sq8 IVF index of 'emb' (12000 points" "$tmp/err.txt"; then
     ok "default: finalize built the sq8 index ($(grep -o "nlist [0-9]*, searches scan [0-9]* lists" "$tmp/err.txt"))"
+    # issue 17: the store's default nlist is round(sqrt(N)) = 110 for 12000 points (was 4*sqrt(N))
+    grep -q "nlist 110, searches scan 16 lists" "$tmp/err.txt" && ok "default: nlist sqrt(N) = 110, nprobe 16" ||
+      fail "default: nlist is not sqrt(N): $(grep -o "nlist [0-9]*, searches scan [0-9]* lists" "$tmp/err.txt")"
   else
     fail "default: no index after finalize: $(ls "$tmp/store/dflt") / $(cat "$tmp/err.txt")"
   fi
@@ -136,6 +139,16 @@ else
   fail "pq_nbits 4: load run: $(cat "$tmp/err.txt")"
 fi
 
+# --- issue 17: k-means keys of params.index (iterations, train_per_centroid) are accepted and used
+config km "$tmp/corpus" "  params: {index: {type: sq8, nlist: 40, iterations: 3, train_per_centroid: 50}}"
+if VFORGE_PROGRESS_INTERVAL=0.000001 "$V" load run "$tmp/km.yaml" > /dev/null 2> "$tmp/err.txt" &&
+   grep -q "built the sq8 IVF index of 'emb' (12000 points, nlist 40" "$tmp/err.txt" &&
+   grep -q "finalize k-means: 3/3 iterations" "$tmp/err.txt" && grep -q "40 centroids, 2000 rows" "$tmp/err.txt"; then
+  ok "params.index iterations 3, train_per_centroid 50: k-means ran 3 iterations on 40 x 50 rows"
+else
+  fail "params.index iterations/train_per_centroid: $(grep -E "k-means|built|error" "$tmp/err.txt" | tail -4)"
+fi
+
 # --- under min_rows: no index, exact
 config small "$tmp/small" ""
 if "$V" load run "$tmp/small.yaml" > /dev/null 2> "$tmp/err.txt"; then
@@ -160,6 +173,8 @@ done <<'EOB'
 {index: 5}|vectorstore.params.index
 {index: {type: pq, pq_nbits: 5}}|vectorstore.params.index.pq_nbits: expected 4 or 8
 {index: {type: sq8, pq_nbits: 4}}|vectorstore.params.index.pq_nbits needs type: pq
+{index: {iterations: 2000000}}|vectorstore.params.index.iterations: at most 1000000
+{index: {train_per_centroid: -1}}|vectorstore.params.index.train_per_centroid: expected a non-negative integer
 EOB
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
