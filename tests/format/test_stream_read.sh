@@ -9,7 +9,8 @@
 #  d. scan's checksum equals its definition (per row group as written: 4 accumulators, value i
 #     into i % 4 while a group of 4 remains, the tail into the first; row groups added in order),
 #     computed by numpy, at --threads 1 and 2 and under --memory-budget 64M (other slices)
-#  e. brute-force output is byte-identical by default, at --threads 1 and under --memory-budget
+#  e. brute-force output is byte-identical by default, at --threads 2 and under --memory-budget
+#  f. cat of rows around slice and page boundaries equals pyarrow's values
 set -u
 V=${VFORGE:?set VFORGE to the vforge binary}
 PY=${VF_PY:-}
@@ -161,6 +162,28 @@ cp "$tmp/gt.parquet" "$tmp/gt_default.parquet"
 cmp -s "$tmp/gt_default.parquet" "$tmp/gt_budget.parquet" && cmp -s "$tmp/gt_default.parquet" "$tmp/gt_t2.parquet" &&
   ok "e: brute-force output identical (default, --memory-budget 64M, --threads 2)" ||
   fail "e: brute-force output differs with slicing or threads"
+
+# f. cat of rows around slice and page boundaries equals pyarrow's values (float32, exactly)
+for f in small_pages big_pages; do
+  : > "$tmp/rows"
+  for o in 0 2687 2688 2751 2752 8190 8191 8192 13055 13056 19998; do
+    "$V" --quiet cat "$tmp/$f.parquet" --offset $o --limit 2 >> "$tmp/rows" 2> "$tmp/err" ||
+      fail "f: $f: cat --offset $o: $(tail -c 300 "$tmp/err")"
+  done
+  "$PY" - "$tmp/$f.parquet" "$tmp/rows" <<'EOF2' && ok "f: $f: 22 rows at slice/page boundaries equal pyarrow's" || fail "f: $f: cat rows differ from pyarrow"
+import json, sys, numpy as np, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+ids = t.column("id").to_numpy()
+emb = t.column("emb").combine_chunks().flatten().to_numpy().reshape(len(ids), -1)
+rows = [json.loads(l) for l in open(sys.argv[2])]
+assert len(rows) == 22, len(rows)
+for r in rows:
+    i = r["id"]
+    assert ids[i] == i
+    got = np.array(r["emb"], dtype=np.float64).astype(np.float32)
+    assert np.array_equal(got, emb[i]), i
+EOF2
+done
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all ok"
