@@ -290,6 +290,12 @@ void pqt_close(pqt_file *f);
 
 const char *pqt_name(const pqt_file *f);
 const pqt_file_meta *pqt_meta(const pqt_file *f);
+/*! pqt_written_row_group() : the row group as written that listed row group `rg` of pqt_meta()
+ *  (a slice, or the whole row group) belongs to; *row0 (optional): the listed row group's first
+ *  row inside it; *last (optional): whether the listed row group ends it. */
+int pqt_written_row_group(const pqt_file *f, int rg, int64_t *row0, bool *last);
+/*! pqt_written_row_groups() : how many row groups the file has as written. */
+int pqt_written_row_groups(const pqt_file *f);
 const pqt_schema *pqt_schema_of(const pqt_file *f);
 io_source *pqt_source(pqt_file *f);
 /*! pqt_find_leaf() : leaf index by dotted path, -1 if none. */

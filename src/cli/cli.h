@@ -70,6 +70,12 @@ void cli_list_free(cli_list *l);
 
 /* stdout writer used by commands that stream data */
 vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *err);
+/*! cli_write_json() : write one --json object to stdout with "peak_rss_bytes" (the process's
+ *  peak resident set so far, getrusage ru_maxrss in bytes) added as its last key.  Every
+ *  command's --json goes through here. */
+vf_status cli_write_json(const void *data, size_t len, vf_error *err);
+/*! cli_peak_rss_bytes() : getrusage(RUSAGE_SELF) ru_maxrss in bytes (0 when unavailable). */
+uint64_t cli_peak_rss_bytes(void);
 
 int cmd_inspect(int argc, char **argv);
 int cmd_cat(int argc, char **argv);

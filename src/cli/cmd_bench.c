@@ -341,7 +341,7 @@ int cmd_bench(int argc, char **argv) {
     vf_buf b;
     vf_buf_init(&b, 0);
     st = cam.sweep ? bench_points_json(pts, npts, &b, &err) : bench_report_json(&pts[0].rep, &b, &err);
-    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
     vf_buf_free(&b);
   }
   if (st == VF_OK && plot_path) {

@@ -101,7 +101,7 @@ int cmd_scan(int argc, char **argv) {
                     ",\"empty_files\":%" PRIu64 "}\n",
                     r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
                     rs.retries, rs.bytes_received, r.empty_files);
-      st = cli_write_stdout(NULL, b.data, b.len, &err);
+      st = cli_write_json(b.data, b.len, &err);
       vf_buf_free(&b);
     }
     char empty[64] = "";

@@ -83,7 +83,7 @@ int cmd_convert(int argc, char **argv) {
                                    r.rows, r.dim, r.files);
       if (js == VF_OK) js = vf_json_string(&b, o.output_dir, strlen(o.output_dir), &err);
       if (js == VF_OK) js = vf_buf_printf(&b, &err, ", \"seconds\": %.3f}\n", r.seconds);
-      if (js == VF_OK) js = cli_write_stdout(NULL, b.data, b.len, &err);
+      if (js == VF_OK) js = cli_write_json(b.data, b.len, &err);
       vf_buf_free(&b);
       st = js;
     }

@@ -149,7 +149,7 @@ static int finish(const char *cmd, vf_status st, vf_error *err, dist_report *r, 
     vf_error e2;
     vf_status js = dist_report_json(r, &out, &e2);
     if (js == VF_OK) js = vf_buf_append(&out, "\n", 1, &e2);
-    if (js == VF_OK) js = cli_write_stdout(NULL, out.data, out.len, &e2);
+    if (js == VF_OK) js = cli_write_json(out.data, out.len, &e2);
     vf_buf_free(&out);
     if (st == VF_OK && js != VF_OK) {
       st = js;

@@ -146,7 +146,7 @@ int cmd_generate_queries(int argc, char **argv) {
     if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
     if (st == VF_OK) st = vf_json_string(&b, r.path, strlen(r.path), &err);
     if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
     vf_buf_free(&b);
   }
   free(r.path);
@@ -231,7 +231,7 @@ int cmd_brute_force(int argc, char **argv) {
       st = vf_buf_printf(&b, &err, ",\"queries_filtered\":%" PRIu64 ",\"queries_short\":%" PRIu64,
                          r.queries_filtered, r.queries_short);
     if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-    if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, &err);
+    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
     vf_buf_free(&b);
   }
   free(r.path);

@@ -143,7 +143,7 @@ static vf_status print_build_json(const ivf_build_report *r, const char *out, in
   vf_buf_init(&b, 0);
   vf_status st = ivf_build_report_json(r, out, dim, metric, nfiles, &b, err);
   if (st == VF_OK) st = vf_buf_append(&b, "\n", 1, err);
-  if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+  if (st == VF_OK) st = cli_write_json(b.data, b.len, err);
   vf_buf_free(&b);
   return st;
 }
@@ -438,7 +438,7 @@ static int index_search(int argc, char **argv) {
       if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
       if (st == VF_OK) st = vf_json_string(&b, out, strlen(out), &err);
       if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-      if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+      if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
       vf_buf_free(&b);
     }
   }
@@ -488,7 +488,7 @@ static int index_info(int argc, char **argv) {
       if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", &err);
       if (st == VF_OK) st = vf_json_f64(&b, in.list_balance, &err);
       if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-      if (st == VF_OK) fwrite(b.data, 1, b.len, stdout);
+      if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
       vf_buf_free(&b);
     } else {
       printf("file:        %s\nversion:     %u\ntype:        %s\nmetric:      %s\ndim:         %d\n"

@@ -252,7 +252,7 @@ int cmd_inspect(int argc, char **argv) {
       vf_buf_printf(&b, &err, "; %zu files without rows (every command that reads rows skips them)",
                     plan.empty);
     if (!json) vf_buf_append(&b, "\n", 1, &err);
-    st = cli_write_stdout(NULL, b.data, b.len, &err);
+    st = json ? cli_write_json(b.data, b.len, &err) : cli_write_stdout(NULL, b.data, b.len, &err);
     if (rs.requests)
       cli_summary("inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
               rs.requests, rs.retries, rs.bytes_received);

@@ -164,7 +164,7 @@ int cmd_load(int argc, char **argv) {
                            drop.dropped ? "true" : "false", drop.points);
       if (st == VF_OK) st = vf_json_string(&out, c, strlen(c), &err);
       if (st == VF_OK) st = vf_buf_append(&out, "}\n", 2, &err);
-      if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
+      if (st == VF_OK) st = cli_write_json(out.data, out.len, &err);
     }
   } else if (st == VF_OK && which == 4) {
     if (out.len == 0 || out.data[out.len - 1] != '\n') st = vf_buf_append(&out, "\n", 1, &err);
@@ -185,7 +185,7 @@ int cmd_load(int argc, char **argv) {
     if (json) {
       st = ld_report_json(&rep, &out, &err);
       if (st == VF_OK) st = vf_buf_append(&out, "\n", 1, &err);
-      if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
+      if (st == VF_OK) st = cli_write_json(out.data, out.len, &err);
     }
   }
   vf_buf_free(&out);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -249,6 +250,35 @@ vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *e
   if (fwrite(data, 1, len, stdout) != len)
     return vf_error_set(err, VF_EIO, "writing to stdout: %s", strerror(errno));
   return VF_OK;
+}
+
+uint64_t cli_peak_rss_bytes(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss < 0) return 0;
+#if defined(__APPLE__)
+  return (uint64_t)ru.ru_maxrss; /* bytes on macOS */
+#else
+  return (uint64_t)ru.ru_maxrss * 1024u; /* KiB on Linux and the BSDs */
+#endif
+}
+
+vf_status cli_write_json(const void *data, size_t len, vf_error *err) {
+  const char *s = data;
+  size_t end = len; /* the object's closing brace: the last '}' */
+  while (end > 0 && s[end - 1] != '}') end--;
+  if (end == 0 || memmem(s, len, "\"peak_rss_bytes\"", 16)) /* index build reports its own */
+    return cli_write_stdout(NULL, data, len, err);
+  size_t prev = end - 1; /* the object's last character before '}', blanks skipped */
+  while (prev > 0 && (s[prev - 1] == ' ' || s[prev - 1] == '\n')) prev--;
+  bool empty = prev > 0 && s[prev - 1] == '{';
+  bool spaced = memmem(s, len, "\": ", 3) != NULL; /* keep the object's own spacing */
+  char key[80];
+  snprintf(key, sizeof key, "%s\"peak_rss_bytes\":%s%" PRIu64, empty ? "" : spaced ? ", " : ",",
+           spaced ? " " : "", cli_peak_rss_bytes());
+  vf_status st = cli_write_stdout(NULL, s, end - 1, err);
+  if (st == VF_OK) st = cli_write_stdout(NULL, key, strlen(key), err);
+  if (st == VF_OK) st = cli_write_stdout(NULL, s + end - 1, len - (end - 1), err);
+  return st;
 }
 
 /* ------------------------------------------------------------ option parsing */
@@ -516,7 +546,7 @@ static vf_status version_json(vf_error *err) {
   json_str_key(&b, "cpu", vf_cpu_model(), err);
   vf_json_raw(&b, "}\n", err);
   vf_status st = err->code;
-  if (st == VF_OK) st = cli_write_stdout(NULL, b.data, b.len, err);
+  if (st == VF_OK) st = cli_write_json(b.data, b.len, err);
   vf_buf_free(&b);
   return st;
 }

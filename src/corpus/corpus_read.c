@@ -70,44 +70,70 @@ static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, in
   return st;
 }
 
-/* Sum of the floating-point values of one decoded leaf (4 accumulators: fixed order). */
-static double leaf_float_sum(const pqt_file *f, const pqt_leaf_data *d) {
+/* Sum of the floating-point values of one leaf over a row group as written, fed slice by slice:
+ * 4 accumulators, value i of the row group into a[i % 4] while a whole group of 4 remains, the
+ * last n % 4 into a[0] — the same additions in the same order however the row group is sliced,
+ * so the checksum does not depend on slicing (or --threads). */
+typedef struct leaf_sum {
+  double a[4];
+  double pend[3]; /* values of an unfinished group of 4, waiting for the next slice */
+  int npend;
+} leaf_sum;
+
+static void leaf_sum_push(leaf_sum *s, double x) {
+  if (s->npend < 3) {
+    s->pend[s->npend++] = x;
+    return;
+  }
+  s->a[0] += s->pend[0];
+  s->a[1] += s->pend[1];
+  s->a[2] += s->pend[2];
+  s->a[3] += x;
+  s->npend = 0;
+}
+
+#define LEAF_SUM_LOOP(T)                                                                       \
+  do {                                                                                         \
+    const T *v = (const T *)(const void *)d->values.data;                                      \
+    while (s->npend > 0 && i < n) leaf_sum_push(s, v[i++]);                                    \
+    for (; i + 4 <= n; i += 4) {                                                               \
+      s->a[0] += v[i];                                                                         \
+      s->a[1] += v[i + 1];                                                                     \
+      s->a[2] += v[i + 2];                                                                     \
+      s->a[3] += v[i + 3];                                                                     \
+    }                                                                                          \
+    for (; i < n; i++) leaf_sum_push(s, v[i]);                                                 \
+  } while (0)
+
+static void leaf_sum_add(leaf_sum *s, const pqt_file *f, const pqt_leaf_data *d) {
   const pqt_schema *sc = pqt_schema_of(f);
   const pqt_leaf *leaf = &sc->leaves[d->leaf];
   const pqt_schema_elem *e = &pqt_meta(f)->schema[sc->nodes[leaf->node].elem];
   size_t n = (size_t)d->nvalues;
-  double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
   size_t i = 0;
   if (d->type == PQT_FLOAT) {
-    const float *v = (const float *)(const void *)d->values.data;
-    for (; i + 4 <= n; i += 4) {
-      a0 += v[i];
-      a1 += v[i + 1];
-      a2 += v[i + 2];
-      a3 += v[i + 3];
-    }
-    for (; i < n; i++) a0 += v[i];
+    LEAF_SUM_LOOP(float);
   } else if (d->type == PQT_DOUBLE) {
-    const double *v = (const double *)(const void *)d->values.data;
-    for (; i + 4 <= n; i += 4) {
-      a0 += v[i];
-      a1 += v[i + 1];
-      a2 += v[i + 2];
-      a3 += v[i + 3];
-    }
-    for (; i < n; i++) a0 += v[i];
+    LEAF_SUM_LOOP(double);
   } else if (d->type == PQT_FIXED_LEN_BYTE_ARRAY && d->width == 2 && e->logical == PQT_LT_FLOAT16) {
     const uint8_t *v = d->values.data;
-    for (; i < n; i++) a0 += pqt_half_to_float((uint16_t)(v[2 * i] | (v[2 * i + 1] << 8)));
+    for (; i < n; i++) s->a[0] += pqt_half_to_float((uint16_t)(v[2 * i] | (v[2 * i + 1] << 8)));
   }
-  return (a0 + a1) + (a2 + a3);
+}
+
+static double leaf_sum_end(leaf_sum *s) {
+  for (int k = 0; k < s->npend; k++) s->a[0] += s->pend[k];
+  double r = (s->a[0] + s->a[1]) + (s->a[2] + s->a[3]);
+  memset(s, 0, sizeof *s);
+  return r;
 }
 
 /* ------------------------------------------------------------------------ scan */
 
+/* One row group as written: listed row groups (slices) [rg, rg + nrg) of pqt_meta(). */
 typedef struct scan_unit {
   uint32_t file;
-  int32_t rg;
+  int32_t rg, nrg;
 } scan_unit;
 
 typedef struct scan_col_dim {
@@ -156,6 +182,7 @@ static void scan_worker(void *arg, size_t slot, int w) {
   uint32_t fidx = UINT32_MAX;
   col_sel sel = {0};
   pqt_leaf_data *data = NULL;
+  leaf_sum *lsum = NULL; /* per selected leaf */
   int ndata = 0;
   pqt_dense dense = {.check_only = true};
   int32_t *dims = NULL; /* per selected top: dimension seen in this file */
@@ -191,6 +218,12 @@ static void scan_worker(void *arg, size_t slot, int w) {
         data = nd;
         for (int i = ndata; i < sel.nleaves; i++) pqt_leaf_data_init(&data[i]);
         ndata = sel.nleaves;
+        free(lsum);
+        lsum = vf_calloc((size_t)ndata, sizeof *lsum);
+        if (!lsum) {
+          st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+          break;
+        }
       }
       free(dims);
       dims = vf_calloc((size_t)sel.ntops + 1, sizeof *dims);
@@ -199,31 +232,40 @@ static void scan_worker(void *arg, size_t slot, int w) {
         break;
       }
     }
-    st = pqt_read_leaves(f, unit->rg, sel.leaves, sel.nleaves, data, &err);
-    if (st != VF_OK) break;
     double sum = 0;
-    uint64_t bytes = 0, vecs = 0;
-    for (int i = 0; i < sel.nleaves; i++) {
-      sum += leaf_float_sum(f, &data[i]);
-      bytes += data[i].uncompressed_bytes;
-    }
+    uint64_t bytes = 0, vecs = 0, rows = 0;
     int64_t first_row = 0;
     for (int g = 0; g < unit->rg; g++) first_row += pqt_meta(f)->row_groups[g].num_rows;
-    for (int t = 0, li = 0; t < sel.ntops; t++) {
-      const pqt_node *n = &pqt_schema_of(f)->nodes[sel.tops[t]];
-      if (pqt_is_dense_vector(f, sel.tops[t])) {
-        st = pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err);
-        if (st != VF_OK) break;
-        vecs += (uint64_t)dense.rows;
+    for (int i = 0; i < sel.nleaves; i++) memset(&lsum[i], 0, sizeof lsum[i]);
+    /* the row group's slices in order, one at a time (a few pages and one slice in memory) */
+    for (int k = 0; k < unit->nrg && st == VF_OK; k++) {
+      int rg = unit->rg + k;
+      if (k > 0 && (st = vf_check_cancel(&err)) != VF_OK) break;
+      st = pqt_read_leaves(f, rg, sel.leaves, sel.nleaves, data, &err);
+      if (st != VF_OK) break;
+      for (int i = 0; i < sel.nleaves; i++) {
+        leaf_sum_add(&lsum[i], f, &data[i]);
+        bytes += data[i].uncompressed_bytes;
       }
-      li += n->nleaves;
+      for (int t = 0, li = 0; t < sel.ntops; t++) {
+        const pqt_node *n = &pqt_schema_of(f)->nodes[sel.tops[t]];
+        if (pqt_is_dense_vector(f, sel.tops[t])) {
+          st = pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err);
+          if (st != VF_OK) break;
+          vecs += (uint64_t)dense.rows;
+        }
+        li += n->nleaves;
+      }
+      first_row += pqt_meta(f)->row_groups[rg].num_rows;
+      rows += (uint64_t)pqt_meta(f)->row_groups[rg].num_rows;
     }
     if (st != VF_OK) break;
+    for (int i = 0; i < sel.nleaves; i++) sum += leaf_sum_end(&lsum[i]);
     s->sums[u] = sum;
     s->bytes[u] = bytes;
     s->vectors[u] = vecs;
     pthread_mutex_lock(&s->lock);
-    s->rows_done += (uint64_t)pqt_meta(f)->row_groups[unit->rg].num_rows;
+    s->rows_done += rows;
     s->units_done++;
     double now = vf_now();
     if (now - s->last_progress >= 0.2) {
@@ -248,6 +290,7 @@ static void scan_worker(void *arg, size_t slot, int w) {
   col_sel_free(&sel);
   for (int i = 0; i < ndata; i++) pqt_leaf_data_free(&data[i]);
   free(data);
+  free(lsum);
   free(dims);
   pqt_dense_free(&dense);
 }
@@ -282,7 +325,7 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
     const pqt_file_meta *m = pqt_meta(f);
     if (corpus_plan_note_rows(&plan, i, m->num_rows > 0 ? (uint64_t)m->num_rows : 0)) {
       out->bytes_read += pqt_source(f)->bytes_read;
-      out->row_groups += (uint64_t)m->nrow_groups; /* as written (0-row groups are not read) */
+      out->row_groups += (uint64_t)pqt_written_row_groups(f); /* as written (0-row groups are not read) */
       pqt_close(f);
       continue;
     }
@@ -309,18 +352,25 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
     col_sel_free(&sel);
     out->bytes_read += pqt_source(f)->bytes_read;
     out->rows += (uint64_t)m->num_rows;
-    out->row_groups += (uint64_t)m->nrow_groups;
+    out->row_groups += (uint64_t)pqt_written_row_groups(f); /* as written, not as sliced */
     if (st == VF_OK && s.nunits + (size_t)m->nrow_groups > cap) {
       cap = (s.nunits + (size_t)m->nrow_groups) * 2 + 16;
       scan_unit *nu = vf_realloc(s.units, cap * sizeof *nu);
       if (!nu) st = vf_error_set(err, VF_ENOMEM, "out of memory planning the scan");
       else s.units = nu;
     }
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
-      if (m->row_groups[g].num_rows == 0) continue;
-      s.units[s.nunits].file = (uint32_t)i;
-      s.units[s.nunits].rg = g;
-      s.nunits++;
+    for (int g = 0; st == VF_OK && g < m->nrow_groups;) { /* slices of one row group: a unit */
+      int w = pqt_written_row_group(f, g, NULL, NULL), e = g + 1;
+      while (e < m->nrow_groups && pqt_written_row_group(f, e, NULL, NULL) == w) e++;
+      uint64_t rows = 0;
+      for (int k = g; k < e; k++) rows += (uint64_t)m->row_groups[k].num_rows;
+      if (rows > 0) {
+        s.units[s.nunits].file = (uint32_t)i;
+        s.units[s.nunits].rg = g;
+        s.units[s.nunits].nrg = e - g;
+        s.nunits++;
+      }
+      g = e;
     }
     pqt_close(f);
     if (st != VF_OK) break;

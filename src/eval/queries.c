@@ -263,6 +263,7 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
   }
   const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
   uint64_t first = 0;
+  int counted = -1; /* row groups read are counted as written (a streamed one is read in slices) */
   for (int rg = 0; st == VF_OK && rg < m->nrow_groups && *next < g->n; rg++) {
     uint64_t rg_rows = (uint64_t)m->row_groups[rg].num_rows;
     uint64_t lo = base + first, hi = lo + rg_rows;
@@ -271,7 +272,10 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       continue;
     }
     if ((st = vf_check_cancel(err)) != VF_OK) break;
-    g->rg_read++;
+    if (pqt_written_row_group(f, rg, NULL, NULL) != counted) {
+      counted = pqt_written_row_group(f, rg, NULL, NULL);
+      g->rg_read++;
+    }
     if (kind == CORPUS_VEC_SPARSE) {
       st = corpus_records_read(rr, rg, first, &bt, NULL, err);
       g->dim = 0;

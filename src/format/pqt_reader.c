@@ -62,6 +62,9 @@
  * slices of 4-5x their decoded size, scan three), at least PQT_MIN_SLICE; at most
  * PQT_MAX_SLICES slices per file (larger slices beyond that: the budget checks still hold) */
 #define PQT_SLICE_DIV 32u
+/* without a budget (or a larger one) row groups over this many bytes are streamed in slices of
+ * about this size: a working set of a few pages and one slice, whatever the writer's row group */
+#define PQT_DEFAULT_SLICE ((uint64_t)8 << 20)
 #define PQT_MIN_SLICE ((uint64_t)64 << 10)
 #define PQT_MAX_SLICES 65536u
 /* and at most this many column-chunk entries over all slices (a footer claiming terabytes in
@@ -86,6 +89,15 @@ typedef struct leaf_stream {
   int64_t dict_n;
   int oi_rg;         /* physical row group of `oi`; -1 not loaded, -2 the chunk has none */
   pqt_offset_index oi; /* page locations: skip to a slice's first page without reading the rest */
+  /* the last decoded page, kept while it straddles slices (so a large page is decoded once) */
+  pqt_leaf_data pg;  /* its levels, and its values unless they are a view */
+  const uint8_t *pg_view; /* PLAIN fixed-width values: a view into the page bytes, else NULL */
+  uint64_t pg_at;    /* file offset of its header; UINT64_MAX: no page decoded */
+  uint64_t pg_end, pg_psize;
+  int32_t pg_usize;
+  bool pg_def;       /* pg.def holds real levels */
+  vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
+  int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
 } leaf_stream;
 
 struct pqt_file {
@@ -117,7 +129,6 @@ struct pqt_file {
   int64_t *v_row0;  /* slice -> first row inside its physical row group */
   uint64_t window;  /* read window for streamed pages */
   leaf_stream *streams; /* per leaf, allocated on the first streamed read */
-  pqt_leaf_data pg; /* one decoded page (streaming) */
   vf_buf win;       /* file bytes [win_off, win_off + win.len) */
   uint64_t win_off;
 };
@@ -263,11 +274,11 @@ static uint64_t slices_of(const pqt_row_group *g, uint64_t target) {
 /* Present row groups over budget/PQT_SLICE_DIV as slices (see the file comment). */
 static vf_status slice_row_groups(pqt_file *f, vf_error *err) {
   uint64_t budget = vf_memory_budget();
-  if ((!budget && !f->opts.slice_bytes) || f->opts.whole_row_groups || f->meta.nrow_groups <= 0)
-    return VF_OK;
+  if (f->opts.whole_row_groups || f->meta.nrow_groups <= 0) return VF_OK;
   uint64_t target = f->opts.slice_bytes;
   if (!target) {
-    target = budget / PQT_SLICE_DIV;
+    target = PQT_DEFAULT_SLICE;
+    if (budget && budget / PQT_SLICE_DIV < target) target = budget / PQT_SLICE_DIV;
     if (target < PQT_MIN_SLICE) target = PQT_MIN_SLICE;
   }
   uint64_t ncols = (uint64_t)(f->schema.nleaves > 0 ? f->schema.nleaves : 1);
@@ -389,7 +400,6 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
     if (!f->opts.max_footer) f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
   }
   f->dict_n = -1;
-  pqt_leaf_data_init(&f->pg);
   vf_buf_init(&f->win, 0);
   vf_buf_init(&f->page, 0);
   vf_buf_init(&f->dict, 0);
@@ -551,10 +561,11 @@ void pqt_close(pqt_file *f) {
       vf_buf_free(&f->streams[i].dict);
       free(f->streams[i].dict_off);
       pqt_offset_index_free(&f->streams[i].oi);
+      pqt_leaf_data_free(&f->streams[i].pg);
+      vf_buf_free(&f->streams[i].held);
     }
     free(f->streams);
   }
-  pqt_leaf_data_free(&f->pg);
   vf_buf_free(&f->win);
   for (int i = 0; i < f->nchunks_cap; i++)
     vf_buf_free(&f->chunks[i]);
@@ -577,6 +588,20 @@ const char *pqt_name(const pqt_file *f) {
 }
 const pqt_file_meta *pqt_meta(const pqt_file *f) {
   return &f->meta;
+}
+int pqt_written_row_group(const pqt_file *f, int rg, int64_t *row0, bool *last) {
+  if (!f->phys_rgs || rg < 0 || rg >= f->meta.nrow_groups) {
+    if (row0) *row0 = 0;
+    if (last) *last = true;
+    return rg;
+  }
+  int p = f->v_phys[rg];
+  if (row0) *row0 = f->v_row0[rg];
+  if (last) *last = rg + 1 >= f->meta.nrow_groups || f->v_phys[rg + 1] != p;
+  return p;
+}
+int pqt_written_row_groups(const pqt_file *f) {
+  return f->phys_rgs ? f->nphys : f->meta.nrow_groups;
 }
 const pqt_schema *pqt_schema_of(const pqt_file *f) {
   return &f->schema;
@@ -632,6 +657,8 @@ typedef struct chunk_ctx {
   bool seen_data;    /* a data page has been decoded */
   uint64_t page_off; /* file offset of the current page header */
   bool cont;         /* streaming: levels of this chunk were decoded before this page */
+  bool view_ok;      /* streaming: PLAIN fixed-width values may stay in the page (x->view) */
+  const uint8_t *view;
   vf_error *err;
 } chunk_ctx;
 
@@ -817,6 +844,10 @@ static vf_status decode_values(chunk_ctx *x, int encoding, const uint8_t *p, siz
       return page_err(x, VF_ECORRUPT,
                       "%zu PLAIN values of %zu bytes need %zu bytes, the page has %zu", nn, w,
                       nn * w, len);
+    if (x->view_ok && d->values.len == 0) { /* streaming: no copy, the page bytes are kept */
+      x->view = p;
+      return VF_OK;
+    }
     st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
     if (st != VF_OK) return page_prefix(x, st);
     vf_buf_put(&d->values, p, nn * w); /* the fast path: floats straight from the page */
@@ -1368,22 +1399,35 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   uint64_t len = want > need ? want : need;
   if (len > end - off) len = end - off;
   if (len < need) return page_err(x, VF_ECORRUPT, "the column chunk ends at offset %" PRIu64, end);
-  vf_buf_reset(&f->win);
-  f->win_off = 0;
-  vf_status st = buf_reserve(&f->win, len ? len : 1, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  st = io_read_at(f->src, off, f->win.data, (size_t)len, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  f->win.len = (size_t)len;
+  /* bytes of [off, ...) the window already holds (a page larger than the read-ahead that
+   * follows its header) move to the front and only the rest is read */
+  uint64_t keep = 0;
+  if (f->win.len && off >= f->win_off && off - f->win_off < f->win.len) {
+    keep = f->win.len - (off - f->win_off);
+    if (keep > len) keep = len;
+    memmove(f->win.data, f->win.data + (off - f->win_off), (size_t)keep);
+  }
+  f->win.len = (size_t)keep;
   f->win_off = off;
+  vf_status st = buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
+  if (st == VF_OK && len > keep)
+    st = io_read_at(f->src, off + keep, f->win.data + keep, (size_t)(len - keep), x->err);
+  if (st != VF_OK) {
+    vf_buf_reset(&f->win);
+    f->win_off = 0;
+    return page_prefix(x, st);
+  }
+  f->win.len = (size_t)len;
   *p = f->win.data;
   return VF_OK;
 }
 
-/* Append level entries [a, b) of the decoded page f->pg (def levels valid when pg_def) to d. */
-static vf_status append_entries(chunk_ctx *x, pqt_leaf_data *d, bool pg_def, bool *d_def,
-                                size_t a, size_t b) {
-  const pqt_leaf_data *pg = &x->f->pg;
+/* Append level entries [a, b) of the leaf's decoded page ls->pg (def levels valid when
+ * ls->pg_def; fixed-width values at ls->pg_view when set) to d. */
+static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_data *d,
+                                bool *d_def, size_t a, size_t b) {
+  const pqt_leaf_data *pg = &ls->pg;
+  bool pg_def = ls->pg_def;
   const pqt_leaf *lf = x->lf;
   uint8_t maxd = (uint8_t)lf->max_def;
   size_t n = b - a;
@@ -1423,7 +1467,7 @@ static vf_status append_entries(chunk_ctx *x, pqt_leaf_data *d, bool pg_def, boo
     size_t w = (size_t)x->width;
     st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
     if (st != VF_OK) return page_prefix(x, st);
-    vf_buf_put(&d->values, pg->values.data + va * w, nn * w);
+    vf_buf_put(&d->values, (ls->pg_view ? ls->pg_view : pg->values.data) + va * w, nn * w);
   }
   d->nlevels = need;
   d->nvalues += (int64_t)nn;
@@ -1436,6 +1480,42 @@ static int phys_as_visible(const pqt_file *f, int rg) {
   for (int v = 0; v < f->meta.nrow_groups; v++)
     if (f->v_phys[v] == rg) return v;
   return 0;
+}
+
+/* Keep the leaf's decoded page for the next slice: a view's bytes (in f->page or f->win) move
+ * into ls->held (buffers swapped, nothing copied), so other leaves and reads reuse the file's
+ * scratch meanwhile. */
+static void page_hold(pqt_file *f, leaf_stream *ls) {
+  if (!ls->pg_view || ls->held_slot) return;
+  vf_buf *slot = NULL;
+  if (f->page.data && ls->pg_view >= f->page.data && ls->pg_view < f->page.data + f->page.cap) {
+    slot = &f->page;
+    ls->held_slot = 1;
+  } else if (f->win.data && ls->pg_view >= f->win.data && ls->pg_view < f->win.data + f->win.cap) {
+    slot = &f->win;
+    ls->held_slot = 2;
+    f->win_off = 0; /* the window's bytes leave with the page */
+  } else {
+    return; /* cannot happen: views point into the page or the window */
+  }
+  vf_buf t = *slot;
+  *slot = ls->held;
+  ls->held = t;
+  if (ls->held_slot == 2) f->win.len = 0;
+}
+
+/* Forget the leaf's decoded page.  A decompressed page kept goes back to f->page, so the next
+ * page decompresses into the same memory (one page-sized buffer, not two); a kept window stays
+ * with the leaf as the buffer the next kept window is swapped with. */
+static void page_drop(pqt_file *f, leaf_stream *ls) {
+  ls->pg_at = UINT64_MAX;
+  ls->pg_view = NULL;
+  if (ls->held_slot == 1) {
+    vf_buf t = f->page;
+    f->page = ls->held;
+    ls->held = t;
+  }
+  ls->held_slot = 0;
 }
 
 /* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page. */
@@ -1457,6 +1537,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     ls->levels = ls->rows = 0;
     ls->seen_data = false;
     ls->dict_n = -1;
+    page_drop(f, ls);
   }
   uint64_t budget = vf_memory_budget();
   uint64_t window = f->window > PQT_MIN_SLICE ? f->window : PQT_MIN_SLICE;
@@ -1473,156 +1554,171 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       break;
     x.page_off = ls->next;
     if (ls->next >= ls->end) break;
-    bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
-    /* read ahead about what the slice's remaining records take (window at most) */
-    uint64_t want = window;
-    if (g->num_rows > 0 && r1 > ls->rows) {
-      double est = (double)(ls->end - ls->start) * (double)(r1 - ls->rows) / (double)g->num_rows;
-      est = est * 1.125 + 4 * (double)PQT_HEADER_PEEK;
-      if (est < (double)want) want = (uint64_t)est;
-    }
-    /* the header: a peek window, grown while it is too short to parse */
-    pqt_page_header h;
-    size_t hlen = 0;
-    for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
-      uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
-      const uint8_t *hp;
-      st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
+    if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
+      bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
+      /* read ahead about what the slice's remaining records take (window at most) */
+      uint64_t want = window;
+      if (g->num_rows > 0 && r1 > ls->rows) {
+        double est = (double)(ls->end - ls->start) * (double)(r1 - ls->rows) / (double)g->num_rows;
+        est = est * 1.125 + 4 * (double)PQT_HEADER_PEEK;
+        if (est < (double)want) want = (uint64_t)est;
+      }
+      /* the header: a peek window, grown while it is too short to parse */
+      pqt_page_header h;
+      size_t hlen = 0;
+      for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
+        uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
+        const uint8_t *hp;
+        st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
+        if (st != VF_OK) break;
+        vf_cursor c;
+        vf_cur_init(&c, hp, (size_t)have, ls->next);
+        memset(&h, 0, sizeof h);
+        st = pqt_parse_page_header(&c, &h, err);
+        if (st == VF_OK) {
+          hlen = (size_t)(c.p - hp);
+          break;
+        }
+        if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) {
+          st = page_prefix(&x, st);
+          break;
+        }
+      }
       if (st != VF_OK) break;
-      vf_cursor c;
-      vf_cur_init(&c, hp, (size_t)have, ls->next);
-      memset(&h, 0, sizeof h);
-      st = pqt_parse_page_header(&c, &h, err);
-      if (st == VF_OK) {
-        hlen = (size_t)(c.p - hp);
+      if (h.compressed_size < 0 || h.uncompressed_size < 0) {
+        st = page_err(&x, VF_ECORRUPT, "negative page size");
         break;
       }
-      if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) {
-        st = page_prefix(&x, st);
+      uint64_t psize = (uint64_t)h.compressed_size;
+      if (psize > ls->end - ls->next - hlen) {
+        st = page_err(&x, VF_ECORRUPT,
+                      "page of %" PRIu64 " bytes runs past the end of the column chunk (which ends "
+                      "at offset %" PRIu64 ")",
+                      psize, ls->end);
         break;
       }
-    }
-    if (st != VF_OK) break;
-    if (h.compressed_size < 0 || h.uncompressed_size < 0) {
-      st = page_err(&x, VF_ECORRUPT, "negative page size");
-      break;
-    }
-    uint64_t psize = (uint64_t)h.compressed_size;
-    if (psize > ls->end - ls->next - hlen) {
-      st = page_err(&x, VF_ECORRUPT,
-                    "page of %" PRIu64 " bytes runs past the end of the column chunk (which ends "
-                    "at offset %" PRIu64 ")",
-                    psize, ls->end);
-      break;
-    }
-    uint64_t page_end = ls->next + hlen + psize;
-    bool data = h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2;
-    if (data && before) {
-      /* jump with the offset index to the last page starting at or before record r0 */
-      if (ls->oi_rg != rg) {
-        pqt_offset_index_free(&ls->oi);
-        ls->oi_rg = -2;
-        const pqt_column_chunk *cc = &g->columns[leaf];
-        if (cc->offset_index_offset >= 0 && cc->offset_index_length > 0) {
-          vf_error e2;
-          vf_error_clear(&e2);
-          if (pqt_read_page_index(f, phys_as_visible(f, rg), leaf, &ls->oi, NULL, &e2) == VF_OK)
-            ls->oi_rg = rg;
-          else
-            pqt_offset_index_free(&ls->oi); /* unusable index: walk the headers instead */
+      uint64_t page_end = ls->next + hlen + psize;
+      bool data = h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2;
+      if (data && before) {
+        /* jump with the offset index to the last page starting at or before record r0 */
+        if (ls->oi_rg != rg) {
+          pqt_offset_index_free(&ls->oi);
+          ls->oi_rg = -2;
+          const pqt_column_chunk *cc = &g->columns[leaf];
+          if (cc->offset_index_offset >= 0 && cc->offset_index_length > 0) {
+            vf_error e2;
+            vf_error_clear(&e2);
+            if (pqt_read_page_index(f, phys_as_visible(f, rg), leaf, &ls->oi, NULL, &e2) == VF_OK)
+              ls->oi_rg = rg;
+            else
+              pqt_offset_index_free(&ls->oi); /* unusable index: walk the headers instead */
+          }
         }
-      }
-      if (ls->oi_rg == rg) {
-        int best = -1;
-        for (int k = 0; k < ls->oi.npages; k++) {
-          const pqt_page_location *pl = &ls->oi.pages[k];
-          if (pl->first_row_index > r0) break;
-          if ((uint64_t)pl->offset > ls->next && (uint64_t)pl->offset < ls->end &&
-              pl->first_row_index >= ls->rows)
-            best = k;
+        if (ls->oi_rg == rg) {
+          int best = -1;
+          for (int k = 0; k < ls->oi.npages; k++) {
+            const pqt_page_location *pl = &ls->oi.pages[k];
+            if (pl->first_row_index > r0) break;
+            if ((uint64_t)pl->offset > ls->next && (uint64_t)pl->offset < ls->end &&
+                pl->first_row_index >= ls->rows)
+              best = k;
+          }
+          if (best >= 0) {
+            ls->next = (uint64_t)ls->oi.pages[best].offset;
+            ls->rows = ls->oi.pages[best].first_row_index;
+            ls->levels = lf->max_rep == 0 ? ls->rows : -1;
+            continue;
+          }
         }
-        if (best >= 0) {
-          ls->next = (uint64_t)ls->oi.pages[best].offset;
-          ls->rows = ls->oi.pages[best].first_row_index;
-          ls->levels = lf->max_rep == 0 ? ls->rows : -1;
+        /* or skip a page from its header alone when it ends before record r0 (flat columns:
+         * entries are records; v2 pages: whole records, num_rows given) */
+        int64_t prow = -1;
+        if (lf->max_rep == 0) prow = h.num_values;
+        else if (h.type == PQT_DATA_PAGE_V2) prow = h.num_rows;
+        if (prow >= 0 && h.num_values >= 0 && ls->rows + prow <= r0) {
+          ls->next = page_end;
+          ls->rows += prow;
+          if (ls->levels >= 0) ls->levels += h.num_values;
+          ls->seen_data = true;
           continue;
         }
       }
-      /* or skip a page from its header alone when it ends before record r0 (flat columns:
-       * entries are records; v2 pages: whole records, num_rows given) */
-      int64_t prow = -1;
-      if (lf->max_rep == 0) prow = h.num_values;
-      else if (h.type == PQT_DATA_PAGE_V2) prow = h.num_rows;
-      if (prow >= 0 && h.num_values >= 0 && ls->rows + prow <= r0) {
-        ls->next = page_end;
-        ls->rows += prow;
-        if (ls->levels >= 0) ls->levels += h.num_values;
-        ls->seen_data = true;
-        continue;
-      }
-    }
-    /* the one refusal left: a single page that cannot fit (bytes, decompressed, decoded) */
-    uint64_t pneed = hlen + psize + (cm->codec != PQT_UNCOMPRESSED ? 2u : 1u) *
-                                        (uint64_t)h.uncompressed_size;
-    if (budget && pneed > budget) {
-      st = page_err(&x, VF_ENOMEM,
-                    "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
-                    " bytes to read and decode, more than the memory budget of %" PRIu64
-                    " bytes (raise --memory-budget)",
-                    psize, h.uncompressed_size, pneed, budget);
-      break;
-    }
-    const uint8_t *p;
-    st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
-    if (st != VF_OK) break;
-    p += hlen;
-    if (h.has_crc && f->opts.verify_crc &&
-        (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
-      uint32_t crc = pqt_crc32(p, (size_t)psize);
-      if (crc != h.crc) {
-        st = page_err(&x, VF_ECORRUPT,
-                      "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
-                      x.page_off, h.crc, crc);
+      /* the one refusal left: a single page that cannot fit (bytes, decompressed, decoded) */
+      /* PLAIN fixed-width values stay in the page's bytes: no decoded copy */
+      bool viewed = h.encoding == PQT_ENC_PLAIN && lf->type != PQT_BYTE_ARRAY &&
+                    lf->type != PQT_BOOLEAN && data;
+      uint64_t pneed = hlen + psize + ((cm->codec != PQT_UNCOMPRESSED ? 1u : 0u) +
+                                       (viewed ? 0u : 1u)) * (uint64_t)h.uncompressed_size;
+      if (budget && pneed > budget) {
+        st = page_err(&x, VF_ENOMEM,
+                      "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
+                      " bytes to read and decode, more than the memory budget of %" PRIu64
+                      " bytes (raise --memory-budget)",
+                      psize, h.uncompressed_size, pneed, budget);
         break;
       }
-    }
-    if (h.type == PQT_DICTIONARY_PAGE) {
-      const uint8_t *u;
-      size_t ulen;
-      x.seen_data = ls->seen_data;
-      x.d = d;
-      st = decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
-      if (st == VF_OK) st = decode_dict_page(&x, &h, u, ulen);
+      const uint8_t *p;
+      st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
       if (st != VF_OK) break;
-      if (r0 == 0) {
-        d->npages++;
-        d->compressed_bytes += psize;
-        d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
+      p += hlen;
+      if (h.has_crc && f->opts.verify_crc &&
+          (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
+        uint32_t crc = pqt_crc32(p, (size_t)psize);
+        if (crc != h.crc) {
+          st = page_err(&x, VF_ECORRUPT,
+                        "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
+                        x.page_off, h.crc, crc);
+          break;
+        }
       }
-      ls->next = page_end;
-      continue;
-    }
-    if (h.type != PQT_DATA_PAGE && h.type != PQT_DATA_PAGE_V2) {
-      ls->next = page_end; /* INDEX_PAGE and unknown page types carry nothing we need */
-      continue;
-    }
-    /* one data page alone into the scratch leaf */
-    pqt_leaf_data *pg = &f->pg;
-    pg->nlevels = pg->nvalues = pg->nrows = 0;
-    vf_buf_reset(&pg->values);
-    if (lf->type == PQT_BYTE_ARRAY) {
-      st = grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
+      if (h.type == PQT_DICTIONARY_PAGE) {
+        const uint8_t *u;
+        size_t ulen;
+        x.seen_data = ls->seen_data;
+        x.d = d;
+        st = decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
+        if (st == VF_OK) st = decode_dict_page(&x, &h, u, ulen);
+        if (st != VF_OK) break;
+        if (r0 == 0) {
+          d->npages++;
+          d->compressed_bytes += psize;
+          d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
+        }
+        ls->next = page_end;
+        continue;
+      }
+      if (h.type != PQT_DATA_PAGE && h.type != PQT_DATA_PAGE_V2) {
+        ls->next = page_end; /* INDEX_PAGE and unknown page types carry nothing we need */
+        continue;
+      }
+      /* one data page alone into the leaf's page (PLAIN fixed-width values stay in the page
+       * bytes: no copy) */
+      page_drop(f, ls); /* the previous page's buffer serves again as scratch */
+      pqt_leaf_data *pg = &ls->pg;
+      pg->nlevels = pg->nvalues = pg->nrows = 0;
+      vf_buf_reset(&pg->values);
+      if (lf->type == PQT_BYTE_ARRAY) {
+        st = grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
+        if (st != VF_OK) break;
+        pg->offsets[0] = 0;
+      }
+      x.d = pg;
+      x.def_mat = false;
+      x.cont = ls->levels > 0;
+      x.seen_data = true;
+      x.view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
+      x.view = NULL;
+      ls->seen_data = true;
+      st = decode_data_page(&x, &h, p, (size_t)psize);
       if (st != VF_OK) break;
-      pg->offsets[0] = 0;
+      ls->pg_at = ls->next;
+      ls->pg_end = page_end;
+      ls->pg_psize = psize;
+      ls->pg_usize = h.uncompressed_size;
+      ls->pg_def = x.def_mat;
+      ls->pg_view = x.view;
     }
-    x.d = pg;
-    x.def_mat = false;
-    x.cont = ls->levels > 0;
-    x.seen_data = true;
-    ls->seen_data = true;
-    st = decode_data_page(&x, &h, p, (size_t)psize);
-    if (st != VF_OK) break;
-    bool pg_def = x.def_mat;
+    const pqt_leaf_data *pg = &ls->pg;
     size_t n = (size_t)pg->nlevels;
     /* entries [a, b) belong to records in [r0, r1) */
     size_t a = n, b = n;
@@ -1647,23 +1743,28 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       if (!got_a) a = b;
     }
     if (a < b) {
-      st = append_entries(&x, d, pg_def, &d_def, a, b);
+      st = append_entries(&x, ls, d, &d_def, a, b);
       if (st != VF_OK) break;
     }
-    if (b < n) break; /* record r1 starts here: the next slice decodes this page again */
-    ls->next = page_end;
+    if (b < n) { /* record r1 starts here: the next slice goes on from the page kept */
+      page_hold(f, ls);
+      break;
+    }
+    ls->next = ls->pg_end;
     if (ls->levels >= 0) ls->levels += (int64_t)n;
     ls->rows += lf->max_rep > 0 ? (int64_t)count_byte(pg->rep, n, 0) : (int64_t)n;
     if (a < b) { /* counted once: by the slice that finishes the page */
       d->npages++;
-      d->compressed_bytes += psize;
-      d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
+      d->compressed_bytes += ls->pg_psize;
+      d->uncompressed_bytes += (uint64_t)ls->pg_usize;
     }
+    page_drop(f, ls);
     if (lf->max_rep == 0 && ls->levels >= r1) break;
   }
   swap_dict(f, ls);
   if (st != VF_OK) {
     ls->phys = -1; /* start over on the next read */
+    page_drop(f, ls);
     return st;
   }
   if (!d_def && d->def) {
@@ -1692,7 +1793,10 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
       f->streams[i].phys = -1;
       f->streams[i].oi_rg = -1;
       f->streams[i].dict_n = -1;
+      f->streams[i].pg_at = UINT64_MAX;
       vf_buf_init(&f->streams[i].dict, 0);
+      vf_buf_init(&f->streams[i].held, 0);
+      pqt_leaf_data_init(&f->streams[i].pg);
     }
   }
   for (int i = 0; i < nleaves; i++) {

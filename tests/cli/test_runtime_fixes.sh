@@ -68,13 +68,13 @@ run 2 "a: brute-force 4-d queries over 8-d" "$V" brute-force "$tmp/c8" --queries
   { grep -q 'has dimension 8, expected 4' "$tmp/err" && ok "a: the error names dimension 8 (the corpus's), expected 4" ||
     fail "a: $(cat "$tmp/err")"; }
 run 0 "b: brute-force over NaN/NULL rows" "$V" brute-force "$tmp/c8" --queries "$tmp/q8.parquet" -k 3 --output "$tmp/bf.parquet" --json &&
-  { jok "$tmp/out" 'd["rows_skipped"] == 2 and d["rows_scanned"] == 60 and d["queries"] == 3 and d["k"] == 3 and d["metric"] == "cosine" and d["output"].endswith("bf.parquet") and set(d) == {"queries", "k", "metric", "rows_scanned", "rows_skipped", "files", "empty_files", "rescored", "seconds", "output"}' &&
+  { jok "$tmp/out" 'd["rows_skipped"] == 2 and d["rows_scanned"] == 60 and d["queries"] == 3 and d["k"] == 3 and d["metric"] == "cosine" and d["output"].endswith("bf.parquet") and set(d) == {"queries", "k", "metric", "rows_scanned", "rows_skipped", "files", "empty_files", "rescored", "seconds", "output", "peak_rss_bytes"}' &&
     grep -q '2 rows skipped' "$tmp/err" && ok "b, n: brute-force --json counts the NaN and NULL rows skipped (2)" ||
     fail "b: $(cat "$tmp/out") $(cat "$tmp/err")"; }
 "$V" cat "$tmp/bf.parquet" --columns hit_ids | grep -q "$("$PY" -c 'import hashlib,sys; h=hashlib.md5((sys.argv[1]+":3").encode()).hexdigest(); print(h[:8])' "$tmp/c8/a.parquet")" &&
   fail "b: the NULL row 3 is a hit"
 run 0 "n: generate-queries --json" "$V" generate-queries "$corpus" -n 7 --seed 1 --output "$tmp/g.parquet" --json &&
-  { jok "$tmp/out" 'd["rows"] == 7 and d["corpus_rows"] == 6000 and d["dim"] == 32 and d["empty_files"] == 0 and d["output"].endswith("g.parquet") and set(d) == {"rows", "corpus_rows", "dim", "row_groups_read", "empty_files", "seconds", "output"}' &&
+  { jok "$tmp/out" 'd["rows"] == 7 and d["corpus_rows"] == 6000 and d["dim"] == 32 and d["empty_files"] == 0 and d["output"].endswith("g.parquet") and set(d) == {"rows", "corpus_rows", "dim", "row_groups_read", "empty_files", "seconds", "output", "peak_rss_bytes"}' &&
     ok "n: generate-queries --json: one JSON object" || fail "n: $(cat "$tmp/out")"; }
 
 # --- c: tiny memory budgets name the file, row group and column

@@ -94,7 +94,7 @@ import json, sys
 text = open(sys.argv[1]).read()
 assert text.count("\n") == 1 and text.endswith("\n"), "not one line: %r" % text
 r = json.loads(text)
-assert sorted(r) == sorted(["k", "queries", "recall", "recall_min", "recall_max", "qps", "latency_ms", "errors"]), r
+assert sorted(r) == sorted(["k", "queries", "recall", "recall_min", "recall_max", "qps", "latency_ms", "errors", "peak_rss_bytes"]), r
 assert sorted(r["latency_ms"]) == ["max", "p50", "p95", "p99"], r
 assert r["k"] == 10 and r["queries"] == 50 and r["errors"] == 0 and r["qps"] > 0, r
 l = r["latency_ms"]

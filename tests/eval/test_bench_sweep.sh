@@ -58,7 +58,7 @@ py() { python3 -c "$@" 2> "$tmp/py.txt" || { tail -1 "$tmp/py.txt"; return 1; };
 # --- --nprobe, single runs
 if "$V" bench "$tmp/ix.yaml" "${Q[@]}" --nprobe 32 --json > "$tmp/o.json" 2> "$tmp/err.txt" &&
    m=$(py 'import json,sys; r=json.load(open(sys.argv[1]))
-assert sorted(r) == sorted(["k","queries","recall","recall_min","recall_max","qps","latency_ms","errors"]), r
+assert sorted(r) == sorted(["k","queries","recall","recall_min","recall_max","qps","latency_ms","errors","peak_rss_bytes"]), r
 assert r["recall"] == 1.0 and r["errors"] == 0, r' "$tmp/o.json") &&
    grep -q "nlist 32, nprobe 32 as asked for" "$tmp/err.txt"; then
   ok "--nprobe 32 (= nlist) on the flat index: recall 1, the plain --json keys"
@@ -74,7 +74,7 @@ if "$V" bench "$tmp/ix.yaml" "${Q[@]}" --sweep nprobe=1,4,32 --warmup 5 --label 
    m=$(py 'import json,sys
 t = open(sys.argv[1]).read(); assert t.count("\n") == 1, "not one line"
 r = json.loads(t)
-assert list(r) == ["points"], r
+assert list(r) == ["points", "peak_rss_bytes"], r
 p = r["points"]
 assert [x["params"] for x in p] == [{"nprobe": 1}, {"nprobe": 4}, {"nprobe": 32}], [x["params"] for x in p]
 rec = [x["recall"] for x in p]

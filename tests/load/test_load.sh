@@ -60,7 +60,7 @@ import json, sys
 text = open(sys.argv[1]).read()
 assert text.count("\n") == 1, text
 r = json.loads(text)
-assert sorted(r) == sorted(["points", "files", "bytes_read", "seconds", "points_per_s", "finalize_seconds", "retries", "skipped_rows", "empty_files"]), r
+assert sorted(r) == sorted(["points", "files", "bytes_read", "seconds", "points_per_s", "finalize_seconds", "retries", "skipped_rows", "empty_files", "peak_rss_bytes"]), r
 assert r["points"] == 6000 and r["files"] == 2 and r["bytes_read"] > 0 and r["retries"] == 0 and r["skipped_rows"] == 0, r
 EOP
   check_store "$tmp/s1" "$tmp/expected.jsonl" "run"
