@@ -292,6 +292,50 @@ bool vf_json_is_object(const char *text, size_t len);
  *  ranges from Table 3-7). */
 size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
 
+/* A small DOM JSON reader (RFC 8259) for untrusted text: Qdrant's answers, the HF tree listing,
+ * the dist manifest, store and bench records (src/util/json_read.c). */
+
+typedef enum vf_json_type {
+  VF_JSON_NULL = 0,
+  VF_JSON_BOOL,
+  VF_JSON_NUM,
+  VF_JSON_STR,
+  VF_JSON_ARR,
+  VF_JSON_OBJ
+} vf_json_type;
+
+typedef struct vf_json_val {
+  vf_json_type t;
+  const char *raw; /* the value's text in the parsed source (borrowed) */
+  size_t raw_len;
+  bool b;
+  double num;
+  char *str;      /* VF_JSON_STR: decoded, NUL-terminated (owned) */
+  size_t n;       /* VF_JSON_ARR / VF_JSON_OBJ: entries */
+  struct vf_json_val *items;
+  char **keys;    /* VF_JSON_OBJ: decoded keys (owned) */
+} vf_json_val;
+
+/*! vf_json_parse() : parse exactly one JSON value from text[0..len) (RFC 8259; nesting <= 64,
+ *  at most `len` entries overall).  `text` must outlive `out` (raw spans point into it).
+ *  @return : VF_ECORRUPT naming `what` and the byte offset on bad JSON; VF_ENOMEM. */
+vf_status vf_json_parse(const char *text, size_t len, const char *what, vf_json_val *out,
+                        vf_error *err);
+void vf_json_free(vf_json_val *v);
+/*! vf_json_get() : the member `key` of an object (NULL when v is not an object or lacks it). */
+const vf_json_val *vf_json_get(const vf_json_val *v, const char *key);
+/*! vf_json_path() : members along a dotted path ("result.config.params"); NULL when any is
+ *  absent. */
+const vf_json_val *vf_json_path(const vf_json_val *v, const char *dotted);
+/*! vf_json_unescape() : decode the JSON string content s[start, end) (between the quotes) into
+ *  `d` (room for end - start bytes); *n receives the decoded length.  @return : `end`, with
+ *  *expected NULL; or the offset of the first error with *expected saying what was expected. */
+size_t vf_json_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
+                        const char **expected);
+/*! vf_json_scan_number() : the end of the RFC 8259 number starting at s[p]; 0 with *expected
+ *  set when there is none. */
+size_t vf_json_scan_number(const char *s, size_t len, size_t p, const char **expected);
+
 /* --------------------------------------------------------- atomic files */
 
 /* Writes go to "<path>.tmp.<host>-<pid>.<n>" in the same directory (vf_temp_path); commit

@@ -124,7 +124,7 @@ vf_status ev_mkdir_parent(const char *path, vf_error *err) {
   return st;
 }
 
-/* The output is remote when it has a scheme other than file:// (corpus_uri_parse decides). */
+/* The output is remote when it has a scheme other than file:// (io_uri_parse decides). */
 static bool ev_out_remote(const char *path) {
   return strstr(path, "://") != NULL && strncmp(path, "file://", 7) != 0;
 }
