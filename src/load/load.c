@@ -635,7 +635,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   if (st == VF_OK) st = store_enable_indexing(h, err);
   if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
   if (st == VF_OK) st = store_count(h, true, &count, err);
-  bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
+  bool discard = st == VF_OK && strcmp(store_type(h), "discard") == 0;
   /* the count verified below; only then is the recorded load marked finished */
   bool exact = was_empty && skipped == 0;
   bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));

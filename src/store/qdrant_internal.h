@@ -7,7 +7,7 @@
 #ifndef VFORGE_QDRANT_INTERNAL_H
 #define VFORGE_QDRANT_INTERNAL_H
 
-#include "vforge/store.h"
+#include "store/internal.h"
 
 /* --------------------------------------------------- the corpus record (store.h) */
 

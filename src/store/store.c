@@ -339,6 +339,12 @@ void store_close(store *s) {
   if (s) s->vt->close(s);
 }
 
+/* store_type(): see store.h. */
+const char *store_type(const store *s) { return s->vt->type; }
+
+/* store_retries(): see store.h. */
+uint64_t store_retries(const store *s) { return s->retries; }
+
 /* store_describe_collection(): see store.h. */
 vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err) {
   memset(out, 0, sizeof *out);
