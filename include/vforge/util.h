@@ -69,6 +69,14 @@ const char *vf_status_name(vf_status st);
 /*! vf_status_exit_code() : the CLI exit code for a status: 0 ok, 2 usage/config/data, 1 other. */
 int vf_status_exit_code(vf_status st);
 
+/*! vf_strerror() : the message of the errno value `e`, thread-safe (strerror_r; strerror is on
+ *  the ban list, scripts/check-banned.sh): in buf[0..cap) or a static string.
+ *  VF_STRERROR(e) gives it a buffer that lives to the end of the enclosing block, for a `%s`
+ *  argument: vf_error_set(err, VF_EIO, "%s: %s", path, VF_STRERROR(errno)). */
+const char *vf_strerror(int e, char *buf, size_t cap);
+#define VF_STRERROR_CAP 128
+#define VF_STRERROR(e) vf_strerror((e), (char[VF_STRERROR_CAP]){0}, VF_STRERROR_CAP)
+
 /* ------------------------------------------------------------ allocation */
 
 /* Checked allocation helpers: return NULL on overflow/failure (never abort). */

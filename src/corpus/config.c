@@ -1487,7 +1487,7 @@ vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, VF_CONFIG_MAX_BYTES + 1);
   vf_status st = VF_OK;

@@ -73,7 +73,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     return vf_error_set(err, VF_EUNSUPPORTED, "%s: directories nested deeper than %d levels", dir,
                         DISCOVER_MAX_DEPTH);
   DIR *d = opendir(dir);
-  if (!d) return vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, strerror(errno));
+  if (!d) return vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, VF_STRERROR(errno));
   vf_status st = VF_OK;
   size_t dlen = strlen(dir);
   if (dlen == 1) dlen = 0; /* "/" + name, not "//" + name */
@@ -83,7 +83,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     e = readdir(d);
     if (!e) {
       if (errno)
-        st = vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, VF_STRERROR(errno));
       break;
     }
     const char *name = e->d_name;
@@ -100,7 +100,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     struct stat lst;
     if (fstatat(dirfd(d), name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) /* removed while listing: just skip it */
-        st = vf_error_set(err, VF_EIO, "%s: cannot stat: %s", child, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot stat: %s", child, VF_STRERROR(errno));
     } else if (S_ISDIR(lst.st_mode)) {
       if (strcmp(name, "eval") != 0) st = walk_dir(w, child, depth + 1, err);
     } else if (S_ISREG(lst.st_mode)) {
@@ -237,7 +237,7 @@ vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *ou
   if (stat(u.path, &sb) != 0) {
     int e = errno;
     st = vf_error_set(err, (e == ENOENT || e == ENOTDIR) ? VF_ENOTFOUND : VF_EIO, "%s: %s", uri,
-                      strerror(e));
+                      VF_STRERROR(e));
     goto out;
   }
   if (S_ISREG(sb.st_mode)) {

@@ -326,7 +326,7 @@ static vf_status read_file(const char *path, char **out, size_t *len, size_t max
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, max);
   char chunk[65536];

@@ -273,7 +273,7 @@ static vf_status read_text(const char *path, char **out, size_t *len, vf_error *
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open the results "
-                        "file: %s", path, strerror(errno));
+                        "file: %s", path, VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, BENCH_MAX_RESULTS_BYTES);
   vf_status st = VF_OK;

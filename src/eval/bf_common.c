@@ -154,7 +154,7 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
   int fd = mkstemp(t);
   if (fd < 0) {
     vf_status st = vf_error_set(err, VF_EIO, "cannot create a temporary file in %s for %s: %s", td,
-                                path, strerror(errno));
+                                path, VF_STRERROR(errno));
     free(t);
     return st;
   }

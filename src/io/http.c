@@ -681,7 +681,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     sink_start = lseek(rq->sink_fd, 0, SEEK_CUR);
     if (sink_start < 0)
       return vf_error_set(err, VF_EUSAGE, "http: %s %s: the download target is not seekable: %s",
-                          method, logurl, strerror(errno));
+                          method, logurl, VF_STRERROR(errno));
   }
   struct curl_slist *hdrs = NULL, *t;
   char ctype[256], range[96];
@@ -746,7 +746,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
         (ftruncate(rq->sink_fd, sink_start) != 0 ||
          lseek(rq->sink_fd, sink_start, SEEK_SET) != sink_start)) {
       st = vf_error_set(err, VF_EIO, "http: %s %s: cannot rewind the download target: %s",
-                        method, logurl, strerror(errno));
+                        method, logurl, VF_STRERROR(errno));
       break;
     }
     CURLcode rc = http_attempt(c, rq, url, hdrs, rs, &status, &retry_after, errbuf);
@@ -770,7 +770,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     }
     if (rc == CURLE_WRITE_ERROR && c->sink_errno) {
       st = vf_error_set(err, VF_EIO, "%s %s: cannot write the download: %s", method, logurl,
-                        strerror(c->sink_errno));
+                        VF_STRERROR(c->sink_errno));
       break;
     }
     bool retry;

@@ -225,7 +225,7 @@ static vf_status write_all(int fd, const uint8_t *p, size_t n, const char *what,
     ssize_t w = write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return vf_error_set(err, VF_EIO, "%s: write failed: %s", what, strerror(errno));
+      return vf_error_set(err, VF_EIO, "%s: write failed: %s", what, VF_STRERROR(errno));
     }
     p += w;
     n -= (size_t)w;
@@ -275,7 +275,7 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot create: %s", tmp,
-                      strerror(errno));
+                      VF_STRERROR(errno));
     goto out;
   }
   for (uint64_t off = 0; off < src->size;) {
@@ -287,17 +287,17 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
     off += n;
   }
   if (fsync(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", tmp, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", tmp, VF_STRERROR(errno));
     goto out;
   }
   if (close(fd) != 0) {
     fd = -1;
-    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", tmp, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", tmp, VF_STRERROR(errno));
     goto out;
   }
   fd = -1;
   if (rename(tmp, dest) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot rename to %s: %s", tmp, dest, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: cannot rename to %s: %s", tmp, dest, VF_STRERROR(errno));
     goto out;
   }
   fsync_dir_of(dest);

@@ -486,7 +486,7 @@ static vf_status read_exact(int fd, uint64_t off, uint8_t *dst, size_t n, const 
   while (n > 0) {
     ssize_t r = pread(fd, dst, n, (off_t)off);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return vf_error_set(err, VF_EIO, "%s: read failed: %s", path, strerror(errno));
+    if (r < 0) return vf_error_set(err, VF_EIO, "%s: read failed: %s", path, VF_STRERROR(errno));
     if (r == 0) return vf_error_set(err, VF_EIO, "%s: the file shrank while being uploaded", path);
     dst += r;
     off += (uint64_t)r;
@@ -640,7 +640,7 @@ vf_status io_s3_upload(const char *src, const char *uri, const char *bucket, con
   int fd = open(src, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", src,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     close(fd);

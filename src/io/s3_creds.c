@@ -152,7 +152,7 @@ static vf_status read_small(const char *path, char **out, size_t *len, vf_error 
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "cannot read %s: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, CRED_FILE_MAX);
   char chunk[4096];

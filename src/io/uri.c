@@ -71,7 +71,7 @@ vf_status io_abs_path(const char *path, char **out, vf_error *err) {
   char *cwd = getcwd(NULL, 0);
   if (!cwd)
     return vf_error_set(err, VF_EIO, "%s: cannot determine the working directory: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   size_t a = strlen(cwd), b = strlen(path);
   char *joined = malloc(a + b + 2);
   if (!joined) {

@@ -338,7 +338,7 @@ static vf_status ls_list(local_store *s, char ***out, int *n, vf_error *err) {
   if (!d)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO,
                         "collection '%s': cannot open %s: %s", s->base.collection, s->dir,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   char **names = NULL;
   int cnt = 0, cap = 0;
   vf_status st = VF_OK;
@@ -385,7 +385,7 @@ static vf_status read_small_file(const char *path, char **out, size_t *len, vf_e
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
   vf_status st = VF_OK;
@@ -541,14 +541,14 @@ static vf_status ls_verify(local_store *s, vf_error *err) {
  * the operation for the error.  *fd receives the lock's descriptor (close it to release). */
 static vf_status ls_lock_exclusive(local_store *s, const char *what, int *fd, vf_error *err) {
   *fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (*fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (*fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, VF_STRERROR(errno));
   if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return VF_OK;
   vf_status st = errno == EWOULDBLOCK
                      ? vf_error_set(err, VF_EUSAGE,
                                     "collection '%s': another writer is still loading into %s; "
                                     "%s runs only when every load has finished",
                                     s->base.collection, s->dir, what)
-                     : vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+                     : vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno));
   close(*fd);
   *fd = -1;
   return st;
@@ -562,7 +562,7 @@ static vf_status ls_remove_collection(local_store *s, vf_error *err) {
   if (!d) {
     int e = errno;
     close(lock_fd);
-    return e == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", s->dir, strerror(e));
+    return e == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", s->dir, VF_STRERROR(e));
   }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
@@ -577,7 +577,7 @@ static vf_status ls_remove_collection(local_store *s, vf_error *err) {
       break;
     }
     if (unlink(p) != 0 && errno != ENOENT)
-      st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+      st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
     free(p);
     if (st != VF_OK) break;
   }
@@ -627,16 +627,16 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
 
 static vf_status ls_next_seq(local_store *s, uint64_t *seq, vf_error *err) {
   int fd = open(s->seq_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->seq_path, strerror(errno));
+  if (fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->seq_path, VF_STRERROR(errno));
   vf_status st = VF_OK;
   if (flock(fd, LOCK_EX) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   char buf[32];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n < 0) {
-    st = vf_error_set(err, VF_EIO, "%s: read: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: read: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   uint64_t v = 0;
@@ -645,7 +645,7 @@ static vf_status ls_next_seq(local_store *s, uint64_t *seq, vf_error *err) {
   v++;
   int len = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)v);
   if (pwrite(fd, buf, (size_t)len, 0) != len || fdatasync(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: write: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: write: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   *seq = v;
@@ -684,9 +684,9 @@ static vf_status ls_open_segment(local_store *s, vf_error *err) {
   vf_status st = ls_verify(s, err);
   if (st != VF_OK) return st;
   s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, VF_STRERROR(errno));
   if (flock(s->lock_fd, LOCK_SH) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno));
     goto fail;
   }
   uint64_t seq = 0;
@@ -1327,7 +1327,7 @@ static char *ls_index_path(const local_store *s, int j, const char *ext) {
 
 static vf_status ls_unlink_quiet(const char *p, vf_error *err) {
   if (p && unlink(p) != 0 && errno != ENOENT)
-    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
   return VF_OK;
 }
 
@@ -2101,7 +2101,7 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
         if (!p)
           st = vf_error_set(err, VF_ENOMEM, "out of memory");
         else if (unlink(p) != 0)
-          st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+          st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
         free(p);
       } else {
         st = ls_rewrite_segment(s, sg, err);

@@ -93,6 +93,17 @@ int vf_status_exit_code(vf_status st) {
   }
 }
 
+/* vf_strerror(): see util.h.  _GNU_SOURCE (CMakeLists.txt) selects glibc's strerror_r, which
+ * returns the message (in buf, or a static string); the POSIX one fills buf. */
+const char *vf_strerror(int e, char *buf, size_t cap) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, cap);
+#else
+  if (strerror_r(e, buf, cap) != 0) snprintf(buf, cap, "Unknown error %d", e);
+  return buf;
+#endif
+}
+
 /* ---------------------------------------------------------- cancellation */
 
 static atomic_int g_cancel_signal = -1; /* -1: not cancelled; else the signal (0 = API) */

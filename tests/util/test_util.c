@@ -2,6 +2,7 @@
  * vectors plus md5sum-computed ones), JSON formatting, size parsing, atomic files, temporary
  * names and their sweep, progress stages, cancellation and CPU detection. */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -672,4 +673,22 @@ VF_TEST(test_url_redact) {
   CHECK(d != NULL);
   CHECK_EQ_STR(d, "http://****@h");
   free(d);
+}
+
+/* vf_strerror / VF_STRERROR: the text strerror gives, from a caller's buffer (strerror itself is
+ * on the ban list, scripts/check-banned.sh, because it is not thread-safe). */
+VF_TEST(test_strerror) {
+  int codes[] = {ENOENT, EACCES, ENOSPC, EINTR, 0, 99999};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    char want[256];
+    snprintf(want, sizeof want, "%s", strerror(codes[i])); /* the reference; tests are unchecked */
+    CHECK_EQ_STR(VF_STRERROR(codes[i]), want);
+    char buf[VF_STRERROR_CAP];
+    CHECK_EQ_STR(vf_strerror(codes[i], buf, sizeof buf), want);
+  }
+  vf_error err;
+  vf_error_clear(&err);
+  errno = ENOENT;
+  vf_error_set(&err, VF_EIO, "%s: %s", "/x", VF_STRERROR(errno));
+  CHECK_EQ_STR(err.msg, "/x: No such file or directory");
 }
