@@ -106,14 +106,24 @@ char *vf_url_redact_dup(const char *url);
  * VF_ENOMEM with a message, so input-driven growth can never exhaust memory. */
 #define VF_BUF_DEFAULT_MAX ((size_t)1 << 40)
 
+/* Named ceilings (curl's dynbuf `toobig`): a buffer made with VF_BUF_INIT(&b, VF_BUF_MAX_...)
+ * that would grow past its limit fails with VF_ENOMEM naming the limit and its size. */
+#define VF_BUF_MAX_HTTP_BODY ((size_t)1 << 30) /* an HTTP request or response body in memory */
+#define VF_BUF_MAX_URL ((size_t)1 << 20)       /* a URL, query string or form being built */
+#define VF_BUF_MAX_JSON_DOC ((size_t)256 << 20) /* a JSON document or string built whole */
+
 typedef struct vf_buf {
   uint8_t *data;
   size_t len;
   size_t cap;
   size_t max;
+  const char *limit; /* the name of `max` for messages (VF_BUF_INIT), or NULL */
 } vf_buf;
 
 void vf_buf_init(vf_buf *b, size_t max);
+/*! vf_buf_init_named() : vf_buf_init() with the limit's name for the "too big" message. */
+void vf_buf_init_named(vf_buf *b, size_t max, const char *limit);
+#define VF_BUF_INIT(b, LIMIT) vf_buf_init_named((b), (LIMIT), #LIMIT)
 void vf_buf_free(vf_buf *b);
 static inline void vf_buf_reset(vf_buf *b) { b->len = 0; }
 /*! vf_buf_reserve() : ensure room for `extra` more bytes after len. */

@@ -209,7 +209,7 @@ static char *default_output(const char *q, const char *tag, uint64_t k, vf_error
   size_t dl = slash ? (size_t)(slash - q) : 0, nl = strlen(name);
   if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_URL);
   vf_status st = slash ? vf_buf_printf(&b, err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k)
                        : vf_buf_printf(&b, err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
   if (st == VF_OK) st = vf_buf_append(&b, "", 1, err); /* the NUL */

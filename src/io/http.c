@@ -58,7 +58,8 @@
 
 #define HTTP_MAX_URL 4096
 #define HTTP_EXCERPT 300
-#define HTTP_MAX_BODY ((size_t)1 << 30) /* response bodies larger than this are refused */
+/* a response body held in memory is refused past VF_BUF_MAX_HTTP_BODY (util.h), or past its
+ * buffer's own smaller limit */
 
 struct io_http {
   CURL *curl;
@@ -118,7 +119,7 @@ static size_t http_write_cb(char *ptr, size_t size, size_t nmemb, void *user) {
     }
     return n;
   }
-  if (c->sink->len + n > HTTP_MAX_BODY) {
+  if (c->sink->len + n > VF_BUF_MAX_HTTP_BODY) {
     c->sink_overflow = true;
     return 0;
   }
@@ -757,8 +758,13 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
       io_remote_count(0, 1, 0, 0);
     }
     if (rc == CURLE_WRITE_ERROR && c->sink_overflow) {
-      st = vf_error_set(err, VF_ENET, "%s %s: the response body exceeds %zu bytes", method,
-                        logurl, HTTP_MAX_BODY);
+      size_t lim = rs->body.max && rs->body.max < VF_BUF_MAX_HTTP_BODY ? rs->body.max
+                                                                       : VF_BUF_MAX_HTTP_BODY;
+      st = vf_error_set(err, VF_ENET, "%s %s: the response body exceeds %zu bytes (%s)", method,
+                        logurl, lim,
+                        lim == VF_BUF_MAX_HTTP_BODY ? "VF_BUF_MAX_HTTP_BODY"
+                        : rs->body.limit            ? rs->body.limit
+                                                    : "the caller's limit");
       break;
     }
     if (rc == CURLE_WRITE_ERROR && c->range_ignored) {

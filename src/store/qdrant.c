@@ -1177,8 +1177,8 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
   q->sopts.rescore = -1;
   q->recreate = cfg->recreate;
   q->wait = cfg->upsert_wait;
-  vf_buf_init(&q->body, 1u << 30);
-  vf_buf_init(&q->resp.body, 1u << 30);
+  VF_BUF_INIT(&q->body, VF_BUF_MAX_HTTP_BODY);
+  VF_BUF_INIT(&q->resp.body, VF_BUF_MAX_HTTP_BODY);
   vf_status st = store_head_init(&q->base, &qdrant_vt, cfg, err);
   if (st == VF_OK) {
     const char *pj = cfg->params_json && *cfg->params_json ? cfg->params_json : "{}";

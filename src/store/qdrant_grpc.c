@@ -104,7 +104,7 @@ vf_status qdg_open(const char *rest_url, int grpc_port, const io_http_opts *ho, 
   g->max_msg = max_msg > QDG_HEADROOM * 2 ? max_msg : QDG_HEADROOM * 2;
   vf_buf_init(&g->msg, g->max_msg + ((size_t)1 << 20));
   vf_buf_init(&g->scratch, (size_t)64 << 20);
-  vf_buf_init(&g->resp.body, (size_t)1 << 30);
+  VF_BUF_INIT(&g->resp.body, VF_BUF_MAX_HTTP_BODY);
   g->url = vf_strdup(url);
   g->collection = vf_strdup(collection);
   if (!g->url || !g->collection) {

@@ -692,3 +692,27 @@ VF_TEST(test_strerror) {
   vf_error_set(&err, VF_EIO, "%s: %s", "/x", VF_STRERROR(errno));
   CHECK_EQ_STR(err.msg, "/x: No such file or directory");
 }
+
+/* A buffer made with VF_BUF_INIT names its limit when it would grow past it (issue 15: every
+ * growable buffer has a named maximum, curl's dynbuf `toobig`); plain vf_buf_init keeps its
+ * message. */
+VF_TEST(test_buf_named_limit) {
+  vf_error err;
+  vf_error_clear(&err);
+  vf_buf b;
+#define TEST_BUF_MAX_SMALL ((size_t)16)
+  VF_BUF_INIT(&b, TEST_BUF_MAX_SMALL);
+  CHECK_OK(vf_buf_append(&b, "0123456789abcdef", 16, &err));
+  CHECK_STATUS(vf_buf_append(&b, "x", 1, &err), VF_ENOMEM);
+  CHECK_EQ_STR(err.msg, "too big: more than the TEST_BUF_MAX_SMALL limit of 16 bytes (have 16, need 1 more)");
+  vf_buf_free(&b);
+  vf_buf_init(&b, 8);
+  CHECK_STATUS(vf_buf_append(&b, "0123456789", 10, &err), VF_ENOMEM);
+  CHECK_EQ_STR(err.msg, "buffer would grow to more than its limit of 8 bytes (have 0, need 10 more)");
+  vf_buf_free(&b);
+  VF_BUF_INIT(&b, VF_BUF_MAX_HTTP_BODY);
+  CHECK_EQ_INT(b.max, (size_t)1 << 30);
+  CHECK_EQ_STR(b.limit, "VF_BUF_MAX_HTTP_BODY");
+  vf_buf_free(&b);
+#undef TEST_BUF_MAX_SMALL
+}
