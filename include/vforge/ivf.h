@@ -54,7 +54,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
 typedef enum ivf_code {
   IVF_FLAT = 0, /* float32 vectors */
   IVF_SQ8,      /* per-dimension 8-bit scalar quantizer (bounds cover every encoded vector) */
-  IVF_PQ,       /* residual product quantizer, pq_m sub-quantizers of 8 bits */
+  IVF_PQ,       /* residual product quantizer, pq_m sub-quantizers of pq_nbits (8 or 4) bits */
   IVF_RABITQ    /* randomised rotation, 1-bit codes (+ rabitq_bits-1 extra bits), error bound */
 } ivf_code;
 
@@ -68,6 +68,9 @@ typedef struct ivf_params {
   int32_t dim;            /* > 0 */
   uint32_t nlist;         /* lists; 0: chosen from the row count (about 4*sqrt(N), >= 1) */
   uint32_t pq_m;          /* PQ sub-quantizers (dim % pq_m == 0); 0: dim/4 rounded to a divisor */
+  uint32_t pq_nbits;      /* PQ bits per code: 8 (256 centroids per sub-quantizer, float lookup
+                             tables) or 4 (16 centroids, codes in the fast-scan layout searched
+                             with u8 tables in SIMD registers, pair with rerank); 0: 8 */
   uint32_t rabitq_bits;   /* RaBitQ bits per dimension, 1..8; 0: 1 */
   uint32_t rerank;        /* > 0: keep float32 vectors in the file and re-rank the best
                              rerank*k candidates exactly at search time (0: off).  RaBitQ
@@ -182,7 +185,8 @@ vf_status ivf_build_report_json(const ivf_build_report *r, const char *out, int3
 /* -------------------------------------------------------------- index file */
 
 /* On-disk layout (little-endian): a versioned header (magic "VFIVF\0\0\1", version, metric,
- * dim, type, nlist, pq_m, rabitq_bits, rerank, seed, rows, section table), centroids,
+ * dim, type, nlist, pq_m, rabitq_bits, rerank, seed, rows, section table; version 2, written
+ * only for 4-bit PQ, adds pq_nbits), centroids,
  * codebooks / quantizer bounds / rotation, the list directory (offset, count per list), lists
  * (global row numbers + codes, PQ codes transposed per list), the id table (row -> point id),
  * optional float32 vectors for re-ranking, and a trailing checksum over everything before it.
@@ -196,6 +200,7 @@ typedef struct ivf_info {
   corpus_distance metric;
   int32_t dim;
   uint32_t nlist, pq_m, rabitq_bits, rerank;
+  uint32_t pq_nbits; /* PQ: 8 or 4; 0 for the other types */
   uint64_t seed, rows, file_bytes;
   uint32_t list_min, list_max; /* list sizes */
   double list_max_over_mean, list_balance;
@@ -215,7 +220,9 @@ uint32_t ivf_default_nprobe(uint32_t nlist);
 typedef struct ivf_search_opts {
   uint32_t nprobe;  /* lists scanned per query; 0: ivf_default_nprobe(); capped at nlist */
   int threads;      /* 0: vf_threads() */
-  uint32_t rerank;  /* override of the file's rerank factor; 0: the file's */
+  uint32_t rerank;  /* override of the file's rerank factor; 0: the file's.  A 4-bit PQ file
+                       without float32 vectors re-scores the best rerank*k candidates with float
+                       lookup tables (exact ADC) instead of the u8 ones */
   /* Filtered search: allow[q] (nq entries; allow NULL or allow[q] NULL: no filter) holds one byte
    * per index row, 0 = the row is not a candidate of query q.  The filter is applied inside the
    * list scan (a row that is not allowed is never scored into the result), and the probe widens:

@@ -306,10 +306,12 @@ static bool metric_get(const char *name, corpus_distance *out) {
 /* hits with text ids as (ids, scores): ints (an int64 Buffer, -1 padding) when every id is an
  * integer (the corpus has integer point ids), else a list of str (None padding); scores a float32
  * Buffer (NaN padding) */
+/* ids: int64 when every hit id is a decimal integer, else str; `uuids`: the corpus's ids are
+ * vf_point_id UUIDs, so str even when no query has a hit (a filter matching nothing). */
 static PyObject *hits_result(uint64_t nq, size_t k, const char (*ids)[37], const float *scores,
-                             const uint32_t *counts) {
+                             const uint32_t *counts, bool uuids) {
   size_t cnt = (size_t)nq * k;
-  bool ints = true;
+  bool ints = !uuids;
   for (uint64_t i = 0; i < nq && ints; i++)
     for (uint32_t j = 0; j < counts[i] && ints; j++) {
       const char *s = ids[i * k + j];
@@ -656,14 +658,15 @@ static PyObject *py_brute_force_matrix(PyObject *self, PyObject *args, PyObject 
 static PyObject *py_brute_force(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
   static char *kwlist[] = {"corpus", "k", "queries", "qvec", "nq", "qdim", "metric", "column",
-                           "output", "write", "id_root", "threads", NULL};
+                           "output", "write", "id_root", "threads", "filter", NULL};
   const char *corpus, *queries = NULL, *metric = NULL, *column = NULL, *output = NULL, *id_root = NULL;
+  const char *filter = NULL;
   PyObject *qo = Py_None;
   unsigned long long nq = 0;
   int qdim = 0, write = 0, threads = 0;
   unsigned int k;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "sI|zOKizzzpzi", kwlist, &corpus, &k, &queries, &qo, &nq,
-                                   &qdim, &metric, &column, &output, &write, &id_root, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "sI|zOKizzzpziz", kwlist, &corpus, &k, &queries, &qo, &nq,
+                                   &qdim, &metric, &column, &output, &write, &id_root, &threads, &filter))
     return NULL;
   eval_bf_opts o;
   memset(&o, 0, sizeof o);
@@ -673,6 +676,7 @@ static PyObject *py_brute_force(PyObject *self, PyObject *args, PyObject *kw) {
   o.no_file = !write;
   o.threads = threads;
   o.queries = queries;
+  o.filter = filter; /* parsed (and refused, naming the key) by eval_brute_force, as the CLI's */
   bool have_metric = metric != NULL;
   if (metric && !metric_get(metric, &o.metric)) return NULL;
   Py_buffer qv;
@@ -706,12 +710,14 @@ static PyObject *py_brute_force(PyObject *self, PyObject *args, PyObject *kw) {
     if (!have_metric) o.metric = cc.distance;
   }
   if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
+  bool uuids = !cc.records || !cc.id_text || strcmp(cc.id_text, VF_CONFIG_DEFAULT_ID_EXPRESSION) == 0;
+  /* ^ ids are vf_point_id(filename, row) UUIDs */
   corpus_source_close(&cc);
   bool ok = call_end(&cs, &st, &err);
   if (qheld) PyBuffer_Release(&qv);
   PyObject *res = NULL;
   if (ok) {
-    PyObject *h = hits_result(hits.nq, hits.k, (const char(*)[37])hits.ids, hits.scores, hits.counts);
+    PyObject *h = hits_result(hits.nq, hits.k, (const char(*)[37])hits.ids, hits.scores, hits.counts, uuids);
     if (h)
       res = Py_BuildValue("(NKKKz)", h, (unsigned long long)hits.nq, (unsigned long long)r.rows_scanned,
                           (unsigned long long)r.rows_skipped, write ? r.path : NULL);
@@ -725,18 +731,19 @@ static PyObject *py_brute_force(PyObject *self, PyObject *args, PyObject *kw) {
 
 static PyObject *py_generate_queries(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
-  static char *kwlist[] = {"corpus", "n", "seed", "columns", "column", "output", "id_root", "threads", NULL};
-  const char *corpus, *column = NULL, *output = NULL, *id_root = NULL;
+  static char *kwlist[] = {"corpus", "n", "seed", "columns", "column", "output", "id_root", "threads",
+                           "filter_template", NULL};
+  const char *corpus, *column = NULL, *output = NULL, *id_root = NULL, *tmpl = NULL;
   unsigned long long n, seed = 42;
   PyObject *columns = Py_None;
   int threads = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "sK|KOzzzi", kwlist, &corpus, &n, &seed, &columns,
-                                   &column, &output, &id_root, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "sK|KOzzziz", kwlist, &corpus, &n, &seed, &columns,
+                                   &column, &output, &id_root, &threads, &tmpl))
     return NULL;
   str_list cols;
   if (!str_list_get(columns, &cols, "columns")) return NULL;
   eval_queries_opts o = {.n = n, .seed = seed, .column = column, .columns = cols.v,
-                         .ncolumns = cols.n, .output = output};
+                         .ncolumns = cols.n, .output = output, .filter_template = tmpl};
   eval_queries_result r;
   memset(&r, 0, sizeof r);
   vf_error err;
@@ -767,15 +774,15 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
   static char *kwlist[] = {"source", "output", "type", "nlist", "metric", "pq_m", "rabitq_bits", "rerank",
                            "seed", "max_train", "column", "id_expression", "id_root", "spill_dir",
-                           "n", "dim", "threads", NULL};
+                           "n", "dim", "threads", "pq_nbits", NULL};
   PyObject *source;
   const char *out, *type, *metric = NULL, *column = NULL, *idexpr = NULL, *id_root = NULL, *spill = NULL;
-  unsigned int nlist = 0, pq_m = 0, rabitq_bits = 0, rerank = 0;
+  unsigned int nlist = 0, pq_m = 0, rabitq_bits = 0, rerank = 0, pq_nbits = 0;
   unsigned long long seed = 1234, max_train = 0, n = 0;
   int dim = 0, threads = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "Oss|IzIIIKKzzzzKii", kwlist, &source, &out, &type, &nlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "Oss|IzIIIKKzzzzKiiI", kwlist, &source, &out, &type, &nlist,
                                    &metric, &pq_m, &rabitq_bits, &rerank, &seed, &max_train, &column,
-                                   &idexpr, &id_root, &spill, &n, &dim, &threads))
+                                   &idexpr, &id_root, &spill, &n, &dim, &threads, &pq_nbits))
     return NULL;
   ivf_params p;
   memset(&p, 0, sizeof p);
@@ -787,6 +794,15 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   if (metric && !metric_get(metric, &p.metric)) return NULL;
   p.nlist = nlist;
   p.pq_m = pq_m;
+  if (pq_nbits && (pq_nbits != 4 && pq_nbits != 8)) {
+    PyErr_Format(UsageError, "Index.build: pq_nbits must be 4 or 8 (got %u)", pq_nbits);
+    return NULL;
+  }
+  if (pq_nbits && p.type != IVF_PQ) {
+    PyErr_SetString(UsageError, "Index.build: pq_nbits needs type='pq'");
+    return NULL;
+  }
+  p.pq_nbits = pq_nbits;
   p.rabitq_bits = rabitq_bits;
   p.rerank = rerank;
   p.seed = seed;
@@ -885,9 +901,10 @@ static PyObject *Index_info(Index *self, PyObject *unused) {
   if (!index_ok(self)) return NULL;
   ivf_info in;
   ivf_info_get(self->ix, &in);
-  return Py_BuildValue("{s:I,s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:I,s:I,s:d,s:d}", "version",
+  return Py_BuildValue("{s:I,s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:I,s:I,s:d,s:d}", "version",
                        in.version, "type", ivf_code_name(in.type), "metric", idx_metric_name(in.metric),
-                       "dim", (int)in.dim, "nlist", in.nlist, "pq_m", in.pq_m, "rabitq_bits", in.rabitq_bits,
+                       "dim", (int)in.dim, "nlist", in.nlist, "pq_m", in.pq_m, "pq_nbits", in.pq_nbits,
+                       "rabitq_bits", in.rabitq_bits,
                        "rerank", in.rerank, "seed", (unsigned long long)in.seed, "rows",
                        (unsigned long long)in.rows, "file_bytes", (unsigned long long)in.file_bytes,
                        "list_min", in.list_min, "list_max", in.list_max, "list_max_over_mean",
@@ -935,7 +952,7 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   }
   bool ok = call_end(&cs, &st, &err);
   PyBuffer_Release(&qv);
-  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32) : NULL;
+  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32, false) : NULL;
   free(hits);
   free(counts);
   free(ids);
@@ -1041,39 +1058,78 @@ static PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* ----------------------------------------------------------------- bench */
 
+/* bench(...) -> the --json text: bench_target_open() + bench_sweep() as `vforge bench` runs them
+ * (an empty grid is one point); `sweep` holds "name=v1,v2,..." axes (--sweep, and list-valued
+ * --concurrency / --rps, which the Python side turns into axes). */
 static PyObject *py_bench(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
   static char *kwlist[] = {"queries", "ground_truth", "k", "config", "store", "path", "collection", "column",
-                           "concurrency", "rps", "max_outstanding", "hnsw_ef", "exact", "threads", NULL};
+                           "concurrency", "rps", "max_outstanding", "hnsw_ef", "exact", "threads",
+                           "filter", "nprobe", "warmup", "oversampling", "rescore", "sweep", NULL};
   bench_request rq;
   memset(&rq, 0, sizeof rq);
-  unsigned long long k;
-  int hnsw_ef = 0, exact = 0, threads = 0;
+  unsigned long long k, warmup = 0;
+  unsigned int nprobe = 0;
+  int hnsw_ef = 0, exact = 0, threads = 0, rescore = -1;
+  double oversampling = 0;
+  PyObject *sweep = Py_None;
   rq.concurrency = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "ssK|zzzzzidiipi", kwlist, &rq.queries, &rq.ground_truth, &k,
-                                   &rq.config, &rq.store_type, &rq.path, &rq.collection, &rq.column,
-                                   &rq.concurrency, &rq.rps, &rq.max_outstanding, &hnsw_ef, &exact, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "szK|zzzzzidiipizIKdiO", kwlist, &rq.queries, &rq.ground_truth,
+                                   &k, &rq.config, &rq.store_type, &rq.path, &rq.collection, &rq.column,
+                                   &rq.concurrency, &rq.rps, &rq.max_outstanding, &hnsw_ef, &exact, &threads,
+                                   &rq.filter, &nprobe, &warmup, &oversampling, &rescore, &sweep))
     return NULL;
-  rq.k = (size_t)k;
-  store_qdrant_search_opts qo = {0, false, -1, 0};
-  if (hnsw_ef > 0 || exact) {
-    qo.hnsw_ef = hnsw_ef;
-    qo.exact = exact;
-    rq.qdrant = &qo;
+  /* an ann-filtering-benchmark bundle holds its own ground truth, as on the command line */
+  if (!rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
+  if (!rq.ground_truth) {
+    PyErr_SetString(UsageError, "bench: ground_truth is required (unless queries is a filtering bundle)");
+    return NULL;
   }
-  bench_report rep;
-  memset(&rep, 0, sizeof rep);
+  if (warmup > BENCH_MAX_QUERIES) {
+    PyErr_Format(UsageError, "warmup must be at most %zu", (size_t)BENCH_MAX_QUERIES);
+    return NULL;
+  }
+  rq.k = (size_t)k;
+  str_list specs;
+  if (!str_list_get(sweep, &specs, "sweep")) return NULL;
+  store_qdrant_search_opts qo = {hnsw_ef, exact != 0, rescore, oversampling};
+  if (hnsw_ef > 0 || exact || rescore >= 0 || oversampling != 0) rq.qdrant = &qo;
+  bench_grid *grid = calloc(1, sizeof *grid);
+  bench_target tg;
+  memset(&tg, 0, sizeof tg);
+  bench_point *pts = NULL;
+  size_t npts = 0;
   vf_buf json;
   vf_buf_init(&json, 0);
   vf_error err;
   vf_error_clear(&err);
-  char *vector = NULL;
+  vf_status st = grid ? VF_OK : vf_error_set(&err, VF_ENOMEM, "out of memory");
+  for (int i = 0; i < specs.n && st == VF_OK; i++) st = bench_grid_add(grid, specs.v[i], &err);
+  if (st == VF_OK && oversampling != 0) {
+    char txt[64];
+    snprintf(txt, sizeof txt, "%.17g", oversampling);
+    st = bench_knob_value(BENCH_KNOB_OVERSAMPLING, txt, &oversampling, &err);
+  }
   call_state cs;
   call_begin(&cs, threads);
-  vf_status st = bench_execute(&rq, &rep, &vector, &err);
-  if (st == VF_OK) st = bench_report_json(&rep, &json, &err);
+  bool have_target = false;
+  if (st == VF_OK) {
+    st = bench_target_open(&rq, &tg, &err);
+    have_target = st == VF_OK;
+  }
+  if (have_target) {
+    tg.o.nprobe = nprobe;
+    tg.o.warmup = (size_t)warmup;
+    st = bench_sweep_check(&tg.o, grid, &err);
+    if (st == VF_OK) st = bench_sweep(&tg.o, grid, &tg.q, &tg.t, tg.rows, NULL, NULL, &pts, &npts, &err);
+    if (st == VF_OK)
+      st = grid->naxes > 0 ? bench_points_json(pts, npts, &json, &err) : bench_report_json(&pts[0].rep, &json, &err);
+  }
+  bench_points_free(pts, npts);
+  bench_target_free(&tg);
   bool ok = call_end(&cs, &st, &err);
-  free(vector);
+  free(specs.v);
+  free(grid);
   PyObject *res = ok ? PyUnicode_FromStringAndSize((const char *)json.data, (Py_ssize_t)json.len) : NULL;
   vf_buf_free(&json);
   return res;
@@ -1165,6 +1221,7 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
   if (st == VF_OK && (k < 1 || k > t.k))
     st = vf_error_set(&err, VF_EUSAGE, "recall: k %llu must be in 1..%zu (the truth's hits per query)", k, t.k);
   double s1 = 0, s2 = 0;
+  size_t scored = 0;
   store_hit *sh = st == VF_OK ? calloc((size_t)k + 1, sizeof *sh) : NULL;
   if (st == VF_OK && !sh) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
   PyObject *hs = hsc != Py_None ? PySequence_Fast(hsc, "hit scores") : NULL;
@@ -1193,7 +1250,8 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
     Py_DECREF(row);
     Py_XDECREF(srow);
     double a = 0, b = 0;
-    bench_recall_one(&t, (size_t)i, (size_t)k, sh, n, &a, &b);
+    if (!bench_recall_one(&t, (size_t)i, (size_t)k, sh, n, &a, &b)) continue;
+    scored++; /* a query without a true hit (a filter no point matches) is left out, as in bench */
     s1 += a;
     s2 += b;
   }
@@ -1203,7 +1261,7 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
   Py_DECREF(hrows);
   if (st == VF_EUSAGE && PyErr_Occurred()) return NULL;
   if (st != VF_OK) return raise_vf(st, &err);
-  return Py_BuildValue("(dd)", nq ? s1 / (double)nq : 0.0, nq ? s2 / (double)nq : 0.0);
+  return Py_BuildValue("(dd)", scored ? s1 / (double)scored : 0.0, scored ? s2 / (double)scored : 0.0);
 }
 
 /* ---------------------------------------------------------------- module */

@@ -13,13 +13,16 @@ results are the command line's, byte for byte.
 - :class:`Index` builds, saves, loads and searches IVF indexes (flat, sq8, pq, rabitq).
 - :func:`load` streams a corpus into a vector store, :func:`bench` measures a store.
 
-Every call takes ``threads=`` (the CLI's ``--threads``: default, the CPUs this process may use).
+Every call that does parallel work takes ``threads=`` (the CLI's ``--threads``: default, the CPUs
+this process may use; :func:`recall`, :meth:`Index.load` and :meth:`Index.save` run on the calling
+thread only).
 Errors raise :class:`Error` subclasses carrying vforge's message; Ctrl-C interrupts a long call
 through the library's cancellation flag and raises ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
 
+import builtins as _builtins
 import json as _json
 import os as _os
 import shutil as _shutil
@@ -109,6 +112,38 @@ def _hits(raw: Tuple[Any, Any, bool], nq: int, k: int, path: Optional[str] = Non
         ida[:] = ids
         ida = ida.reshape(nq, k)
     return Hits(ida, _np.frombuffer(scores, dtype=_np.float32).reshape(nq, k), path)
+
+
+FilterLike = Union[str, dict, list]
+
+
+def _filter_text(f: Optional[FilterLike], what: str = "filter") -> Optional[str]:
+    """The JSON text of a filter argument, as the CLI's ``--filter JSON|@FILE`` takes it: a
+    ``str`` is used as it is (``"@path"``: that file's bytes), a ``dict`` (or list) is serialised
+    with ``json.dumps(f, separators=(",", ":"))`` — the text whose md5 names filtered outputs."""
+    if f is None:
+        return None
+    if isinstance(f, (dict, list)):
+        return _json.dumps(f, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(f, bytes):
+        f = f.decode("utf-8")
+    if not isinstance(f, str):
+        raise UsageError(f"{what}: expected a filter's JSON text, '@FILE' or a dict, got {type(f).__name__}")
+    if f.startswith("@"):
+        try:
+            with _builtins.open(f[1:], "rb") as fp:
+                data = fp.read(_FILTER_MAX_TEXT + 1)
+        except OSError as e:
+            raise UsageError(f"{what} @{f[1:]}: cannot open: {e.strerror}") from None
+        if len(data) > _FILTER_MAX_TEXT:
+            raise UsageError(f"{what} @{f[1:]}: more than {_FILTER_MAX_TEXT} bytes")
+        return data.decode("utf-8")
+    if len(f.encode("utf-8")) > _FILTER_MAX_TEXT:
+        raise UsageError(f"{what}: more than {_FILTER_MAX_TEXT} bytes")
+    return f
+
+
+_FILTER_MAX_TEXT = 16 << 20  # FLT_MAX_TEXT (include/vforge/filter.h)
 
 
 # ------------------------------------------------------------------ streams
@@ -222,9 +257,10 @@ def read_vectors(source: Union[str, "os.PathLike[str]"], column: Optional[str] =
     return _np.frombuffer(buf, dtype=_np.float32).reshape(n, d)
 
 
-def brute_force(corpus: PathOrArray, queries: PathOrArray, k: int, metric: Optional[str] = None, *,
-                column: Optional[str] = None, output: Union[None, bool, str] = None,
-                id_root: Optional[str] = None, threads: Optional[int] = None) -> Hits:
+def brute_force(corpus: PathOrArray, queries: PathOrArray, k: int, metric: Optional[str] = None,
+                filter: Optional[FilterLike] = None, *, column: Optional[str] = None,
+                output: Union[None, bool, str] = None, id_root: Optional[str] = None,
+                threads: Optional[int] = None) -> Hits:
     """Exact top-``k`` of every query: the ground truth of ``vforge brute-force``.
 
     ``corpus``: a corpus as in :func:`open`, or an ``(n, d)`` array (ids are row numbers).
@@ -235,10 +271,18 @@ def brute_force(corpus: PathOrArray, queries: PathOrArray, k: int, metric: Optio
     ``threads``.  ``output=True`` also writes the CLI's file
     (``<prefix>/eval/brute_force_queries_<N>_k<K>.parquet``), ``output="f.parquet"`` that file —
     byte-identical to the CLI's for the same inputs; an array corpus writes no file.
+    ``filter``: a Qdrant filter over the corpus's payload for every query, as ``brute-force
+    --filter`` (JSON text, ``"@FILE"``, or a dict, see README "Filtered search"): rows that do not
+    match are never hits, so a query may get fewer than ``k`` (padded with ``-1``/``None`` and
+    NaN); the file written is ``..._f<h>_k<K>.parquet``.  A queries file with a ``__filter__``
+    column is filtered per query without it (giving both is a :class:`UsageError`).
     Returns :class:`Hits`.
     """
     t = _threads(threads)
+    ftext = _filter_text(filter)
     if not _is_path(corpus):
+        if ftext is not None:
+            raise UsageError("brute_force: an array corpus has no payload to filter (filter=)")
         x = _matrix(corpus, "corpus")
         if _is_path(queries):
             raise UsageError("brute_force: an array corpus takes an array of queries")
@@ -262,22 +306,25 @@ def brute_force(corpus: PathOrArray, queries: PathOrArray, k: int, metric: Optio
     out = output if isinstance(output, (str, _os.PathLike)) else None
     raw, n_queries, _rows, _skipped, path = _vforge.brute_force(
         _path(corpus), int(k), qpath, qv, nq, qd, metric, column,
-        _path(out) if out is not None else None, write, id_root, t)
+        _path(out) if out is not None else None, write, id_root, t, ftext)
     return _hits(raw, n_queries, int(k), path)
 
 
 def generate_queries(corpus: Union[str, "os.PathLike[str]"], n: int, *, seed: int = 42,
                      columns: Optional[Sequence[str]] = None, column: Optional[str] = None,
-                     output: Optional[str] = None, id_root: Optional[str] = None,
-                     threads: Optional[int] = None) -> str:
+                     output: Optional[str] = None, filter_template: Optional[FilterLike] = None,
+                     id_root: Optional[str] = None, threads: Optional[int] = None) -> str:
     """Sample ``n`` rows uniformly over the corpus (seeded: the same seed, the same file) and
     write them as a queries file, as ``vforge generate-queries``; returns its path (default
     ``<prefix>/eval/queries_<n>.parquet``).  ``columns``: payload columns to copy (parquet
-    corpora); ``column``: the vector column when there are several."""
+    corpora); ``column``: the vector column when there are several.  ``filter_template``
+    (``--filter-template``; text, ``"@FILE"`` or a dict): a ``__filter__`` column, one filter per
+    query, ``"$key"`` the query row's own payload value, ``"$~key"`` a value drawn from the corpus
+    (default file ``queries_<n>_f<h>.parquet``)."""
     r = _vforge.generate_queries(_path(corpus), int(n), int(seed),
                                  list(columns) if columns is not None else None, column,
                                  _path(output) if output is not None else None, id_root,
-                                 _threads(threads))
+                                 _threads(threads), _filter_text(filter_template, "filter_template"))
     return r["path"]
 
 
@@ -297,7 +344,10 @@ def recall(hits: Any, truth: Any, k: int, *, ties: bool = False) -> float:
     of id lists; row i answers query i.  ``truth``: a ground-truth file
     (``brute_force_queries_<N>_k<K>.parquet``, rows in query order) or the :class:`Hits` of
     :func:`brute_force`.  ``ties=True`` also counts a returned id whose score equals the truth's
-    k-th within 1e-6 relative (``recall_max``; needs the hits' scores).
+    k-th within 1e-6 relative (``recall_max``; needs the hits' scores).  A filtered truth
+    (``brute_force(..., filter=)``) is scored as bench scores it: a query's recall is over
+    min(k, its true hits), and queries with no true hit are left out of the mean (0.0 when no
+    query has one).
     """
     hscores = None
     if isinstance(hits, tuple) and len(hits) == 2:
@@ -341,6 +391,7 @@ class Index:
     @classmethod
     def build(cls, source: PathOrArray, *, type: str = "sq8", nlist: Optional[int] = None,
               metric: Optional[str] = None, pq_m: Optional[int] = None,
+              pq_nbits: Optional[int] = None,
               rabitq_bits: Optional[int] = None, rerank: Optional[int] = None, seed: int = 1234,
               max_train: Optional[int] = None, column: Optional[str] = None,
               id_expression: Optional[str] = None, id_root: Optional[str] = None,
@@ -351,6 +402,7 @@ class Index:
         ``source``: a corpus as in :func:`open` (its dense vector, ``column`` among several;
         point ids from ``id_expression`` or the config) or an ``(n, d)`` array (ids are row
         numbers).  ``type``: flat, sq8, pq or rabitq; ``nlist`` default about 4·sqrt(rows);
+        ``pq_nbits``: 8 (default) or 4 (fast-scan PQ; pair with ``rerank``);
         ``metric``: cosine (default; a config: its distance), dot or euclid.  The same rows,
         parameters and seed give a byte-identical file whatever ``threads``.  ``report`` holds
         the build report (the ``--json`` keys).
@@ -361,7 +413,7 @@ class Index:
             out = _os.path.join(tmp, "index.ivf")
         else:
             out = _path(path)
-        kw = dict(nlist=int(nlist or 0), metric=metric, pq_m=int(pq_m or 0),
+        kw = dict(nlist=int(nlist or 0), metric=metric, pq_m=int(pq_m or 0), pq_nbits=int(pq_nbits or 0),
                   rabitq_bits=int(rabitq_bits or 0), rerank=int(rerank or 0), seed=int(seed),
                   max_train=int(max_train or 0), column=column, id_expression=id_expression,
                   id_root=id_root, spill_dir=spill_dir if spill_dir is not None else tmp,
@@ -381,7 +433,9 @@ class Index:
     def search(self, queries: ArrayLike, k: int, nprobe: int = 1, *, rerank: Optional[int] = None,
                threads: Optional[int] = None) -> Hits:
         """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
-        scores as :func:`brute_force`'s.  Returns :class:`Hits`."""
+        scores as :func:`brute_force`'s; ``rerank`` overrides the file's re-rank factor (a 4-bit
+        PQ index without stored vectors re-scores ``rerank * k`` candidates by float ADC).
+        Returns :class:`Hits`."""
         q = _matrix(queries, "queries")
         raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
                                 _threads(threads))
@@ -448,17 +502,70 @@ def load(config: Union[str, "os.PathLike[str]"], resume: bool = False, *, step: 
     return _json.loads(js)
 
 
+def _knob_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
 def bench(config: Optional[Union[str, "os.PathLike[str]"]] = None, *, queries: str,
-          ground_truth: str, k: int, store: Optional[str] = None, path: Optional[str] = None,
-          collection: Optional[str] = None, column: Optional[str] = None, concurrency: int = 1,
-          rps: Optional[float] = None, max_outstanding: Optional[int] = None,
-          hnsw_ef: Optional[int] = None, exact: bool = False, threads: Optional[int] = None) -> dict:
+          ground_truth: Optional[str] = None, k: int, store: Optional[str] = None,
+          path: Optional[str] = None, collection: Optional[str] = None, column: Optional[str] = None,
+          concurrency: Union[None, int, Sequence[int]] = None,
+          rps: Union[None, float, Sequence[float]] = None, max_outstanding: Optional[int] = None,
+          nprobe: Optional[int] = None, hnsw_ef: Optional[int] = None,
+          oversampling: Optional[float] = None, rescore: Optional[bool] = None, exact: bool = False,
+          filter: Optional[FilterLike] = None, warmup: int = 0,
+          sweep: Union[None, dict, Sequence[str]] = None, threads: Optional[int] = None) -> dict:
     """Run every query once against a store and measure recall@k, latency and QPS, as
     ``vforge bench``; returns the same dict as ``--json``: ``{k, queries, recall, recall_min,
-    recall_max, qps, latency_ms: {p50, p95, p99, max}, errors}``.  The store is the ``config``'s
-    vectorstore, or ``store="local", path=..., collection=...``."""
-    js = _vforge.bench(_path(queries), _path(ground_truth), int(k),
-                       _path(config) if config is not None else None, store, path, collection,
-                       column, int(concurrency), float(rps or 0.0), int(max_outstanding or 0),
-                       int(hnsw_ef or 0), bool(exact), _threads(threads))
+    recall_max, qps, latency_ms: {p50, p95, p99, max}, errors, ...}``.  The store is the
+    ``config``'s vectorstore, or ``store="local", path=..., collection=...``.
+
+    The flags' arguments: ``nprobe`` (local IVF), ``hnsw_ef``, ``oversampling``, ``rescore``,
+    ``exact`` (Qdrant), ``filter`` (``--filter``: text, ``"@FILE"`` or a dict), ``warmup``
+    (untimed queries first), ``concurrency`` / ``rps`` (a list of values is a sweep, the
+    throughput-latency curve), ``sweep`` (``--sweep``: ``{"nprobe": [1, 4, 16]}`` or
+    ``["nprobe=1,4,16"]``; several keys form the grid, the last varying fastest).  With a sweep
+    the result is ``{"points": [{"params": {...}, "recall": ..., ...}, ...]}``, as ``--json``.
+    ``ground_truth`` may be left out when ``queries`` is an ann-filtering-benchmark bundle."""
+    specs = []
+    if sweep is not None:
+        items = sweep.items() if isinstance(sweep, dict) else None
+        if items is None:
+            specs.extend(str(x) for x in sweep)
+        else:
+            for name, values in items:
+                if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                    values = [values]
+                specs.append(f"{name}=" + ",".join(_knob_text(v) for v in values))
+    fixed = {"nprobe": nprobe is not None, "hnsw-ef": hnsw_ef is not None,
+             "oversampling": oversampling is not None, "rescore": rescore is not None,
+             "exact": bool(exact), "concurrency": False, "rps": False}
+    conc, rate = 1, 0.0
+    if isinstance(concurrency, (list, tuple)):
+        specs.append("concurrency=" + ",".join(str(int(c)) for c in concurrency))
+    elif concurrency is not None:
+        conc, fixed["concurrency"] = int(concurrency), True
+    if isinstance(rps, (list, tuple)):
+        specs.append("rps=" + ",".join(_knob_text(r) for r in rps))
+    elif rps is not None:
+        rate, fixed["rps"] = float(rps), True
+    for spec in specs:
+        name = spec.split("=", 1)[0].strip()
+        if fixed.get(name):
+            raise UsageError(f"{name.replace('-', '_')}= and sweep {name}=...: give the value once "
+                             "(a fixed argument or a sweep)")
+    if conc < 1:
+        raise UsageError("concurrency must be at least 1")
+    if nprobe is not None and int(nprobe) < 1:
+        raise UsageError("nprobe must be at least 1")
+    if warmup < 0:
+        raise UsageError("warmup must be at least 0")
+    js = _vforge.bench(_path(queries), _path(ground_truth) if ground_truth is not None else None,
+                       int(k), _path(config) if config is not None else None, store, path,
+                       collection, column, conc, rate, int(max_outstanding or 0),
+                       int(hnsw_ef or 0), bool(exact), _threads(threads), _filter_text(filter),
+                       int(nprobe or 0), int(warmup), float(oversampling or 0.0),
+                       -1 if rescore is None else int(bool(rescore)), specs)
     return _json.loads(js)

@@ -26,6 +26,7 @@ static const cli_opt BUILD_OPTS[] = {
     {"type", "T", "list codes: flat, sq8, pq or rabitq (required)"},
     {"nlist", "N", "inverted lists (default: about 4*sqrt(rows))"},
     {"pq-m", "M", "pq: sub-quantizers, a divisor of the dimension (default: dim/4)"},
+    {"pq-nbits", "B", "pq: bits per code, 8 (default) or 4 (SIMD fast scan; pair with --rerank)"},
     {"rabitq-bits", "B", "rabitq: bits per dimension, 1..8 (default 1)"},
     {"rerank", "R", "keep float32 vectors and re-rank the best R*k candidates exactly (default 0: off)"},
     {"metric", "M", "cosine (default), dot or euclid"},
@@ -39,7 +40,8 @@ static const cli_opt BUILD_OPTS[] = {
     {NULL, NULL, NULL}};
 
 static const cli_cmd CLI_INDEX_BUILD = {
-    "index build", "URI|CONFIG|VECFILE --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] [--rabitq-bits B] "
+    "index build", "URI|CONFIG|VECFILE --output FILE --type flat|sq8|pq|rabitq [--nlist N] [--pq-m M] "
+    "[--pq-nbits 4|8] [--rabitq-bits B] "
     "[--rerank R] [--metric M] [--seed S] [--column NAME] [--id-expression E] [--json]",
     "Build an IVF index file from the dense vector column of a corpus.  The rows are streamed\n"
     "once (one row group at a time) and spilled compressed beside the output; the coarse\n"
@@ -60,7 +62,8 @@ static const cli_opt SEARCH_OPTS[] = {
     {"queries", "Q", "queries parquet file (query_id + a dense vector column; required)"},
     {"k", "K", "neighbours per query (required)"},
     {"nprobe", "P", "lists scanned per query (default max(16, nlist/16); capped at nlist)"},
-    {"rerank", "R", "override the file's re-rank factor (needs an index built with --rerank)"},
+    {"rerank", "R", "override the file's re-rank factor (needs an index built with --rerank; "
+     "a 4-bit pq index without it re-scores R*k candidates by float ADC)"},
     {"column", "NAME", "the vector column of the queries file (needed only when several exist)"},
     {"output", "FILE", "results file (default: <dir of Q>/ivf_<name of Q>_k<K>.parquet)"},
     {"ground-truth", "GT", "also report recall@k against this brute-force file"},
@@ -87,8 +90,9 @@ static const cli_opt INFO_OPTS[] = {
 
 static const cli_cmd CLI_INDEX_INFO = {
     "index info", "FILE [--json]",
-    "Print an index file's parameters (type, metric, dim, nlist, pq_m, rabitq_bits, rerank,\n"
-    "seed, version), its rows and size, and the list sizes (min, max, max/mean, balance).\n"
+    "Print an index file's parameters (type, metric, dim, nlist, pq_m, pq_nbits, rabitq_bits,\n"
+    "rerank, seed, version), its rows and size, and the list sizes (min, max, max/mean,\n"
+    "balance).\n"
     "Opening checks every section bound and the file checksum.",
     INFO_OPTS, 1, 1};
 
@@ -163,12 +167,18 @@ static int index_build(int argc, char **argv) {
     st = vf_error_set(&err, VF_EUSAGE, "index build: --metric '%s': expected cosine, dot or euclid", m);
   if (st == VF_OK) st = get_u32_pos(c, &a, "nlist", &p.nlist, &err);
   if (st == VF_OK) st = get_u32_pos(c, &a, "pq-m", &p.pq_m, &err);
+  if (st == VF_OK) st = get_u32(c, &a, "pq-nbits", &p.pq_nbits, &err);
+  if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.pq_nbits != 4 && p.pq_nbits != 8)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits must be 4 or 8 (got %s)",
+                      cli_get(c, &a, "pq-nbits"));
   if (st == VF_OK) st = get_u32(c, &a, "rabitq-bits", &p.rabitq_bits, &err);
   if (st == VF_OK) st = get_u32(c, &a, "rerank", &p.rerank, &err);
   if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 1234, &p.seed, &err);
   if (st == VF_OK) st = cli_get_u64(c, &a, "max-train", 0, &p.max_train, &err);
   if (st == VF_OK && cli_get(c, &a, "pq-m") && p.type != IVF_PQ)
     st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-m needs --type pq");
+  if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.type != IVF_PQ)
+    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits needs --type pq");
   if (st == VF_OK && cli_get(c, &a, "rabitq-bits") && p.type != IVF_RABITQ)
     st = vf_error_set(&err, VF_EUSAGE, "index build: --rabitq-bits needs --type rabitq");
   p.threads = vf_threads();
@@ -292,7 +302,7 @@ static int index_search(int argc, char **argv) {
   memset(&info, 0, sizeof info);
   if (st == VF_OK) ivf_info_get(ix, &info);
   if (st == VF_OK && nprobe == 0) nprobe = ivf_default_nprobe(info.nlist); /* the store's rule */
-  if (st == VF_OK && rerank && !info.rerank)
+  if (st == VF_OK && rerank && !info.rerank && !(info.type == IVF_PQ && info.pq_nbits == 4))
     st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
                       "(%s keeps no float32 vectors)", a.pos[0]);
   if (st == VF_OK) st = ev_queries_read(qpath, cli_get(c, &a, "column"), &q, &err);
@@ -451,10 +461,12 @@ static int index_info(int argc, char **argv) {
       vf_buf b;
       vf_buf_init(&b, 0);
       st = vf_buf_printf(&b, &err, "{\"version\":%u,\"type\":\"%s\",\"metric\":\"%s\",\"dim\":%d,"
-                         "\"nlist\":%u,\"pq_m\":%u,\"rabitq_bits\":%u,\"rerank\":%u,\"seed\":%" PRIu64
+                         "\"nlist\":%u,\"pq_m\":%u,\"pq_nbits\":%u,\"rabitq_bits\":%u,\"rerank\":%u,"
+                         "\"seed\":%" PRIu64
                          ",\"rows\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"list_min\":%u,\"list_max\":%u,"
                          "\"list_max_over_mean\":", in.version, ivf_code_name(in.type),
-                         idx_metric_name(in.metric), (int)in.dim, in.nlist, in.pq_m, in.rabitq_bits,
+                         idx_metric_name(in.metric), (int)in.dim, in.nlist, in.pq_m, in.pq_nbits,
+                         in.rabitq_bits,
                          in.rerank, in.seed, in.rows, in.file_bytes, in.list_min, in.list_max);
       if (st == VF_OK) st = vf_json_f64(&b, in.list_max_over_mean, &err);
       if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", &err);
@@ -466,7 +478,7 @@ static int index_info(int argc, char **argv) {
       printf("file:        %s\nversion:     %u\ntype:        %s\nmetric:      %s\ndim:         %d\n"
              "rows:        %" PRIu64 "\nnlist:       %u\n", a.pos[0], in.version, ivf_code_name(in.type),
              idx_metric_name(in.metric), (int)in.dim, in.rows, in.nlist);
-      if (in.type == IVF_PQ) printf("pq_m:        %u\n", in.pq_m);
+      if (in.type == IVF_PQ) printf("pq_m:        %u\npq_nbits:    %u\n", in.pq_m, in.pq_nbits);
       if (in.type == IVF_RABITQ) printf("rabitq_bits: %u\n", in.rabitq_bits);
       printf("rerank:      %u%s\nseed:        %" PRIu64 "\nfile bytes:  %" PRIu64 "\n"
              "lists:       min %u, max %u, max/mean %.3f, balance %.3f\n", in.rerank,

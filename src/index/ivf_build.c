@@ -160,6 +160,8 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
     return vf_error_set(err, VF_EUSAGE, "index build: pq_m %u does not divide dim %d", p->pq_m, p->dim);
   if (p->type == IVF_RABITQ && p->rabitq_bits > 8)
     return vf_error_set(err, VF_EUSAGE, "index build: rabitq_bits %u out of 1..8", p->rabitq_bits);
+  if (p->type == IVF_PQ && p->pq_nbits != 0 && p->pq_nbits != 4 && p->pq_nbits != 8)
+    return vf_error_set(err, VF_EUSAGE, "index build: pq_nbits %u (expected 4 or 8)", p->pq_nbits);
   ivf_builder *b = vf_calloc(1, sizeof *b);
   if (!b) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   b->spill_fd = b->assign_fd = b->out_fd = -1;
@@ -178,6 +180,7 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
     b->p.pq_m = m;
   }
   if (b->p.type != IVF_PQ) b->p.pq_m = 0;
+  b->p.pq_nbits = b->p.type != IVF_PQ ? 0 : b->p.pq_nbits == 4 ? 4 : 8;
   if (b->p.type == IVF_FLAT) b->p.rerank = 0; /* flat scores are exact already */
   b->budget = b->p.memory_budget ? b->p.memory_budget : vf_memory_budget();
   b->total_hint = total_rows;
@@ -407,11 +410,12 @@ static void enc_worker(void *arg, int t) {
       for (size_t m = 0; m < g->m; m++) {
         for (size_t i = 0; i < nr; i++)
           memcpy(rot + i * g->dsub, res + i * W + m * g->dsub, g->dsub * 4);
-        const float *cb = j->q->pq_cb + m * 256 * g->dsub, *cn = j->pqnorm + m * 256;
-        vf_sgemm_nt(nr, 256, g->dsub, rot, g->dsub, cb, g->dsub, ip, 256);
+        size_t ks = g->ksub;
+        const float *cb = j->q->pq_cb + m * ks * g->dsub, *cn = j->pqnorm + m * ks;
+        vf_sgemm_nt(nr, ks, g->dsub, rot, g->dsub, cb, g->dsub, ip, ks);
         for (size_t i = 0; i < nr; i++) {
           uint32_t bc;
-          K->argmin(cn, ip + i * 256, 256, &bc);
+          K->argmin(cn, ip + i * ks, ks, &bc);
           out[i * g->code_size + m] = (uint8_t)bc;
         }
       }
@@ -456,21 +460,28 @@ static vf_status flush_list(writer *w, uint32_t l, bool final, vf_error *err) {
   vf_status st = write_at(b->out_fd, L->rows, n * 8, base + L->written * 8, b->tmp_path, err);
   if (st) return st;
   if (g->type == IVF_PQ) {
-    size_t nblk = (n + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK, need = nblk * IVF_PQ_BLOCK * g->m;
+    size_t nblk = (n + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK, need = nblk * g->pq_block_bytes;
     if (need > w->tcap) {
       uint8_t *t = vf_realloc(w->tbuf, need);
       if (!t) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
       w->tbuf = t;
       w->tcap = need;
     }
-    memset(w->tbuf, 0, need);
-    for (size_t i = 0; i < n; i++) {
-      uint8_t *blk = w->tbuf + (i / IVF_PQ_BLOCK) * IVF_PQ_BLOCK * g->m;
-      for (size_t m = 0; m < g->m; m++)
-        blk[m * IVF_PQ_BLOCK + i % IVF_PQ_BLOCK] = L->codes[i * g->m + m];
+    if (g->nbits == 4) {
+      for (size_t bi = 0; bi < nblk; bi++) {
+        size_t r0 = bi * IVF_PQ_BLOCK, nr = n - r0 < IVF_PQ_BLOCK ? n - r0 : IVF_PQ_BLOCK;
+        ivf_pq4_pack(L->codes + r0 * g->m, nr, g->m, w->tbuf + bi * g->pq_block_bytes);
+      }
+    } else {
+      memset(w->tbuf, 0, need);
+      for (size_t i = 0; i < n; i++) {
+        uint8_t *blk = w->tbuf + (i / IVF_PQ_BLOCK) * g->pq_block_bytes;
+        for (size_t m = 0; m < g->m; m++)
+          blk[m * IVF_PQ_BLOCK + i % IVF_PQ_BLOCK] = L->codes[i * g->m + m];
+      }
     }
-    st = write_at(b->out_fd, w->tbuf, need, code_base + L->written / IVF_PQ_BLOCK * IVF_PQ_BLOCK * g->m,
-                  b->tmp_path, err);
+    st = write_at(b->out_fd, w->tbuf, need,
+                  code_base + L->written / IVF_PQ_BLOCK * g->pq_block_bytes, b->tmp_path, err);
   } else {
     st = write_at(b->out_fd, L->codes, n * g->code_size, code_base + L->written * g->code_size,
                   b->tmp_path, err);
@@ -648,7 +659,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     f->cnorm[l] = s;
   }
   ivf_geom g;
-  ivf_geom_init(&g, b->p.type, d, b->p.pq_m, b->p.rabitq_bits);
+  ivf_geom_init(&g, b->p.type, d, b->p.pq_m, b->p.pq_nbits, b->p.rabitq_bits);
   f->q.g = g;
   if (g.type == IVF_PQ) {
     f->res = vf_mallocarray(ns, d * sizeof(float));
@@ -659,9 +670,9 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     if ((st = ivf_pq_train(&f->q, f->res, ns, b->p.seed, threads, phase_of(b), err))) return st;
     free(f->res);
     f->res = NULL;
-    f->pqnorm = vf_mallocarray(g.m * 256, sizeof(float));
+    f->pqnorm = vf_mallocarray(g.m * g.ksub, sizeof(float));
     if (!f->pqnorm) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
-    for (size_t i = 0; i < g.m * 256; i++) {
+    for (size_t i = 0; i < g.m * g.ksub; i++) {
       const float *c = f->q.pq_cb + i * g.dsub;
       float s = 0.0f;
       for (size_t e = 0; e < g.dsub; e++)
@@ -743,7 +754,8 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
 
   /* 3. layout */
   ivf_hdr h = {0};
-  h.version = IVF_VERSION;
+  h.version = g.type == IVF_PQ && g.nbits == 4 ? IVF_VERSION_PQ4 : IVF_VERSION;
+  h.pq_nbits = h.version >= IVF_VERSION_PQ4 ? g.nbits : 0;
   h.metric = (uint32_t)b->p.metric;
   h.dim = (int32_t)d;
   h.type = (uint32_t)g.type;

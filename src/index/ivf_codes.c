@@ -8,9 +8,13 @@
  *  - SQ8: per dimension, code = round((r_j - min_j) / step_j), step_j = (max_j - min_j) / 255,
  *    where min/max are taken over the residuals of EVERY encoded row (the builder makes a bounds
  *    pass over the whole spill before encoding), so nothing is clipped.
- *  - PQ: m sub-quantizers of 256 centroids each, trained by k-means on at most 256*64 residuals
- *    of the training sample (10 iterations, sub-quantizers in parallel); codes are written
- *    transposed in blocks of 32 rows (ivf_build.c) and scanned with per-list lookup tables.
+ *  - PQ: m sub-quantizers of 256 centroids each (8 bits) or 16 (4 bits), trained by k-means on
+ *    at most 65536 residuals of the training sample (sub-quantizers in parallel); codes are
+ *    written transposed in blocks of 32 rows (ivf_build.c) and scanned with per-list lookup
+ *    tables.  4-bit codes are packed two per byte in the "fast scan" layout (ivf_pq4_pack) and
+ *    scanned with their tables quantised to u8 (ivf_kern.pq4_quant), 16 entries per sub-quantizer
+ *    held in a SIMD register: one vpshufb looks up 32 rows (FAISS's PQ fast scan idea, André et
+ *    al., "Accelerated nearest neighbor search with quick ADC", 2017).
  *  - RaBitQ: residuals are zero-padded to D (d rounded up to 64), rotated by a seeded random
  *    orthogonal matrix P (Gaussian + modified Gram-Schmidt) and normalised: o = P r / |P r|.
  *    With B bits per dimension, o is quantised uniformly on [-m, m] (m = max |o_i|) into
@@ -49,7 +53,8 @@ bool ivf_code_parse(const char *name, ivf_code *out) {
 
 /* --------------------------------------------------------------- geometry */
 
-void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t bits) {
+void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t pq_nbits,
+                   uint32_t rabitq_bits) {
   memset(g, 0, sizeof *g);
   g->type = type;
   g->d = d;
@@ -59,26 +64,29 @@ void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t b
   case IVF_PQ:
     g->m = pq_m;
     g->dsub = pq_m ? d / pq_m : 0;
+    g->nbits = pq_nbits == 4 ? 4 : 8;
+    g->ksub = (size_t)1 << g->nbits;
     g->code_size = pq_m;
+    g->pq_block_bytes = IVF_PQ_BLOCK * (g->nbits == 4 ? (pq_m + 1) / 2 : pq_m);
     break;
   case IVF_RABITQ:
     g->D = (d + 63) / 64 * 64;
-    g->bits = bits;
-    g->code_size = IVF_RABITQ_NF * 4 + (bits == 1 ? g->D / 8 : g->D);
+    g->bits = rabitq_bits;
+    g->code_size = IVF_RABITQ_NF * 4 + (rabitq_bits == 1 ? g->D / 8 : g->D);
     break;
   }
 }
 
 uint64_t ivf_list_code_bytes(const ivf_geom *g, uint64_t count) {
   if (g->type == IVF_PQ)
-    return (count + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK * IVF_PQ_BLOCK * (uint64_t)g->m;
+    return (count + IVF_PQ_BLOCK - 1) / IVF_PQ_BLOCK * (uint64_t)g->pq_block_bytes;
   return count * (uint64_t)g->code_size;
 }
 
 uint64_t ivf_quant_bytes(const ivf_geom *g) {
   switch (g->type) {
   case IVF_SQ8: return 2 * (uint64_t)g->d * 4;
-  case IVF_PQ: return (uint64_t)g->m * 256 * g->dsub * 4;
+  case IVF_PQ: return (uint64_t)g->m * g->ksub * g->dsub * 4;
   case IVF_RABITQ: return (uint64_t)g->D * g->D * 4;
   default: return 0;
   }
@@ -196,8 +204,8 @@ static void pq_worker(void *arg, int t) {
       size_t r = (size_t)((uint64_t)i * j->n / j->nt);
       memcpy(sub + i * g->dsub, j->res + r * g->d + m * g->dsub, g->dsub * sizeof(float));
     }
-    size_t k = j->nt < 256 ? j->nt : 256;
-    float *cb = j->q->pq_cb + m * 256 * g->dsub;
+    size_t k = j->nt < g->ksub ? j->nt : g->ksub;
+    float *cb = j->q->pq_cb + m * g->ksub * g->dsub;
     idx_kmeans_opts o = {.iters = PQ_TRAIN_ITERS, .seed = j->seed + m * 0x9e37ull, .threads = 1};
     vf_error e = {0};
     vf_status st = idx_kmeans(sub, j->nt, g->dsub, k, &o, cb, NULL, &e);
@@ -206,7 +214,7 @@ static void pq_worker(void *arg, int t) {
       atomic_compare_exchange_strong(&j->failed, &zero, (int)st);
       continue;
     }
-    for (size_t c = k; c < 256; c++) /* fewer than 256 rows: unused copies (never chosen) */
+    for (size_t c = k; c < g->ksub; c++) /* fewer rows than centroids: unused copies */
       memcpy(cb + c * g->dsub, cb, g->dsub * sizeof(float));
     atomic_fetch_add(&j->done, 1);
   }
@@ -217,7 +225,7 @@ vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, 
                        const char *progress, vf_error *err) {
   const ivf_geom *g = &q->g;
   if (n == 0) return vf_error_set(err, VF_EUSAGE, "pq: no training rows");
-  q->pq_cb = vf_mallocarray(g->m * 256 * g->dsub, sizeof(float));
+  q->pq_cb = vf_mallocarray(g->m * g->ksub * g->dsub, sizeof(float));
   size_t nt = n < PQ_TRAIN_ROWS ? n : PQ_TRAIN_ROWS;
   if (threads < 1) threads = 1;
   if ((size_t)threads > g->m) threads = (int)g->m;
@@ -300,6 +308,15 @@ void ivf_encode_sq8(const ivf_quant *q, const float *res, uint8_t *out) {
     v = nearbyintf(v);
     out[j] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
   }
+}
+
+/* ivf_pq4_pack(): see ivf_internal.h. */
+void ivf_pq4_pack(const uint8_t *codes, size_t n, size_t m, uint8_t *blk) {
+  size_t ng = (m + 1) / 2;
+  memset(blk, 0, ng * IVF_PQ_BLOCK);
+  for (size_t j = 0; j < n; j++)
+    for (size_t i = 0; i < m; i++)
+      blk[(i / 2) * IVF_PQ_BLOCK + j] |= (uint8_t)((codes[j * m + i] & 15u) << (i % 2 ? 4 : 0));
 }
 
 void ivf_encode_rabitq(const ivf_quant *q, const float *rres, uint8_t *out) {

@@ -2,17 +2,20 @@
  * ivf_file.c — the IVF index file: header serialisation, open (mmap) with full validation,
  * info, ids.
  *
- * Layout (version 1, little-endian; every section starts at a multiple of 64 bytes):
+ * Layout (versions 1 and 2, little-endian; every section starts at a multiple of 64 bytes):
  *
  *   offset  size  field
  *   0       8     magic "VFIVF\0\0\1"
- *   8       4     u32 version (1)
+ *   8       4     u32 version (1; 2 for 4-bit PQ, the only files version 1 cannot describe:
+ *                 the writer uses the lowest version that holds the file, so every other index
+ *                 stays readable by builds that know version 1 only)
  *   12      4     u32 metric (corpus_distance: 0 cosine, 1 dot, 2 euclid)
  *   16      4     i32 dim
  *   20      4     u32 type (ivf_code: 0 flat, 1 sq8, 2 pq, 3 rabitq)
  *   24      4     u32 nlist
  *   28      4     u32 pq_m (PQ; else 0)
- *   32      4     u32 rabitq_bits (RaBitQ, 1..8; else 0)
+ *   32      4     u32 bits: rabitq_bits (RaBitQ, 1..8); pq_nbits (PQ in version 2: 4 or 8;
+ *                 version 1 PQ is 8 bits and stores 0); else 0
  *   36      4     u32 rerank (0: no re-rank vectors)
  *   40      8     u64 seed
  *   48      8     u64 rows
@@ -20,7 +23,7 @@
  *   64      112   section table: 7 x {u64 offset, u64 length}, in this order and file order:
  *     centroids        nlist x dim float32 (COSINE: unit norm)
  *     quantizer        SQ8: min[dim], step[dim] float32 (residual bounds);
- *                      PQ: pq_m x 256 x (dim/pq_m) float32 codebooks of the residuals;
+ *                      PQ: pq_m x 2^pq_nbits x (dim/pq_m) float32 codebooks of the residuals;
  *                      RaBitQ: D x D float32 orthogonal rotation, D = dim rounded up to 64;
  *                      flat: empty
  *     list directory   nlist x {u64 offset within "lists", u64 count, u64 position} where
@@ -29,7 +32,9 @@
  *                      to 64 bytes), then the codes (padded to 64 bytes):
  *                        flat: count x dim float32;  sq8: count x dim u8;
  *                        pq: ceil(count/32) blocks of 32 rows, each pq_m x 32 u8 (transposed,
- *                            the padding rows of the last block are zero);
+ *                            the padding rows of the last block are zero); 4 bits:
+ *                            ceil(pq_m/2) x 32 bytes, byte j of group p = code(j, 2p) |
+ *                            code(j, 2p+1) << 4 (ivf_pq4_pack; zero nibbles pad an odd pq_m);
  *                        rabitq: count x {float32 |r|, <xbar,o>, a, b; D/8 bytes of sign bits
  *                            (1 bit) or D u8 levels (2..8 bits)}
  *     id offsets       (rows + 1) x u64 into "ids" (first 0, non-decreasing, last = its length)
@@ -81,7 +86,7 @@ void ivf_hdr_write(const ivf_hdr *h, uint8_t out[IVF_HEADER_BYTES]) {
   put32(out + 20, h->type);
   put32(out + 24, h->nlist);
   put32(out + 28, h->pq_m);
-  put32(out + 32, h->rabitq_bits);
+  put32(out + 32, h->type == IVF_PQ && h->version >= IVF_VERSION_PQ4 ? h->pq_nbits : h->rabitq_bits);
   put32(out + 36, h->rerank);
   put64(out + 40, h->seed);
   put64(out + 48, h->rows);
@@ -110,6 +115,12 @@ static void hdr_read(const uint8_t *p, ivf_hdr *h) {
     h->len[s] = get64(p + 72 + 16 * s);
   }
   memcpy(h->corpus_id, p + 64 + 16 * IVF_NSECTIONS, 16);
+  if (h->type == IVF_PQ && h->version >= IVF_VERSION_PQ4) { /* offset 32 holds the PQ bits */
+    h->pq_nbits = h->rabitq_bits;
+    h->rabitq_bits = 0;
+  } else {
+    h->pq_nbits = 0;
+  }
 }
 
 int ivf_tie_by_id(const void *user, int64_t a, int64_t b) {
@@ -169,7 +180,8 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   if (memcmp(p, IVF_MAGIC, 8) != 0) BAD("header", "bad magic (not a vforge IVF index)");
   ivf_hdr *h = &ix->h;
   hdr_read(p, h);
-  if (h->version != IVF_VERSION) BAD("header", "version %u, this build reads %u", h->version, IVF_VERSION);
+  if (h->version < IVF_VERSION || h->version > IVF_VERSION_PQ4)
+    BAD("header", "version %u, this build reads %u..%u", h->version, IVF_VERSION, IVF_VERSION_PQ4);
   if (h->file_bytes != size)
     BAD("header", "file is %zu bytes, the header says %llu (truncated or extended)", size,
         (unsigned long long)h->file_bytes);
@@ -183,6 +195,11 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     BAD("header", "pq_m %u does not divide dim %zu", h->pq_m, d);
   if (h->type == IVF_RABITQ && (h->rabitq_bits < 1 || h->rabitq_bits > 8))
     BAD("header", "rabitq_bits %u out of 1..8", h->rabitq_bits);
+  if (h->version >= IVF_VERSION_PQ4 && h->type == IVF_PQ && h->pq_nbits != 4 && h->pq_nbits != 8)
+    BAD("header", "pq_nbits %u (expected 4 or 8)", h->pq_nbits);
+  if (h->version >= IVF_VERSION_PQ4 && h->type != IVF_PQ && h->pq_nbits != 0)
+    BAD("header", "pq_nbits %u on a %s index (expected 0)", h->pq_nbits,
+        ivf_code_name((ivf_code)h->type));
   { /* checksum first: later checks then only meet a file as it was written (or a forgery) */
     ivf_hash hs;
     ivf_hash_init(&hs);
@@ -190,7 +207,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     if (ivf_hash_final(&hs) != get64(p + size - 8))
       BAD("checksum", "checksum mismatch (the file is damaged)");
   }
-  ivf_geom_init(&ix->g, (ivf_code)h->type, d, h->pq_m, h->rabitq_bits);
+  ivf_geom_init(&ix->g, (ivf_code)h->type, d, h->pq_m, h->pq_nbits, h->rabitq_bits);
   const ivf_geom *g = &ix->g;
   uint64_t want[IVF_NSECTIONS] = {0};
   want[IVF_S_CENTROIDS] = (uint64_t)h->nlist * d * 4;
@@ -276,6 +293,37 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
       s += c[e] * c[e];
     ix->cnorm[l] = s;
   }
+  if (g->type == IVF_PQ && g->nbits == 4) { /* codebooks m x 16 x dsub -> m x dsub x 16 */
+    ix->pq4_cbt = vf_mallocarray(g->m * 16 * g->dsub, sizeof(float));
+    if (!ix->pq4_cbt) {
+      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+      goto fail;
+    }
+    for (size_t i = 0; i < g->m; i++)
+      for (size_t c = 0; c < 16; c++)
+        for (size_t j = 0; j < g->dsub; j++)
+          ix->pq4_cbt[(i * g->dsub + j) * 16 + c] = ix->q.pq_cb[(i * 16 + c) * g->dsub + j];
+    /* euclid: the list terms |C_ic|^2 + 2 c_l,i . C_ic of the tables (ivf_internal.h) */
+    if (h->metric == CORPUS_EUCLID && (uint64_t)h->nlist * g->m * 16 * 4 <= IVF_PQ4_PRE_MAX) {
+      ix->pq4_pre = vf_mallocarray((size_t)h->nlist * g->m * 16, sizeof(float));
+      if (!ix->pq4_pre) {
+        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
+        goto fail;
+      }
+      for (uint32_t l = 0; l < h->nlist; l++)
+        for (size_t i = 0; i < g->m; i++) {
+          const float *c = ix->centroids + (size_t)l * d + i * g->dsub;
+          float *t = ix->pq4_pre + ((size_t)l * g->m + i) * 16;
+          for (size_t e = 0; e < 16; e++) {
+            const float *cb = ix->q.pq_cb + (i * 16 + e) * g->dsub;
+            float s = 0.0f;
+            for (size_t j = 0; j < g->dsub; j++)
+              s += cb[j] * (cb[j] + 2.0f * c[j]);
+            t[e] = s;
+          }
+        }
+    }
+  }
   if (g->type == IVF_RABITQ) {
     size_t D = g->D;
     ix->rcent = vf_mallocarray((size_t)h->nlist * D, sizeof(float));
@@ -302,6 +350,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   in->dim = h->dim;
   in->nlist = h->nlist;
   in->pq_m = h->pq_m;
+  in->pq_nbits = h->type == IVF_PQ ? ix->g.nbits : 0;
   in->rabitq_bits = h->rabitq_bits;
   in->rerank = h->rerank;
   in->seed = h->seed;
@@ -339,6 +388,8 @@ void ivf_close(ivf_index *ix) {
   if (ix->map) munmap((void *)(uintptr_t)ix->map, ix->size);
   free(ix->cnorm);
   free(ix->rcent);
+  free(ix->pq4_cbt);
+  free(ix->pq4_pre);
   free(ix->path);
   free(ix);
 }

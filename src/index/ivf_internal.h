@@ -14,10 +14,13 @@
 /* ------------------------------------------------------------- file format */
 
 #define IVF_MAGIC "VFIVF\0\0\1"
-#define IVF_VERSION 1u
+#define IVF_VERSION 1u     /* every file that version 1 can describe is written as version 1 */
+#define IVF_VERSION_PQ4 2u /* version 2: a PQ file's u32 pq_nbits at offset 32 (4-bit PQ files) */
 #define IVF_HEADER_BYTES 192u
 #define IVF_ALIGN 64u
 #define IVF_PQ_BLOCK 32u /* PQ codes are stored in blocks of 32 rows, transposed per block */
+#define IVF_PQ4_CHUNK 128u /* 4-bit PQ: code pairs summed in u16 per call (128*2*255 < 65536) */
+#define IVF_QGROUP 4u      /* queries scored together against the centroids */
 #define IVF_RABITQ_NF 4u /* floats per RaBitQ row record before the code bytes */
 
 enum {
@@ -40,12 +43,19 @@ typedef struct ivf_geom {
   ivf_code type;
   size_t d;         /* dimension */
   size_t m, dsub;   /* PQ */
+  uint32_t nbits;   /* PQ bits per code: 8 or 4 */
+  size_t ksub;      /* PQ centroids per sub-quantizer: 1 << nbits */
   size_t D;         /* RaBitQ rotated dimension (d rounded up to 64) */
   uint32_t bits;    /* RaBitQ bits */
-  size_t code_size; /* bytes per row record (PQ: m, stored in transposed blocks) */
+  size_t code_size; /* bytes per row record (PQ: m, one code per byte, until the builder packs
+                       them into transposed blocks) */
+  size_t pq_block_bytes; /* PQ: bytes of one 32-row block in a list (8 bits: 32*m; 4 bits:
+                            32*ceil(m/2), two codes per byte) */
 } ivf_geom;
 
-void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t bits);
+/*! ivf_geom_init() : the geometry of a code type; pq_nbits 0 means 8. */
+void ivf_geom_init(ivf_geom *g, ivf_code type, size_t d, size_t pq_m, uint32_t pq_nbits,
+                   uint32_t rabitq_bits);
 /*! ivf_list_code_bytes() : bytes of the codes of a list of `count` rows (unpadded). */
 uint64_t ivf_list_code_bytes(const ivf_geom *g, uint64_t count);
 /*! ivf_list_bytes() : bytes of one list in S_LISTS (rows + codes, each padded to 64). */
@@ -101,15 +111,15 @@ vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, cons
 typedef struct ivf_quant {
   ivf_geom g;
   float *sq_min, *sq_step;  /* SQ8: per-dimension bounds of the residuals */
-  float *pq_cb;             /* PQ: m x 256 x dsub */
+  float *pq_cb;             /* PQ: m x ksub x dsub */
   float *rot;               /* RaBitQ: D x D orthogonal, row-major (rotated = rot * v) */
 } ivf_quant;
 
 void ivf_quant_free(ivf_quant *q);
-/*! ivf_pq_train() : codebooks from `n` residuals (n x d), capped at 256*64 rows per
- *  sub-quantizer, few iterations, sub-quantizers trained in parallel.  `progress`: NULL, or the
- *  phase of a "pq codebooks" stage reporting the sub-quantizers done.  Polls vf_cancelled().
- *  @return : VF_ENOMEM, VF_ECANCELED. */
+/*! ivf_pq_train() : codebooks (ksub centroids per sub-quantizer) from `n` residuals (n x d),
+ *  capped at 65536 rows, few iterations, sub-quantizers trained in parallel.
+ *  `progress`: NULL, or the phase of a "pq codebooks" stage reporting the sub-quantizers done.
+ *  Polls vf_cancelled().  @return : VF_ENOMEM, VF_ECANCELED. */
 vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, int threads,
                        const char *progress, vf_error *err);
 /*! ivf_rabitq_rotation() : a seeded random orthogonal D x D matrix into q->rot. */
@@ -121,6 +131,34 @@ void ivf_encode_sq8(const ivf_quant *q, const float *res, uint8_t *out);
 /* RaBitQ: `rres` is the rotated residual (D floats). */
 void ivf_encode_rabitq(const ivf_quant *q, const float *rres, uint8_t *out);
 
+/* 4-bit PQ block layout (the "fast scan" layout): a block of 32 rows holds ceil(m/2) groups of
+ * 32 bytes; byte j of group p is code(row j, sub-quantizer 2p) | code(row j, 2p+1) << 4 (a
+ * missing sub-quantizer 2p+1 of an odd m, and padding rows, are 0).  A group is what one AVX2
+ * vpshufb pair looks up: 32 rows against two 16-entry tables. */
+/*! ivf_pq4_pack() : the block of `n` <= 32 rows whose codes are `codes` (n x m, one per byte,
+ *  row-major) into `blk` (32 * ceil(m/2) bytes). */
+void ivf_pq4_pack(const uint8_t *codes, size_t n, size_t m, uint8_t *blk);
+/*! ivf_pq4_code() : code (row j of a block, sub-quantizer i) of a packed block. */
+static inline unsigned ivf_pq4_code(const uint8_t *blk, size_t j, size_t i) {
+  uint8_t b = blk[(i / 2) * IVF_PQ_BLOCK + j];
+  return i % 2 ? b >> 4 : b & 15u;
+}
+
+/* A 4-bit PQ lookup table quantised to u8 for one (query, list): t[i][c] ~ bias_i + q[i][c]/a
+ * with q = round(a * (t - bias_i)), a = 255 / (the largest span of one sub-quantizer's table).
+ * Tables are "distances" (smaller is nearer); the estimate of a row is bias + sum(q) / a. */
+typedef struct ivf_pq4_lut {
+  uint8_t *q;   /* ceil(m/2) groups x 32 bytes: the tables of sub-quantizers 2p and 2p+1 */
+  float bias;   /* sum of the per-table minima */
+  float inv_a;  /* 1 / a (0 when every table is constant) */
+  float *lo;    /* scratch of m floats (the per-table minima), provided with q */
+} ivf_pq4_lut;
+/* 4-bit PQ, euclid: the list part of the tables, pre[l][i][c] = |C_ic|^2 + 2 c_l,i . C_ic, is
+ * computed at open when nlist x m x 16 floats fit this many bytes; a list's tables are then
+ * pre[l] - 2 q_i . C_ic (the query part, once per query) plus |q - c_l|^2 (the coarse score).
+ * Larger indexes compute |q_i - c_l,i - C_ic|^2 per list. */
+#define IVF_PQ4_PRE_MAX ((uint64_t)64 << 20)
+
 /* -------------------------------------------------------------- kernels */
 
 typedef struct ivf_kern {
@@ -131,6 +169,25 @@ typedef struct ivf_kern {
   float (*u8_dot)(const float *w, const uint8_t *c, size_t d);
   /* PQ: out[j] = sum_i lut[i*256 + codes[i*32 + j]] for the 32 rows of one block */
   void (*pq_block)(const float *lut, const uint8_t *codes, size_t m, float *out);
+  /* 4-bit PQ: out[j] = sum over groups p < ng (ng <= IVF_PQ4_CHUNK) of
+   * lut[32p + (codes[32p + j] & 15)] + lut[32p + 16 + (codes[32p + j] >> 4)], the 32 rows of one
+   * block (ivf_pq4_pack layout); returns the mask of the rows j with out[j] <= bound (bit j).
+   * Integer sums: every variant returns the same values. */
+  uint32_t (*pq4_block)(const uint8_t *lut, const uint8_t *codes, size_t ng, uint16_t bound,
+                        uint16_t *out);
+  /* 4-bit PQ tables of one residual x (m * dsub floats) against codebooks stored transposed
+   * (cbt: m x dsub x 16): l2 ? sum_j (x_ij - C_icj)^2 : -sum_j x_ij * C_icj into lut (m x 16).
+   * Same operations in the same order in every variant (no FMA): identical results. */
+  void (*pq4_lut)(const float *x, const float *cbt, size_t m, size_t dsub, int l2, float *lut);
+  /* 4-bit PQ: m float tables of 16 entries (t + add, m x 16; add may be NULL) quantised into
+   * *out (ivf_pq4_lut); every variant writes the same bytes, bias and scale for finite tables */
+  void (*pq4_quant)(const float *t, const float *add, size_t m, ivf_pq4_lut *out);
+  /* coarse scores of nq <= IVF_QGROUP queries (q, nq x d) against n rows, out[j*n + r] = l2 ?
+   * |q_j - x_r|^2 : q_j . x_r; each pair exactly as idx_kernels_for(this variant's distance
+   * kernels) l2sq_batch / dot_batch compute it for one query (AVX-512: as the AVX2 ones), so a
+   * query's scores do not depend on the queries grouped with it; a group reads the rows once */
+  void (*coarse)(const float *q, size_t nq, const float *rows, size_t n, size_t d, int l2,
+                 float *out);
   /* RaBitQ 1-bit: sum_j lut[j*256 + code[j]] over nb bytes */
   float (*bytes_lut)(const float *lut, const uint8_t *code, size_t nb);
   /* min over i < n of cn[i] - 2 * ip[i] (first index on ties, NaN never wins) into *idx;
@@ -151,6 +208,7 @@ typedef struct ivf_hdr {
   uint32_t version, metric;
   int32_t dim;
   uint32_t type, nlist, pq_m, rabitq_bits, rerank;
+  uint32_t pq_nbits; /* version 2: PQ 4 or 8, else 0; version 1 files: 0 (PQ is 8 bits) */
   uint64_t seed, rows, file_bytes;
   uint64_t off[IVF_NSECTIONS], len[IVF_NSECTIONS];
   uint8_t corpus_id[16]; /* the corpus identity (ivf_params.corpus_id); zero: none recorded */
@@ -169,6 +227,9 @@ struct ivf_index {
   const float *centroids; /* nlist x d */
   float *cnorm;           /* |c|^2, computed at open */
   float *rcent;           /* RaBitQ: rotated centroids (nlist x D), computed at open */
+  float *pq4_cbt;         /* 4-bit PQ: the codebooks transposed (m x dsub x 16), at open */
+  float *pq4_pre;         /* 4-bit PQ, euclid: nlist x m x 16 list terms (IVF_PQ4_PRE_MAX), or
+                             NULL */
   const uint64_t *dir;    /* nlist x 3 */
   const uint8_t *lists;
   const uint64_t *idoff;

@@ -57,8 +57,8 @@
  *
  * Search with an index.  Finalize builds an IVF index per dense vector (vectorstore.params.index:
  * type flat|sq8|pq|rabitq|none (default sq8), nlist (default about 4*sqrt(N)), nprobe (default
- * max(16, nlist/16)), pq_m, rabitq_bits, rerank, seed, min_rows (default 10000: smaller
- * collections are not indexed)).  While the collection holds exactly the segments the index was
+ * max(16, nlist/16)), pq_m, pq_nbits (8 or 4), rabitq_bits, rerank, seed, min_rows (default
+ * 10000: smaller collections are not indexed)).  While the collection holds exactly the segments the index was
  * built over, searches go through it (approximate: recall depends on nprobe); otherwise they
  * scan exactly.  Ties in index answers are ordered by id text.  store_local_set_nprobe() changes
  * the lists probed per handle (bench --nprobe / --sweep nprobe=...); with it set, a search that
@@ -140,6 +140,7 @@ typedef struct ls_index_params {
   bool none;          /* type: none */
   ivf_code type;      /* default sq8 */
   uint32_t nlist, nprobe, pq_m, rabitq_bits, rerank; /* 0: the IVF defaults / nlist-derived nprobe */
+  uint32_t pq_nbits;  /* 0: 8 */
   uint64_t min_rows;  /* fewer points: no index (default 10000) */
   uint64_t seed;
 } ls_index_params;
@@ -1272,7 +1273,7 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
   if (ix && ix->t != VF_JSON_OBJ)
     st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping");
   static const char *const keys[] = {"type", "nlist", "nprobe", "pq_m", "rabitq_bits",
-                                     "rerank", "min_rows", "seed", NULL};
+                                     "rerank", "min_rows", "seed", "pq_nbits", NULL};
   for (size_t i = 0; st == VF_OK && ix && i < ix->n; i++) {
     const char *k = ix->keys[i];
     const vf_json_val *v = &ix->items[i];
@@ -1281,7 +1282,7 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
       if (strcmp(k, keys[q]) == 0) w = q;
     if (w < 0) {
       st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index: unknown key '%s' (type, nlist, "
-                        "nprobe, pq_m, rabitq_bits, rerank, min_rows, seed)", k);
+                        "nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed)", k);
     } else if (w == 0) {
       if (v->t != VF_JSON_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
         st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, pq, "
@@ -1299,9 +1300,14 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
       else if (w == 4) ip->rabitq_bits = (uint32_t)v->num;
       else if (w == 5) ip->rerank = (uint32_t)v->num;
       else if (w == 6) ip->min_rows = (uint64_t)v->num;
-      else ip->seed = (uint64_t)v->num;
+      else if (w == 7) ip->seed = (uint64_t)v->num;
+      else if (v->num != 4 && v->num != 8)
+        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits: expected 4 or 8");
+      else ip->pq_nbits = (uint32_t)v->num;
     }
   }
+  if (st == VF_OK && ip->pq_nbits && ip->type != IVF_PQ && !ip->none)
+    st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits needs type: pq");
   vf_json_free(&doc);
   return st;
 }
@@ -1436,6 +1442,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       p.dim = sp->dim;
       p.nlist = ip->nlist;
       p.pq_m = ip->pq_m;
+      p.pq_nbits = ip->pq_nbits;
       p.rabitq_bits = ip->rabitq_bits;
       p.rerank = ip->rerank;
       p.seed = ip->seed;

@@ -8,6 +8,8 @@
  * reach the section, directory, row and id checks and the search.  ivf_open() must either refuse
  * the file with VF_ECORRUPT (or VF_ENOMEM) and a message naming it, or describe a file that
  * ivf_info, ivf_id and a tiny search (every list probed, re-rank on) handle without a fault.
+ * Seeds: one file per code type (tests/fuzz/corpus/fuzz_ivf); 4-bit PQ (version 2, pq_nbits at
+ * offset 32) with stored vectors and, with an odd pq_m, without (the float-ADC re-rank).
  */
 #include <stdio.h>
 #include <stdlib.h>

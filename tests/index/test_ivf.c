@@ -1,7 +1,9 @@
 /* IVF index: build (streaming, spilled, budgeted), open, search — recall of every code type on
  * a clustered synthetic set against exact search (idx_* kernels), exact scores for flat at full
  * probe for cosine / dot / euclid, byte-identical files across thread counts and budgets,
- * corrupted and truncated files refused with VF_ECORRUPT, bad input refused. */
+ * corrupted and truncated files refused with VF_ECORRUPT, bad input refused; 4-bit PQ (fast
+ * scan): kernels against the scalar reference, scores against a float-ADC oracle, file
+ * versions. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -226,26 +228,34 @@ VF_TEST(ivf_codes_recall) {
   const char *path = tmp_path("codes.ivf");
   struct {
     ivf_code type;
-    uint32_t pq_m, bits, rerank, nprobe;
+    uint32_t pq_m, nbits, bits, rerank, nprobe, search_rerank;
     double min_recall;
     const char *what;
   } cases[] = {
-      {IVF_SQ8, 0, 0, 0, 64, 0.90, "sq8"},
-      {IVF_SQ8, 0, 0, 4, 64, 0.99, "sq8+rerank"},
-      {IVF_PQ, 8, 0, 0, 64, 0.50, "pq8"},
-      {IVF_PQ, 8, 0, 10, 64, 0.97, "pq8+rerank"},
-      {IVF_RABITQ, 0, 1, 0, 64, 0.40, "rabitq1"},
-      {IVF_RABITQ, 0, 4, 0, 64, 0.80, "rabitq4"},
-      {IVF_RABITQ, 0, 1, 4, 64, 0.99, "rabitq1+rerank"},
+      {IVF_SQ8, 0, 0, 0, 0, 64, 0, 0.90, "sq8"},
+      {IVF_SQ8, 0, 0, 0, 4, 64, 0, 0.99, "sq8+rerank"},
+      {IVF_PQ, 8, 0, 0, 0, 64, 0, 0.50, "pq8"},
+      {IVF_PQ, 8, 0, 0, 10, 64, 0, 0.97, "pq8+rerank"},
+      /* 4-bit PQ with twice the sub-quantizers: the same 8 bytes per row */
+      {IVF_PQ, 16, 4, 0, 0, 64, 0, 0.50, "pq4"},
+      {IVF_PQ, 16, 4, 0, 10, 64, 0, 0.97, "pq4+rerank"},
+      {IVF_PQ, 16, 4, 0, 0, 64, 10, 0.50, "pq4+adc"},
+      {IVF_PQ, 16, 4, 0, 10, 64, 20, 0.97, "pq4+rerank 20"},
+      {IVF_RABITQ, 0, 0, 1, 0, 64, 0, 0.40, "rabitq1"},
+      {IVF_RABITQ, 0, 0, 4, 0, 64, 0, 0.80, "rabitq4"},
+      {IVF_RABITQ, 0, 0, 1, 4, 64, 0, 0.99, "rabitq1+rerank"},
   };
+  double got[sizeof cases / sizeof cases[0]];
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     ivf_params p = {.type = cases[c].type, .metric = CORPUS_EUCLID, .dim = D, .nlist = 64,
-                    .pq_m = cases[c].pq_m, .rabitq_bits = cases[c].bits,
-                    .rerank = cases[c].rerank, .max_train = 4000, .threads = 2};
+                    .pq_m = cases[c].pq_m, .pq_nbits = cases[c].nbits,
+                    .rabitq_bits = cases[c].bits, .rerank = cases[c].rerank, .max_train = 4000,
+                    .threads = 2};
     vf_error err = {0};
     ivf_build_report rep = {0};
     CHECK_OK(build(&p, path, N, 4096, &rep, &err));
-    double r = run_recall(path, CORPUS_EUCLID, cases[c].nprobe, 0, k, truth, 2);
+    double r = run_recall(path, CORPUS_EUCLID, cases[c].nprobe, cases[c].search_rerank, k, truth, 2);
+    got[c] = r;
     printf("  %-16s recall@10 %.4f (build %.3f s)\n", cases[c].what, r, rep.seconds);
     if (r < cases[c].min_recall)
       vf_test_fail(__FILE__, __LINE__, "%s: recall@10 %.4f < %.2f", cases[c].what, r,
@@ -253,6 +263,18 @@ VF_TEST(ivf_codes_recall) {
     if (cases[c].rerank == 0 && cases[c].type != IVF_FLAT)
       CHECK(r < 0.9999); /* approximate codes are not exact: the comparison is real */
   }
+  /* 4-bit codes at the same code size come close to 8-bit ones (16 centroids of 2 dimensions
+   * quantise a little worse than 256 of 4: 0.53 vs 0.57 here), the u8 tables cost nothing
+   * measurable against float ADC, and re-ranking twice as deep (the scan is the cheap part)
+   * matches 8-bit PQ with re-rank */
+  if (got[4] < got[2] - 0.06)
+    vf_test_fail(__FILE__, __LINE__, "pq4 %.4f vs pq8 %.4f", got[4], got[2]);
+  if (got[5] < got[3] - 0.02)
+    vf_test_fail(__FILE__, __LINE__, "pq4+rerank %.4f vs pq8+rerank %.4f", got[5], got[3]);
+  if (fabs(got[6] - got[4]) > 0.01)
+    vf_test_fail(__FILE__, __LINE__, "pq4+adc %.4f vs pq4 %.4f", got[6], got[4]);
+  if (got[7] < got[3] - 0.005)
+    vf_test_fail(__FILE__, __LINE__, "pq4+rerank 20 %.4f vs pq8+rerank %.4f", got[7], got[3]);
   free(truth);
 }
 
@@ -262,12 +284,15 @@ VF_TEST(ivf_codes_dot_and_cosine) {
   idx_hit *truth = malloc(NQ * k * sizeof *truth);
   const char *path = tmp_path("dot.ivf");
   corpus_distance ms[2] = {CORPUS_DOT, CORPUS_COSINE};
-  ivf_code ts[3] = {IVF_SQ8, IVF_PQ, IVF_RABITQ};
+  ivf_code ts[4] = {IVF_SQ8, IVF_PQ, IVF_RABITQ, IVF_PQ};
   for (int mi = 0; mi < 2; mi++) {
     exact(ms[mi], k, truth);
-    for (int ti = 0; ti < 3; ti++) {
-      ivf_params p = {.type = ts[ti], .metric = ms[mi], .dim = D, .nlist = 32, .pq_m = 16,
-                      .rabitq_bits = 4, .rerank = 4, .max_train = 2500, .threads = 2};
+    for (int ti = 0; ti < 4; ti++) {
+      /* 4-bit PQ with twice the sub-quantizers: the 16 bytes per row of the 8-bit one */
+      ivf_params p = {.type = ts[ti], .metric = ms[mi], .dim = D, .nlist = 32,
+                      .pq_m = ti == 3 ? 32 : 16, .pq_nbits = ti == 3 ? 4 : 0, .rabitq_bits = 4,
+                      .rerank = 4,
+                      .max_train = 2500, .threads = 2};
       vf_error err = {0};
       CHECK_OK(build(&p, path, N, 5000, NULL, &err));
       double r = run_recall(path, ms[mi], 32, 0, k, truth, 1);
@@ -275,8 +300,8 @@ VF_TEST(ivf_codes_dot_and_cosine) {
        * IVFPQ gets 0.40 without re-rank where we get 0.38; re-ranking 40 lifts it to 0.75 */
       double want = ms[mi] == CORPUS_COSINE && ts[ti] == IVF_PQ ? 0.70 : 0.97;
       if (r < want)
-        vf_test_fail(__FILE__, __LINE__, "%s %s + rerank: recall@10 %.4f", idx_metric_name(ms[mi]),
-                     ivf_code_name(ts[ti]), r);
+        vf_test_fail(__FILE__, __LINE__, "%s %s%s + rerank: recall@10 %.4f",
+                     idx_metric_name(ms[mi]), ivf_code_name(ts[ti]), ti == 3 ? " 4-bit" : "", r);
       double r0 = run_recall(path, ms[mi], 32, 0, k, truth, 1);
       CHECK(r0 == r); /* search is deterministic */
     }
@@ -315,9 +340,10 @@ static void log_cb(void *user, vf_log_level level, const char *msg) {
 
 VF_TEST(ivf_deterministic_threads_and_budget) {
   make_data();
-  ivf_code ts[4] = {IVF_FLAT, IVF_SQ8, IVF_PQ, IVF_RABITQ};
-  for (int ti = 0; ti < 4; ti++) {
-    ivf_params p = {.type = ts[ti], .metric = CORPUS_EUCLID, .dim = D, .nlist = 50, .pq_m = 4,
+  ivf_code ts[5] = {IVF_FLAT, IVF_SQ8, IVF_PQ, IVF_RABITQ, IVF_PQ};
+  for (int ti = 0; ti < 5; ti++) {
+    ivf_params p = {.type = ts[ti], .metric = CORPUS_EUCLID, .dim = D, .nlist = 50,
+                    .pq_m = ti == 4 ? 8 : 4, .pq_nbits = ti == 4 ? 4 : 0,
                     .rabitq_bits = ti == 3 ? 1 : 0, .rerank = 2, .max_train = 2000, .threads = 1,
                     .memory_budget = (uint64_t)512 << 20};
     const char *a = tmp_path("det1.ivf"), *b = tmp_path("det2.ivf"), *c = tmp_path("det3.ivf");
@@ -370,10 +396,10 @@ VF_TEST(ivf_budget_too_small_is_refused) {
 VF_TEST(ivf_corrupt_files_are_refused) {
   make_data();
   const char *path = tmp_path("good.ivf"), *bad = tmp_path("bad.ivf");
-  ivf_code ts[2] = {IVF_PQ, IVF_RABITQ};
-  for (int ti = 0; ti < 2; ti++) {
+  ivf_code ts[3] = {IVF_PQ, IVF_RABITQ, IVF_PQ};
+  for (int ti = 0; ti < 3; ti++) {
     ivf_params p = {.type = ts[ti], .metric = CORPUS_DOT, .dim = D, .nlist = 8, .pq_m = 4,
-                    .rerank = 2};
+                    .pq_nbits = ti == 2 ? 4 : 0, .rerank = 2};
     vf_error err = {0};
     CHECK_OK(build(&p, path, 2000, 2000, NULL, &err));
     size_t n = 0;
@@ -554,10 +580,10 @@ VF_TEST(ivf_odd_dimension) {
     memcpy(x + i * d, g_x + i * D, d * sizeof *x);
   for (size_t i = 0; i < nq; i++)
     memcpy(q + i * d, g_q + i * D, d * sizeof *q);
-  ivf_code ts[4] = {IVF_FLAT, IVF_SQ8, IVF_PQ, IVF_RABITQ};
-  for (int ti = 0; ti < 4; ti++) {
+  ivf_code ts[5] = {IVF_FLAT, IVF_SQ8, IVF_PQ, IVF_RABITQ, IVF_PQ};
+  for (int ti = 0; ti < 5; ti++) { /* the last: 4-bit PQ, an odd m (a half-empty code group) */
     ivf_params p = {.type = ts[ti], .metric = CORPUS_EUCLID, .dim = (int32_t)d, .nlist = 10,
-                    .pq_m = 7, .rabitq_bits = 2, .rerank = 10};
+                    .pq_m = 7, .pq_nbits = ti == 4 ? 4 : 0, .rabitq_bits = 2, .rerank = 10};
     ivf_builder *b = NULL;
     vf_error err = {0};
     const char *path = tmp_path("odd.ivf");
@@ -596,4 +622,363 @@ VF_TEST(ivf_odd_dimension) {
   free(x);
   free(q);
   free(s);
+}
+
+/* 4-bit PQ kernels: every variant this CPU runs returns exactly the scalar reference's sums
+ * (integers: no rounding) and tables; the reference is checked by hand; the packed layout
+ * round-trips; quantised tables are within half a step of the float ones. */
+VF_TEST(ivf_pq4_kernels_match_scalar) {
+  rs = 4242;
+  enum { NG = 130 };
+  static uint8_t lut[NG * 32], codes[NG * 32];
+  uint16_t o1[32], o2[32];
+  for (size_t i = 0; i < NG * 32; i++) {
+    lut[i] = (uint8_t)(urand() * 256);
+    codes[i] = (uint8_t)(urand() * 256);
+  }
+  const ivf_kern *r = ivf_kern_scalar();
+  size_t ngs[] = {1, 2, 3, 7, 28, 56, 98, 127, IVF_PQ4_CHUNK};
+  int variants = 0;
+  for (int v = IDX_SIMD_SCALAR; v <= IDX_SIMD_AVX512; v++) {
+    const ivf_kern *K = ivf_kern_for((idx_simd)v);
+    if (!K) continue;
+    variants++;
+    for (size_t t = 0; t < sizeof ngs / sizeof ngs[0]; t++) {
+      uint16_t bounds[] = {0, 1000, (uint16_t)(ngs[t] * 255), 65535};
+      for (size_t bi = 0; bi < 4; bi++) {
+        uint32_t k1 = K->pq4_block(lut, codes, ngs[t], bounds[bi], o1);
+        uint32_t k2 = r->pq4_block(lut, codes, ngs[t], bounds[bi], o2);
+        if (memcmp(o1, o2, sizeof o1) != 0 || k1 != k2)
+          vf_test_fail(__FILE__, __LINE__, "%s pq4_block differs at ng %zu", K->name, ngs[t]);
+        for (int j = 0; j < 32; j++)
+          CHECK_EQ_INT((k2 >> j) & 1, o2[j] <= bounds[bi]);
+      }
+    }
+    /* the largest sums a chunk can hold: no wrap-around in the u16 lanes */
+    static uint8_t full[IVF_PQ4_CHUNK * 32];
+    memset(full, 255, sizeof full);
+    CHECK_EQ_INT(K->pq4_block(full, codes, IVF_PQ4_CHUNK, 65279, o1), 0);
+    for (int j = 0; j < 32; j++)
+      CHECK_EQ_INT(o1[j], IVF_PQ4_CHUNK * 2 * 255);
+    CHECK_EQ_INT(K->pq4_block(full, codes, IVF_PQ4_CHUNK, 65280, o1), 0xffffffffu);
+    /* quantisation: the same bytes, bias and scale as the reference (odd m, one table, many) */
+    size_t qms[] = {1, 2, 9, 112, 301};
+    for (size_t t = 0; t < sizeof qms / sizeof qms[0]; t++) {
+      size_t m = qms[t], ng = (m + 1) / 2;
+      float *tab = malloc(m * 16 * sizeof *tab);
+      uint8_t *q1 = malloc(ng * 32), *q2 = malloc(ng * 32);
+      for (size_t i = 0; i < m * 16; i++)
+        tab[i] = grand() * (float)(1 + i % 7) + (float)(i / 16);
+      float *lo = malloc(m * sizeof *lo);
+      ivf_pq4_lut A = {.q = q1, .lo = lo}, B = {.q = q2, .lo = lo};
+      for (int ad = 0; ad < 2; ad++) { /* alone, and with a second table added */
+        const float *add = ad ? tab + 16 * (m / 2) : NULL;
+        K->pq4_quant(tab, add, m - (ad ? m / 2 : 0), &A);
+        r->pq4_quant(tab, add, m - (ad ? m / 2 : 0), &B);
+        if (memcmp(q1, q2, ((m - (ad ? m / 2 : 0)) + 1) / 2 * 32) != 0 || A.bias != B.bias ||
+            A.inv_a != B.inv_a)
+          vf_test_fail(__FILE__, __LINE__, "%s pq4_quant differs at m %zu (add %d)", K->name, m, ad);
+      }
+      free(tab);
+      free(lo);
+      free(q1);
+      free(q2);
+    }
+    /* tables: 16 entries per sub-quantizer, l2 and negated inner product */
+    size_t shapes[][2] = {{1, 1}, {7, 3}, {16, 2}, {112, 7}, {33, 24}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+      size_t m = shapes[t][0], ds = shapes[t][1];
+      float *x = malloc(m * ds * sizeof *x), *cbt = malloc(m * ds * 16 * sizeof *cbt);
+      float *l1 = malloc(m * 16 * sizeof *l1), *l2 = malloc(m * 16 * sizeof *l2);
+      for (size_t i = 0; i < m * ds; i++)
+        x[i] = grand();
+      for (size_t i = 0; i < m * ds * 16; i++)
+        cbt[i] = grand();
+      for (int l2mode = 0; l2mode < 2; l2mode++) {
+        K->pq4_lut(x, cbt, m, ds, l2mode, l1);
+        r->pq4_lut(x, cbt, m, ds, l2mode, l2);
+        size_t bad = 0;
+        for (size_t i = 0; i < m * 16; i++)
+          if (fabsf(l1[i] - l2[i]) > 1e-5f * (fabsf(l2[i]) + 1.0f)) bad++;
+        if (bad) vf_test_fail(__FILE__, __LINE__, "%s pq4_lut m %zu: %zu differ", K->name, m, bad);
+      }
+      /* the reference by hand: sub-quantizer m-1, centroid 5 */
+      double e2 = 0, ed = 0;
+      for (size_t j = 0; j < ds; j++) {
+        double xv = x[(m - 1) * ds + j], cv = cbt[((m - 1) * ds + j) * 16 + 5];
+        e2 += (xv - cv) * (xv - cv);
+        ed += xv * cv;
+      }
+      r->pq4_lut(x, cbt, m, ds, 1, l2);
+      CHECK(fabs(l2[(m - 1) * 16 + 5] - e2) < 1e-4 * (e2 + 1));
+      r->pq4_lut(x, cbt, m, ds, 0, l2);
+      CHECK(fabs(l2[(m - 1) * 16 + 5] + ed) < 1e-4 * (fabs(ed) + 1));
+      free(x);
+      free(cbt);
+      free(l1);
+      free(l2);
+    }
+  }
+  CHECK(variants >= 1);
+  /* the scalar sum by hand: row 5 of a 3-group block */
+  r->pq4_block(lut, codes, 3, 0, o2);
+  unsigned want = 0;
+  for (int p = 0; p < 3; p++)
+    want += lut[p * 32 + (codes[p * 32 + 5] & 15)] + lut[p * 32 + 16 + (codes[p * 32 + 5] >> 4)];
+  CHECK_EQ_INT(o2[5], want);
+  /* pack: 29 rows (3 padding rows), m = 7 (the last group has one sub-quantizer) */
+  uint8_t c[29 * 7], blk[4 * 32];
+  for (size_t i = 0; i < sizeof c; i++)
+    c[i] = (uint8_t)(urand() * 16);
+  ivf_pq4_pack(c, 29, 7, blk);
+  for (size_t j = 0; j < 32; j++)
+    for (size_t i = 0; i < 8; i++)
+      CHECK_EQ_INT(ivf_pq4_code(blk, j, i), j < 29 && i < 7 ? c[j * 7 + i] : 0);
+  /* quantised tables: one scale, a bias per table, each entry within half a step */
+  float t[9 * 16];
+  for (size_t i = 0; i < 9 * 16; i++)
+    t[i] = (float)(i / 16) * 3.0f + grand() * (float)(1 + i / 16);
+  uint8_t qb[5 * 32];
+  float lo9[9];
+  ivf_pq4_lut ql = {.q = qb, .lo = lo9};
+  r->pq4_quant(t, NULL, 9, &ql);
+  CHECK(ql.inv_a > 0);
+  double bias = 0;
+  for (size_t i = 0; i < 9; i++) {
+    float lo = t[i * 16];
+    for (size_t e = 1; e < 16; e++)
+      lo = t[i * 16 + e] < lo ? t[i * 16 + e] : lo;
+    bias += lo;
+    for (size_t e = 0; e < 16; e++) {
+      double back = lo + qb[(i / 2) * 32 + (i % 2) * 16 + e] * (double)ql.inv_a;
+      CHECK(fabs(back - t[i * 16 + e]) <= 0.5 * ql.inv_a * 1.001 + 1e-5);
+    }
+  }
+  CHECK(fabs(bias - ql.bias) < 1e-3);
+  for (size_t e = 0; e < 16; e++)
+    CHECK_EQ_INT(qb[4 * 32 + 16 + e], 0); /* the missing tenth table */
+  /* constant tables: no scale, every entry 0, the bias carries the value */
+  for (size_t i = 0; i < 9 * 16; i++)
+    t[i] = 2.0f;
+  r->pq4_quant(t, NULL, 9, &ql);
+  CHECK(ql.inv_a == 0.0f && fabsf(ql.bias - 18.0f) < 1e-5f);
+  for (size_t i = 0; i < sizeof qb; i++)
+    CHECK_EQ_INT(qb[i], 0);
+}
+
+/* the float-ADC score of every row of a 4-bit PQ index (decoded from the file, in double):
+ * euclid -|q - c - C|^2, dot q.c + q.C; out[row] */
+static void pq4_oracle(const ivf_index *ix, const float *q, double *out) {
+  const ivf_geom *g = &ix->g;
+  size_t d = g->d;
+  double *x = malloc(d * sizeof *x);
+  for (uint32_t l = 0; l < ix->h.nlist; l++) {
+    const float *c = ix->centroids + (size_t)l * d;
+    const int64_t *rows = (const int64_t *)(const void *)(ix->lists + ix->dir[3 * l]);
+    const uint8_t *codes = ix->lists + ix->dir[3 * l] + ivf_align(ix->dir[3 * l + 1] * 8);
+    double qc = 0;
+    for (size_t e = 0; e < d; e++) {
+      x[e] = (double)q[e] - c[e];
+      qc += (double)q[e] * c[e];
+    }
+    for (uint64_t r = 0; r < ix->dir[3 * l + 1]; r++) {
+      const uint8_t *blk = codes + r / 32 * g->pq_block_bytes;
+      double s = 0;
+      for (size_t i = 0; i < g->m; i++) {
+        const float *cb = ix->q.pq_cb + (i * 16 + ivf_pq4_code(blk, r % 32, i)) * g->dsub;
+        for (size_t j = 0; j < g->dsub; j++) {
+          double v = ix->h.metric == CORPUS_EUCLID ? x[i * g->dsub + j] - cb[j]
+                                                   : (double)q[i * g->dsub + j] * cb[j];
+          s += ix->h.metric == CORPUS_EUCLID ? v * v : v;
+        }
+      }
+      out[rows[r]] = ix->h.metric == CORPUS_EUCLID ? -s : qc + s;
+    }
+  }
+  free(x);
+}
+
+/* 4-bit PQ search against the float-ADC oracle: re-ranking every candidate by float ADC gives
+ * the oracle's top k and scores; the u8 scan alone gives scores within its rounding bound and
+ * nearly the same hits.  d = 264 with one dimension per sub-quantizer: 132 code groups, more
+ * than one kernel chunk; d = 32: one chunk. */
+VF_TEST(ivf_pq4_scores_match_float_adc) {
+  make_data();
+  size_t dims[2] = {32, 264}, n = 1500, nq = 12, k = 10;
+  corpus_distance ms[2] = {CORPUS_EUCLID, CORPUS_DOT};
+  for (int di = 0; di < 2; di++)
+    for (int mi = 0; mi < 2; mi++) {
+      size_t d = dims[di];
+      float *x = malloc(n * d * sizeof *x), *q = malloc(nq * d * sizeof *q);
+      for (size_t i = 0; i < n * d; i++)
+        x[i] = g_x[(i / d) * D + (i % d) % D] + 0.3f * grand();
+      for (size_t i = 0; i < nq * d; i++)
+        q[i] = g_q[(i / d) * D + (i % d) % D] + 0.3f * grand();
+      ivf_params p = {.type = IVF_PQ, .metric = ms[mi], .dim = (int32_t)d, .nlist = 6,
+                      .pq_m = (uint32_t)(d == 32 ? 16 : d), .pq_nbits = 4, .threads = 2};
+      ivf_build_report rep;
+      vf_error err = {0};
+      const char *path = tmp_path("pq4o.ivf");
+      CHECK_OK(ivf_build_matrix(&p, path, x, n, &rep, &err));
+      ivf_index *ix = NULL;
+      CHECK_OK(ivf_open(path, &ix, &err));
+      if (!ix) continue;
+      double *orc = malloc(n * sizeof *orc);
+      idx_hit *hits = malloc(nq * k * sizeof *hits);
+      size_t counts[12], bad = 0, same = 0, outside = 0;
+      bool euclid = ms[mi] == CORPUS_EUCLID;
+      for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: every row re-scored by float ADC; pass 1: the u8 scan alone */
+        ivf_search_opts so = {.nprobe = 6, .threads = 2, .rerank = pass == 0 ? (uint32_t)n : 0};
+        CHECK_OK(ivf_search(ix, q, nq, (int32_t)d, k, &so, hits, counts, &err));
+        for (size_t qi = 0; qi < nq; qi++) {
+          pq4_oracle(ix, q + qi * d, orc);
+          /* the oracle's k-th best score */
+          double *srt = malloc(n * sizeof *srt);
+          memcpy(srt, orc, n * sizeof *srt);
+          for (size_t a = 0; a < k; a++)
+            for (size_t b2 = a + 1; b2 < n; b2++)
+              if (srt[b2] > srt[a]) {
+                double tt = srt[a];
+                srt[a] = srt[b2];
+                srt[b2] = tt;
+              }
+          double kth = srt[k - 1], span = fabs(srt[0]) + 1.0;
+          free(srt);
+          CHECK_EQ_INT(counts[qi], k);
+          for (size_t j = 0; j < counts[qi]; j++) {
+            const idx_hit *h = &hits[qi * k + j];
+            double o = orc[h->key];
+            double got = euclid ? -(double)h->score * h->score : h->score; /* back to -L2^2 */
+            if (pass == 0) {
+              if (fabs(got - o) > 1e-4 * (fabs(o) + 1.0)) bad++;
+              if (o < kth - 1e-4 * span) outside++;
+            } else {
+              same += o >= kth - 1e-4 * span;
+              /* the u8 estimate: each of m table entries within half a step (a = 255 / the
+               * largest table span, which is below |score| + ...): a loose sanity bound */
+              if (fabs(got - o) > 0.05 * (fabs(o) + 1.0) * (double)p.pq_m) bad++;
+            }
+          }
+        }
+      }
+      if (bad || outside)
+        vf_test_fail(__FILE__, __LINE__, "d %zu %s: %zu scores off, %zu hits outside the ADC top k",
+                     d, idx_metric_name(ms[mi]), bad, outside);
+      if (same < nq * k * 8 / 10)
+        vf_test_fail(__FILE__, __LINE__, "d %zu %s: u8 scan finds %zu of %zu ADC hits", d,
+                     idx_metric_name(ms[mi]), same, nq * k);
+      free(orc);
+      free(hits);
+      ivf_close(ix);
+      free(x);
+      free(q);
+    }
+}
+
+static void rehash(uint8_t *f, size_t n) {
+  ivf_hash h;
+  ivf_hash_init(&h);
+  ivf_hash_update(&h, f, n - 8);
+  uint64_t c = ivf_hash_final(&h);
+  memcpy(f + n - 8, &c, 8);
+}
+
+/* File versions: 4-bit PQ files are version 2 with pq_nbits at offset 32; everything else is
+ * still written as version 1 (readable by older builds); a version-1 file written before 4-bit
+ * PQ existed still opens; inconsistent headers (bad pq_nbits, a 4-bit file relabelled as
+ * version 1, unknown versions) are refused even with a valid checksum. */
+VF_TEST(ivf_file_versions) {
+  make_data();
+  const char *p4 = tmp_path("v2.ivf"), *p8 = tmp_path("v1.ivf"), *bad = tmp_path("vbad.ivf");
+  ivf_params p = {.type = IVF_PQ, .metric = CORPUS_EUCLID, .dim = D, .nlist = 8, .pq_m = 8,
+                  .pq_nbits = 4};
+  vf_error err = {0};
+  CHECK_OK(build(&p, p4, 3000, 3000, NULL, &err));
+  p.pq_nbits = 0;
+  CHECK_OK(build(&p, p8, 3000, 3000, NULL, &err));
+  size_t n4 = 0, n8 = 0;
+  uint8_t *f4 = slurp(p4, &n4), *f8 = slurp(p8, &n8);
+  CHECK(f4 && f8 && n4 > 400 && n8 > 400);
+  if (!f4 || !f8) return;
+  uint32_t v;
+  memcpy(&v, f4 + 8, 4);
+  CHECK_EQ_INT(v, 2);
+  memcpy(&v, f4 + 32, 4);
+  CHECK_EQ_INT(v, 4);
+  memcpy(&v, f8 + 8, 4);
+  CHECK_EQ_INT(v, 1);
+  for (size_t i = 176; i < 192; i++)
+    CHECK_EQ_INT(f8[i], 0);
+  CHECK(n4 < n8); /* 16 centroids per sub-quantizer, half a byte per code */
+  ivf_index *ix = NULL;
+  ivf_info in;
+  CHECK_OK(ivf_open(p4, &ix, &err));
+  if (ix) {
+    ivf_info_get(ix, &in);
+    CHECK(in.version == 2 && in.pq_nbits == 4 && in.pq_m == 8);
+    ivf_close(ix);
+  }
+  CHECK_OK(ivf_open(p8, &ix, &err));
+  if (ix) {
+    ivf_info_get(ix, &in);
+    CHECK(in.version == 1 && in.pq_nbits == 8);
+    ivf_close(ix);
+  }
+  struct {
+    uint8_t *f;
+    size_t n, off;
+    uint32_t val;
+    const char *why;
+  } cases[] = {
+      {f4, n4, 32, 5, "pq_nbits"},  {f4, n4, 32, 0, "pq_nbits"},
+      {f4, n4, 32, 8, "quantizer"}, /* sizes of a 4-bit file under an 8-bit label */
+      {f4, n4, 8, 1, "quantizer"},   /* a 4-bit file relabelled as version 1 */
+      {f4, n4, 8, 3, "version"},     {f8, n8, 8, 0, "version"},
+      {f8, n8, 8, 2, "pq_nbits"},    /* version 2 needs pq_nbits 4 or 8 for PQ */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    uint8_t *g = malloc(cases[c].n);
+    memcpy(g, cases[c].f, cases[c].n);
+    memcpy(g + cases[c].off, &cases[c].val, 4);
+    rehash(g, cases[c].n);
+    CHECK(spit(bad, g, cases[c].n));
+    ix = NULL;
+    vf_status st = ivf_open(bad, &ix, &err);
+    CHECK_STATUS(st, VF_ECORRUPT);
+    if (st == VF_OK) ivf_close(ix);
+    else if (!strstr(err.msg, cases[c].why) || !strstr(err.msg, "vbad.ivf"))
+      vf_test_fail(__FILE__, __LINE__, "case %zu: '%s' does not name %s", c, err.msg, cases[c].why);
+    free(g);
+  }
+  /* version 2 may also describe an 8-bit file (not written, but consistent) */
+  uint32_t two = 2, eight = 8;
+  memcpy(f8 + 8, &two, 4);
+  memcpy(f8 + 32, &eight, 4);
+  rehash(f8, n8);
+  CHECK(spit(bad, f8, n8));
+  CHECK_OK(ivf_open(bad, &ix, &err));
+  ivf_close(ix);
+  free(f4);
+  free(f8);
+  /* a file written by the version-1 code before 4-bit PQ existed (the fuzz seed) */
+  const char *src = getenv("VF_SRC");
+  if (src) {
+    char old[1024];
+    snprintf(old, sizeof old, "%s/tests/fuzz/corpus/fuzz_ivf/pq.ivf", src);
+    ix = NULL;
+    CHECK_OK(ivf_open(old, &ix, &err));
+    if (ix) {
+      ivf_info_get(ix, &in);
+      CHECK(in.version == 1 && in.type == IVF_PQ && in.pq_nbits == 8);
+      float *qq = calloc((size_t)in.dim, sizeof *qq);
+      idx_hit h[3];
+      size_t cnt[1];
+      ivf_search_opts so = {.nprobe = in.nlist};
+      CHECK_OK(ivf_search(ix, qq, 1, in.dim, 3, &so, h, cnt, &err));
+      CHECK(cnt[0] == 3 || cnt[0] == in.rows);
+      free(qq);
+      ivf_close(ix);
+    }
+  }
 }

@@ -7,8 +7,11 @@
 #     k hits per query, best first; a flat index searched with nprobe = nlist finds the exact
 #     neighbours of `vforge brute-force` (recall 1 through --ground-truth) for cosine and euclid
 #   - --id-expression row: integer point ids in the results
-#   - errors (exit 2, with a message): missing --type / --output, an unknown type, --pq-m
-#     without pq, manhattan, a missing corpus, a damaged index file, queries of another
+#   - --pq-nbits 4: a version-2 file, the same bytes with --threads 1 and 2, pq_nbits in info
+#     (8 and version 1 for the default pq), recall through exact re-rank (--rerank at build)
+#     and float-ADC re-rank (--rerank at search on a file without vectors)
+#   - errors (exit 2, with a message): missing --type / --output, an unknown type, --pq-m or
+#     --pq-nbits without pq, --pq-nbits other than 4 or 8, manhattan, a missing corpus, a damaged index file, queries of another
 #     dimension, -k 0; a failed build leaves no output file
 set -u
 src=${VF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -85,6 +88,34 @@ done
   "$V" cat "$tmp/rr.parquet" | "$py" -c 'import json,sys; rows=[json.loads(l) for l in sys.stdin]; assert all(0 <= int(h) < 6000 for r in rows for h in r["hit_ids"]), rows[0]' &&
   ok "--id-expression row: integer ids" || fail "--id-expression row: $(cat "$tmp/err.txt")"
 
+# --- 4-bit PQ
+for t in 1 2; do
+  "$V" --quiet --threads $t index build "$C" --output "$tmp/pq4-$t.ivf" --type pq --pq-nbits 4 --pq-m 16 \
+    --nlist 8 --metric euclid 2> "$tmp/err.txt" || fail "build pq4 --threads $t: $(cat "$tmp/err.txt")"
+done
+cmp -s "$tmp/pq4-1.ivf" "$tmp/pq4-2.ivf" && ok "pq4: same index file with --threads 1 and 2" || fail "pq4 index differs between --threads 1 and 2"
+"$V" index info "$tmp/pq4-1.ivf" --json > "$tmp/info.json" 2> "$tmp/err.txt" &&
+  "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert (r["type"], r["pq_m"], r["pq_nbits"], r["version"]) == ("pq", 16, 4, 2), r' "$tmp/info.json" &&
+  "$V" index info "$tmp/pq4-1.ivf" | grep -q "^pq_nbits: *4$" && ok "pq4: info shows pq_nbits 4, version 2" ||
+  fail "pq4 info: $(cat "$tmp/info.json" "$tmp/err.txt")"
+"$V" --quiet index build "$C" --output "$tmp/pq8.ivf" --type pq --pq-m 8 --nlist 8 --metric euclid 2> "$tmp/err.txt" &&
+  "$V" index info "$tmp/pq8.ivf" --json > "$tmp/info.json" 2> "$tmp/err.txt" &&
+  "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert (r["pq_nbits"], r["version"]) == (8, 1), r' "$tmp/info.json" &&
+  ok "pq default: pq_nbits 8, version 1" || fail "pq8 info: $(cat "$tmp/info.json" "$tmp/err.txt")"
+"$V" --quiet index build "$C" --output "$tmp/pq4r.ivf" --type pq --pq-nbits 4 --pq-m 16 --nlist 8 --metric euclid \
+  --rerank 4 2> "$tmp/err.txt" || fail "build pq4 --rerank: $(cat "$tmp/err.txt")"
+for f in pq4r:0:0.9 pq4-1:0:0.3 pq4-1:4:0.3; do
+  IFS=: read -r name rr want <<< "$f"
+  extra=""; [ "$rr" -gt 0 ] && extra="--rerank $rr"
+  if "$V" --quiet index search "$tmp/$name.ivf" --queries "$tmp/q.parquet" -k 10 --nprobe 8 --ground-truth "$tmp/gt-euclid.parquet" \
+       --output "$tmp/r.parquet" --json $extra > "$tmp/s.json" 2> "$tmp/err.txt" &&
+     "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["recall"] >= float(sys.argv[2]), r' "$tmp/s.json" "$want"; then
+    ok "pq4 $name search ${extra:-(no --rerank)}: recall $("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["recall"])' "$tmp/s.json")"
+  else
+    fail "pq4 $name search $extra: $(cat "$tmp/s.json" "$tmp/err.txt")"
+  fi
+done
+
 # --- errors
 printf 'not an index at all, just some bytes that are longer than nothing' > "$tmp/bad.ivf"
 "$py" -c 'import numpy' 2> /dev/null && "$py" -c 'import numpy as np; np.save("'"$tmp"'/d8.npy", np.ones((10, 8), np.float32))' &&
@@ -101,6 +132,9 @@ no --type|--type is required|index build "$C" --output "$tmp/x.ivf"
 no --output|--output FILE is required|index build "$C" --type flat
 unknown type|unknown --type 'ivfpq'|index build "$C" --output "$tmp/x.ivf" --type ivfpq
 --pq-m without pq|--pq-m needs --type pq|index build "$C" --output "$tmp/x.ivf" --type sq8 --pq-m 4
+--pq-nbits without pq|--pq-nbits needs --type pq|index build "$C" --output "$tmp/x.ivf" --type rabitq --pq-nbits 4
+--pq-nbits 5|--pq-nbits must be 4 or 8 (got 5)|index build "$C" --output "$tmp/x.ivf" --type pq --pq-nbits 5
+--rerank on 8-bit pq without vectors|--rerank needs an index built with --rerank|index search "$tmp/pq8.ivf" --queries "$tmp/q.parquet" -k 3 --rerank 4
 manhattan|expected cosine, dot or euclid|index build "$C" --output "$tmp/x.ivf" --type flat --metric manhattan
 missing corpus|$tmp/nothing|index build "$tmp/nothing" --output "$tmp/x.ivf" --type flat
 bad pq-m|pq|index build "$C" --output "$tmp/x.ivf" --type pq --pq-m 5

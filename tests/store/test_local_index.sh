@@ -5,8 +5,9 @@
 # every list (params.index: {type: flat, nlist: 32, nprobe: 32}) gives the exact answers
 # (recall 1); a collection under params.index.min_rows gets no index and exact search; a
 # segment flushed after finalize makes the index stale (exact search, logged) until the next
-# finalize (`load load --no-manage-indexing` commits segments without finalizing); bad
-# params.index values are configuration errors (exit 2, naming the key).
+# finalize (`load load --no-manage-indexing` commits segments without finalizing); 4-bit PQ
+# (pq_nbits: 4) builds and serves; bad params.index values are configuration errors (exit 2,
+# naming the key).
 # Data: numpy (seeded, 12000 x 32 clustered rows) -> .npy -> `vforge convert`.
 set -u
 V=${VFORGE:?set VFORGE to the vforge binary}
@@ -114,6 +115,27 @@ else
   fail "flat: load run: $(cat "$tmp/err.txt")"
 fi
 
+# --- 4-bit PQ (params.index.pq_nbits: 4) with re-rank vectors: the fast-scan index is built
+# (version-2 file, pq_nbits 4 in `index info`) and searched
+config pq4 "$tmp/corpus" "  params: {index: {type: pq, pq_m: 16, pq_nbits: 4, rerank: 4}}"
+if "$V" load run "$tmp/pq4.yaml" > /dev/null 2> "$tmp/err.txt"; then
+  "$V" index info "$tmp/store/pq4/index-0-emb.ivf" --json > "$tmp/info.json" 2> "$tmp/err.txt" &&
+    "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert (r["type"], r["pq_m"], r["pq_nbits"], r["version"], r["rerank"]) == ("pq", 16, 4, 2, 4), r' "$tmp/info.json" &&
+    ok "pq_nbits 4: $(tr -d '\n' < "$tmp/info.json" | cut -c1-120)" ||
+    fail "pq_nbits 4: index info: $(cat "$tmp/info.json" "$tmp/err.txt")"
+  if r=$(bench_recall pq4); then
+    if grep -q "searching 'emb' with its pq IVF index (12000 points" "$tmp/bench.err" && ge "$r" 0.85; then
+      ok "pq_nbits 4: bench used the index, recall@10 $r"
+    else
+      fail "pq_nbits 4: recall $r or no index log line: $(cat "$tmp/bench.err")"
+    fi
+  else
+    fail "pq_nbits 4: bench: $(cat "$tmp/bench.err")"
+  fi
+else
+  fail "pq_nbits 4: load run: $(cat "$tmp/err.txt")"
+fi
+
 # --- under min_rows: no index, exact
 config small "$tmp/small" ""
 if "$V" load run "$tmp/small.yaml" > /dev/null 2> "$tmp/err.txt"; then
@@ -136,6 +158,8 @@ done <<'EOB'
 {index: {nlist: -3}}|vectorstore.params.index.nlist: expected a non-negative integer
 {index: {nprobes: 4}}|vectorstore.params.index: unknown key 'nprobes'
 {index: 5}|vectorstore.params.index
+{index: {type: pq, pq_nbits: 5}}|vectorstore.params.index.pq_nbits: expected 4 or 8
+{index: {type: sq8, pq_nbits: 4}}|vectorstore.params.index.pq_nbits needs type: pq
 EOB
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
