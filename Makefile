@@ -1,6 +1,9 @@
 # Thin wrapper over CMake for the README's two commands and CI.
 #   make demo   install deps, build, run vforge on the bundled example corpus
-#   make check  install deps, build (-Werror), run every test, then the ASan+UBSan pass and fuzz smoke
+#   make check  install deps, the source checks (make lint), build (-Werror), run every test, then
+#               the ASan+UBSan pass and fuzz smoke
+#   make lint   the layer rule's #include side and the banned libc calls (scripts/check-*.sh);
+#               the build itself links each layer alone (vforge_layer_*), which holds the call side
 #   make wheel  the Python package (pyproject.toml, scikit-build-core from .venv) as a wheel in $(BUILD)/wheel
 #   make fuzz   build the libFuzzer harnesses (clang) and run each for FUZZ_SECONDS (default 60) on
 #               its seed corpus plus the regression inputs; figures in $(FUZZ_BUILD)/fuzz-report.txt
@@ -12,7 +15,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 PY ?= $(CURDIR)/.venv/bin/python
 
-.PHONY: all deps build demo check test test-asan fuzz-build fuzz fuzz-smoke bench clean format wheel
+.PHONY: all deps build demo check lint test test-asan fuzz-build fuzz fuzz-smoke bench clean format wheel
 
 all: build
 
@@ -47,8 +50,12 @@ fuzz-smoke: fuzz-build
 fuzz: fuzz-build
 	FUZZ_REPORT=$(FUZZ_BUILD)/fuzz-report.txt bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+lint:
+	bash scripts/check-layers.sh
+	bash scripts/check-banned.sh
+
 # The services (radosgw, nginx, Slurm) start once, as children, for both test passes.
-check: deps
+check: deps lint
 	bash tests/services/with-services.sh $(MAKE) test test-asan
 	$(MAKE) fuzz-smoke
 

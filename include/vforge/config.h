@@ -280,6 +280,20 @@ void corpus_source_close(corpus_source *c); /* zeroed ok */
 vf_status corpus_read_vectors(const corpus_source *src, const char *column, int threads,
                               float **out, uint64_t *rows, int32_t *dim, vf_error *err);
 
+/* ---- secrets by reference (src/corpus/config_vars.c): what load-dist needs to pass secrets to
+ * its workers as `${VAR}` references instead of by value ---- */
+
+/*! vf_config_secret_paths() : the key paths ("vectorstore.api_key") whose value is a secret;
+ *  borrowed, count in *n. */
+const char *const *vf_config_secret_paths(const vf_config *cfg, size_t *n);
+
+/*! vf_config_raw_scalar() : the raw text (before `${VAR}` expansion) of the scalar at the dotted
+ *  key path `path` of the YAML config text[0..len) (map keys only).  *out = NULL when the path
+ *  is absent or not a scalar.  Caller frees *out.
+ *  @return : the YAML parser's VF_ECONFIG; VF_ENOMEM. */
+vf_status vf_config_raw_scalar(const char *text, size_t len, const char *name, const char *path,
+                               char **out, vf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

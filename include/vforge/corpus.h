@@ -1,5 +1,6 @@
 /*
- * vforge corpus — URIs, bare keys, discovery, point ids and id expressions.
+ * vforge corpus — bare keys (of the URIs io_uri_parse splits, io.h), discovery, point ids and id
+ * expressions.
  *
  * Point ids must match the existing tools bit for bit (DESIGN.md "Point ids"):
  *   make_point_id(bare_key, row) = lowercase hex md5(bare_key ":" decimal(row)), 8-4-4-4-12.
@@ -14,29 +15,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum corpus_scheme {
-  CORPUS_LOCAL = 0,      /* plain path (relative paths made absolute, symlinks kept) */
-  CORPUS_FILE,           /* file:///abs/path */
-  CORPUS_S3,             /* s3://bucket/key */
-  CORPUS_HF_DATASET,     /* hf://datasets/<ns>/<repo>/<path> (optional @rev after repo) */
-  CORPUS_HF_BUCKET,      /* hf://buckets/<ns>/<name>/<path> */
-  CORPUS_HTTP,           /* http://host/path */
-  CORPUS_HTTPS           /* https://host/path */
-} corpus_scheme;
-
-typedef struct corpus_uri {
-  corpus_scheme scheme;
-  char *uri;       /* as given (local: the absolute path) */
-  char *container; /* bucket, "ns/repo", "ns/name", host[:port]; NULL for local */
-  char *revision;  /* hf datasets "@rev", else NULL */
-  char *path;      /* key inside the container (no leading '/'); local: absolute path */
-} corpus_uri;
-
-/*! corpus_uri_parse() : split a corpus URI.  @return : VF_EUSAGE naming the URI when malformed
- *  (empty bucket, hf:// without datasets/ or buckets/, unknown scheme). */
-vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err);
-void corpus_uri_free(corpus_uri *u);
 
 /*! corpus_bare_key() : the id key of a file URI (DESIGN.md): scheme and container removed;
  *  local files keep their absolute path unless `id_root` (a directory) prefixes it, in which

@@ -182,19 +182,6 @@ vf_status dist_brute_force(const dist_bf_options *bf, const dist_options *o, dis
  *  state, attempts, files, rows, points, seconds, job_ids}]} (no newline). */
 vf_status dist_report_json(const dist_report *r, vf_buf *out, vf_error *err);
 
-/* ---- config helpers (implemented in src/corpus/config_vars.c; they belong in config.h) ---- */
-
-/*! vf_config_secret_paths() : the key paths ("vectorstore.api_key") whose value is a secret;
- *  borrowed, count in *n. */
-const char *const *vf_config_secret_paths(const vf_config *cfg, size_t *n);
-
-/*! vf_config_raw_scalar() : the raw text (before `${VAR}` expansion) of the scalar at the dotted
- *  key path `path` of the YAML config text[0..len) (map keys only).  *out = NULL when the path
- *  is absent or not a scalar.  Caller frees *out.
- *  @return : the YAML parser's VF_ECONFIG; VF_ENOMEM. */
-vf_status vf_config_raw_scalar(const char *text, size_t len, const char *name, const char *path,
-                               char **out, vf_error *err);
-
 #ifdef __cplusplus
 }
 #endif

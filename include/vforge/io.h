@@ -163,7 +163,7 @@ void io_http_close(io_http *c); /* NULL ok */
 /* ------------------------------------------------------------ remote sources */
 
 /* Remote byte sources and listings (issue 7; src/io/remote.c dispatches, src/io/s3.c,
- * src/io/hf.c, src/io/httpsrc.c implement).  Every scheme of corpus_scheme is accepted:
+ * src/io/hf.c, src/io/httpsrc.c implement).  Every scheme of io_scheme is accepted:
  *   local path / file://   io_open_local
  *   http(s)://host/path    ranged GETs (Range: bytes=a-b); size from HEAD, else from the
  *                          Content-Range of the first ranged GET.  A server that ignores Range
@@ -187,11 +187,41 @@ typedef struct io_remote_opts {
 /*! io_remote_set_opts() : process-wide options for remote sources opened afterwards. */
 void io_remote_set_opts(const io_remote_opts *o);
 
+typedef enum io_scheme {
+  IO_URI_LOCAL = 0,  /* plain path (relative paths made absolute, symlinks kept) */
+  IO_URI_FILE,       /* file:///abs/path */
+  IO_URI_S3,         /* s3://bucket/key */
+  IO_URI_HF_DATASET, /* hf://datasets/<ns>/<repo>/<path> (optional @rev after repo) */
+  IO_URI_HF_BUCKET,  /* hf://buckets/<ns>/<name>/<path> */
+  IO_URI_HTTP,       /* http://host/path */
+  IO_URI_HTTPS       /* https://host/path */
+} io_scheme;
+
+typedef struct io_uri {
+  io_scheme scheme;
+  char *uri;       /* as given (local: the absolute path) */
+  char *container; /* bucket, "ns/repo", "ns/name", host[:port]; NULL for local */
+  char *revision;  /* hf datasets "@rev", else NULL */
+  char *path;      /* key inside the container (no leading '/'); local: absolute path */
+} io_uri;
+
+/*! io_uri_parse() : split a corpus URI (src/io/uri.c).  @return : VF_EUSAGE naming the URI
+ *  when malformed (empty bucket, hf:// without datasets/ or buckets/, unknown scheme). */
+vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err);
+void io_uri_free(io_uri *u);
+
+/*! io_abs_path() : the absolute, lexically normalised form of a local path ("//", ".", ".."
+ *  removed; relative paths joined to the working directory; symlinks kept).  Caller frees. */
+vf_status io_abs_path(const char *path, char **out, vf_error *err);
+
 /*! io_open_uri() : a byte source for any corpus URI (local, file, http(s), s3, hf).
  *  @return : VF_ENOTFOUND (404/NoSuchKey) naming the URI; VF_ENET for network/auth failures
  *            (naming the URI and the status, e.g. "403 SignatureDoesNotMatch" or "expired
  *            credentials"), VF_EUSAGE for a malformed URI. */
 vf_status io_open_uri(const char *uri, io_source **out, vf_error *err);
+/*! io_open_uri_sized() : io_open_uri() with the object's size already known (from a listing;
+ *  < 0: unknown), which spares http(s)/hf sources their HEAD request. */
+vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_error *err);
 
 typedef struct io_entry {
   char *uri;     /* full URI of the object (scheme://container/key) */
@@ -210,6 +240,9 @@ typedef struct io_listing {
  *            (plain HTTP has no listing). */
 vf_status io_list(const char *uri, io_listing *out, vf_error *err);
 void io_listing_free(io_listing *l);
+/*! io_listing_add() : append (uri, size) to l, taking ownership of `uri` (NULL: VF_ENOMEM);
+ *  `*cap` tracks the capacity (start at 0 with an empty listing). */
+vf_status io_listing_add(io_listing *l, size_t *cap, char *uri, uint64_t size, vf_error *err);
 
 /*! io_download() : copy the whole object at `uri` to the local file `dest` (written to a
  *  temporary name beside it, fsynced and renamed: a failed download never leaves a file that

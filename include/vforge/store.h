@@ -107,41 +107,9 @@ typedef struct store_results {
 
 void store_results_free(store_results *r);
 
+/* A store handle: opaque; the backends' common head and vtable are src/store/internal.h. */
 typedef struct store store;
 struct store_record;
-
-typedef struct store_vtable {
-  const char *type;
-  vf_status (*ensure_collection)(store *s, vf_error *err);
-  vf_status (*defer_indexing)(store *s, vf_error *err);
-  vf_status (*enable_indexing)(store *s, vf_error *err);
-  vf_status (*wait_indexed)(store *s, double timeout_s, vf_error *err);
-  vf_status (*upsert)(store *s, const corpus_batch *batch, vf_error *err);
-  vf_status (*flush)(store *s, vf_error *err);
-  vf_status (*count)(store *s, bool exact, uint64_t *out, vf_error *err);
-  vf_status (*search)(store *s, const char *vector, const float *queries, size_t nq, int32_t dim,
-                      size_t k, store_results *out, vf_error *err);
-  void (*close)(store *s);
-  /* filtered search (store_search_filtered); NULL: the backend cannot filter */
-  vf_status (*search_filtered)(store *s, const char *vector, const float *queries, size_t nq,
-                               int32_t dim, size_t k, const flt_filter *const *filters,
-                               store_results *out, vf_error *err);
-  /* issue 14 (NULL: the backend keeps no record / cannot look ids up -> VF_EUNSUPPORTED) */
-  vf_status (*set_record)(store *s, const struct store_record *r, vf_error *err);
-  vf_status (*get_record)(store *s, struct store_record *out, bool *found, vf_error *err);
-  vf_status (*contains)(store *s, const corpus_id *ids, size_t n, bool *found, vf_error *err);
-} store_vtable;
-
-/* The common head of every backend's handle. */
-struct store {
-  const store_vtable *vt;
-  char *collection;
-  store_vector_spec *vectors; /* owned deep copy of the config's spec */
-  int nvectors;
-  uint64_t points_upserted; /* points accepted by upsert through this handle */
-  uint64_t retries;         /* requests a remote backend retried internally (issue 4) */
-  bool must_exist;          /* store_config.must_exist */
-};
 
 /*! store_open() : open (local, discard) or connect to the store named by `cfg->type`.  The
  *  collection is not touched until store_ensure_collection().
@@ -191,6 +159,11 @@ vf_status store_search_filtered(store *s, const char *vector, const float *queri
                                 store_results *out, vf_error *err);
 /*! store_close() : abandon anything not flushed and free the handle.  NULL ok. */
 void store_close(store *s);
+/*! store_type() : the backend of a handle: "local", "discard" or "qdrant". */
+const char *store_type(const store *s);
+/*! store_retries() : requests the backend retried internally through this handle (remote
+ *  stores; 0 for local and discard). */
+uint64_t store_retries(const store *s);
 
 /* What a collection records about the corpus loaded into it (issue 14), so `bench` can refuse
  * ground truth of another corpus or metric instead of reporting a recall that cannot be right.
@@ -223,16 +196,6 @@ void store_id_format(const corpus_id *id, char out[37]);
 /*! store_id_parse() : the inverse of store_id_format() (decimal uint64 or a lowercase or
  *  uppercase 8-4-4-4-12 UUID, stored lowercase).  @return : false when `s` is neither. */
 bool store_id_parse(const char *s, size_t len, corpus_id *out);
-
-/* Backend constructors (used by store_open; exposed for tests). */
-vf_status store_local_open(const store_config *cfg, store **out, vf_error *err);
-vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err);
-/*! store_qdrant_open() : the Qdrant store (src/store/qdrant.c; over gRPC with cfg->prefer_grpc,
- *  src/store/qdrant_grpc.c): cfg->url (http/https),
- *  cfg->api_key, cfg->params_json (the config's `params`: hnsw, quantization, optimizers,
- *  shard_number, replication_factor, write_consistency_factor, on_disk_payload, recreate).
- *  Connects lazily: nothing is sent before store_ensure_collection() or another call. */
-vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err);
 
 /*! store_local_set_nprobe() : the IVF lists a `local` handle probes per query, in place of the
  *  index's own (params.index.nprobe, else the manifest's max(16, nlist/16)); 0 restores that.
@@ -273,10 +236,6 @@ vf_status store_drop_collection(store *s, vf_error *err);
  *  @return : VF_ENOTFOUND when the collection does not exist; VF_ECONFIG when the config sets
  *            none of them; VF_EUSAGE for a store that is not Qdrant. */
 vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err);
-vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *err);
-vf_status store_qdrant_drop(store *s, vf_error *err);
-vf_status store_local_describe(store *s, store_collection_info *out, vf_error *err);
-vf_status store_local_drop(store *s, vf_error *err);
 /*! store_qdrant_transport() : "grpc http://host:6334" or "rest http://host:6333" into out;
  *  NULL for a store that is not Qdrant. */
 const char *store_qdrant_transport(const store *s, char *out, size_t cap);
@@ -293,12 +252,6 @@ void store_config_from(const struct vf_config *cfg, store_config *sc);
 vf_status store_payload_kinds(const corpus_file *file, const corpus_payload_source *src, int n,
                               store_payload_field *out, vf_error *err);
 
-/* Internal helpers shared by backends: fill the common head from cfg (deep copy). */
-vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg, vf_error *err);
-void store_head_free(store *s);
-/*! store_check_batch() : the batch-vs-collection checks of store_upsert(); `map[j]` receives
- *  the batch vector index of collection vector j, or -1 when the batch lacks it. */
-vf_status store_check_batch(const store *s, const corpus_batch *b, int *map, vf_error *err);
 
 #ifdef __cplusplus
 }

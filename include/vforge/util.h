@@ -69,6 +69,14 @@ const char *vf_status_name(vf_status st);
 /*! vf_status_exit_code() : the CLI exit code for a status: 0 ok, 2 usage/config/data, 1 other. */
 int vf_status_exit_code(vf_status st);
 
+/*! vf_strerror() : the message of the errno value `e`, thread-safe (strerror_r; strerror is on
+ *  the ban list, scripts/check-banned.sh): in buf[0..cap) or a static string.
+ *  VF_STRERROR(e) gives it a buffer that lives to the end of the enclosing block, for a `%s`
+ *  argument: vf_error_set(err, VF_EIO, "%s: %s", path, VF_STRERROR(errno)). */
+const char *vf_strerror(int e, char *buf, size_t cap);
+#define VF_STRERROR_CAP 128
+#define VF_STRERROR(e) vf_strerror((e), (char[VF_STRERROR_CAP]){0}, VF_STRERROR_CAP)
+
 /* ------------------------------------------------------------ allocation */
 
 /* Checked allocation helpers: return NULL on overflow/failure (never abort). */
@@ -98,14 +106,24 @@ char *vf_url_redact_dup(const char *url);
  * VF_ENOMEM with a message, so input-driven growth can never exhaust memory. */
 #define VF_BUF_DEFAULT_MAX ((size_t)1 << 40)
 
+/* Named ceilings (curl's dynbuf `toobig`): a buffer made with VF_BUF_INIT(&b, VF_BUF_MAX_...)
+ * that would grow past its limit fails with VF_ENOMEM naming the limit and its size. */
+#define VF_BUF_MAX_HTTP_BODY ((size_t)1 << 30) /* an HTTP request or response body in memory */
+#define VF_BUF_MAX_URL ((size_t)1 << 20)       /* a URL, query string or form being built */
+#define VF_BUF_MAX_JSON_DOC ((size_t)256 << 20) /* a JSON document or string built whole */
+
 typedef struct vf_buf {
   uint8_t *data;
   size_t len;
   size_t cap;
   size_t max;
+  const char *limit; /* the name of `max` for messages (VF_BUF_INIT), or NULL */
 } vf_buf;
 
 void vf_buf_init(vf_buf *b, size_t max);
+/*! vf_buf_init_named() : vf_buf_init() with the limit's name for the "too big" message. */
+void vf_buf_init_named(vf_buf *b, size_t max, const char *limit);
+#define VF_BUF_INIT(b, LIMIT) vf_buf_init_named((b), (LIMIT), #LIMIT)
 void vf_buf_free(vf_buf *b);
 static inline void vf_buf_reset(vf_buf *b) { b->len = 0; }
 /*! vf_buf_reserve() : ensure room for `extra` more bytes after len. */
@@ -291,6 +309,50 @@ bool vf_json_is_object(const char *text, size_t len);
  *  ill-formed, with *bad = the length of the maximal ill-formed subpart (>= 1; Unicode 15 §3.9,
  *  ranges from Table 3-7). */
 size_t vf_utf8_seq(const uint8_t *s, size_t n, size_t *bad);
+
+/* A small DOM JSON reader (RFC 8259) for untrusted text: Qdrant's answers, the HF tree listing,
+ * the dist manifest, store and bench records (src/util/json_read.c). */
+
+typedef enum vf_json_type {
+  VF_JSON_NULL = 0,
+  VF_JSON_BOOL,
+  VF_JSON_NUM,
+  VF_JSON_STR,
+  VF_JSON_ARR,
+  VF_JSON_OBJ
+} vf_json_type;
+
+typedef struct vf_json_val {
+  vf_json_type t;
+  const char *raw; /* the value's text in the parsed source (borrowed) */
+  size_t raw_len;
+  bool b;
+  double num;
+  char *str;      /* VF_JSON_STR: decoded, NUL-terminated (owned) */
+  size_t n;       /* VF_JSON_ARR / VF_JSON_OBJ: entries */
+  struct vf_json_val *items;
+  char **keys;    /* VF_JSON_OBJ: decoded keys (owned) */
+} vf_json_val;
+
+/*! vf_json_parse() : parse exactly one JSON value from text[0..len) (RFC 8259; nesting <= 64,
+ *  at most `len` entries overall).  `text` must outlive `out` (raw spans point into it).
+ *  @return : VF_ECORRUPT naming `what` and the byte offset on bad JSON; VF_ENOMEM. */
+vf_status vf_json_parse(const char *text, size_t len, const char *what, vf_json_val *out,
+                        vf_error *err);
+void vf_json_free(vf_json_val *v);
+/*! vf_json_get() : the member `key` of an object (NULL when v is not an object or lacks it). */
+const vf_json_val *vf_json_get(const vf_json_val *v, const char *key);
+/*! vf_json_path() : members along a dotted path ("result.config.params"); NULL when any is
+ *  absent. */
+const vf_json_val *vf_json_path(const vf_json_val *v, const char *dotted);
+/*! vf_json_unescape() : decode the JSON string content s[start, end) (between the quotes) into
+ *  `d` (room for end - start bytes); *n receives the decoded length.  @return : `end`, with
+ *  *expected NULL; or the offset of the first error with *expected saying what was expected. */
+size_t vf_json_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
+                        const char **expected);
+/*! vf_json_scan_number() : the end of the RFC 8259 number starting at s[p]; 0 with *expected
+ *  set when there is none. */
+size_t vf_json_scan_number(const char *s, size_t len, size_t p, const char **expected);
 
 /* --------------------------------------------------------- atomic files */
 

@@ -17,7 +17,7 @@ vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **ou
   }
   const char *path = value + 1;
   FILE *fp = fopen(path, "rb");
-  if (!fp) return vf_error_set(err, VF_EUSAGE, "--%s @%s: cannot open: %s", opt, path, strerror(errno));
+  if (!fp) return vf_error_set(err, VF_EUSAGE, "--%s @%s: cannot open: %s", opt, path, VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, max + 1);
   vf_status st = VF_OK;

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "eval/bf_internal.h"
 #include "vforge/bench.h"
+#include "vforge/eval.h"
 #include "vforge/ivf.h"
 #include "vforge/store.h"
 
@@ -239,8 +239,13 @@ static char *default_output(const char *q, const char *tag, uint64_t k, vf_error
   const char *name = slash ? slash + 1 : q;
   size_t dl = slash ? (size_t)(slash - q) : 0, nl = strlen(name);
   if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
-  if (slash) return ev_strdupf(err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k);
-  return ev_strdupf(err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_URL);
+  vf_status st = slash ? vf_buf_printf(&b, err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k)
+                       : vf_buf_printf(&b, err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
+  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err); /* the NUL */
+  if (st != VF_OK) vf_buf_free(&b);
+  return (char *)vf_buf_take(&b, NULL);
 }
 
 /* The ground truth of --ground-truth, read and matched to the queries before the search: truth

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -200,7 +201,12 @@ static void on_signal(int sig) {
 
 static void install_signals(void) {
   const char *g = getenv("VFORGE_CANCEL_GRACE");
-  if (g && *g) g_cancel_grace = atoi(g);
+  if (g && *g) { /* whole seconds, <= 0: none; a value that is not an integer is ignored */
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(g, &end, 10);
+    if (end != g && *end == 0 && errno == 0 && v >= INT_MIN && v <= INT_MAX) g_cancel_grace = (int)v;
+  }
   const char *iv = getenv("VFORGE_PROGRESS_INTERVAL");
   if (iv && *iv) {
     char *end = NULL;
@@ -248,7 +254,7 @@ int cli_fail(vf_status st, const vf_error *err) {
 vf_status cli_write_stdout(void *user, const void *data, size_t len, vf_error *err) {
   (void)user;
   if (fwrite(data, 1, len, stdout) != len)
-    return vf_error_set(err, VF_EIO, "writing to stdout: %s", strerror(errno));
+    return vf_error_set(err, VF_EIO, "writing to stdout: %s", VF_STRERROR(errno));
   return VF_OK;
 }
 
@@ -645,7 +651,7 @@ int main(int argc, char **argv) {
       int rc = COMMANDS[c].fn(argc - i - 1, argv + i + 1);
       end_progress();
       if (fflush(stdout) != 0) {
-        fprintf(stderr, "vforge: error: writing to stdout: %s\n", strerror(errno));
+        fprintf(stderr, "vforge: error: writing to stdout: %s\n", VF_STRERROR(errno));
         return rc ? rc : 1;
       }
       return rc;

@@ -94,7 +94,7 @@ static vf_status copy_member(gzFile gz, uint64_t size, FILE *out, const char *pa
     if (st != VF_OK) return st;
     size_t w = data < n ? (size_t)data : n;
     if (out && w && fwrite(buf, 1, w, out) != w)
-      return vf_error_set(err, VF_EIO, "%s: cannot write the extracted file: %s", path, strerror(errno));
+      return vf_error_set(err, VF_EIO, "%s: cannot write the extracted file: %s", path, VF_STRERROR(errno));
     data -= w;
     left -= n;
   }
@@ -108,7 +108,7 @@ static const char *base_name(const char *p) {
 
 static vf_status extract(const char *archive, const char *dir, vf_error *err) {
   gzFile gz = gzopen(archive, "rb");
-  if (!gz) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", archive, strerror(errno));
+  if (!gz) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", archive, VF_STRERROR(errno));
   vf_status st = VF_OK;
   char longname[4097] = "";
   bool have_long = false, got[3] = {false, false, false};
@@ -173,7 +173,7 @@ static vf_status extract(const char *archive, const char *dir, vf_error *err) {
       dst = join(dir, BD_MEMBERS[want]);
       out = dst ? fopen(dst, "wb") : NULL;
       if (!out) {
-        st = vf_error_set(err, VF_EIO, "%s: cannot create %s: %s", archive, dst ? dst : dir, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot create %s: %s", archive, dst ? dst : dir, VF_STRERROR(errno));
         free(dst);
         break;
       }
@@ -225,7 +225,7 @@ static vf_status archive_dir(const char *archive, char **out, vf_error *err) {
     if (st == VF_OK) {
       snprintf(tmp, tn, "%s.tmp.%ld", dir, (long)getpid());
       if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-        st = vf_error_set(err, VF_EIO, "%s: cannot create %s to extract into: %s", archive, tmp, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot create %s to extract into: %s", archive, tmp, VF_STRERROR(errno));
     }
     if (st == VF_OK) st = extract(archive, tmp, err);
     char *ts = st == VF_OK ? join(tmp, BD_STAMP) : NULL;
@@ -244,7 +244,7 @@ static vf_status archive_dir(const char *archive, char **out, vf_error *err) {
       unlink(stamp);
       rmdir(dir);
       if (rename(tmp, dir) != 0 && !(errno == ENOTEMPTY || errno == EEXIST))
-        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s to %s: %s", archive, tmp, dir, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s to %s: %s", archive, tmp, dir, VF_STRERROR(errno));
     }
     if (tmp) { /* a failed (or lost-race) extraction leaves nothing behind */
       for (int m = 0; m < 3; m++) {
@@ -336,7 +336,7 @@ static vf_status grow(void **p, size_t *cap, size_t need, size_t elem, vf_error 
 vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   FILE *fp = fopen(path, "rb");
-  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, VF_STRERROR(errno));
   fj_tape t;
   fj_init(&t);
   vf_buf line, cond;

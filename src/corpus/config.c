@@ -809,16 +809,16 @@ static vf_status parse_component(cctx *c, const cfg_node *v, const char *path, b
 
 /* URI check with a secret-safe message. */
 static vf_status check_uri(cctx *c, const cfg_node *v, const char *path, const char *uri,
-                           bool secret, corpus_scheme *scheme) {
-  corpus_uri u;
+                           bool secret, io_scheme *scheme) {
+  io_uri u;
   vf_error e2;
-  vf_status st = corpus_uri_parse(uri, &u, &e2);
+  vf_status st = io_uri_parse(uri, &u, &e2);
   if (st != VF_OK) {
     if (secret) return cerr(c, v->line, "%s: not a valid corpus URI", path);
     return cerr(c, v->line, "%s: %s", path, e2.msg);
   }
   if (scheme) *scheme = u.scheme;
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   return VF_OK;
 }
 
@@ -986,7 +986,7 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
     if ((st = get_enum(c, x, "datasource.cache", CACHES, &e)) != VF_OK) return st;
     ds->cache = (vf_cfg_cache)e;
   }
-  corpus_scheme scheme = CORPUS_LOCAL;
+  io_scheme scheme = IO_URI_LOCAL;
   bool have_uri = false;
   switch (ds->form) {
   case VF_CFG_DS_URI:
@@ -1003,9 +1003,9 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
       for (size_t i = 0; i < ds->nfiles; i++) {
         path_index(p, "datasource.file_list", i);
         bool fsecret = cfg_path_is_secret(c->cfg, p);
-        corpus_scheme fs;
+        io_scheme fs;
         if ((st = check_uri(c, x->items[i], p, ds->file_list[i], fsecret, &fs)) != VF_OK) return st;
-        if (fs != CORPUS_LOCAL && fs != CORPUS_FILE) scheme = fs;
+        if (fs != IO_URI_LOCAL && fs != IO_URI_FILE) scheme = fs;
       }
       size_t first, later;
       bool nomem = false;
@@ -1062,7 +1062,7 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
     if ((st = get_text(c, x, "datasource.path", &ds->path, &secret)) != VF_OK) return st;
     if (!*ds->path) return cerr(c, x->line, "datasource.path: must not be empty");
     if ((st = check_uri(c, x, "datasource.path", ds->path, secret, &scheme)) != VF_OK) return st;
-    if (scheme != CORPUS_LOCAL && scheme != CORPUS_FILE)
+    if (scheme != IO_URI_LOCAL && scheme != IO_URI_FILE)
       return cerr(c, x->line, "datasource.path: type: local needs a local path");
     ds->uri = vf_strdup(ds->path);
     if (!ds->uri) return oom(c, x->line);
@@ -1088,7 +1088,7 @@ static vf_status parse_datasource(cctx *c, const cfg_node *v) {
   if (secret && ds->uri && (st = mark_secret(c, "datasource.uri", v->line)) != VF_OK) return st;
   if ((x = map_get(v, "id_root", &kl))) {
     if ((st = get_str(c, x, "datasource.id_root", false, &ds->id_root)) != VF_OK) return st;
-    if (scheme != CORPUS_LOCAL && scheme != CORPUS_FILE)
+    if (scheme != IO_URI_LOCAL && scheme != IO_URI_FILE)
       return cerr(c, x->line, "datasource.id_root: applies to local corpora only");
     if (ds->id_root[0] != '/')
       return cerr(c, x->line, "datasource.id_root: expected an absolute directory");
@@ -1487,7 +1487,7 @@ vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, VF_CONFIG_MAX_BYTES + 1);
   vf_status st = VF_OK;

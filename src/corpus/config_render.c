@@ -414,11 +414,11 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
       if (!path) w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
     }
     if (w->st != VF_OK) break;
-    corpus_uri u;
+    io_uri u;
     bool local = false;
     vf_error e2;
-    if (corpus_uri_parse(path, &u, &e2) == VF_OK) {
-      local = u.scheme == CORPUS_LOCAL || u.scheme == CORPUS_FILE;
+    if (io_uri_parse(path, &u, &e2) == VF_OK) {
+      local = u.scheme == IO_URI_LOCAL || u.scheme == IO_URI_FILE;
       struct stat sb;
       bool exists = local && stat(u.path, &sb) == 0 && S_ISREG(sb.st_mode);
       if (corpus_bare_key(path, local ? id_root : NULL, &key, &e2) != VF_OK) key = NULL;
@@ -445,7 +445,7 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
         }
         r_close(w, "}");
       }
-      corpus_uri_free(&u);
+      io_uri_free(&u);
     } else {
       w->st = vf_error_set(w->err, VF_ECONFIG, "%s", e2.msg);
     }

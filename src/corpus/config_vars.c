@@ -2,12 +2,11 @@
  * config_vars.c — what load-dist needs to pass secrets to its workers by reference instead of
  * by value: which key paths hold secrets, and the raw (unexpanded) text of a scalar, so a value
  * that came from `${QDRANT_API_KEY}` can be written back as that reference.
- * (Declared in include/vforge/dist.h for now; they belong in config.h.)
+ * (Declared in include/vforge/config.h.)
  */
 #include <stdlib.h>
 
 #include "config_internal.h"
-#include "vforge/dist.h"
 
 const char *const *vf_config_secret_paths(const vf_config *cfg, size_t *n) {
   if (!cfg || !cfg->internal) {

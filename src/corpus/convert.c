@@ -159,7 +159,7 @@ static vf_status stage_open(const char *out_dir, char **stage, vf_error *err) {
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
   if (st == VF_OK && mkdir(*stage, 0777) != 0) {
     st = vf_error_set(err, VF_EIO, "%s: cannot create the staging directory: %s", *stage,
-                      strerror(errno));
+                      VF_STRERROR(errno));
     free(*stage);
     *stage = NULL;
   }
@@ -208,7 +208,7 @@ static vf_status scan_existing(const char *dir, int depth, cv_existing *ex, vf_e
   DIR *d = opendir(dir);
   if (!d) {
     if (errno == ENOENT) return VF_OK;
-    return vf_error_set(err, VF_EIO, "%s: cannot list the directory: %s", dir, strerror(errno));
+    return vf_error_set(err, VF_EIO, "%s: cannot list the directory: %s", dir, VF_STRERROR(errno));
   }
   vf_status st = VF_OK;
   struct dirent *e;
@@ -437,7 +437,7 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
     if (out_exists) rmdir(o->output_dir);
     if (rename(stage, o->output_dir) != 0) {
       st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", o->output_dir, stage,
-                        strerror(errno));
+                        VF_STRERROR(errno));
       goto out;
     }
     free(stage);
@@ -448,7 +448,7 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
       if (!from || !to) st = vf_error_set(err, VF_ENOMEM, "out of memory");
       else if (rename(from, to) != 0)
         st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", to, from,
-                          strerror(errno));
+                          VF_STRERROR(errno));
       free(from);
       free(to);
       if (st != VF_OK) goto out;
@@ -465,7 +465,7 @@ vf_status corpus_convert(const corpus_convert_opts *o, corpus_convert_result *re
       res->removed++;
     else if (errno != ENOENT) {
       st = vf_error_set(err, VF_EIO, "%s: cannot remove a stale batch file: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
       goto out;
     }
   }

@@ -69,7 +69,7 @@ static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *
   for (;;) {
     ssize_t got = pread(fd, buf, CH, (off_t)pos);
     if (got < 0) {
-      st = vf_error_set(err, VF_EIO, "%s: read error: %s", path, strerror(errno));
+      st = vf_error_set(err, VF_EIO, "%s: read error: %s", path, VF_STRERROR(errno));
       break;
     }
     if (got == 0) break;
@@ -121,7 +121,7 @@ static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *
 
 vf_status ds_jsonl_count(const char *path, uint64_t *rows, vf_error *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  if (fd < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, VF_STRERROR(errno));
   vf_status st = jsonl_scan(path, fd, NULL, rows, err);
   close(fd);
   return st;
@@ -292,7 +292,7 @@ vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec
                         "holds no vectors", d->name, r->pvecs[0].name, r->pvecs[0].column);
     uint64_t lines = 0;
     if (st == VF_OK && (r->jfd = open(p->ppath, O_RDONLY | O_CLOEXEC)) < 0)
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", p->ppath, strerror(errno));
+      st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", p->ppath, VF_STRERROR(errno));
     if (st == VF_OK) st = jsonl_scan(p->ppath, r->jfd, &r->joff, &lines, err);
     if (st == VF_OK && lines != r->rows)
       st = vf_error_set(err, VF_ECORRUPT,

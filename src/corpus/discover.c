@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "io/remote_internal.h"
 
 #define DISCOVER_MAX_DEPTH 256
 
@@ -74,7 +73,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     return vf_error_set(err, VF_EUNSUPPORTED, "%s: directories nested deeper than %d levels", dir,
                         DISCOVER_MAX_DEPTH);
   DIR *d = opendir(dir);
-  if (!d) return vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, strerror(errno));
+  if (!d) return vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, VF_STRERROR(errno));
   vf_status st = VF_OK;
   size_t dlen = strlen(dir);
   if (dlen == 1) dlen = 0; /* "/" + name, not "//" + name */
@@ -84,7 +83,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     e = readdir(d);
     if (!e) {
       if (errno)
-        st = vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot list directory: %s", dir, VF_STRERROR(errno));
       break;
     }
     const char *name = e->d_name;
@@ -101,7 +100,7 @@ static vf_status walk_dir(walk_ctx *w, const char *dir, int depth, vf_error *err
     struct stat lst;
     if (fstatat(dirfd(d), name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) /* removed while listing: just skip it */
-        st = vf_error_set(err, VF_EIO, "%s: cannot stat: %s", child, strerror(errno));
+        st = vf_error_set(err, VF_EIO, "%s: cannot stat: %s", child, VF_STRERROR(errno));
     } else if (S_ISDIR(lst.st_mode)) {
       if (strcmp(name, "eval") != 0) st = walk_dir(w, child, depth + 1, err);
     } else if (S_ISREG(lst.st_mode)) {
@@ -134,7 +133,7 @@ static bool rel_in_eval(const char *rel) {
   }
 }
 
-static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx *w,
+static vf_status discover_remote(const char *uri, const io_uri *u, walk_ctx *w,
                                  vf_error *err) {
   corpus_files *out = w->out;
   /* the prefix is the URI without trailing '/' (outputs go to <prefix>/eval/...); when the URI
@@ -147,7 +146,7 @@ static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx 
   bool names_object = false;
   vf_status st;
   io_listing l = {0};
-  if ((u->scheme == CORPUS_HTTP || u->scheme == CORPUS_HTTPS) && !strstr(uri, "{i")) {
+  if ((u->scheme == IO_URI_HTTP || u->scheme == IO_URI_HTTPS) && !strstr(uri, "{i")) {
     size_t ul = strcspn(uri, "?#");
     if (ul > 0 && uri[ul - 1] == '/')
       return vf_error_set(err, VF_EUSAGE,
@@ -176,7 +175,7 @@ static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx 
     if (st != VF_OK) break;
     const char *rel = key;
     bool below = true;
-    if (u->scheme != CORPUS_HTTP && u->scheme != CORPUS_HTTPS && pl > 0) {
+    if (u->scheme != IO_URI_HTTP && u->scheme != IO_URI_HTTPS && pl > 0) {
       if (strncmp(key, pp, pl) != 0) below = false;
       else if (key[pl] == '/') rel = key + pl + 1;
       else if (key[pl] == 0) { /* the prefix names this object: no eval/ exclusion */
@@ -185,7 +184,7 @@ static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx 
       } else below = false;
     }
     const char *slash = strrchr(rel, '/');
-    bool self = names_object && (u->scheme == CORPUS_HTTP || u->scheme == CORPUS_HTTPS || key[pl] == 0);
+    bool self = names_object && (u->scheme == IO_URI_HTTP || u->scheme == IO_URI_HTTPS || key[pl] == 0);
     if (below && is_parquet_name(slash ? slash + 1 : rel) && (self || !rel_in_eval(rel))) {
       if (out->n == w->cap) {
         size_t ncap = w->cap ? w->cap * 2 : 64;
@@ -222,11 +221,11 @@ static vf_status discover_remote(const char *uri, const corpus_uri *u, walk_ctx 
  * absolute path; for a single local file, the file's directory; for a remote URI, the URI. */
 vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *out, vf_error *err) {
   memset(out, 0, sizeof *out);
-  corpus_uri u;
-  vf_status st = corpus_uri_parse(uri, &u, err);
+  io_uri u;
+  vf_status st = io_uri_parse(uri, &u, err);
   if (st != VF_OK) return st;
   walk_ctx w = {out, 0, id_root, uri};
-  if (u.scheme != CORPUS_LOCAL && u.scheme != CORPUS_FILE) {
+  if (u.scheme != IO_URI_LOCAL && u.scheme != IO_URI_FILE) {
     st = discover_remote(uri, &u, &w, err);
     if (st == VF_OK && out->n == 0)
       st = vf_error_set(err, VF_ENOTFOUND,
@@ -238,7 +237,7 @@ vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *ou
   if (stat(u.path, &sb) != 0) {
     int e = errno;
     st = vf_error_set(err, (e == ENOENT || e == ENOTDIR) ? VF_ENOTFOUND : VF_EIO, "%s: %s", uri,
-                      strerror(e));
+                      VF_STRERROR(e));
     goto out;
   }
   if (S_ISREG(sb.st_mode)) {
@@ -271,7 +270,7 @@ vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *ou
   }
   qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
 out:
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   if (st != VF_OK) corpus_files_free(out);
   return st;
 }

@@ -389,7 +389,7 @@ static vf_status random_uuid(char out[37], vf_error *err) {
     ssize_t r = getrandom(b + got, sizeof b - got, 0);
     if (r < 0) {
       if (errno == EINTR) continue;
-      return vf_error_set(err, VF_EIO, "uuid(): getrandom failed: %s", strerror(errno));
+      return vf_error_set(err, VF_EIO, "uuid(): getrandom failed: %s", VF_STRERROR(errno));
     }
     got += (size_t)r;
   }

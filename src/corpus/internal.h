@@ -6,10 +6,6 @@
 
 #include "vforge/corpus.h"
 
-/* lexically normalised copy of an absolute path ("//", ".", ".." removed); NULL on OOM */
-char *corpus_normalize_abs(const char *abs);
-/* absolute, normalised form of a local path (relative -> joined to the cwd, symlinks kept) */
-vf_status corpus_abs_path(const char *path, char **out, vf_error *err);
 /* `abs` with the directory `id_root` and the following '/' removed; VF_ECONFIG if not under it */
 vf_status corpus_strip_root(const char *abs, const char *id_root, char **out, vf_error *err);
 /* md5(key + suffix) as a point id, where suffix is ":<decimal row>" */

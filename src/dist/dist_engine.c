@@ -75,7 +75,7 @@ vf_status de_write_worker(const dist_manifest *m, char *const *const *argvs, vf_
   if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
   vf_status st = vf_atomic_write_file(p, WORKER_SH, strlen(WORKER_SH), err);
   if (st == VF_OK && chmod(p, 0700) != 0)
-    st = vf_error_set(err, VF_EIO, "%s: chmod: %s", p, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: chmod: %s", p, VF_STRERROR(errno));
   free(p);
   for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
     vf_buf b;
@@ -125,16 +125,16 @@ char *de_argv_show(char *const *argv) {
  * (128 + signal when killed; 127 when it could not be started). */
 static vf_status run_capture(char *const *argv, vf_buf *out, vf_buf *errb, int *rc, vf_error *err) {
   int po[2], pe[2];
-  if (pipe(po) != 0) return vf_error_set(err, VF_EIO, "pipe: %s", strerror(errno));
+  if (pipe(po) != 0) return vf_error_set(err, VF_EIO, "pipe: %s", VF_STRERROR(errno));
   if (pipe(pe) != 0) {
     close(po[0]);
     close(po[1]);
-    return vf_error_set(err, VF_EIO, "pipe: %s", strerror(errno));
+    return vf_error_set(err, VF_EIO, "pipe: %s", VF_STRERROR(errno));
   }
   pid_t pid = fork();
   if (pid < 0) {
     close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-    return vf_error_set(err, VF_EIO, "fork: %s", strerror(errno));
+    return vf_error_set(err, VF_EIO, "fork: %s", VF_STRERROR(errno));
   }
   if (pid == 0) {
     int dn = open("/dev/null", O_RDONLY);
@@ -143,7 +143,7 @@ static vf_status run_capture(char *const *argv, vf_buf *out, vf_buf *errb, int *
     dup2(pe[1], 2);
     close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
     execvp(argv[0], argv);
-    dprintf(2, "cannot run %s: %s", argv[0], strerror(errno));
+    dprintf(2, "cannot run %s: %s", argv[0], VF_STRERROR(errno));
     _exit(127);
   }
   close(po[1]);
@@ -282,7 +282,7 @@ static vf_status local_spawn(dist_manifest *m, int s, vf_error *err) {
   if (pid < 0) {
     free(script);
     free(shlog);
-    return vf_error_set(err, VF_EIO, "fork: %s", strerror(errno));
+    return vf_error_set(err, VF_EIO, "fork: %s", VF_STRERROR(errno));
   }
   if (pid == 0) {
     setenv("SLURM_ARRAY_TASK_ID", task, 1);
@@ -337,7 +337,7 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
     }
     if (pid < 0) {
       if (errno == EINTR) continue;
-      st = vf_error_set(err, VF_EINTERNAL, "waitpid: %s", strerror(errno));
+      st = vf_error_set(err, VF_EINTERNAL, "waitpid: %s", VF_STRERROR(errno));
       break;
     }
     int s = -1;

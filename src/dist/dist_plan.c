@@ -2,9 +2,7 @@
  * dist_plan.c — run ids, the run manifest (written atomically after every change, read back by
  * --status / --finalize), run-directory paths and done markers.
  *
- * The manifest is read with the store module's small JSON reader (qj_*, src/store/
- * qdrant_internal.h): dist sits below store in the layer table, and that reader is the only one
- * in the library that builds a tree.
+ * The manifest is read with util's JSON reader (vf_json_parse, src/util/json_read.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +13,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "store/qdrant_internal.h"
 
 static const char *const STATE_NAMES[] = {"pending", "submitted", "running", "done", "failed"};
 
@@ -309,19 +306,19 @@ vf_status dm_write(const dist_manifest *m, vf_error *err) {
   return st;
 }
 
-static char *jstr(const qj_val *o, const char *key) {
-  const qj_val *v = qj_get(o, key);
-  return v && v->t == QJ_STR ? vf_strdup(v->str) : NULL;
+static char *jstr(const vf_json_val *o, const char *key) {
+  const vf_json_val *v = vf_json_get(o, key);
+  return v && v->t == VF_JSON_STR ? vf_strdup(v->str) : NULL;
 }
 
-static uint64_t ju64(const qj_val *o, const char *key) {
-  const qj_val *v = qj_get(o, key);
-  return v && v->t == QJ_NUM && v->num >= 0 ? (uint64_t)v->num : 0;
+static uint64_t ju64(const vf_json_val *o, const char *key) {
+  const vf_json_val *v = vf_json_get(o, key);
+  return v && v->t == VF_JSON_NUM && v->num >= 0 ? (uint64_t)v->num : 0;
 }
 
-static double jf64(const qj_val *o, const char *key) {
-  const qj_val *v = qj_get(o, key);
-  return v && v->t == QJ_NUM ? v->num : 0;
+static double jf64(const vf_json_val *o, const char *key) {
+  const vf_json_val *v = vf_json_get(o, key);
+  return v && v->t == VF_JSON_NUM ? v->num : 0;
 }
 
 static vf_status read_file(const char *path, char **out, size_t *len, size_t max, vf_error *err) {
@@ -329,7 +326,7 @@ static vf_status read_file(const char *path, char **out, size_t *len, size_t max
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, max);
   char chunk[65536];
@@ -359,14 +356,14 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
   vf_status st = read_file(path, &text, &len, (size_t)1 << 30, err);
   if (st == VF_ENOTFOUND)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: no such run (no manifest.json)", run_dir);
-  qj_val root = {0};
-  if (st == VF_OK) st = qj_parse(text, len, path, &root, err);
-  if (st == VF_OK && root.t != QJ_OBJ) st = vf_error_set(err, VF_ECORRUPT, "%s: not a JSON object", path);
-  const qj_val *files = st == VF_OK ? qj_get(&root, "files") : NULL;
-  const qj_val *shards = st == VF_OK ? qj_get(&root, "shards") : NULL;
+  vf_json_val root = {0};
+  if (st == VF_OK) st = vf_json_parse(text, len, path, &root, err);
+  if (st == VF_OK && root.t != VF_JSON_OBJ) st = vf_error_set(err, VF_ECORRUPT, "%s: not a JSON object", path);
+  const vf_json_val *files = st == VF_OK ? vf_json_get(&root, "files") : NULL;
+  const vf_json_val *shards = st == VF_OK ? vf_json_get(&root, "shards") : NULL;
   char *kind = st == VF_OK ? jstr(&root, "kind") : NULL;
   char *engine = st == VF_OK ? jstr(&root, "engine") : NULL;
-  if (st == VF_OK && (!files || files->t != QJ_ARR || !shards || shards->t != QJ_ARR || !kind ||
+  if (st == VF_OK && (!files || files->t != VF_JSON_ARR || !shards || shards->t != VF_JSON_ARR || !kind ||
                       !engine || shards->n == 0 || shards->n > DIST_MAX_SHARDS))
     st = vf_error_set(err, VF_ECORRUPT, "%s: not a vforge run manifest (kind, engine, files, shards)", path);
   if (st == VF_OK) {
@@ -384,8 +381,8 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
     m->collection = jstr(&root, "collection");
     m->store = jstr(&root, "store");
     m->stored = ju64(&root, "stored");
-    const qj_val *ver = qj_get(&root, "verified");
-    m->verified = ver && ver->t == QJ_BOOL && ver->b;
+    const vf_json_val *ver = vf_json_get(&root, "verified");
+    m->verified = ver && ver->t == VF_JSON_BOOL && ver->b;
     m->seconds = jf64(&root, "seconds");
     m->bf_uri = jstr(&root, "uri");
     m->bf_queries = jstr(&root, "queries");
@@ -394,7 +391,7 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
     m->bf_column = jstr(&root, "column");
     m->bf_id_root = jstr(&root, "id_root");
     m->bf_output = jstr(&root, "output");
-    const qj_val *res = qj_get(&root, "resources");
+    const vf_json_val *res = vf_json_get(&root, "resources");
     m->res_cpus = (int64_t)ju64(res, "cpus");
     m->res_memory_gb = (int64_t)ju64(res, "memory_gb");
     m->res_partition = jstr(res, "partition");
@@ -413,7 +410,7 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: files[%zu] lacks uri or key", path, i);
   }
   for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
-    const qj_val *o = &shards->items[s];
+    const vf_json_val *o = &shards->items[s];
     dm_shard *h = &m->shards[s];
     char *state = jstr(o, "state");
     h->state = DIST_PENDING;
@@ -425,13 +422,13 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
     h->rows = ju64(o, "rows");
     h->points = ju64(o, "points");
     h->seconds = jf64(o, "seconds");
-    const qj_val *jobs = qj_get(o, "job_ids");
-    for (size_t j = 0; st == VF_OK && jobs && jobs->t == QJ_ARR && j < jobs->n; j++)
-      if (jobs->items[j].t == QJ_STR) st = dm_add_job(h, jobs->items[j].str, err);
+    const vf_json_val *jobs = vf_json_get(o, "job_ids");
+    for (size_t j = 0; st == VF_OK && jobs && jobs->t == VF_JSON_ARR && j < jobs->n; j++)
+      if (jobs->items[j].t == VF_JSON_STR) st = dm_add_job(h, jobs->items[j].str, err);
   }
   free(kind);
   free(engine);
-  qj_free(&root);
+  vf_json_free(&root);
   free(text);
   free(path);
   if (st != VF_OK) dm_free(m);
@@ -448,12 +445,12 @@ bool dm_done_marker(dist_manifest *m, int shard) {
   bool ok = read_file(p, &text, &len, (size_t)1 << 20, &e) == VF_OK;
   if (ok) {
     /* a load worker's summary: {points, files, bytes_read, seconds, ...}; brute force: empty */
-    qj_val v = {0};
-    if (len > 0 && qj_parse(text, len, p, &v, &e) == VF_OK && v.t == QJ_OBJ) {
+    vf_json_val v = {0};
+    if (len > 0 && vf_json_parse(text, len, p, &v, &e) == VF_OK && v.t == VF_JSON_OBJ) {
       m->shards[shard].points = ju64(&v, "points");
       m->shards[shard].seconds = jf64(&v, "seconds");
     }
-    qj_free(&v);
+    vf_json_free(&v);
   }
   free(text);
   free(p);

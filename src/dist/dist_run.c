@@ -246,14 +246,14 @@ static vf_status make_run_dir(dist_manifest *m, const char *runs_dir, const char
   if (st == VF_OK) {
     snprintf(m->run_dir, n, "%s/%s", abs, id);
     if (mkdir(m->run_dir, 0700) != 0)
-      st = vf_error_set(err, VF_EIO, "%s: cannot create the run directory: %s", m->run_dir, strerror(errno));
+      st = vf_error_set(err, VF_EIO, "%s: cannot create the run directory: %s", m->run_dir, VF_STRERROR(errno));
   }
   free(abs);
   static const char *const subs[] = {"shards", "state", "out", "done", "logs"};
   for (int i = 0; st == VF_OK && i < 5; i++) {
     char *p = dm_path(m, subs[i]);
     if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (mkdir(p, 0700) != 0) st = vf_error_set(err, VF_EIO, "%s: cannot create: %s", p, strerror(errno));
+    if (mkdir(p, 0700) != 0) st = vf_error_set(err, VF_EIO, "%s: cannot create: %s", p, VF_STRERROR(errno));
     free(p);
   }
   if (st != VF_OK) return st;
@@ -280,7 +280,7 @@ static vf_status read_all(const char *path, char **out, size_t *len, vf_error *e
   *out = NULL;
   *len = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, VF_CONFIG_MAX_BYTES + 1);
   char chunk[65536];
@@ -781,7 +781,7 @@ vf_status dist_brute_force(const dist_bf_options *bf, const dist_options *o, dis
   m.bf_output = bf->output ? dm_abs_path(bf->output) : NULL;
   if (st == VF_OK && (!m.bf_uri || !m.bf_queries)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   if (st == VF_OK && access(m.bf_queries, R_OK) != 0)
-    st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot read the queries file: %s", m.bf_queries, strerror(errno));
+    st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot read the queries file: %s", m.bf_queries, VF_STRERROR(errno));
   corpus_files files = {0};
   if (st == VF_OK) st = corpus_discover(m.bf_uri, m.bf_id_root, &files, err);
   if (st == VF_OK) st = init_common(&m, o, "bf", NULL, &files, ns, err);

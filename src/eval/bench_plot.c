@@ -415,7 +415,7 @@ vf_status bench_plot_check_path(const char *path, vf_error *err) {
   vf_status st = VF_OK;
   if (access(dir, W_OK) != 0)
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "plot: %s: cannot write into "
-                      "the directory %s: %s", path, dir, strerror(errno));
+                      "the directory %s: %s", path, dir, VF_STRERROR(errno));
   free(dir);
   return st;
 }

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
-#include "store/qdrant_internal.h" /* qj_*: the library's JSON tree reader (see dist_plan.c) */
 #include "vforge/index.h"
 
 #ifndef VFORGE_VERSION
@@ -274,7 +273,7 @@ static vf_status read_text(const char *path, char **out, size_t *len, vf_error *
   FILE *f = fopen(path, "rb");
   if (!f)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open the results "
-                        "file: %s", path, strerror(errno));
+                        "file: %s", path, VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, BENCH_MAX_RESULTS_BYTES);
   vf_status st = VF_OK;
@@ -296,20 +295,20 @@ static vf_status read_text(const char *path, char **out, size_t *len, vf_error *
   return VF_OK;
 }
 
-static bool num_of(const qj_val *v, double *out) {
-  if (!v || v->t != QJ_NUM || !isfinite(v->num)) return false;
+static bool num_of(const vf_json_val *v, double *out) {
+  if (!v || v->t != VF_JSON_NUM || !isfinite(v->num)) return false;
   *out = v->num;
   return true;
 }
 
 /* "a=1 b=true" from a point's params object */
-static void params_text(const qj_val *pv, char *out, size_t cap) {
+static void params_text(const vf_json_val *pv, char *out, size_t cap) {
   size_t len = 0;
   out[0] = 0;
-  for (size_t i = 0; pv && pv->t == QJ_OBJ && i < pv->n; i++) {
-    const qj_val *v = &pv->items[i];
-    const char *raw = v->t == QJ_STR ? v->str : v->raw;
-    int rl = v->t == QJ_STR ? (int)strlen(v->str) : (int)v->raw_len;
+  for (size_t i = 0; pv && pv->t == VF_JSON_OBJ && i < pv->n; i++) {
+    const vf_json_val *v = &pv->items[i];
+    const char *raw = v->t == VF_JSON_STR ? v->str : v->raw;
+    int rl = v->t == VF_JSON_STR ? (int)strlen(v->str) : (int)v->raw_len;
     int w = snprintf(out + len, cap - len, "%s%s=%.*s", len ? " " : "", pv->keys[i], rl, raw);
     if (w < 0 || (size_t)w >= cap - len) {
       out[cap - 1] = 0;
@@ -343,9 +342,9 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
     }
     char what[64];
     snprintf(what, sizeof what, "line %zu", line);
-    qj_val doc;
+    vf_json_val doc;
     memset(&doc, 0, sizeof doc);
-    st = qj_parse(p, ll, what, &doc, err);
+    st = vf_json_parse(p, ll, what, &doc, err);
     if (st != VF_OK) {
       vf_error_prefix(err, "%s: ", path);
       break;
@@ -353,12 +352,12 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
     bench_plot_point pt;
     memset(&pt, 0, sizeof pt);
     double k = 0;
-    bool ok = doc.t == QJ_OBJ && num_of(qj_get(&doc, "recall"), &pt.recall) &&
-              num_of(qj_get(&doc, "qps"), &pt.qps) &&
-              num_of(qj_path(&doc, "latency_ms.p50"), &pt.p50_ms) &&
-              num_of(qj_path(&doc, "latency_ms.p95"), &pt.p95_ms) &&
-              num_of(qj_path(&doc, "latency_ms.p99"), &pt.p99_ms) &&
-              num_of(qj_get(&doc, "k"), &k) && k >= 1 && k == floor(k) && k <= (double)BENCH_MAX_K;
+    bool ok = doc.t == VF_JSON_OBJ && num_of(vf_json_get(&doc, "recall"), &pt.recall) &&
+              num_of(vf_json_get(&doc, "qps"), &pt.qps) &&
+              num_of(vf_json_path(&doc, "latency_ms.p50"), &pt.p50_ms) &&
+              num_of(vf_json_path(&doc, "latency_ms.p95"), &pt.p95_ms) &&
+              num_of(vf_json_path(&doc, "latency_ms.p99"), &pt.p99_ms) &&
+              num_of(vf_json_get(&doc, "k"), &k) && k >= 1 && k == floor(k) && k <= (double)BENCH_MAX_K;
     if (!ok) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: line %zu is not a bench result (a JSON object with "
                         "numbers recall, qps, latency_ms.p50/p95/p99 and k, as bench --results "
@@ -368,11 +367,11 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
                         "series is one k)", path, line, (size_t)k, out->k);
     }
     if (st == VF_OK) {
-      if (!num_of(qj_get(&doc, "recall_min"), &pt.recall_min)) pt.recall_min = pt.recall;
-      if (!num_of(qj_get(&doc, "recall_max"), &pt.recall_max)) pt.recall_max = pt.recall;
-      params_text(qj_get(&doc, "params"), pt.params, sizeof pt.params);
-      const qj_val *lab = qj_get(&doc, "label");
-      if (!out->label && lab && lab->t == QJ_STR && lab->str[0] && !(out->label = vf_strdup(lab->str)))
+      if (!num_of(vf_json_get(&doc, "recall_min"), &pt.recall_min)) pt.recall_min = pt.recall;
+      if (!num_of(vf_json_get(&doc, "recall_max"), &pt.recall_max)) pt.recall_max = pt.recall;
+      params_text(vf_json_get(&doc, "params"), pt.params, sizeof pt.params);
+      const vf_json_val *lab = vf_json_get(&doc, "label");
+      if (!out->label && lab && lab->t == VF_JSON_STR && lab->str[0] && !(out->label = vf_strdup(lab->str)))
         st = vf_error_set(err, VF_ENOMEM, "plot: out of memory");
     }
     if (st == VF_OK && out->n == cap) {
@@ -388,7 +387,7 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
       out->pts[out->n++] = pt;
       out->k = (size_t)k;
     }
-    qj_free(&doc);
+    vf_json_free(&doc);
     p = next;
   }
   if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no results in the file", path);

@@ -124,7 +124,7 @@ vf_status ev_mkdir_parent(const char *path, vf_error *err) {
   return st;
 }
 
-/* The output is remote when it has a scheme other than file:// (corpus_uri_parse decides). */
+/* The output is remote when it has a scheme other than file:// (io_uri_parse decides). */
 static bool ev_out_remote(const char *path) {
   return strstr(path, "://") != NULL && strncmp(path, "file://", 7) != 0;
 }
@@ -154,7 +154,7 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
   int fd = mkstemp(t);
   if (fd < 0) {
     vf_status st = vf_error_set(err, VF_EIO, "cannot create a temporary file in %s for %s: %s", td,
-                                path, strerror(errno));
+                                path, VF_STRERROR(errno));
     free(t);
     return st;
   }

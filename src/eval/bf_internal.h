@@ -73,31 +73,9 @@ corpus_record_spec ev_spec1(const corpus_record_spec *spec);
 
 #endif
 
-/* ------------------------------------------------------------ brute force */
+/* ------------------------------------------------------------ brute force
+ * (the query file and result types are public: eval.h "query files, filters and results") */
 
-typedef struct ev_hit {
-  float score;
-  char id[37];
-} ev_hit;
-
-typedef struct ev_queries {
-  uint64_t n;
-  int32_t dim;
-  corpus_vec_kind kind;
-  float *vecs;     /* DENSE: n*dim; MULTI: offsets[n]*dim (every vector of every query) */
-  int64_t *offsets;/* MULTI: n+1 offsets into the vectors; SPARSE: n+1 into indices/values */
-  uint32_t *indices;/* SPARSE: each query's indices ascending (no duplicates) */
-  float *values;    /* SPARSE: the matching values */
-  char **ids;      /* n query ids */
-  char *vec_name;  /* vector column name in the queries file */
-  char md5[33];    /* hex md5 of the queries file's bytes */
-  char **filters;  /* n filter texts of a __filter__ column (NULL entries: unfiltered), or NULL */
-  char fhash[9];   /* with filters: their <h> (see bf_filter.c) */
-} ev_queries;
-
-/*! ev_queries_read() : the query ids and vectors of a queries file. */
-vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err);
-void ev_queries_free(ev_queries *q);
 /*! ev_queries_matrix() : n x dim dense queries from memory (copied): query i has id "<i>", the
  *  vector name is `name` (NULL: "vector"), md5 is over the floats' bytes. */
 vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char *name,
@@ -111,23 +89,6 @@ vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char 
  *  @return : VF_ECORRUPT for a column that is not a string column. */
 vf_status ev_filter_column_read(pqt_file *f, uint64_t n, char ***texts, char hash[9], vf_error *err);
 
-typedef struct ev_filters {
-  flt_filter **per_query; /* nq entries (NULL: unfiltered), or NULL when nothing is filtered */
-  flt_filter **owned;
-  size_t nowned;
-  char tag[16];           /* "" or "_f<h>", the file-name tag */
-  const char **keys;      /* the payload keys the filters read */
-  size_t nkeys;
-  bool any;               /* some query is filtered */
-  bool uses_id;           /* some query's filter has has_id */
-} ev_filters;
-
-/*! ev_filters_init() : the filters of nq queries: `text` (--filter, applied to every query) or
- *  `texts` (a __filter__ column, hash `qhash`), or neither.  Both: VF_EUSAGE (exit 2).
- *  Filter errors name `qpath` and the row.  An empty filter ({}) leaves a query unfiltered. */
-vf_status ev_filters_init(ev_filters *x, uint64_t nq, char *const *texts, const char *qhash,
-                          const char *text, const char *qpath, vf_error *err);
-void ev_filters_free(ev_filters *x);
 /*! ev_filters_payload() : the payload sources a filtered scan reads: each key from `spec`'s
  *  payload_fields (VF_EUSAGE naming a key that is not there), or a column of the key's name
  *  when `spec` is NULL or has no payload list.  Caller frees *out (the strings are borrowed). */
@@ -143,36 +104,12 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
                               const corpus_record_spec *records, const char *tmpl,
                               const uint64_t *qrows, uint64_t n, uint64_t seed, char ***out,
                               vf_error *err);
-/* Filtered `index search` (ivf_filter.c): the payload of the corpus an index was built from,
- * by index row. */
-struct ivf_index;
-typedef struct ev_ivf_filter {
-  const ev_filters *flt;
-  flt_docs *docs;      /* every corpus row's payload (the filters' keys) */
-  char *ids;           /* docs row i's id text at ids + 37 i */
-  int64_t *pos;        /* index row -> docs row (-1: its id is not in the corpus) */
-  uint64_t rows;       /* index rows */
-  uint64_t unmatched;  /* index rows whose id is not in the corpus */
-  uint8_t *mask;       /* scratch: one byte per docs row */
-} ev_ivf_filter;
-/*! ev_ivf_filter_open() : read `files` (records: a config's spec; NULL: a parquet corpus) for
- *  the payload keys of `flt` and map index `ix`'s rows to them by point id.
- *  @return : reader errors; VF_EUSAGE for a filter key the config's payload_fields lack. */
-vf_status ev_ivf_filter_open(ev_ivf_filter *x, const struct ivf_index *ix, const corpus_files *files,
-                             const corpus_record_spec *records, const ev_filters *flt, vf_error *err);
-/*! ev_ivf_filter_allow() : allow[r] (one byte per index row) for query q's filter.
- *  @return : false (allow untouched) when query q is unfiltered. */
-bool ev_ivf_filter_allow(ev_ivf_filter *x, size_t q, uint8_t *allow);
-void ev_ivf_filter_close(ev_ivf_filter *x);
+/* Filtered `index search` (ivf_filter.c): ev_ivf_filter in eval.h. */
 
 /*! ev_filter_id() : the corpus_id of an id text made by ev_id_text(). */
 void ev_filter_id(const char *text, corpus_id *id);
 
 
-/*! ev_results_write() : write query_id / hit_ids / hit_scores (hits: n*k, nhits[i] used) with
- *  key-value metadata (kv: nkv key/value pairs). */
-vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, const ev_hit *hits,
-                           const uint32_t *nhits, const char *const *kv, int nkv, vf_error *err);
 
 /*! ev_metadata_kv() : the vforge.bf.* key-value metadata of a brute-force output (bf_merge.c;
  *  the scan lives in bruteforce.c). */

@@ -52,7 +52,7 @@ static vf_status remote_md5(const char *uri, char out[33], vf_error *err) {
 static vf_status file_md5(const char *path, char out[33], vf_error *err) {
   if (strstr(path, "://") && strncmp(path, "file://", 7) != 0) return remote_md5(path, out, err);
   FILE *fp = fopen(path, "rb");
-  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+  if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, VF_STRERROR(errno));
   vf_md5_ctx c;
   vf_md5_init(&c);
   uint8_t buf[1 << 16];
@@ -670,7 +670,7 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
       }
     } else {
       DIR *dp = opendir(dir);
-      if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, strerror(errno));
+      if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, VF_STRERROR(errno));
       struct dirent *de;
       while (st == VF_OK && (de = readdir(dp)) != NULL) {
         unsigned r;

@@ -79,7 +79,7 @@ struct ivf_builder {
 };
 
 static vf_status sys_err(vf_error *err, const char *what, const char *path) {
-  return vf_error_set(err, VF_EIO, "%s: %s: %s", path, what, strerror(errno));
+  return vf_error_set(err, VF_EIO, "%s: %s: %s", path, what, VF_STRERROR(errno));
 }
 
 static vf_status write_at(int fd, const void *p, size_t n, uint64_t off, const char *path,

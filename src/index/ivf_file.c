@@ -148,12 +148,12 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
     close(fd);
-    return vf_error_set(err, VF_EIO, "%s: cannot stat: %s", path, strerror(e));
+    return vf_error_set(err, VF_EIO, "%s: cannot stat: %s", path, VF_STRERROR(e));
   }
   ivf_index *ix = vf_calloc(1, sizeof *ix);
   if (!ix || !(ix->path = vf_strdup(path))) {
@@ -171,7 +171,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   int merr = errno;
   close(fd);
   if (m == MAP_FAILED) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot map: %s", path, strerror(merr));
+    st = vf_error_set(err, VF_EIO, "%s: cannot map: %s", path, VF_STRERROR(merr));
     goto fail;
   }
   ix->map = m;

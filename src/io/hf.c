@@ -110,7 +110,7 @@ vf_status io_hf_url(const char *endpoint, const char *kind, const char *repo, co
                     const char *path, bool tree, char **out, vf_error *err) {
   *out = NULL;
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_URL);
   bool ds = strcmp(kind, "datasets") == 0;
   vf_status st = hf_lit(&b, endpoint, err);
   if (st == VF_OK && tree) st = hf_lit(&b, "/api", err);
@@ -194,7 +194,7 @@ vf_status io_hf_list(const char *uri, const char *kind, const char *repo, const 
   st = io_hf_url(ep, kind, repo, rev, dir, true, &url, err);
   io_http *h = NULL;
   io_http_resp rs = {0};
-  vf_buf_init(&rs.body, 0);
+  VF_BUF_INIT(&rs.body, VF_BUF_MAX_HTTP_BODY);
   io_http_opts ho;
   hf_http_opts(&ho);
   if (st == VF_OK) st = io_http_open(NULL, &ho, &h, err);

@@ -1,7 +1,7 @@
 /*
  * hf_json.c — the Hub's tree listing (GET /api/{datasets,buckets}/.../tree/...) as a list of
- * files.  Untrusted bytes from the network: the JSON is parsed by the strict DOM reader shared
- * with the Qdrant store (src/store/qdrant_json.c: RFC 8259 grammar, nesting and entry counts
+ * files.  Untrusted bytes from the network: the JSON is parsed by util's strict DOM reader
+ * (vf_json_parse, src/util/json_read.c: RFC 8259 grammar, nesting and entry counts
  * capped) — one JSON reader in the library instead of two — and this file checks the shape:
  *
  *   [ {"type": "file", "path": "a/b.parquet", "size": 123, ...},
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "io/remote_internal.h"
-#include "store/qdrant_internal.h"
 
 void io_hf_tree_free(io_hf_tree *t) {
   if (!t) return;
@@ -29,8 +28,8 @@ void io_hf_tree_free(io_hf_tree *t) {
 }
 
 /* A path that names an object inside the repo and cannot climb out of it. */
-static bool hf_path_ok(const qj_val *v) {
-  if (!v || v->t != QJ_STR || !v->str || !v->str[0]) return false;
+static bool hf_path_ok(const vf_json_val *v) {
+  if (!v || v->t != VF_JSON_STR || !v->str || !v->str[0]) return false;
   for (size_t i = 0; i + 1 < v->raw_len; i++) /* an escaped NUL would truncate the string */
     if (v->raw[i] == '\\' && v->raw[i + 1] == 'u' && i + 5 < v->raw_len &&
         memcmp(v->raw + i + 2, "0000", 4) == 0)
@@ -57,11 +56,11 @@ static bool hf_path_ok(const qj_val *v) {
 vf_status io_hf_parse_tree(const char *text, size_t len, const char *what, io_hf_tree *out,
                            vf_error *err) {
   memset(out, 0, sizeof *out);
-  qj_val doc;
+  vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  vf_status st = qj_parse(text, len, what, &doc, err);
+  vf_status st = vf_json_parse(text, len, what, &doc, err);
   if (st != VF_OK) return st;
-  if (doc.t != QJ_ARR) {
+  if (doc.t != VF_JSON_ARR) {
     st = vf_error_set(err, VF_ECORRUPT, "%s: expected a JSON array of entries", what);
     goto out;
   }
@@ -73,9 +72,9 @@ vf_status io_hf_parse_tree(const char *text, size_t len, const char *what, io_hf
     }
   }
   for (size_t i = 0; i < doc.n; i++) {
-    const qj_val *e = &doc.items[i];
-    const qj_val *type = qj_get(e, "type"), *path = qj_get(e, "path"), *size = qj_get(e, "size");
-    if (e->t != QJ_OBJ || !type || type->t != QJ_STR) {
+    const vf_json_val *e = &doc.items[i];
+    const vf_json_val *type = vf_json_get(e, "type"), *path = vf_json_get(e, "path"), *size = vf_json_get(e, "size");
+    if (e->t != VF_JSON_OBJ || !type || type->t != VF_JSON_STR) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: entry %zu is not an object with a \"type\"", what,
                         i);
       goto out;
@@ -91,7 +90,7 @@ vf_status io_hf_parse_tree(const char *text, size_t len, const char *what, io_hf
       goto out;
     }
     if (!is_file) continue;
-    if (!size || size->t != QJ_NUM || !(size->num >= 0) || size->num > 9007199254740992.0 ||
+    if (!size || size->t != VF_JSON_NUM || !(size->num >= 0) || size->num > 9007199254740992.0 ||
         size->num != floor(size->num)) {
       st = vf_error_set(err, VF_ECORRUPT, "%s: file entry %zu (%.200s) has no valid \"size\"",
                         what, i, path->str);
@@ -106,7 +105,7 @@ vf_status io_hf_parse_tree(const char *text, size_t len, const char *what, io_hf
     out->n++;
   }
 out:
-  qj_free(&doc);
+  vf_json_free(&doc);
   if (st != VF_OK) io_hf_tree_free(out);
   return st;
 }

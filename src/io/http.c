@@ -58,7 +58,8 @@
 
 #define HTTP_MAX_URL 4096
 #define HTTP_EXCERPT 300
-#define HTTP_MAX_BODY ((size_t)1 << 30) /* response bodies larger than this are refused */
+/* a response body held in memory is refused past VF_BUF_MAX_HTTP_BODY (util.h), or past its
+ * buffer's own smaller limit */
 
 struct io_http {
   CURL *curl;
@@ -118,7 +119,7 @@ static size_t http_write_cb(char *ptr, size_t size, size_t nmemb, void *user) {
     }
     return n;
   }
-  if (c->sink->len + n > HTTP_MAX_BODY) {
+  if (c->sink->len + n > VF_BUF_MAX_HTTP_BODY) {
     c->sink_overflow = true;
     return 0;
   }
@@ -681,7 +682,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     sink_start = lseek(rq->sink_fd, 0, SEEK_CUR);
     if (sink_start < 0)
       return vf_error_set(err, VF_EUSAGE, "http: %s %s: the download target is not seekable: %s",
-                          method, logurl, strerror(errno));
+                          method, logurl, VF_STRERROR(errno));
   }
   struct curl_slist *hdrs = NULL, *t;
   char ctype[256], range[96];
@@ -746,7 +747,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
         (ftruncate(rq->sink_fd, sink_start) != 0 ||
          lseek(rq->sink_fd, sink_start, SEEK_SET) != sink_start)) {
       st = vf_error_set(err, VF_EIO, "http: %s %s: cannot rewind the download target: %s",
-                        method, logurl, strerror(errno));
+                        method, logurl, VF_STRERROR(errno));
       break;
     }
     CURLcode rc = http_attempt(c, rq, url, hdrs, rs, &status, &retry_after, errbuf);
@@ -757,8 +758,13 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
       io_remote_count(0, 1, 0, 0);
     }
     if (rc == CURLE_WRITE_ERROR && c->sink_overflow) {
-      st = vf_error_set(err, VF_ENET, "%s %s: the response body exceeds %zu bytes", method,
-                        logurl, HTTP_MAX_BODY);
+      size_t lim = rs->body.max && rs->body.max < VF_BUF_MAX_HTTP_BODY ? rs->body.max
+                                                                       : VF_BUF_MAX_HTTP_BODY;
+      st = vf_error_set(err, VF_ENET, "%s %s: the response body exceeds %zu bytes (%s)", method,
+                        logurl, lim,
+                        lim == VF_BUF_MAX_HTTP_BODY ? "VF_BUF_MAX_HTTP_BODY"
+                        : rs->body.limit            ? rs->body.limit
+                                                    : "the caller's limit");
       break;
     }
     if (rc == CURLE_WRITE_ERROR && c->range_ignored) {
@@ -770,7 +776,7 @@ vf_status io_http_request(io_http *c, const io_http_req *rq, io_http_resp *rs, v
     }
     if (rc == CURLE_WRITE_ERROR && c->sink_errno) {
       st = vf_error_set(err, VF_EIO, "%s %s: cannot write the download: %s", method, logurl,
-                        strerror(c->sink_errno));
+                        VF_STRERROR(c->sink_errno));
       break;
     }
     bool retry;

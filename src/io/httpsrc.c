@@ -137,7 +137,7 @@ static vf_status hs_get_client(httpsrc *s, hs_client **out, vf_error *err) {
   if (*out) return VF_OK;
   hs_client *c = calloc(1, sizeof *c);
   if (!c) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", s->base.name);
-  vf_buf_init(&c->rs.body, 0);
+  VF_BUF_INIT(&c->rs.body, VF_BUF_MAX_HTTP_BODY);
   vf_status st = io_http_open(NULL, &s->o, &c->h, err);
   if (st != VF_OK) {
     free(c);
@@ -575,7 +575,7 @@ vf_status io_http_list_parts(const char *tmpl, const io_http_opts *opts, io_list
   vf_status st = io_http_open(NULL, opts, &h, err);
   if (st != VF_OK) return st;
   io_http_resp rs = {0};
-  vf_buf_init(&rs.body, 0);
+  VF_BUF_INIT(&rs.body, VF_BUF_MAX_HTTP_BODY);
   size_t cap = 0;
   for (uint64_t i = 0;; i++) {
     if (i >= HS_MAX_PARTS) {

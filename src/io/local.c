@@ -37,7 +37,7 @@ static vf_status local_read_at(io_source *src, uint64_t offset, void *dst, size_
     if (r < 0) {
       if (errno == EINTR) continue;
       return vf_error_set(err, VF_EIO, "%s: read of %zu bytes at offset %llu failed: %s", src->name,
-                          n, (unsigned long long)offset, strerror(errno));
+                          n, (unsigned long long)offset, VF_STRERROR(errno));
     }
     if (r == 0)
       return vf_error_set(err, VF_EIO,
@@ -67,13 +67,13 @@ vf_status io_open_local(const char *path, io_source **out, vf_error *err) {
   if (fd < 0) {
     int e = errno;
     vf_status code = (e == ENOENT || e == ENOTDIR) ? VF_ENOTFOUND : VF_EIO;
-    return vf_error_set(err, code, "%s: cannot open: %s", path, strerror(e));
+    return vf_error_set(err, code, "%s: cannot open: %s", path, VF_STRERROR(e));
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return vf_error_set(err, VF_EIO, "%s: cannot stat: %s", path, strerror(e));
+    return vf_error_set(err, VF_EIO, "%s: cannot stat: %s", path, VF_STRERROR(e));
   }
   if (S_ISDIR(st.st_mode)) {
     close(fd);

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "io/remote_internal.h"
-#include "vforge/corpus.h"
 
 static _Atomic uint64_t rc_requests, rc_retries, rc_recv, rc_sent;
 
@@ -117,14 +116,14 @@ vf_status io_open_uri(const char *uri, io_source **out, vf_error *err) {
 /* io_open_uri_sized(): see remote_internal.h. */
 vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_error *err) {
   *out = NULL;
-  corpus_uri u;
-  vf_status st = corpus_uri_parse(uri, &u, err);
+  io_uri u;
+  vf_status st = io_uri_parse(uri, &u, err);
   if (st != VF_OK) return st;
   switch (u.scheme) {
-  case CORPUS_LOCAL:
-  case CORPUS_FILE: st = io_open_local(u.path, out, err); break;
-  case CORPUS_HTTP:
-  case CORPUS_HTTPS: {
+  case IO_URI_LOCAL:
+  case IO_URI_FILE: st = io_open_local(u.path, out, err); break;
+  case IO_URI_HTTP:
+  case IO_URI_HTTPS: {
     if (strstr(uri, "{i")) {
       st = vf_error_set(err, VF_EUSAGE,
                         "%s: a {i} pattern names several parts; open one part (or use it as a "
@@ -137,14 +136,14 @@ vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_e
     st = io_httpsrc_open(uri, uri, &ho, size, out, err);
     break;
   }
-  case CORPUS_S3: st = io_s3_open(uri, u.container, u.path, size, out, err); break;
-  case CORPUS_HF_DATASET:
-  case CORPUS_HF_BUCKET:
-    st = io_hf_open(uri, u.scheme == CORPUS_HF_DATASET ? "datasets" : "buckets", u.container,
+  case IO_URI_S3: st = io_s3_open(uri, u.container, u.path, size, out, err); break;
+  case IO_URI_HF_DATASET:
+  case IO_URI_HF_BUCKET:
+    st = io_hf_open(uri, u.scheme == IO_URI_HF_DATASET ? "datasets" : "buckets", u.container,
                     u.revision, u.path, size, out, err);
     break;
   }
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   return st;
 }
 
@@ -152,17 +151,17 @@ vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_e
  * (io_http_list_parts); other http(s) URIs have no listing. */
 vf_status io_list(const char *uri, io_listing *out, vf_error *err) {
   memset(out, 0, sizeof *out);
-  corpus_uri u;
-  vf_status st = corpus_uri_parse(uri, &u, err);
+  io_uri u;
+  vf_status st = io_uri_parse(uri, &u, err);
   if (st != VF_OK) return st;
   switch (u.scheme) {
-  case CORPUS_LOCAL:
-  case CORPUS_FILE:
+  case IO_URI_LOCAL:
+  case IO_URI_FILE:
     st = vf_error_set(err, VF_EUSAGE, "%s: io_list is for remote URIs (local directories are "
                       "walked by corpus_discover)", uri);
     break;
-  case CORPUS_HTTP:
-  case CORPUS_HTTPS:
+  case IO_URI_HTTP:
+  case IO_URI_HTTPS:
     if (strstr(uri, "{i")) {
       io_http_opts ho;
       plain_http_opts(&ho);
@@ -174,14 +173,14 @@ vf_status io_list(const char *uri, io_listing *out, vf_error *err) {
                         uri);
     }
     break;
-  case CORPUS_S3: st = io_s3_list(uri, u.container, u.path, out, err); break;
-  case CORPUS_HF_DATASET:
-  case CORPUS_HF_BUCKET:
-    st = io_hf_list(uri, u.scheme == CORPUS_HF_DATASET ? "datasets" : "buckets", u.container,
+  case IO_URI_S3: st = io_s3_list(uri, u.container, u.path, out, err); break;
+  case IO_URI_HF_DATASET:
+  case IO_URI_HF_BUCKET:
+    st = io_hf_list(uri, u.scheme == IO_URI_HF_DATASET ? "datasets" : "buckets", u.container,
                     u.revision, u.path, out, err);
     break;
   }
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   if (st != VF_OK) io_listing_free(out);
   return st;
 }
@@ -226,7 +225,7 @@ static vf_status write_all(int fd, const uint8_t *p, size_t n, const char *what,
     ssize_t w = write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return vf_error_set(err, VF_EIO, "%s: write failed: %s", what, strerror(errno));
+      return vf_error_set(err, VF_EIO, "%s: write failed: %s", what, VF_STRERROR(errno));
     }
     p += w;
     n -= (size_t)w;
@@ -276,7 +275,7 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     st = vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot create: %s", tmp,
-                      strerror(errno));
+                      VF_STRERROR(errno));
     goto out;
   }
   for (uint64_t off = 0; off < src->size;) {
@@ -288,17 +287,17 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
     off += n;
   }
   if (fsync(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", tmp, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", tmp, VF_STRERROR(errno));
     goto out;
   }
   if (close(fd) != 0) {
     fd = -1;
-    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", tmp, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", tmp, VF_STRERROR(errno));
     goto out;
   }
   fd = -1;
   if (rename(tmp, dest) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot rename to %s: %s", tmp, dest, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: cannot rename to %s: %s", tmp, dest, VF_STRERROR(errno));
     goto out;
   }
   fsync_dir_of(dest);
@@ -324,13 +323,13 @@ vf_status io_download(const char *uri, const char *dest, uint64_t *bytes, vf_err
 
 /* io_upload(): see io.h. */
 vf_status io_upload(const char *src, const char *uri, vf_error *err) {
-  corpus_uri u;
-  vf_status st = corpus_uri_parse(uri, &u, err);
+  io_uri u;
+  vf_status st = io_uri_parse(uri, &u, err);
   if (st != VF_OK) return st;
   switch (u.scheme) {
-  case CORPUS_S3: st = io_s3_upload(src, uri, u.container, u.path, err); break;
-  case CORPUS_LOCAL:
-  case CORPUS_FILE: {
+  case IO_URI_S3: st = io_s3_upload(src, uri, u.container, u.path, err); break;
+  case IO_URI_LOCAL:
+  case IO_URI_FILE: {
     io_source *in = NULL;
     st = io_open_local(src, &in, err);
     if (st == VF_OK) st = copy_source(in, u.path, err);
@@ -343,6 +342,6 @@ vf_status io_upload(const char *src, const char *uri, vf_error *err) {
                       "http(s):// are read-only here)",
                       uri);
   }
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   return st;
 }

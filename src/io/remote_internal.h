@@ -24,12 +24,6 @@ void io_remote_opts_get(io_remote_opts *out);
 /*! io_remote_http_opts() : zeroed client options carrying the remote defaults every backend
  *  starts from: the CA bundle and the retry count of io_remote_opts_get(). */
 void io_remote_http_opts(io_http_opts *ho);
-/*! io_open_uri_sized() : io_open_uri() with the object's size already known (from a listing;
- *  < 0: unknown), which spares http(s)/hf sources their HEAD request. */
-vf_status io_open_uri_sized(const char *uri, int64_t size, io_source **out, vf_error *err);
-/*! io_listing_add() : append (uri, size) to l, taking ownership of `uri` (NULL: VF_ENOMEM);
- *  `*cap` tracks the capacity (start at 0 with an empty listing). */
-vf_status io_listing_add(io_listing *l, size_t *cap, char *uri, uint64_t size, vf_error *err);
 
 /* ---- http.c (header parsing, exposed for tests/io/test_remote.c) */
 /*! io_http_parse_content_range() : "bytes a-b/t" (t may be '*': -1) or "bytes * /t" (a, b = -1).

@@ -100,7 +100,7 @@ static const char *endpoint_env(void) {
 /* s3_object_url(): see s3_internal.h. */
 char *s3_object_url(const char *bucket, const char *key, const char *region, vf_error *err) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_URL);
   const char *ep = endpoint_env();
   vf_status st;
   if (ep) {
@@ -397,7 +397,7 @@ vf_status io_s3_list(const char *uri, const char *bucket, const char *prefix, io
   io_http_resp rs = {0};
   vf_buf_init(&rs.body, S3_LIST_BODY_MAX);
   vf_buf url;
-  vf_buf_init(&url, 0);
+  VF_BUF_INIT(&url, VF_BUF_MAX_URL);
   char *token = NULL;
   size_t cap = 0;
   int max_keys = env_max_keys();
@@ -486,7 +486,7 @@ static vf_status read_exact(int fd, uint64_t off, uint8_t *dst, size_t n, const 
   while (n > 0) {
     ssize_t r = pread(fd, dst, n, (off_t)off);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return vf_error_set(err, VF_EIO, "%s: read failed: %s", path, strerror(errno));
+    if (r < 0) return vf_error_set(err, VF_EIO, "%s: read failed: %s", path, VF_STRERROR(errno));
     if (r == 0) return vf_error_set(err, VF_EIO, "%s: the file shrank while being uploaded", path);
     dst += r;
     off += (uint64_t)r;
@@ -527,8 +527,8 @@ static vf_status multipart(io_http *h, const char *url, int fd, uint64_t size, c
   io_http_resp rs = {0};
   vf_buf_init(&rs.body, (size_t)1 << 20);
   vf_buf qurl, xml;
-  vf_buf_init(&qurl, 0);
-  vf_buf_init(&xml, 0);
+  VF_BUF_INIT(&qurl, VF_BUF_MAX_URL);
+  VF_BUF_INIT(&xml, VF_BUF_MAX_HTTP_BODY);
   char *upload_id = NULL;
   char **etags = vf_calloc(nparts, sizeof *etags);
   uint8_t *buf = vf_malloc((size_t)part);
@@ -640,7 +640,7 @@ vf_status io_s3_upload(const char *src, const char *uri, const char *bucket, con
   int fd = open(src, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: cannot open: %s", src,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     close(fd);

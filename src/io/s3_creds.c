@@ -152,7 +152,7 @@ static vf_status read_small(const char *path, char **out, size_t *len, vf_error 
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "cannot read %s: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, CRED_FILE_MAX);
   char chunk[4096];
@@ -256,7 +256,7 @@ char *s3_region(vf_error *err) {
  * was checked with vf_json_is_object first, so the escapes are well-formed). */
 static char *json_str(const char *s, size_t len, size_t *i) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   size_t k = *i + 1;
   while (k < len && s[k] != '"') {
     char c = s[k++];
@@ -463,7 +463,7 @@ static vf_status web_identity(const char *token_file, const char *role_arn, cons
     snprintf(url, sizeof url, "https://sts.%.100s.amazonaws.com/", region);
   }
   vf_buf form;
-  vf_buf_init(&form, 0);
+  VF_BUF_INIT(&form, VF_BUF_MAX_URL);
   st = form_add(&form, "Action", "AssumeRoleWithWebIdentity", err);
   if (st == VF_OK) st = form_add(&form, "RoleArn", role_arn, err);
   if (st == VF_OK) st = form_add(&form, "RoleSessionName", sess, err);

@@ -261,7 +261,7 @@ static vf_status lock_state(const char *dir, const char *state_path, int *fd, vf
   snprintf(lp, n, "%s.lock", state_path);
   int f = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (f < 0) {
-    st = vf_error_set(err, VF_EIO, "%s: %s", lp, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: %s", lp, VF_STRERROR(errno));
   } else if (flock(f, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
     char who[128] = "";
@@ -272,7 +272,7 @@ static vf_status lock_state(const char *dir, const char *state_path, int *fd, vf
              ? vf_error_set(err, VF_EUSAGE, "%s: this worker's load is running now (%s holds %s): "
                             "wait for it to finish, or stop it and then continue with --resume",
                             state_path, who[0] ? who : "another process", lp)
-             : vf_error_set(err, VF_EIO, "%s: flock: %s", lp, strerror(e));
+             : vf_error_set(err, VF_EIO, "%s: flock: %s", lp, VF_STRERROR(e));
     close(f);
   } else {
     char host[256] = "?", who[320];
@@ -280,7 +280,7 @@ static vf_status lock_state(const char *dir, const char *state_path, int *fd, vf
     host[sizeof host - 1] = 0;
     int wl = snprintf(who, sizeof who, "pid %ld on host %s\n", (long)getpid(), host);
     if (ftruncate(f, 0) != 0 || pwrite(f, who, (size_t)wl, 0) != wl)
-      vf_log(VF_LOG_DEBUG, "%s: cannot record this process in the lock: %s", lp, strerror(errno));
+      vf_log(VF_LOG_DEBUG, "%s: cannot record this process in the lock: %s", lp, VF_STRERROR(errno));
     *fd = f;
   }
   free(lp);
@@ -546,7 +546,7 @@ static vf_status read_states(const char *dir, uint64_t *points, uint64_t *skippe
   *points = *skipped = 0;
   *found = 0;
   DIR *d = opendir(dir);
-  if (!d) return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", dir, strerror(errno));
+  if (!d) return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", dir, VF_STRERROR(errno));
   struct dirent *de;
   int of_all = -1;
   vf_status st = VF_OK;
@@ -635,7 +635,7 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   if (st == VF_OK) st = store_enable_indexing(h, err);
   if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
   if (st == VF_OK) st = store_count(h, true, &count, err);
-  bool discard = st == VF_OK && strcmp(h->vt->type, "discard") == 0;
+  bool discard = st == VF_OK && strcmp(store_type(h), "discard") == 0;
   /* the count verified below; only then is the recorded load marked finished */
   bool exact = was_empty && skipped == 0;
   bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));

@@ -91,7 +91,7 @@ static vf_status drop_states(const vf_config *cfg, const ld_options *o, vf_error
     }
     snprintf(p, pl, "%s/%s", one, n);
     if (unlink(p) != 0)
-      st = vf_error_set(err, VF_EIO, "%s: cannot remove the load state: %s", p, strerror(errno));
+      st = vf_error_set(err, VF_EIO, "%s: cannot remove the load state: %s", p, VF_STRERROR(errno));
     else
       removed++;
     free(p);

@@ -719,7 +719,7 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
   rep->bytes_read = p->bytes_read;
   rep->retries = p->retries;
   for (int i = 0; i < nw; i++) /* plus the requests a remote store retried itself (qdrant) */
-    if (ws[i].handle) rep->retries += ws[i].handle->retries;
+    if (ws[i].handle) rep->retries += store_retries(ws[i].handle);
   rep->skipped_rows = p->skipped;
   rep->seconds = vf_now() - t0;
   rep->points_per_s = rep->seconds > 0 ? (double)rep->points / rep->seconds : 0;

@@ -333,7 +333,7 @@ vf_status ld_state_read(const char *path, ld_state *out, vf_error *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    return vf_error_set(err, e == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: %s", path, strerror(e));
+    return vf_error_set(err, e == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: %s", path, VF_STRERROR(e));
   }
   struct stat sb;
   if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size > LD_STATE_MAX_BYTES) {

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "vforge/store.h"
+#include "store/internal.h"
 
 typedef struct discard_store {
   store base;

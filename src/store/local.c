@@ -343,7 +343,7 @@ static vf_status ls_list(local_store *s, char ***out, int *n, vf_error *err) {
   if (!d)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO,
                         "collection '%s': cannot open %s: %s", s->base.collection, s->dir,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   char **names = NULL;
   int cnt = 0, cap = 0;
   vf_status st = VF_OK;
@@ -390,7 +390,7 @@ static vf_status read_small_file(const char *path, char **out, size_t *len, vf_e
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return vf_error_set(err, errno == ENOENT ? VF_ENOTFOUND : VF_EIO, "%s: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
   vf_status st = VF_OK;
@@ -453,21 +453,21 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
   /* the corpus record after "vectors" (ls_set_record) is read past: only format and vectors
    * are compared */
   const char *c = s->base.collection;
-  qj_val doc;
+  vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  vf_status st = qj_parse(have, len, path, &doc, err);
-  const qj_val *fmt = st == VF_OK ? qj_get(&doc, "format") : NULL;
-  const qj_val *vecs = st == VF_OK ? qj_get(&doc, "vectors") : NULL;
+  vf_status st = vf_json_parse(have, len, path, &doc, err);
+  const vf_json_val *fmt = st == VF_OK ? vf_json_get(&doc, "format") : NULL;
+  const vf_json_val *vecs = st == VF_OK ? vf_json_get(&doc, "vectors") : NULL;
   const char *bad = NULL;
-  if (st == VF_OK && (!fmt || fmt->t != QJ_STR || strcmp(fmt->str, "vforge-local") != 0))
+  if (st == VF_OK && (!fmt || fmt->t != VF_JSON_STR || strcmp(fmt->str, "vforge-local") != 0))
     bad = "no \"format\": \"vforge-local\"";
-  else if (st == VF_OK && (!vecs || vecs->t != QJ_ARR))
+  else if (st == VF_OK && (!vecs || vecs->t != VF_JSON_ARR))
     bad = "no \"vectors\" list";
   for (size_t i = 0; st == VF_OK && !bad && i < vecs->n; i++) {
-    const qj_val *n = qj_get(&vecs->items[i], "name"), *t = qj_get(&vecs->items[i], "type");
-    const qj_val *d = qj_get(&vecs->items[i], "dim"), *m = qj_get(&vecs->items[i], "distance");
-    if (!n || n->t != QJ_STR || !t || t->t != QJ_STR || !d || d->t != QJ_NUM || !m ||
-        m->t != QJ_STR || d->num != (double)(int)d->num)
+    const vf_json_val *n = vf_json_get(&vecs->items[i], "name"), *t = vf_json_get(&vecs->items[i], "type");
+    const vf_json_val *d = vf_json_get(&vecs->items[i], "dim"), *m = vf_json_get(&vecs->items[i], "distance");
+    if (!n || n->t != VF_JSON_STR || !t || t->t != VF_JSON_STR || !d || d->t != VF_JSON_NUM || !m ||
+        m->t != VF_JSON_STR || d->num != (double)(int)d->num)
       bad = "a vector entry without name, type, dim and distance";
   }
   if (st == VF_ECORRUPT || bad) {
@@ -482,10 +482,10 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
   /* vector by vector, in order: the first that differs */
   for (size_t i = 0; st == VF_OK && i < vecs->n && i < (size_t)s->base.nvectors; i++) {
     const store_vector_spec *w = &s->base.vectors[i];
-    const qj_val *e = &vecs->items[i];
-    const char *sn = qj_get(e, "name")->str, *stype = qj_get(e, "type")->str;
-    const char *sdist = qj_get(e, "distance")->str;
-    int sdim = (int)qj_get(e, "dim")->num;
+    const vf_json_val *e = &vecs->items[i];
+    const char *sn = vf_json_get(e, "name")->str, *stype = vf_json_get(e, "type")->str;
+    const char *sdist = vf_json_get(e, "distance")->str;
+    int sdim = (int)vf_json_get(e, "dim")->num;
     if (strcmp(sn, w->name) == 0 && strcmp(stype, kind_text(w->kind)) == 0 &&
         sdim == (int)w->dim && strcmp(sdist, idx_metric_name(w->distance)) == 0)
       continue;
@@ -507,14 +507,14 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
   if (st == VF_OK && vecs->n != (size_t)s->base.nvectors) {
     size_t k = vecs->n < (size_t)s->base.nvectors ? vecs->n : (size_t)s->base.nvectors;
     bool more = vecs->n > (size_t)s->base.nvectors;
-    const char *extra = more ? qj_get(&vecs->items[k], "name")->str : s->base.vectors[k].name;
+    const char *extra = more ? vf_json_get(&vecs->items[k], "name")->str : s->base.vectors[k].name;
     st = vf_error_set(err, VF_ECONFIG,
                       "collection '%s' exists in %s with a different vector schema: %zu vectors "
                       "there, %d in the config; vector '%.100s' is only in the %s (set "
                       "vectorstore.params.recreate: true to replace it)",
                       c, s->dir, vecs->n, s->base.nvectors, extra, more ? "collection" : "config");
   }
-  qj_free(&doc);
+  vf_json_free(&doc);
   return st;
 }
 
@@ -546,14 +546,14 @@ static vf_status ls_verify(local_store *s, vf_error *err) {
  * the operation for the error.  *fd receives the lock's descriptor (close it to release). */
 static vf_status ls_lock_exclusive(local_store *s, const char *what, int *fd, vf_error *err) {
   *fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (*fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (*fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, VF_STRERROR(errno));
   if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return VF_OK;
   vf_status st = errno == EWOULDBLOCK
                      ? vf_error_set(err, VF_EUSAGE,
                                     "collection '%s': another writer is still loading into %s; "
                                     "%s runs only when every load has finished",
                                     s->base.collection, s->dir, what)
-                     : vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+                     : vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno));
   close(*fd);
   *fd = -1;
   return st;
@@ -567,7 +567,7 @@ static vf_status ls_remove_collection(local_store *s, vf_error *err) {
   if (!d) {
     int e = errno;
     close(lock_fd);
-    return e == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", s->dir, strerror(e));
+    return e == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", s->dir, VF_STRERROR(e));
   }
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
@@ -582,7 +582,7 @@ static vf_status ls_remove_collection(local_store *s, vf_error *err) {
       break;
     }
     if (unlink(p) != 0 && errno != ENOENT)
-      st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+      st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
     free(p);
     if (st != VF_OK) break;
   }
@@ -632,16 +632,16 @@ static vf_status ls_ensure_collection(store *base, vf_error *err) {
 
 static vf_status ls_next_seq(local_store *s, uint64_t *seq, vf_error *err) {
   int fd = open(s->seq_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->seq_path, strerror(errno));
+  if (fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->seq_path, VF_STRERROR(errno));
   vf_status st = VF_OK;
   if (flock(fd, LOCK_EX) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   char buf[32];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n < 0) {
-    st = vf_error_set(err, VF_EIO, "%s: read: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: read: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   uint64_t v = 0;
@@ -650,7 +650,7 @@ static vf_status ls_next_seq(local_store *s, uint64_t *seq, vf_error *err) {
   v++;
   int len = snprintf(buf, sizeof buf, "%020llu\n", (unsigned long long)v);
   if (pwrite(fd, buf, (size_t)len, 0) != len || fdatasync(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: write: %s", s->seq_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: write: %s", s->seq_path, VF_STRERROR(errno));
     goto out;
   }
   *seq = v;
@@ -689,9 +689,9 @@ static vf_status ls_open_segment(local_store *s, vf_error *err) {
   vf_status st = ls_verify(s, err);
   if (st != VF_OK) return st;
   s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, strerror(errno));
+  if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, VF_STRERROR(errno));
   if (flock(s->lock_fd, LOCK_SH) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno));
     goto fail;
   }
   uint64_t seq = 0;
@@ -1269,19 +1269,19 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
   ip->type = IVF_SQ8;
   ip->min_rows = LS_INDEX_MIN_ROWS;
   if (!params_json || !*params_json) return VF_OK;
-  qj_val doc;
+  vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  vf_status st = qj_parse(params_json, strlen(params_json), "vectorstore.params", &doc, err);
+  vf_status st = vf_json_parse(params_json, strlen(params_json), "vectorstore.params", &doc, err);
   if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
-  const qj_val *ix = st == VF_OK ? qj_get(&doc, "index") : NULL;
-  if (ix && ix->t != QJ_OBJ)
+  const vf_json_val *ix = st == VF_OK ? vf_json_get(&doc, "index") : NULL;
+  if (ix && ix->t != VF_JSON_OBJ)
     st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping");
   static const char *const keys[] = {"type", "nlist", "nprobe", "pq_m", "rabitq_bits",
                                      "rerank", "min_rows", "seed", "pq_nbits", "iterations",
                                      "train_per_centroid", NULL};
   for (size_t i = 0; st == VF_OK && ix && i < ix->n; i++) {
     const char *k = ix->keys[i];
-    const qj_val *v = &ix->items[i];
+    const vf_json_val *v = &ix->items[i];
     int w = -1;
     for (int q = 0; keys[q]; q++)
       if (strcmp(k, keys[q]) == 0) w = q;
@@ -1290,13 +1290,13 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
                         "nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed, iterations, "
                         "train_per_centroid)", k);
     } else if (w == 0) {
-      if (v->t != QJ_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
+      if (v->t != VF_JSON_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
         st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, pq, "
                           "rabitq or none");
       else
         ip->none = strcmp(v->str, "none") == 0;
     } else {
-      if (v->t != QJ_NUM || v->num < 0 || v->num != (double)(uint64_t)v->num ||
+      if (v->t != VF_JSON_NUM || v->num < 0 || v->num != (double)(uint64_t)v->num ||
           (w != 6 && w != 7 && v->num > 4294967295.0))
         st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.%s: expected a non-negative "
                           "integer", k);
@@ -1318,7 +1318,7 @@ static vf_status ls_index_params_parse(local_store *s, const char *params_json, 
   }
   if (st == VF_OK && ip->pq_nbits && ip->type != IVF_PQ && !ip->none)
     st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits needs type: pq");
-  qj_free(&doc);
+  vf_json_free(&doc);
   return st;
 }
 
@@ -1343,7 +1343,7 @@ static char *ls_index_path(const local_store *s, int j, const char *ext) {
 
 static vf_status ls_unlink_quiet(const char *p, vf_error *err) {
   if (p && unlink(p) != 0 && errno != ENOENT)
-    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
   return VF_OK;
 }
 
@@ -1531,17 +1531,17 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
     st = VF_OK; /* no index: exact scan */
     goto out;
   }
-  qj_val doc;
+  vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  if (st == VF_OK) st = qj_parse(text, len, mpath, &doc, err);
-  const qj_val *segs = st == VF_OK ? qj_get(&doc, "segments") : NULL;
-  const qj_val *np = st == VF_OK ? qj_get(&doc, "nprobe") : NULL;
-  bool same = segs && segs->t == QJ_ARR && np && np->t == QJ_NUM && np->num >= 1 &&
+  if (st == VF_OK) st = vf_json_parse(text, len, mpath, &doc, err);
+  const vf_json_val *segs = st == VF_OK ? vf_json_get(&doc, "segments") : NULL;
+  const vf_json_val *np = st == VF_OK ? vf_json_get(&doc, "nprobe") : NULL;
+  bool same = segs && segs->t == VF_JSON_ARR && np && np->t == VF_JSON_NUM && np->num >= 1 &&
               segs->n == (size_t)s->view.nsegs;
   for (int i = 0; same && i < s->view.nsegs; i++) {
-    const qj_val *nm = qj_get(&segs->items[i], "name"), *sz = qj_get(&segs->items[i], "size");
-    same = nm && nm->t == QJ_STR && strcmp(nm->str, s->view.segs[i].name) == 0 && sz &&
-           sz->t == QJ_NUM && sz->num == (double)s->view.segs[i].size;
+    const vf_json_val *nm = vf_json_get(&segs->items[i], "name"), *sz = vf_json_get(&segs->items[i], "size");
+    same = nm && nm->t == VF_JSON_STR && strcmp(nm->str, s->view.segs[i].name) == 0 && sz &&
+           sz->t == VF_JSON_NUM && sz->num == (double)s->view.segs[i].size;
   }
   if (st == VF_OK && !same) {
     vf_log(VF_LOG_INFO, "collection '%s': the index of '%s' predates the current segments: "
@@ -1567,7 +1567,7 @@ static vf_status ls_index_load(local_store *s, int j, vf_error *err) {
       s->ix_logged = true;
     }
   }
-  qj_free(&doc);
+  vf_json_free(&doc);
 out:
   if (st != VF_OK) s->ix_valid = false;
   free(text);
@@ -2132,7 +2132,7 @@ static vf_status ls_compact(local_store *s, vf_error *err) {
         if (!p)
           st = vf_error_set(err, VF_ENOMEM, "out of memory");
         else if (unlink(p) != 0)
-          st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, strerror(errno));
+          st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
         free(p);
       } else {
         st = ls_rewrite_segment(s, sg, err);
@@ -2239,15 +2239,15 @@ static vf_status ls_get_record(store *base, store_record *out, bool *found, vf_e
   size_t len = 0;
   vf_status st = ls_verify(s, err);
   if (st == VF_OK) st = read_small_file(s->json_path, &have, &len, err);
-  qj_val doc;
+  vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  if (st == VF_OK) st = qj_parse(have, len, s->json_path, &doc, err);
+  if (st == VF_OK) st = vf_json_parse(have, len, s->json_path, &doc, err);
   if (st == VF_OK) {
-    const qj_val *c = qj_get(&doc, "corpus"), *l = qj_get(&doc, "load");
+    const vf_json_val *c = vf_json_get(&doc, "corpus"), *l = vf_json_get(&doc, "load");
     *found = c && store_record_from_json(c, out);
-    out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+    out->load_finished = !(l && l->t == VF_JSON_STR && strcmp(l->str, "finalized") != 0);
   }
-  qj_free(&doc);
+  vf_json_free(&doc);
   free(have);
   return st;
 }

@@ -59,14 +59,14 @@ typedef struct qd_store {
   io_http *http;
   char *cpath;      /* "/collections/<name, percent-encoded>" */
   char *params_txt; /* owned copy of params_json (qj raw spans point into it) */
-  qj_val params;
+  vf_json_val params;
   bool recreate;
   bool wait;
   int64_t saved_threshold; /* -1: none remembered */
   store_qdrant_search_opts sopts;
   vf_buf body;
   io_http_resp resp;
-  qj_val doc; /* last parsed response */
+  vf_json_val doc; /* last parsed response */
   int *map;
   /* issue 18 */
   qdg *grpc;        /* non-NULL: every call goes over gRPC (vectorstore.prefer_grpc) */
@@ -113,7 +113,7 @@ static vf_status qd_call(qd_store *q, const char *method, const char *suffix, co
    * Content-Length that lied): every call here is idempotent (GET, PUT/upsert by id, PATCH,
    * DELETE, POST count/query), so it is sent again, a bounded number of times, logged. */
   for (int attempt = 0;; attempt++) {
-    qj_free(&q->doc);
+    vf_json_free(&q->doc);
     vf_status st;
     if (q->grpc) { /* the same call as its RPC (qdrant_grpc.c), answered in REST shape */
       st = qdg_rest_call(q->grpc, method, suffix, body, allow_404, &q->resp.status,
@@ -129,7 +129,7 @@ static vf_status qd_call(qd_store *q, const char *method, const char *suffix, co
     if (q->resp.status == 404 && allow_404) return VF_OK;
     char what[300];
     snprintf(what, sizeof what, "qdrant: the response to %s %.200s", method, path);
-    st = qj_parse((const char *)q->resp.body.data, q->resp.body.len, what, &q->doc, err);
+    st = vf_json_parse((const char *)q->resp.body.data, q->resp.body.len, what, &q->doc, err);
     if (st != VF_ECORRUPT) return st;
     err->code = st = VF_ENET; /* a broken server answer is a remote failure */
     if (attempt >= QD_BAD_BODY_RETRIES) return st;
@@ -147,8 +147,8 @@ static vf_status qd_put_name(vf_buf *b, const char *name, vf_error *err) {
 
 /* A params member passed through verbatim under another key. */
 static vf_status qd_pass(qd_store *q, vf_buf *b, const char *from, const char *to, vf_error *err) {
-  const qj_val *v = qj_get(&q->params, from);
-  if (!v || v->t == QJ_NULL) return VF_OK;
+  const vf_json_val *v = vf_json_get(&q->params, from);
+  if (!v || v->t == VF_JSON_NULL) return VF_OK;
   vf_status st = vf_buf_printf(b, err, ",\"%s\":", to);
   return st == VF_OK ? vf_buf_append(b, v->raw, v->raw_len, err) : st;
 }
@@ -160,8 +160,8 @@ static vf_status qd_compare(qd_store *q, vf_error *err);
  * telling whether a comma is needed. */
 static vf_status qd_vector_params(const char *pj, vf_buf *b, bool first, vf_error *err) {
   if (!pj || !*pj) return VF_OK;
-  qj_val p;
-  vf_status st = qj_parse(pj, strlen(pj), "vector params", &p, err);
+  vf_json_val p;
+  vf_status st = vf_json_parse(pj, strlen(pj), "vector params", &p, err);
   if (st != VF_OK) return st;
   static const char *const ren[][2] = {{"hnsw", "hnsw_config"},
                                        {"quantization", "quantization_config"}};
@@ -174,7 +174,7 @@ static vf_status qd_vector_params(const char *pj, vf_buf *b, bool first, vf_erro
     if (st == VF_OK) st = qd_put_name(b, key, err);
     if (st == VF_OK) st = vf_buf_append(b, p.items[i].raw, p.items[i].raw_len, err);
   }
-  qj_free(&p);
+  vf_json_free(&p);
   return st;
 }
 
@@ -248,14 +248,14 @@ static vf_status qd_create(qd_store *q, vf_error *err) {
 /* Compare the collection's vector schema (CollectionInfo.config.params) with ours. */
 static vf_status qd_compare(qd_store *q, vf_error *err) {
   const char *c = q->base.collection;
-  const qj_val *params = qj_path(&q->doc, "result.config.params");
-  if (!params || params->t != QJ_OBJ)
+  const vf_json_val *params = vf_json_path(&q->doc, "result.config.params");
+  if (!params || params->t != VF_JSON_OBJ)
     return vf_error_set(err, VF_ENET, "qdrant collection '%s': the collection info has no "
                         "config.params", c);
-  const qj_val *vecs = qj_get(params, "vectors");
-  const qj_val *sparse = qj_get(params, "sparse_vectors");
-  if (vecs && vecs->t == QJ_OBJ && qj_get(vecs, "size") && qj_get(vecs, "distance") &&
-      qj_get(vecs, "size")->t == QJ_NUM)
+  const vf_json_val *vecs = vf_json_get(params, "vectors");
+  const vf_json_val *sparse = vf_json_get(params, "sparse_vectors");
+  if (vecs && vecs->t == VF_JSON_OBJ && vf_json_get(vecs, "size") && vf_json_get(vecs, "distance") &&
+      vf_json_get(vecs, "size")->t == VF_JSON_NUM)
     return vf_error_set(err, VF_ECONFIG,
                         "qdrant collection '%s' exists with a single unnamed vector; the config "
                         "has named vectors (set vectorstore.params.recreate: true to replace it)",
@@ -265,7 +265,7 @@ static vf_status qd_compare(qd_store *q, vf_error *err) {
     const store_vector_spec *v = &q->base.vectors[i];
     if (v->kind == CORPUS_VEC_SPARSE) {
       nsparse++;
-      if (!qj_get(sparse, v->name))
+      if (!vf_json_get(sparse, v->name))
         return vf_error_set(err, VF_ECONFIG,
                             "qdrant collection '%s' exists without the sparse vector '%s' of the "
                             "config (set vectorstore.params.recreate: true to replace it)",
@@ -273,29 +273,29 @@ static vf_status qd_compare(qd_store *q, vf_error *err) {
       continue;
     }
     ndense++;
-    const qj_val *p = qj_get(vecs, v->name);
+    const vf_json_val *p = vf_json_get(vecs, v->name);
     if (!p)
       return vf_error_set(err, VF_ECONFIG,
                           "qdrant collection '%s' exists without the vector '%s' of the config "
                           "(set vectorstore.params.recreate: true to replace it)",
                           c, v->name);
-    const qj_val *size = qj_get(p, "size"), *dist = qj_get(p, "distance");
-    const qj_val *mv = qj_path(p, "multivector_config.comparator");
-    if (!size || size->t != QJ_NUM || size->num != (double)v->dim)
+    const vf_json_val *size = vf_json_get(p, "size"), *dist = vf_json_get(p, "distance");
+    const vf_json_val *mv = vf_json_path(p, "multivector_config.comparator");
+    if (!size || size->t != VF_JSON_NUM || size->num != (double)v->dim)
       return vf_error_set(err, VF_ECONFIG,
                           "qdrant collection '%s': vector '%s' has size %.*s in the collection "
                           "but %d in the config (set vectorstore.params.recreate: true to "
                           "replace it)",
                           c, v->name, size ? (int)size->raw_len : 4, size ? size->raw : "none",
                           (int)v->dim);
-    if (!dist || dist->t != QJ_STR || strcmp(dist->str, qd_distance(v->distance)) != 0)
+    if (!dist || dist->t != VF_JSON_STR || strcmp(dist->str, qd_distance(v->distance)) != 0)
       return vf_error_set(err, VF_ECONFIG,
                           "qdrant collection '%s': vector '%s' has distance %s in the collection "
                           "but %s in the config (set vectorstore.params.recreate: true to "
                           "replace it)",
-                          c, v->name, dist && dist->t == QJ_STR ? dist->str : "none",
+                          c, v->name, dist && dist->t == VF_JSON_STR ? dist->str : "none",
                           qd_distance(v->distance));
-    bool is_multi = mv && mv->t == QJ_STR;
+    bool is_multi = mv && mv->t == VF_JSON_STR;
     if (is_multi != (v->kind == CORPUS_VEC_MULTI) ||
         (is_multi && strcmp(mv->str, "max_sim") != 0))
       return vf_error_set(err, VF_ECONFIG,
@@ -305,10 +305,10 @@ static vf_status qd_compare(qd_store *q, vf_error *err) {
                           v->kind == CORPUS_VEC_MULTI ? "a max_sim multivector"
                                                       : "a single dense vector");
   }
-  size_t have_dense = vecs && vecs->t == QJ_OBJ ? vecs->n : 0;
-  size_t have_sparse = sparse && sparse->t == QJ_OBJ ? sparse->n : 0;
+  size_t have_dense = vecs && vecs->t == VF_JSON_OBJ ? vecs->n : 0;
+  size_t have_sparse = sparse && sparse->t == VF_JSON_OBJ ? sparse->n : 0;
   if (have_dense != ndense || have_sparse != nsparse) {
-    const qj_val *extra = have_dense != ndense ? vecs : sparse;
+    const vf_json_val *extra = have_dense != ndense ? vecs : sparse;
     const char *name = "?";
     for (size_t i = 0; i < extra->n; i++) {
       bool known = false;
@@ -346,8 +346,8 @@ static vf_status qd_ensure(store *s, vf_error *err) {
 
 /* ------------------------------------------------------------- indexing */
 
-static bool qd_uint(const qj_val *v, int64_t *out) {
-  if (!v || v->t != QJ_NUM || v->num < 0 || v->num > 9e15 || v->num != floor(v->num)) return false;
+static bool qd_uint(const vf_json_val *v, int64_t *out) {
+  if (!v || v->t != VF_JSON_NUM || v->num < 0 || v->num > 9e15 || v->num != floor(v->num)) return false;
   *out = (int64_t)v->num;
   return true;
 }
@@ -375,9 +375,9 @@ static vf_status qd_defer(store *s, vf_error *err) {
   st = qd_call(q, "GET", "", NULL, false, NULL, err);
   if (st != VF_OK) return st;
   int64_t cur = -1, meta = -1;
-  if (!qd_uint(qj_path(&q->doc, "result.config.optimizer_config.indexing_threshold"), &cur))
+  if (!qd_uint(vf_json_path(&q->doc, "result.config.optimizer_config.indexing_threshold"), &cur))
     cur = -1; /* null: Qdrant's default */
-  if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_META_KEY), &meta)) meta = -1;
+  if (!qd_uint(vf_json_path(&q->doc, "result.config.metadata." QD_META_KEY), &meta)) meta = -1;
   int64_t keep = cur > 0 ? cur : meta > 0 ? meta : QD_DEFAULT_THRESHOLD;
   if (cur == 0 && meta <= 0)
     vf_log(VF_LOG_WARN,
@@ -398,8 +398,8 @@ static vf_status qd_enable(store *s, vf_error *err) {
   /* restore what prepare changed, as its metadata says (another process may have prepared) */
   vf_status gst = qd_call(q, "GET", "", NULL, false, NULL, err);
   if (gst != VF_OK) return gst;
-  const qj_val *how = qj_path(&q->doc, "result.config.metadata." QD_DEFER_KEY);
-  const char *mode = how && how->t == QJ_STR ? how->str
+  const vf_json_val *how = vf_json_path(&q->doc, "result.config.metadata." QD_DEFER_KEY);
+  const char *mode = how && how->t == VF_JSON_STR ? how->str
                      : q->defer == QD_DEFER_HNSW_M ? "hnsw_m"
                      : q->defer == QD_DEFER_NONE   ? "none"
                                                    : "indexing_threshold";
@@ -410,8 +410,8 @@ static vf_status qd_enable(store *s, vf_error *err) {
     return VF_OK;
   }
   int64_t v = -1;
-  if (!qd_uint(qj_path(&q->params, "optimizers.indexing_threshold"), &v)) {
-    if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_META_KEY), &v) || v <= 0)
+  if (!qd_uint(vf_json_path(&q->params, "optimizers.indexing_threshold"), &v)) {
+    if (!qd_uint(vf_json_path(&q->doc, "result.config.metadata." QD_META_KEY), &v) || v <= 0)
       v = q->saved_threshold > 0 ? q->saved_threshold : QD_DEFAULT_THRESHOLD;
   }
   char json[96];
@@ -440,13 +440,13 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
     vf_status st = vf_check_cancel(err);
     if (st == VF_OK) st = qd_call(q, "GET", "", NULL, false, NULL, err);
     if (st != VF_OK) return st;
-    const qj_val *os = qj_path(&q->doc, "result.optimizer_status");
-    const qj_val *oe = qj_get(os, "error");
+    const vf_json_val *os = vf_json_path(&q->doc, "result.optimizer_status");
+    const vf_json_val *oe = vf_json_get(os, "error");
     if (oe)
       return vf_error_set(err, VF_ENET, "qdrant collection '%s': optimizer error: %s",
-                          s->collection, oe->t == QJ_STR ? oe->str : "(no message)");
-    const qj_val *stv = qj_path(&q->doc, "result.status");
-    const char *status = stv && stv->t == QJ_STR ? stv->str : "(none)";
+                          s->collection, oe->t == VF_JSON_STR ? oe->str : "(no message)");
+    const vf_json_val *stv = vf_json_path(&q->doc, "result.status");
+    const char *status = stv && stv->t == VF_JSON_STR ? stv->str : "(none)";
     if (strcmp(status, last) != 0)
       vf_log(VF_LOG_INFO, "qdrant: collection '%s' status %s", s->collection, status);
     snprintf(last, sizeof last, "%s", status);
@@ -553,7 +553,7 @@ static vf_status qd_count(store *s, bool exact, uint64_t *out, vf_error *err) {
   if (st == VF_OK) st = qd_call(q, "POST", "/points/count", &q->body, false, NULL, err);
   if (st != VF_OK) return st;
   int64_t n;
-  if (!qd_uint(qj_path(&q->doc, "result.count"), &n))
+  if (!qd_uint(vf_json_path(&q->doc, "result.count"), &n))
     return vf_error_set(err, VF_ENET, "qdrant collection '%s': the count response has no "
                         "result.count", s->collection);
   *out = (uint64_t)n;
@@ -672,23 +672,23 @@ static vf_status qd_search_impl(store *s, const char *vector, const float *queri
     if (st == VF_OK) st = vf_buf_append(b, "]}", 2, err);
     if (st == VF_OK) st = qd_call(q, "POST", "/points/query/batch", b, false, NULL, err);
     if (st != VF_OK) break;
-    const qj_val *res = qj_get(&q->doc, "result");
-    if (!res || res->t != QJ_ARR || res->n != qn) {
+    const vf_json_val *res = vf_json_get(&q->doc, "result");
+    if (!res || res->t != VF_JSON_ARR || res->n != qn) {
       st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the query response has %zu "
                         "results for %zu queries", s->collection,
-                        res && res->t == QJ_ARR ? res->n : 0, qn);
+                        res && res->t == VF_JSON_ARR ? res->n : 0, qn);
       break;
     }
     for (size_t i = 0; i < qn && st == VF_OK; i++) {
-      const qj_val *pts = qj_get(&res->items[i], "points");
-      size_t np = pts && pts->t == QJ_ARR ? pts->n : 0;
+      const vf_json_val *pts = vf_json_get(&res->items[i], "points");
+      size_t np = pts && pts->t == VF_JSON_ARR ? pts->n : 0;
       if (np > k) np = k;
       store_hit *h = out->hits + (q0 + i) * k;
       for (size_t j = 0; j < np; j++) {
-        const qj_val *id = qj_get(&pts->items[j], "id"), *sc = qj_get(&pts->items[j], "score");
-        bool ok = id && sc && sc->t == QJ_NUM &&
-                  (id->t == QJ_STR ? store_id_parse(id->str, strlen(id->str), &h[j].id)
-                   : id->t == QJ_NUM ? store_id_parse(id->raw, id->raw_len, &h[j].id)
+        const vf_json_val *id = vf_json_get(&pts->items[j], "id"), *sc = vf_json_get(&pts->items[j], "score");
+        bool ok = id && sc && sc->t == VF_JSON_NUM &&
+                  (id->t == VF_JSON_STR ? store_id_parse(id->str, strlen(id->str), &h[j].id)
+                   : id->t == VF_JSON_NUM ? store_id_parse(id->raw, id->raw_len, &h[j].id)
                                      : false);
         if (!ok) {
           st = vf_error_set(err, VF_ENET, "qdrant collection '%s': query %zu hit %zu has no "
@@ -763,11 +763,11 @@ static const store_payload_field *qd_pfield(const qd_store *q, const char *key) 
 }
 
 /* One field: its type (field_types, else inferred), checked, then PUT /index. */
-static vf_status qd_payload_index(qd_store *q, const char *field, const qj_val *types,
+static vf_status qd_payload_index(qd_store *q, const char *field, const vf_json_val *types,
                                   bool all, vf_error *err) {
   const store_payload_field *pf = qd_pfield(q, field);
-  const qj_val *given = qj_get(types, field);
-  const char *t = given && given->t == QJ_STR ? given->str : pf ? qd_kind_index(pf->kind) : NULL;
+  const vf_json_val *given = vf_json_get(types, field);
+  const char *t = given && given->t == VF_JSON_STR ? given->str : pf ? qd_kind_index(pf->kind) : NULL;
   if (!t) {
     if (all) {
       vf_log(VF_LOG_INFO, "qdrant: collection '%s': no payload index on '%s': column '%s' (%s) "
@@ -807,11 +807,11 @@ static vf_status qd_payload_index(qd_store *q, const char *field, const qj_val *
 
 /* params.payload_indexes: {mode: all|none|specific, fields: [...], field_types: {f: type}} */
 static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
-  const qj_val *pi = qj_get(&q->params, "payload_indexes");
-  const qj_val *mode = qj_get(pi, "mode");
-  const char *m = mode && mode->t == QJ_STR ? mode->str : "none";
+  const vf_json_val *pi = vf_json_get(&q->params, "payload_indexes");
+  const vf_json_val *mode = vf_json_get(pi, "mode");
+  const char *m = mode && mode->t == VF_JSON_STR ? mode->str : "none";
   if (!pi || strcmp(m, "none") == 0) return VF_OK;
-  const qj_val *fields = qj_get(pi, "fields"), *types = qj_get(pi, "field_types");
+  const vf_json_val *fields = vf_json_get(pi, "fields"), *types = vf_json_get(pi, "field_types");
   vf_status st = VF_OK;
   if (strcmp(m, "all") == 0) {
     for (size_t i = 0; types && i < types->n; i++)
@@ -826,21 +826,21 @@ static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
   for (size_t i = 0; types && i < types->n; i++) {
     bool listed = false;
     for (size_t j = 0; fields && j < fields->n; j++)
-      if (fields->items[j].t == QJ_STR && strcmp(fields->items[j].str, types->keys[i]) == 0)
+      if (fields->items[j].t == VF_JSON_STR && strcmp(fields->items[j].str, types->keys[i]) == 0)
         listed = true;
     if (!listed)
       return vf_error_set(err, VF_ECONFIG, "vectorstore.params.payload_indexes.field_types.%s: "
                           "'%s' is not in payload_indexes.fields", types->keys[i], types->keys[i]);
   }
   for (size_t j = 0; fields && j < fields->n && st == VF_OK; j++)
-    if (fields->items[j].t == QJ_STR) st = qd_payload_index(q, fields->items[j].str, types, false, err);
+    if (fields->items[j].t == VF_JSON_STR) st = qd_payload_index(q, fields->items[j].str, types, false, err);
   return st;
 }
 
 /* ------------------------------------------------------------ issue 18: defer hnsw m */
 
 /* The vectors with their own hnsw m (config or collection), as "name":m pairs into `b`. */
-static vf_status qd_vector_ms(qd_store *q, const qj_val *from, const char *path,
+static vf_status qd_vector_ms(qd_store *q, const vf_json_val *from, const char *path,
                               const char *leaf, vf_buf *b, bool zero, vf_error *err) {
   vf_status st = VF_OK;
   bool first = true;
@@ -850,7 +850,7 @@ static vf_status qd_vector_ms(qd_store *q, const qj_val *from, const char *path,
     char p[400];
     snprintf(p, sizeof p, "%s.%s%s", path, v->name, leaf);
     int64_t m;
-    if (!qd_uint(qj_path(from, p), &m) || (!zero && m == 0)) continue;
+    if (!qd_uint(vf_json_path(from, p), &m) || (!zero && m == 0)) continue;
     if (!first) st = vf_buf_append(b, ",", 1, err);
     first = false;
     if (st == VF_OK) st = qd_put_name(b, v->name, err);
@@ -865,8 +865,8 @@ static vf_status qd_defer_hnsw(qd_store *q, vf_error *err) {
   vf_status st = qd_call(q, "GET", "", NULL, false, NULL, err);
   if (st != VF_OK) return st;
   int64_t cur = -1, meta = -1;
-  if (!qd_uint(qj_path(&q->doc, "result.config.hnsw_config.m"), &cur)) cur = -1;
-  if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &meta)) meta = -1;
+  if (!qd_uint(vf_json_path(&q->doc, "result.config.hnsw_config.m"), &cur)) cur = -1;
+  if (!qd_uint(vf_json_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &meta)) meta = -1;
   int64_t keep = cur > 0 ? cur : meta > 0 ? meta : QD_DEFAULT_HNSW_M;
   if (cur == 0 && meta <= 0)
     vf_log(VF_LOG_WARN, "qdrant: collection '%s' already has hnsw m 0 and no remembered value; "
@@ -904,8 +904,8 @@ static vf_status qd_defer_hnsw(qd_store *q, vf_error *err) {
 static vf_status qd_enable_hnsw(qd_store *q, vf_error *err) {
   /* q->doc holds the collection info read by qd_enable */
   int64_t m = -1;
-  if (!qd_uint(qj_path(&q->params, "hnsw.m"), &m) || m == 0)
-    if (!qd_uint(qj_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &m) || m <= 0)
+  if (!qd_uint(vf_json_path(&q->params, "hnsw.m"), &m) || m == 0)
+    if (!qd_uint(vf_json_path(&q->doc, "result.config.metadata." QD_HNSW_KEY), &m) || m <= 0)
       m = QD_DEFAULT_HNSW_M;
   vf_buf b;
   vf_buf_init(&b, 1u << 20);
@@ -917,7 +917,7 @@ static vf_status qd_enable_hnsw(qd_store *q, vf_error *err) {
     char p[400];
     snprintf(p, sizeof p, "result.config.metadata." QD_VEC_HNSW_KEY ".%s", v->name);
     int64_t vm;
-    if (!qd_uint(qj_path(&q->doc, p), &vm) || vm <= 0) continue;
+    if (!qd_uint(vf_json_path(&q->doc, p), &vm) || vm <= 0) continue;
     st = vf_buf_printf(&b, err, "%s", first ? ",\"vectors\":{" : ",");
     first = false;
     if (st == VF_OK) st = qd_put_name(&b, v->name, err);
@@ -956,8 +956,8 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
                                         {"optimizers", "optimizers_config"},
                                         {"quantization", "quantization_config"}};
   for (size_t i = 0; i < 3 && st == VF_OK; i++) {
-    const qj_val *v = qj_get(&q->params, pass[i][0]);
-    if (!v || v->t == QJ_NULL) continue;
+    const vf_json_val *v = vf_json_get(&q->params, pass[i][0]);
+    if (!v || v->t == VF_JSON_NULL) continue;
     st = vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len, v->raw);
     any = true;
   }
@@ -966,10 +966,10 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
     const store_vector_spec *v = &s->vectors[i];
     const char *pj = q->vparams[i];
     if (v->kind == CORPUS_VEC_SPARSE || !pj) continue;
-    qj_val p;
-    if ((st = qj_parse(pj, strlen(pj), "vector params", &p, err)) != VF_OK)
+    vf_json_val p;
+    if ((st = vf_json_parse(pj, strlen(pj), "vector params", &p, err)) != VF_OK)
       break;
-    const qj_val *h = qj_get(&p, "hnsw"), *qz = qj_get(&p, "quantization");
+    const vf_json_val *h = vf_json_get(&p, "hnsw"), *qz = vf_json_get(&p, "quantization");
     if (h || qz) {
       st = vf_buf_printf(&b, err, "%s", vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ",");
       vfirst = false;
@@ -981,7 +981,7 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
                            qz ? "\"quantization_config\":" : "", qz ? (int)qz->raw_len : 0,
                            qz ? qz->raw : "");
     }
-    qj_free(&p);
+    vf_json_free(&p);
   }
   if (st == VF_OK && !vfirst) st = vf_buf_append(&b, "}", 1, err);
   if (st == VF_OK) st = vf_buf_append(&b, "}", 1, err);
@@ -1012,9 +1012,9 @@ vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *
   if (status == 404) return VF_OK;
   out->exists = true;
   int64_t n;
-  if (qd_uint(qj_path(&q->doc, "result.points_count"), &n)) out->points = (uint64_t)n;
-  const qj_val *stv = qj_path(&q->doc, "result.status");
-  snprintf(out->status, sizeof out->status, "%s", stv && stv->t == QJ_STR ? stv->str : "?");
+  if (qd_uint(vf_json_path(&q->doc, "result.points_count"), &n)) out->points = (uint64_t)n;
+  const vf_json_val *stv = vf_json_path(&q->doc, "result.status");
+  snprintf(out->status, sizeof out->status, "%s", stv && stv->t == VF_JSON_STR ? stv->str : "?");
   return VF_OK;
 }
 
@@ -1054,8 +1054,8 @@ static void qd_close(store *s) {
   free(q->vparams);
   vf_buf_free(&q->body);
   io_http_resp_free(&q->resp); /* body and header strings (ETag, Link) */
-  qj_free(&q->doc);
-  qj_free(&q->params);
+  vf_json_free(&q->doc);
+  vf_json_free(&q->params);
   free(q->params_txt);
   free(q->cpath);
   free(q->map);
@@ -1091,10 +1091,10 @@ static vf_status qd_get_record(store *s, store_record *out, bool *found, vf_erro
   if (st != VF_OK) return st;
   if (status == 404)
     return vf_error_set(err, VF_ENOTFOUND, "qdrant collection '%s' does not exist", s->collection);
-  const qj_val *r = qj_path(&q->doc, "result.config.metadata." QD_RECORD_KEY);
-  const qj_val *l = qj_path(&q->doc, "result.config.metadata." QD_LOAD_KEY);
+  const vf_json_val *r = vf_json_path(&q->doc, "result.config.metadata." QD_RECORD_KEY);
+  const vf_json_val *l = vf_json_path(&q->doc, "result.config.metadata." QD_LOAD_KEY);
   *found = r && store_record_from_json(r, out);
-  out->load_finished = !(l && l->t == QJ_STR && strcmp(l->str, "finalized") != 0);
+  out->load_finished = !(l && l->t == VF_JSON_STR && strcmp(l->str, "finalized") != 0);
   return VF_OK;
 }
 
@@ -1121,8 +1121,8 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
     if (st == VF_OK)
       st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
     if (st == VF_OK) st = qd_call(q, "POST", "/points", &q->body, false, NULL, err);
-    const qj_val *res = st == VF_OK ? qj_get(&q->doc, "result") : NULL;
-    if (st == VF_OK && (!res || res->t != QJ_ARR))
+    const vf_json_val *res = st == VF_OK ? vf_json_get(&q->doc, "result") : NULL;
+    if (st == VF_OK && (!res || res->t != VF_JSON_ARR))
       st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the retrieve response has no result "
                         "list", s->collection);
     for (size_t i = 0; i < m; i++) ord[i] = b0 + i;
@@ -1130,10 +1130,10 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
     qsort(ord, m, sizeof *ord, qd_idx_cmp);
     g_qd_sort_ids = NULL;
     for (size_t j = 0; st == VF_OK && j < res->n; j++) {
-      const qj_val *id = qj_get(&res->items[j], "id");
+      const vf_json_val *id = vf_json_get(&res->items[j], "id");
       corpus_id got;
-      bool ok = id && (id->t == QJ_STR   ? store_id_parse(id->str, strlen(id->str), &got)
-                       : id->t == QJ_NUM ? store_id_parse(id->raw, id->raw_len, &got)
+      bool ok = id && (id->t == VF_JSON_STR   ? store_id_parse(id->str, strlen(id->str), &got)
+                       : id->t == VF_JSON_NUM ? store_id_parse(id->raw, id->raw_len, &got)
                                          : false);
       if (!ok) continue;
       size_t lo = 0, hi = m;
@@ -1177,24 +1177,24 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
   q->sopts.rescore = -1;
   q->recreate = cfg->recreate;
   q->wait = cfg->upsert_wait;
-  vf_buf_init(&q->body, 1u << 30);
-  vf_buf_init(&q->resp.body, 1u << 30);
+  VF_BUF_INIT(&q->body, VF_BUF_MAX_HTTP_BODY);
+  VF_BUF_INIT(&q->resp.body, VF_BUF_MAX_HTTP_BODY);
   vf_status st = store_head_init(&q->base, &qdrant_vt, cfg, err);
   if (st == VF_OK) {
     const char *pj = cfg->params_json && *cfg->params_json ? cfg->params_json : "{}";
     q->params_txt = vf_strdup(pj);
     if (!q->params_txt) st = qd_nomem(err);
     if (st == VF_OK)
-      st = qj_parse(q->params_txt, strlen(q->params_txt), "vectorstore.params", &q->params, err);
+      st = vf_json_parse(q->params_txt, strlen(q->params_txt), "vectorstore.params", &q->params, err);
     if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
-    if (st == VF_OK && q->params.t != QJ_OBJ)
+    if (st == VF_OK && q->params.t != VF_JSON_OBJ)
       st = vf_error_set(err, VF_ECONFIG, "vectorstore.params must be a mapping");
     /* params.recreate is not read here: cfg->recreate carries it, and the runner clears it
      * for worker handles (they must never drop the collection) */
   }
   if (st == VF_OK) { /* issue 18: params.defer */
-    const qj_val *d = qj_get(&q->params, "defer");
-    const char *dm = d && d->t == QJ_STR ? d->str : "indexing_threshold";
+    const vf_json_val *d = vf_json_get(&q->params, "defer");
+    const char *dm = d && d->t == VF_JSON_STR ? d->str : "indexing_threshold";
     if (strcmp(dm, "indexing_threshold") == 0) q->defer = QD_DEFER_THRESHOLD;
     else if (strcmp(dm, "hnsw_m") == 0) q->defer = QD_DEFER_HNSW_M;
     else if (strcmp(dm, "none") == 0) q->defer = QD_DEFER_NONE;

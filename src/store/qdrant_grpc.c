@@ -104,7 +104,7 @@ vf_status qdg_open(const char *rest_url, int grpc_port, const io_http_opts *ho, 
   g->max_msg = max_msg > QDG_HEADROOM * 2 ? max_msg : QDG_HEADROOM * 2;
   vf_buf_init(&g->msg, g->max_msg + ((size_t)1 << 20));
   vf_buf_init(&g->scratch, (size_t)64 << 20);
-  vf_buf_init(&g->resp.body, (size_t)1 << 30);
+  VF_BUF_INIT(&g->resp.body, VF_BUF_MAX_HTTP_BODY);
   g->url = vf_strdup(url);
   g->collection = vf_strdup(collection);
   if (!g->url || !g->collection) {
@@ -216,13 +216,13 @@ static vf_status qdg_send(qdg *g, int rpc, const uint8_t **resp_p, size_t *resp_
 
 /* CreateFieldIndexCollection from the REST body {"field_name": F, "field_schema": "keyword" |
  * {"type": "keyword", ...params}}. */
-static vf_status qdg_field_index(qdg *g, const qj_val *body, bool wait, vf_error *err) {
-  const qj_val *name = qj_get(body, "field_name"), *schema = qj_get(body, "field_schema");
-  if (!name || name->t != QJ_STR || !schema)
+static vf_status qdg_field_index(qdg *g, const vf_json_val *body, bool wait, vf_error *err) {
+  const vf_json_val *name = vf_json_get(body, "field_name"), *schema = vf_json_get(body, "field_schema");
+  if (!name || name->t != VF_JSON_STR || !schema)
     return vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): a field index needs field_name and "
                         "field_schema");
-  const qj_val *type = schema->t == QJ_OBJ ? qj_get(schema, "type") : schema;
-  if (!type || type->t != QJ_STR)
+  const vf_json_val *type = schema->t == VF_JSON_OBJ ? vf_json_get(schema, "type") : schema;
+  if (!type || type->t != VF_JSON_STR)
     return vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): field_schema of '%s' has no type",
                         name->str);
   vf_status st = qpb_add_varint(&g->msg, 2, wait ? 1 : 0, err);
@@ -230,15 +230,15 @@ static vf_status qdg_field_index(qdg *g, const qj_val *body, bool wait, vf_error
   if (st != VF_OK) return st;
   /* field_type (4): FieldType by the REST name; field_index_params (5): PayloadIndexParams with
    * the <type>_index_params member holding the remaining keys */
-  qj_val ft = *type;
-  qj_val wrap = {0};
-  wrap.t = QJ_OBJ;
+  vf_json_val ft = *type;
+  vf_json_val wrap = {0};
+  wrap.t = VF_JSON_OBJ;
   char *keys[1] = {"field_type"};
   wrap.keys = keys;
   wrap.items = &ft;
   wrap.n = 1;
   st = qpb_encode_json(QPB_M_qdrant_CreateFieldIndexCollection, &wrap, "field_schema", &g->msg, err);
-  if (st != VF_OK || schema->t != QJ_OBJ || schema->n <= 1) return st;
+  if (st != VF_OK || schema->t != VF_JSON_OBJ || schema->n <= 1) return st;
   char member[64];
   snprintf(member, sizeof member, "%s_index_params", type->str);
   const qpb_field *pf = qpb_field_by_name(QPB_M_qdrant_PayloadIndexParams, member);
@@ -246,8 +246,8 @@ static vf_status qdg_field_index(qdg *g, const qj_val *body, bool wait, vf_error
     return vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): no index parameters for type '%s'",
                         type->str);
   /* the params object without "type" */
-  qj_val rest = {0};
-  rest.t = QJ_OBJ;
+  vf_json_val rest = {0};
+  rest.t = VF_JSON_OBJ;
   rest.keys = vf_calloc(schema->n, sizeof *rest.keys);
   rest.items = vf_calloc(schema->n, sizeof *rest.items);
   if (!rest.keys || !rest.items) {
@@ -295,10 +295,10 @@ vf_status qdg_rest_call(qdg *g, const char *method, const char *suffix, const vf
     return vf_error_set(err, VF_EUNSUPPORTED, "qdrant (gRPC): no RPC for %s %s", method, suffix);
   if (status) *status = 0;
   vf_status st = qdg_start(g, err);
-  qj_val doc = {0};
+  vf_json_val doc = {0};
   bool have_doc = false;
   if (st == VF_OK && body && body->len > 0) {
-    st = qj_parse((const char *)body->data, body->len, "qdrant request", &doc, err);
+    st = vf_json_parse((const char *)body->data, body->len, "qdrant request", &doc, err);
     have_doc = st == VF_OK;
   }
   if (st == VF_OK && have_doc) {
@@ -307,7 +307,7 @@ vf_status qdg_rest_call(qdg *g, const char *method, const char *suffix, const vf
     else
       st = qpb_encode_json(QPB_RPCS[rpc].req, &doc, "", &g->msg, err);
   }
-  if (have_doc) qj_free(&doc);
+  if (have_doc) vf_json_free(&doc);
   if (st != VF_OK) return vf_error_prefix(err, "(gRPC request) ");
   const uint8_t *rp = NULL;
   size_t rn = 0;
@@ -603,14 +603,14 @@ vf_status qdg_query(qdg *g, const char *using, const float *queries, size_t nq, 
     qpb_put_len(m, F_QP_USING, ul);
     vf_buf_put(m, using, ul);
     if (filters && filters[i]) { /* QueryPoints.filter: the REST filter JSON as a qdrant.Filter */
-      qj_val fv;
+      vf_json_val fv;
       size_t mf;
-      st = qj_parse(filters[i], strlen(filters[i]), "search filter", &fv, err);
+      st = vf_json_parse(filters[i], strlen(filters[i]), "search filter", &fv, err);
       if (st == VF_OK) {
         st = qpb_begin(m, F_QP_FILTER, &mf, err);
         if (st == VF_OK) st = qpb_filter_from_json(&fv, "filter", m, err);
         if (st == VF_OK) st = qpb_end(m, mf, err);
-        qj_free(&fv);
+        vf_json_free(&fv);
       }
       if (st == VF_OK) st = vf_buf_reserve(m, 16, err);
       if (st != VF_OK) break;

@@ -1,46 +1,13 @@
 /*
  * qdrant_internal.h — pieces of the Qdrant store shared by its files, its tests and
- * bench/qdrant-serialize: a small JSON reader for Qdrant's responses and the config's params,
- * the float32 formatter and the points serializer; the gRPC transport (qdrant_grpc.c).
+ * bench/qdrant-serialize: the corpus record's JSON, the float32 formatter and the points
+ * serializer; the gRPC transport (qdrant_grpc.c).  (The JSON reader they use is util's
+ * vf_json_parse, src/util/json_read.c.)
  */
 #ifndef VFORGE_QDRANT_INTERNAL_H
 #define VFORGE_QDRANT_INTERNAL_H
 
-#include "vforge/store.h"
-
-/* ------------------------------------------------------------ JSON reader */
-
-typedef enum qj_type { QJ_NULL = 0, QJ_BOOL, QJ_NUM, QJ_STR, QJ_ARR, QJ_OBJ } qj_type;
-
-typedef struct qj_val {
-  qj_type t;
-  const char *raw; /* the value's text in the parsed source (borrowed) */
-  size_t raw_len;
-  bool b;
-  double num;
-  char *str;      /* QJ_STR: decoded, NUL-terminated (owned) */
-  size_t n;       /* QJ_ARR / QJ_OBJ: entries */
-  struct qj_val *items;
-  char **keys;    /* QJ_OBJ: decoded keys (owned) */
-} qj_val;
-
-/*! qj_parse() : parse exactly one JSON value from text[0..len) (RFC 8259; nesting <= 64, at most
- *  `len` entries overall).  `text` must outlive `out` (raw spans point into it).
- *  @return : VF_ECORRUPT naming `what` and the byte offset on bad JSON; VF_ENOMEM. */
-vf_status qj_parse(const char *text, size_t len, const char *what, qj_val *out, vf_error *err);
-void qj_free(qj_val *v);
-/*! qj_get() : the member `key` of an object (NULL when v is not an object or lacks it). */
-const qj_val *qj_get(const qj_val *v, const char *key);
-/*! qj_path() : members along a dotted path ("result.config.params"); NULL when any is absent. */
-const qj_val *qj_path(const qj_val *v, const char *dotted);
-/*! qj_unescape() : decode the JSON string content s[start, end) (between the quotes) into `d`
- *  (room for end - start bytes); *n receives the decoded length.  @return : `end`, with
- *  *expected NULL; or the offset of the first error with *expected saying what was expected. */
-size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
-                   const char **expected);
-/*! qj_scan_number() : the end of the RFC 8259 number starting at s[p]; 0 with *expected set
- *  when there is none. */
-size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected);
+#include "store/internal.h"
 
 /* --------------------------------------------------- the corpus record (store.h) */
 
@@ -49,7 +16,7 @@ struct store_record;
  *  "files", "rows"} (the load state is kept beside it by each backend). */
 vf_status store_record_json(vf_buf *b, const struct store_record *r, vf_error *err);
 /*! store_record_from_json() : fill `r` from such an object; false when it is not one. */
-bool store_record_from_json(const qj_val *v, struct store_record *r);
+bool store_record_from_json(const vf_json_val *v, struct store_record *r);
 
 /* ------------------------------------------------------- serialization */
 

@@ -175,16 +175,16 @@ static size_t qpb_push(qpb_enc *e, const char *key) {
 }
 static void qpb_pop(qpb_enc *e, size_t at) { e->path[at] = 0; }
 
-static vf_status qpb_enc_msg(qpb_enc *e, int msg, const qj_val *obj, int depth);
+static vf_status qpb_enc_msg(qpb_enc *e, int msg, const vf_json_val *obj, int depth);
 
 /* The raw text of an integral JSON number (or a string holding one) -> int64/uint64. */
-static bool qpb_json_int(const qj_val *v, bool is_signed, int64_t *s, uint64_t *u) {
+static bool qpb_json_int(const vf_json_val *v, bool is_signed, int64_t *s, uint64_t *u) {
   const char *t;
   size_t n;
-  if (v->t == QJ_NUM) {
+  if (v->t == VF_JSON_NUM) {
     t = v->raw;
     n = v->raw_len;
-  } else if (v->t == QJ_STR) {
+  } else if (v->t == VF_JSON_STR) {
     t = v->str;
     n = strlen(v->str);
   } else {
@@ -232,25 +232,25 @@ static vf_status qpb_add_fixed(vf_buf *b, uint32_t num, bool four, uint64_t v, v
 }
 
 /* One scalar (not message) value of type `type` (`ref`: enum) under field number `num`. */
-static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, const qj_val *v) {
+static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, const vf_json_val *v) {
   vf_buf *b = e->out;
   int64_t s = 0;
   uint64_t u = 0;
   switch (type) {
   case QPB_BOOL:
-    if (v->t != QJ_BOOL) return qpb_enc_fail(e, "expected true or false", NULL, NULL);
+    if (v->t != VF_JSON_BOOL) return qpb_enc_fail(e, "expected true or false", NULL, NULL);
     return qpb_add_varint(b, num, v->b ? 1 : 0, e->err);
   case QPB_STRING:
-    if (v->t != QJ_STR) return qpb_enc_fail(e, "expected a string", NULL, NULL);
+    if (v->t != VF_JSON_STR) return qpb_enc_fail(e, "expected a string", NULL, NULL);
     return qpb_add_bytes(b, num, v->str, strlen(v->str), e->err);
   case QPB_DOUBLE:
   case QPB_FLOAT:
-    if (v->t != QJ_NUM) return qpb_enc_fail(e, "expected a number", NULL, NULL);
+    if (v->t != VF_JSON_NUM) return qpb_enc_fail(e, "expected a number", NULL, NULL);
     return type == QPB_DOUBLE ? qpb_add_double(b, num, v->num, e->err)
                               : qpb_add_float(b, num, (float)v->num, e->err);
   case QPB_ENUM: {
     int32_t ev;
-    if (v->t == QJ_STR) {
+    if (v->t == VF_JSON_STR) {
       if (!qpb_enum_lookup(ref, v->str, &ev)) {
         char vals[400] = "";
         const qpb_enum *en = &QPB_ENUMS[ref];
@@ -300,7 +300,7 @@ static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, con
 }
 
 /* A packed repeated numeric field from a JSON array. */
-static vf_status qpb_enc_packed(qpb_enc *e, const qpb_field *f, const qj_val *arr) {
+static vf_status qpb_enc_packed(qpb_enc *e, const qpb_field *f, const vf_json_val *arr) {
   size_t mark;
   vf_status st = qpb_begin(e->out, f->number, &mark, e->err);
   for (size_t i = 0; i < arr->n && st == VF_OK; i++) {
@@ -318,29 +318,29 @@ static vf_status qpb_enc_packed(qpb_enc *e, const qpb_field *f, const qj_val *ar
 /* A scalar JSON value given for a message-typed field: the REST shorthands of oneof wrappers
  * (max_optimization_threads: 8 | "auto", quantization_config: "Disabled", with_payload: false,
  * query_encoding: "scalar8bits"). */
-static vf_status qpb_enc_wrapped(qpb_enc *e, int msg, const qj_val *v) {
+static vf_status qpb_enc_wrapped(qpb_enc *e, int msg, const vf_json_val *v) {
   const qpb_msg *m = &QPB_MSGS[msg];
   for (uint16_t i = 0; i < m->nfields; i++) {
     const qpb_field *f = &m->fields[i];
     if (f->oneof < 0) continue;
     int32_t ev;
-    if (v->t == QJ_STR && f->type == QPB_ENUM && qpb_enum_lookup(f->ref, v->str, &ev))
+    if (v->t == VF_JSON_STR && f->type == QPB_ENUM && qpb_enum_lookup(f->ref, v->str, &ev))
       return qpb_add_varint(e->out, f->number, (uint64_t)(int64_t)ev, e->err);
-    if (v->t == QJ_STR && f->type == QPB_MESSAGE && qpb_name_eq(f->name, v->str) &&
+    if (v->t == VF_JSON_STR && f->type == QPB_MESSAGE && qpb_name_eq(f->name, v->str) &&
         QPB_MSGS[f->ref].nfields == 0)
       return qpb_add_bytes(e->out, f->number, NULL, 0, e->err);
-    if (v->t == QJ_NUM && (f->type == QPB_UINT64 || f->type == QPB_INT64 || f->type == QPB_UINT32))
+    if (v->t == VF_JSON_NUM && (f->type == QPB_UINT64 || f->type == QPB_INT64 || f->type == QPB_UINT32))
       return qpb_enc_scalar(e, f->number, f->type, f->ref, v);
-    if (v->t == QJ_BOOL && f->type == QPB_BOOL) return qpb_enc_scalar(e, f->number, f->type, -1, v);
+    if (v->t == VF_JSON_BOOL && f->type == QPB_BOOL) return qpb_enc_scalar(e, f->number, f->type, -1, v);
   }
   return qpb_enc_fail(e, "expected an object for ", m->name, NULL);
 }
 
-static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth);
-static size_t qpb_qj_strlen(const qj_val *v);
+static vf_status qpb_filter_body(qpb_enc *e, const vf_json_val *f, int depth);
+static size_t qpb_qj_strlen(const vf_json_val *v);
 
 /* A value of message type `msg` as field `num` (tag + length + body). */
-static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const qj_val *v, int depth) {
+static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const vf_json_val *v, int depth) {
   if (depth >= QPB_MAX_DEPTH) return qpb_enc_fail(e, "nested too deeply", NULL, NULL);
   if (msg == QPB_M_qdrant_Filter) { /* the REST filter shape differs from the proto's */
     size_t mark;
@@ -356,15 +356,15 @@ static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const qj_val 
   }
   size_t mark;
   vf_status st = qpb_begin(e->out, num, &mark, e->err);
-  if (st == VF_OK) st = v->t == QJ_OBJ ? qpb_enc_msg(e, msg, v, depth + 1) : qpb_enc_wrapped(e, msg, v);
+  if (st == VF_OK) st = v->t == VF_JSON_OBJ ? qpb_enc_msg(e, msg, v, depth + 1) : qpb_enc_wrapped(e, msg, v);
   return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
 }
 
-static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const qj_val *v, int depth) {
-  if (v->t == QJ_NULL) return VF_OK; /* REST null = not set */
+static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const vf_json_val *v, int depth) {
+  if (v->t == VF_JSON_NULL) return VF_OK; /* REST null = not set */
   vf_status st = VF_OK;
   if (f->label == QPB_MAP) {
-    if (v->t != QJ_OBJ) return qpb_enc_fail(e, "expected an object (a map)", NULL, NULL);
+    if (v->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected an object (a map)", NULL, NULL);
     for (size_t i = 0; i < v->n && st == VF_OK; i++) {
       size_t mark, at = qpb_push(e, v->keys[i]);
       st = qpb_begin(e->out, f->number, &mark, e->err);
@@ -372,13 +372,13 @@ static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const qj_val *v, 
         if (f->map_key == QPB_STRING) {
           st = qpb_add_bytes(e->out, 1, v->keys[i], strlen(v->keys[i]), e->err);
         } else {
-          qj_val k = {0};
-          k.t = QJ_STR;
+          vf_json_val k = {0};
+          k.t = VF_JSON_STR;
           k.str = v->keys[i];
           st = qpb_enc_scalar(e, 1, f->map_key, -1, &k);
         }
       }
-      if (st == VF_OK && v->items[i].t != QJ_NULL)
+      if (st == VF_OK && v->items[i].t != VF_JSON_NULL)
         st = f->map_val == QPB_MESSAGE ? qpb_enc_submsg(e, 2, f->map_ref, &v->items[i], depth)
                                        : qpb_enc_scalar(e, 2, f->map_val, f->map_ref, &v->items[i]);
       if (st == VF_OK) st = qpb_end(e->out, mark, e->err);
@@ -387,7 +387,7 @@ static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const qj_val *v, 
     return st;
   }
   if (f->label == QPB_REPEATED) {
-    if (v->t != QJ_ARR) return qpb_enc_fail(e, "expected an array", NULL, NULL);
+    if (v->t != VF_JSON_ARR) return qpb_enc_fail(e, "expected an array", NULL, NULL);
     if (f->packed) return qpb_enc_packed(e, f, v);
     for (size_t i = 0; i < v->n && st == VF_OK; i++) {
       char ix[24];
@@ -405,9 +405,9 @@ static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const qj_val *v, 
 
 /* REST `vectors` / `sparse_vectors` (objects of named parameters) -> `<key>_config`, which wraps
  * them: VectorsConfig{params | params_map{map}}, VectorsConfigDiff{...}, SparseVectorConfig{map}. */
-static vf_status qpb_enc_vectors_config(qpb_enc *e, const qpb_field *cf, const qj_val *v,
+static vf_status qpb_enc_vectors_config(qpb_enc *e, const qpb_field *cf, const vf_json_val *v,
                                         int depth) {
-  if (v->t != QJ_OBJ) return qpb_enc_fail(e, "expected an object", NULL, NULL);
+  if (v->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected an object", NULL, NULL);
   size_t m1;
   vf_status st = qpb_begin(e->out, cf->number, &m1, e->err);
   if (st != VF_OK) return st;
@@ -417,8 +417,8 @@ static vf_status qpb_enc_vectors_config(qpb_enc *e, const qpb_field *cf, const q
   if (map) {
     st = qpb_enc_field(e, map, v, depth + 1);
   } else if (pm && single) {
-    const qj_val *size = qj_get(v, "size");
-    if (size && size->t == QJ_NUM) { /* the single unnamed vector form */
+    const vf_json_val *size = vf_json_get(v, "size");
+    if (size && size->t == VF_JSON_NUM) { /* the single unnamed vector form */
       st = qpb_enc_submsg(e, single->number, single->ref, v, depth + 1);
     } else {
       size_t m2;
@@ -433,7 +433,7 @@ static vf_status qpb_enc_vectors_config(qpb_enc *e, const qpb_field *cf, const q
   return st == VF_OK ? qpb_end(e->out, m1, e->err) : st;
 }
 
-static vf_status qpb_enc_msg(qpb_enc *e, int msg, const qj_val *obj, int depth) {
+static vf_status qpb_enc_msg(qpb_enc *e, int msg, const vf_json_val *obj, int depth) {
   vf_status st = VF_OK;
   for (size_t i = 0; i < obj->n && st == VF_OK; i++) {
     const char *key = obj->keys[i];
@@ -447,7 +447,7 @@ static vf_status qpb_enc_msg(qpb_enc *e, int msg, const qj_val *obj, int depth) 
       const qpb_field *cf = qpb_field_by_name(msg, alt);
       if (cf && cf->type == QPB_MESSAGE &&
           (strcmp(key, "vectors") == 0 || strcmp(key, "sparse_vectors") == 0)) {
-        st = obj->items[i].t == QJ_NULL ? VF_OK
+        st = obj->items[i].t == VF_JSON_NULL ? VF_OK
                                         : qpb_enc_vectors_config(e, cf, &obj->items[i], depth);
       } else {
         st = vf_error_set(e->err, VF_EUSAGE, "%s: not a field of %s", e->path,
@@ -460,23 +460,23 @@ static vf_status qpb_enc_msg(qpb_enc *e, int msg, const qj_val *obj, int depth) 
 }
 
 /* qpb_encode_json(): see qdrant_pb.h. */
-vf_status qpb_encode_json(int msg, const qj_val *obj, const char *path, vf_buf *out,
+vf_status qpb_encode_json(int msg, const vf_json_val *obj, const char *path, vf_buf *out,
                           vf_error *err) {
   qpb_enc e = {out, err, {0}};
   snprintf(e.path, sizeof e.path, "%s", path ? path : "");
-  if (!obj || obj->t != QJ_OBJ)
+  if (!obj || obj->t != VF_JSON_OBJ)
     return vf_error_set(err, VF_EUSAGE, "%s: expected an object for %s", e.path,
                         QPB_MSGS[msg].name);
   return qpb_enc_msg(&e, msg, obj, 0);
 }
 
 /* The decoded length of a JSON string value (its text may hold \u0000, which ends v->str). */
-static size_t qpb_qj_strlen(const qj_val *v) {
+static size_t qpb_qj_strlen(const vf_json_val *v) {
   size_t n = strlen(v->str);
   if (v->raw_len < 2 || !memmem(v->raw, v->raw_len, "\\u0000", 6)) return n;
   char *d = vf_malloc(v->raw_len);
   const char *expected;
-  if (d) qj_unescape(v->raw, 1, v->raw_len - 1, d, &n, &expected);
+  if (d) vf_json_unescape(v->raw, 1, v->raw_len - 1, d, &n, &expected);
   free(d);
   return n;
 }
@@ -484,7 +484,7 @@ static size_t qpb_qj_strlen(const qj_val *v) {
 /* json_with_int.proto: Value{null_value=1, double_value=2, integer_value=3, string_value=4,
  * bool_value=5, struct_value=6 (Struct{map<string, Value> fields=1}), list_value=7
  * (ListValue{repeated Value values=1})} */
-static vf_status qpb_value_at(const qj_val *v, vf_buf *out, vf_error *err, int depth) {
+static vf_status qpb_value_at(const vf_json_val *v, vf_buf *out, vf_error *err, int depth) {
   if (depth >= QPB_MAX_DEPTH)
     return vf_error_set(err, VF_EUSAGE, "payload value nested deeper than %d", QPB_MAX_DEPTH);
   vf_status st = VF_OK;
@@ -492,15 +492,15 @@ static vf_status qpb_value_at(const qj_val *v, vf_buf *out, vf_error *err, int d
   uint64_t u;
   size_t m1, m2, m3;
   switch (v->t) {
-  case QJ_NULL: return qpb_add_varint(out, 1, 0, err);
-  case QJ_BOOL: return qpb_add_varint(out, 5, v->b ? 1 : 0, err);
-  case QJ_STR: return qpb_add_bytes(out, 4, v->str, qpb_qj_strlen(v), err);
-  case QJ_NUM:
+  case VF_JSON_NULL: return qpb_add_varint(out, 1, 0, err);
+  case VF_JSON_BOOL: return qpb_add_varint(out, 5, v->b ? 1 : 0, err);
+  case VF_JSON_STR: return qpb_add_bytes(out, 4, v->str, qpb_qj_strlen(v), err);
+  case VF_JSON_NUM:
     if (!memchr(v->raw, '.', v->raw_len) && !memchr(v->raw, 'e', v->raw_len) &&
         !memchr(v->raw, 'E', v->raw_len) && qpb_json_int(v, true, &s, &u))
       return qpb_add_varint(out, 3, (uint64_t)s, err);
     return qpb_add_double(out, 2, v->num, err);
-  case QJ_ARR:
+  case VF_JSON_ARR:
     st = qpb_begin(out, 7, &m1, err);
     for (size_t i = 0; i < v->n && st == VF_OK; i++) {
       st = qpb_begin(out, 1, &m2, err);
@@ -508,7 +508,7 @@ static vf_status qpb_value_at(const qj_val *v, vf_buf *out, vf_error *err, int d
       if (st == VF_OK) st = qpb_end(out, m2, err);
     }
     return st == VF_OK ? qpb_end(out, m1, err) : st;
-  case QJ_OBJ:
+  case VF_JSON_OBJ:
     st = qpb_begin(out, 6, &m1, err);
     for (size_t i = 0; i < v->n && st == VF_OK; i++) {
       st = qpb_begin(out, 1, &m2, err);
@@ -524,7 +524,7 @@ static vf_status qpb_value_at(const qj_val *v, vf_buf *out, vf_error *err, int d
 }
 
 /* qpb_encode_value(): see qdrant_pb.h. */
-vf_status qpb_encode_value(const qj_val *v, const char *path, vf_buf *out, vf_error *err) {
+vf_status qpb_encode_value(const vf_json_val *v, const char *path, vf_buf *out, vf_error *err) {
   vf_status st = qpb_value_at(v, out, err, 0);
   if (st != VF_OK && path) vf_error_prefix(err, "%s: ", path);
   return st;
@@ -550,7 +550,7 @@ enum {
   FM_EXCEPT_INTEGERS = 7, FM_EXCEPT_KEYWORDS = 8, FM_PHRASE = 9, FM_TEXT_ANY = 10, FM_PREFIX = 11
 };
 
-static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth);
+static vf_status qpb_filter_body(qpb_enc *e, const vf_json_val *f, int depth);
 
 /* RFC 3339 ("2024-05-01T10:00:00.5Z", "2024-05-01 10:00:00+02:00", "2024-05-01") -> seconds
  * since the epoch and nanoseconds; false when it is none of these. */
@@ -604,44 +604,44 @@ static bool qpb_rfc3339(const char *s, int64_t *sec, int32_t *nanos) {
 
 /* `match`: MatchValue / MatchText / MatchTextAny / MatchPhrase / MatchPrefix / MatchAny /
  * MatchExcept -> Match */
-static vf_status qpb_filter_match(qpb_enc *e, const qj_val *m) {
+static vf_status qpb_filter_match(qpb_enc *e, const vf_json_val *m) {
   vf_buf *b = e->out;
-  if (m->t != QJ_OBJ || m->n != 1) return qpb_enc_fail(e, "expected one of value, text, text_any, phrase, prefix, any, except", NULL, NULL);
+  if (m->t != VF_JSON_OBJ || m->n != 1) return qpb_enc_fail(e, "expected one of value, text, text_any, phrase, prefix, any, except", NULL, NULL);
   const char *k = m->keys[0];
-  const qj_val *v = &m->items[0];
+  const vf_json_val *v = &m->items[0];
   int64_t s;
   uint64_t u;
   static const struct { const char *key; uint32_t field; } texts[] = {
       {"text", FM_TEXT}, {"text_any", FM_TEXT_ANY}, {"phrase", FM_PHRASE}, {"prefix", FM_PREFIX}};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     if (strcmp(k, texts[i].key) == 0) {
-      if (v->t != QJ_STR) return qpb_enc_fail(e, "expected a string for match.", k, NULL);
+      if (v->t != VF_JSON_STR) return qpb_enc_fail(e, "expected a string for match.", k, NULL);
       return qpb_add_bytes(b, texts[i].field, v->str, qpb_qj_strlen(v), e->err);
     }
   if (strcmp(k, "value") == 0) {
-    if (v->t == QJ_STR) return qpb_add_bytes(b, FM_KEYWORD, v->str, qpb_qj_strlen(v), e->err);
-    if (v->t == QJ_BOOL) return qpb_add_varint(b, FM_BOOLEAN, v->b ? 1 : 0, e->err);
-    if (v->t == QJ_NUM && qpb_json_int(v, true, &s, &u))
+    if (v->t == VF_JSON_STR) return qpb_add_bytes(b, FM_KEYWORD, v->str, qpb_qj_strlen(v), e->err);
+    if (v->t == VF_JSON_BOOL) return qpb_add_varint(b, FM_BOOLEAN, v->b ? 1 : 0, e->err);
+    if (v->t == VF_JSON_NUM && qpb_json_int(v, true, &s, &u))
       return qpb_add_varint(b, FM_INTEGER, (uint64_t)s, e->err);
     return qpb_enc_fail(e, "match.value: expected a string, an integer or a boolean", NULL, NULL);
   }
   bool any = strcmp(k, "any") == 0;
   if (!any && strcmp(k, "except") != 0) return qpb_enc_fail(e, "unknown match kind ", k, NULL);
-  if (v->t != QJ_ARR) return qpb_enc_fail(e, "expected an array for match.", k, NULL);
-  bool ints = v->n > 0 && v->items[0].t == QJ_NUM;
+  if (v->t != VF_JSON_ARR) return qpb_enc_fail(e, "expected an array for match.", k, NULL);
+  bool ints = v->n > 0 && v->items[0].t == VF_JSON_NUM;
   size_t m1, m2;
   vf_status st = qpb_begin(b, any ? (ints ? FM_INTEGERS : FM_KEYWORDS)
                                   : (ints ? FM_EXCEPT_INTEGERS : FM_EXCEPT_KEYWORDS), &m1, e->err);
   if (st == VF_OK && ints) st = qpb_begin(b, 1, &m2, e->err); /* RepeatedIntegers.integers, packed */
   for (size_t i = 0; i < v->n && st == VF_OK; i++) {
-    const qj_val *x = &v->items[i];
+    const vf_json_val *x = &v->items[i];
     if (ints) {
-      if (x->t != QJ_NUM || !qpb_json_int(x, true, &s, &u))
+      if (x->t != VF_JSON_NUM || !qpb_json_int(x, true, &s, &u))
         return qpb_enc_fail(e, "match.", k, ": expected integers only");
       st = vf_buf_reserve(b, 10, e->err);
       if (st == VF_OK) qpb_put_varint(b, (uint64_t)s);
     } else {
-      if (x->t != QJ_STR) return qpb_enc_fail(e, "match.", k, ": expected strings only");
+      if (x->t != VF_JSON_STR) return qpb_enc_fail(e, "match.", k, ": expected strings only");
       st = qpb_add_bytes(b, 1, x->str, qpb_qj_strlen(x), e->err); /* RepeatedStrings.strings */
     }
   }
@@ -650,25 +650,25 @@ static vf_status qpb_filter_match(qpb_enc *e, const qj_val *m) {
 }
 
 /* `range`: numbers -> Range (3); RFC 3339 strings -> DatetimeRange (8) of Timestamps */
-static vf_status qpb_filter_range(qpb_enc *e, const qj_val *r) {
-  if (r->t != QJ_OBJ) return qpb_enc_fail(e, "expected an object for range", NULL, NULL);
+static vf_status qpb_filter_range(qpb_enc *e, const vf_json_val *r) {
+  if (r->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected an object for range", NULL, NULL);
   bool dt = false;
   for (size_t i = 0; i < r->n; i++)
-    if (r->items[i].t == QJ_STR) dt = true;
+    if (r->items[i].t == VF_JSON_STR) dt = true;
   if (!dt) return qpb_enc_submsg(e, FFC_RANGE, QPB_M_qdrant_Range, r, 1);
   static const char *const keys[] = {"lt", "gt", "gte", "lte"};
   size_t m1;
   vf_status st = qpb_begin(e->out, FFC_DATETIME_RANGE, &m1, e->err);
   for (size_t i = 0; i < r->n && st == VF_OK; i++) {
-    const qj_val *x = &r->items[i];
-    if (x->t == QJ_NULL) continue;
+    const vf_json_val *x = &r->items[i];
+    if (x->t == VF_JSON_NULL) continue;
     uint32_t field = 0;
     for (uint32_t k = 0; k < 4; k++)
       if (strcmp(r->keys[i], keys[k]) == 0) field = k + 1;
     int64_t sec;
     int32_t ns;
     if (!field) return qpb_enc_fail(e, "range: unknown bound ", r->keys[i], NULL);
-    if (x->t != QJ_STR || !qpb_rfc3339(x->str, &sec, &ns))
+    if (x->t != VF_JSON_STR || !qpb_rfc3339(x->str, &sec, &ns))
       return qpb_enc_fail(e, "range.", r->keys[i], ": expected an RFC 3339 date-time");
     size_t m2; /* google.protobuf.Timestamp{seconds = 1, nanos = 2} */
     st = qpb_begin(e->out, field, &m2, e->err);
@@ -680,22 +680,22 @@ static vf_status qpb_filter_range(qpb_enc *e, const qj_val *r) {
 }
 
 /* One Condition (field `num` of the enclosing message): its kind by its keys. */
-static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const qj_val *c, int depth) {
+static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const vf_json_val *c, int depth) {
   if (depth >= QPB_MAX_DEPTH) return qpb_enc_fail(e, "filter nested too deeply", NULL, NULL);
-  if (c->t != QJ_OBJ) return qpb_enc_fail(e, "expected a condition object", NULL, NULL);
+  if (c->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected a condition object", NULL, NULL);
   vf_buf *b = e->out;
   size_t m1, m2;
   vf_status st = qpb_begin(b, num, &m1, e->err);
   if (st != VF_OK) return st;
-  const qj_val *key = qj_get(c, "key"), *x;
+  const vf_json_val *key = vf_json_get(c, "key"), *x;
   if (key) { /* FieldCondition */
-    if (key->t != QJ_STR) return qpb_enc_fail(e, "key: expected a string", NULL, NULL);
+    if (key->t != VF_JSON_STR) return qpb_enc_fail(e, "key: expected a string", NULL, NULL);
     st = qpb_begin(b, FC_FIELD, &m2, e->err);
     if (st == VF_OK) st = qpb_add_bytes(b, FFC_KEY, key->str, qpb_qj_strlen(key), e->err);
     for (size_t i = 0; i < c->n && st == VF_OK; i++) {
       const char *k = c->keys[i];
-      const qj_val *v = &c->items[i];
-      if (strcmp(k, "key") == 0 || v->t == QJ_NULL) continue;
+      const vf_json_val *v = &c->items[i];
+      if (strcmp(k, "key") == 0 || v->t == VF_JSON_NULL) continue;
       size_t at = qpb_push(e, k), mm;
       if (strcmp(k, "match") == 0) {
         st = qpb_begin(b, FFC_MATCH, &mm, e->err);
@@ -719,36 +719,36 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const qj_val *c,
       qpb_pop(e, at);
     }
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
-  } else if ((x = qj_get(c, "is_empty")) || (x = qj_get(c, "is_null"))) {
-    const qj_val *k = qj_get(x, "key");
-    if (!k || k->t != QJ_STR) return qpb_enc_fail(e, "expected {key: ...}", NULL, NULL);
-    st = qpb_begin(b, x == qj_get(c, "is_empty") ? FC_IS_EMPTY : FC_IS_NULL, &m2, e->err);
+  } else if ((x = vf_json_get(c, "is_empty")) || (x = vf_json_get(c, "is_null"))) {
+    const vf_json_val *k = vf_json_get(x, "key");
+    if (!k || k->t != VF_JSON_STR) return qpb_enc_fail(e, "expected {key: ...}", NULL, NULL);
+    st = qpb_begin(b, x == vf_json_get(c, "is_empty") ? FC_IS_EMPTY : FC_IS_NULL, &m2, e->err);
     if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, qpb_qj_strlen(k), e->err);
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
-  } else if ((x = qj_get(c, "has_id"))) {
-    if (x->t != QJ_ARR) return qpb_enc_fail(e, "has_id: expected an array of ids", NULL, NULL);
+  } else if ((x = vf_json_get(c, "has_id"))) {
+    if (x->t != VF_JSON_ARR) return qpb_enc_fail(e, "has_id: expected an array of ids", NULL, NULL);
     st = qpb_begin(b, FC_HAS_ID, &m2, e->err);
     for (size_t i = 0; i < x->n && st == VF_OK; i++) { /* PointId{num = 1 | uuid = 2} */
-      const qj_val *id = &x->items[i];
+      const vf_json_val *id = &x->items[i];
       int64_t s;
       uint64_t u;
       size_t m3;
       st = qpb_begin(b, 1, &m3, e->err);
-      if (st == VF_OK && id->t == QJ_STR) st = qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err);
-      else if (st == VF_OK && id->t == QJ_NUM && qpb_json_int(id, false, &s, &u))
+      if (st == VF_OK && id->t == VF_JSON_STR) st = qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err);
+      else if (st == VF_OK && id->t == VF_JSON_NUM && qpb_json_int(id, false, &s, &u))
         st = qpb_add_varint(b, 1, u, e->err);
       else if (st == VF_OK) st = qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL, NULL);
       if (st == VF_OK) st = qpb_end(b, m3, e->err);
     }
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
-  } else if ((x = qj_get(c, "has_vector"))) {
-    if (x->t != QJ_STR) return qpb_enc_fail(e, "has_vector: expected a vector name", NULL, NULL);
+  } else if ((x = vf_json_get(c, "has_vector"))) {
+    if (x->t != VF_JSON_STR) return qpb_enc_fail(e, "has_vector: expected a vector name", NULL, NULL);
     st = qpb_begin(b, FC_HAS_VECTOR, &m2, e->err);
     if (st == VF_OK) st = qpb_add_bytes(b, 1, x->str, strlen(x->str), e->err);
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
-  } else if ((x = qj_get(c, "nested"))) { /* NestedCondition{key = 1, filter = 2} */
-    const qj_val *k = qj_get(x, "key"), *f = qj_get(x, "filter");
-    if (!k || k->t != QJ_STR || !f) return qpb_enc_fail(e, "nested: expected {key, filter}", NULL, NULL);
+  } else if ((x = vf_json_get(c, "nested"))) { /* NestedCondition{key = 1, filter = 2} */
+    const vf_json_val *k = vf_json_get(x, "key"), *f = vf_json_get(x, "filter");
+    if (!k || k->t != VF_JSON_STR || !f) return qpb_enc_fail(e, "nested: expected {key, filter}", NULL, NULL);
     size_t m3;
     st = qpb_begin(b, FC_NESTED, &m2, e->err);
     if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, strlen(k->str), e->err);
@@ -756,8 +756,8 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const qj_val *c,
     if (st == VF_OK) st = qpb_filter_body(e, f, depth + 1);
     if (st == VF_OK) st = qpb_end(b, m3, e->err);
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
-  } else if (qj_get(c, "must") || qj_get(c, "should") || qj_get(c, "must_not") ||
-             qj_get(c, "min_should")) {
+  } else if (vf_json_get(c, "must") || vf_json_get(c, "should") || vf_json_get(c, "must_not") ||
+             vf_json_get(c, "min_should")) {
     st = qpb_begin(b, FC_FILTER, &m2, e->err);
     if (st == VF_OK) st = qpb_filter_body(e, c, depth + 1);
     if (st == VF_OK) st = qpb_end(b, m2, e->err);
@@ -769,8 +769,8 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const qj_val *c,
 }
 
 /* A condition or an array of them as repeated field `num`. */
-static vf_status qpb_filter_list(qpb_enc *e, uint32_t num, const qj_val *v, int depth) {
-  if (v->t != QJ_ARR) return qpb_filter_condition(e, num, v, depth);
+static vf_status qpb_filter_list(qpb_enc *e, uint32_t num, const vf_json_val *v, int depth) {
+  if (v->t != VF_JSON_ARR) return qpb_filter_condition(e, num, v, depth);
   vf_status st = VF_OK;
   for (size_t i = 0; i < v->n && st == VF_OK; i++) {
     char ix[24];
@@ -782,13 +782,13 @@ static vf_status qpb_filter_list(qpb_enc *e, uint32_t num, const qj_val *v, int 
   return st;
 }
 
-static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth) {
-  if (f->t != QJ_OBJ) return qpb_enc_fail(e, "expected a filter object", NULL, NULL);
+static vf_status qpb_filter_body(qpb_enc *e, const vf_json_val *f, int depth) {
+  if (f->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected a filter object", NULL, NULL);
   vf_status st = VF_OK;
   for (size_t i = 0; i < f->n && st == VF_OK; i++) {
     const char *k = f->keys[i];
-    const qj_val *v = &f->items[i];
-    if (v->t == QJ_NULL) continue;
+    const vf_json_val *v = &f->items[i];
+    if (v->t == VF_JSON_NULL) continue;
     size_t at = qpb_push(e, k);
     if (strcmp(k, "must") == 0) {
       st = qpb_filter_list(e, FF_MUST, v, depth);
@@ -797,7 +797,7 @@ static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth) {
     } else if (strcmp(k, "must_not") == 0) {
       st = qpb_filter_list(e, FF_MUST_NOT, v, depth);
     } else if (strcmp(k, "min_should") == 0) {
-      const qj_val *cs = qj_get(v, "conditions"), *mc = qj_get(v, "min_count");
+      const vf_json_val *cs = vf_json_get(v, "conditions"), *mc = vf_json_get(v, "min_count");
       if (!cs || !mc) {
         st = qpb_enc_fail(e, "expected {conditions, min_count}", NULL, NULL);
       } else {
@@ -816,7 +816,7 @@ static vf_status qpb_filter_body(qpb_enc *e, const qj_val *f, int depth) {
 }
 
 /* qpb_filter_from_json(): see qdrant_pb.h. */
-vf_status qpb_filter_from_json(const qj_val *filter, const char *path, vf_buf *out, vf_error *err) {
+vf_status qpb_filter_from_json(const vf_json_val *filter, const char *path, vf_buf *out, vf_error *err) {
   qpb_enc e = {out, err, {0}};
   snprintf(e.path, sizeof e.path, "%s", path ? path : "filter");
   return qpb_filter_body(&e, filter, 0);
@@ -873,7 +873,7 @@ static vf_status qpb_js_string(qpb_js *j, uint32_t num) {
   char *d = (char *)j->out->data + j->out->len + hdr;
   size_t n = 0;
   const char *expected;
-  size_t at = qj_unescape(j->s, start, end, d, &n, &expected);
+  size_t at = vf_json_unescape(j->s, start, end, d, &n, &expected);
   if (expected) {
     j->pos = at;
     return qpb_js_fail(j, expected);
@@ -976,7 +976,7 @@ static vf_status qpb_js_value(qpb_js *j, int depth) {
     return qpb_add_varint(j->out, 1, 0, j->err);
   }
   const char *expected;
-  size_t end = qj_scan_number(j->s, j->len, j->pos, &expected);
+  size_t end = vf_json_scan_number(j->s, j->len, j->pos, &expected);
   if (expected) return qpb_js_fail(j, expected);
   const char *t = j->s + j->pos;
   size_t n = end - j->pos;

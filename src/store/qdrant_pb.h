@@ -113,7 +113,7 @@ const qpb_msg *qpb_msg_at(int msg);
 
 /* ------------------------------------------------------------ JSON <-> messages */
 
-struct qj_val;
+struct vf_json_val;
 
 /*! qpb_encode_json() : append the fields of message `msg` given as a JSON object in the shape of
  *  Qdrant's REST API (the field names are the protos' own; where REST and gRPC differ — `vectors`
@@ -124,12 +124,12 @@ struct qj_val;
  *  @return : VF_EUSAGE naming the key path for an unknown key, a wrong type or an unknown enum
  *            value (e.g. "vectorstore.params.hnsw.mm: not a field of qdrant.HnswConfigDiff");
  *            VF_ENOMEM. */
-vf_status qpb_encode_json(int msg, const struct qj_val *obj, const char *path, vf_buf *out,
+vf_status qpb_encode_json(int msg, const struct vf_json_val *obj, const char *path, vf_buf *out,
                           vf_error *err);
 /*! qpb_encode_value() : a JSON value as a qdrant.Value message body (json_with_int.proto):
  *  integers (no fraction or exponent, within int64) as integer_value, other numbers as
  *  double_value. */
-vf_status qpb_encode_value(const struct qj_val *v, const char *path, vf_buf *out, vf_error *err);
+vf_status qpb_encode_value(const struct vf_json_val *v, const char *path, vf_buf *out, vf_error *err);
 /*! qpb_filter_from_json() : a Qdrant REST filter (openapi.json `Filter`: must / should /
  *  must_not / min_should of FieldCondition {key, match, range, geo_*, values_count, is_empty,
  *  is_null}, is_empty, is_null, has_id, has_vector, nested, nested filters) as the body of a
@@ -137,7 +137,7 @@ vf_status qpb_encode_value(const struct qj_val *v, const char *path, vf_buf *out
  *  boolean), any / except as keywords or integers, a range of RFC 3339 strings as a
  *  DatetimeRange.  qpb_encode_json() uses it for every Filter field (Count, Query).
  *  @return : VF_EUSAGE naming the key path for anything else. */
-vf_status qpb_filter_from_json(const struct qj_val *filter, const char *path, vf_buf *out,
+vf_status qpb_filter_from_json(const struct vf_json_val *filter, const char *path, vf_buf *out,
                                vf_error *err);
 /*! qpb_payload_from_json() : the members of the JSON object text [json, json+len) as entries of
  *  the map<string, Value> field `field` (PointStruct.payload), streamed without a DOM.

@@ -272,14 +272,14 @@ vf_status store_record_json(vf_buf *b, const store_record *r, vf_error *err) {
 }
 
 /* store_record_from_json(): see qdrant_internal.h. */
-bool store_record_from_json(const qj_val *v, store_record *r) {
-  const qj_val *m = qj_get(v, "files_md5"), *e = qj_get(v, "id_expression");
-  const qj_val *f = qj_get(v, "files"), *n = qj_get(v, "rows");
-  if (!m || m->t != QJ_STR || strlen(m->str) > 32 || !e || e->t != QJ_STR) return false;
+bool store_record_from_json(const vf_json_val *v, store_record *r) {
+  const vf_json_val *m = vf_json_get(v, "files_md5"), *e = vf_json_get(v, "id_expression");
+  const vf_json_val *f = vf_json_get(v, "files"), *n = vf_json_get(v, "rows");
+  if (!m || m->t != VF_JSON_STR || strlen(m->str) > 32 || !e || e->t != VF_JSON_STR) return false;
   snprintf(r->files_md5, sizeof r->files_md5, "%s", m->str);
   snprintf(r->id_expression, sizeof r->id_expression, "%s", e->str);
-  r->files = f && f->t == QJ_NUM && f->num >= 0 ? (uint64_t)f->num : 0;
-  r->rows = n && n->t == QJ_NUM && n->num >= 0 ? (uint64_t)n->num : 0;
+  r->files = f && f->t == VF_JSON_NUM && f->num >= 0 ? (uint64_t)f->num : 0;
+  r->rows = n && n->t == VF_JSON_NUM && n->num >= 0 ? (uint64_t)n->num : 0;
   return true;
 }
 
@@ -338,6 +338,12 @@ vf_status store_search_filtered(store *s, const char *vector, const float *queri
 void store_close(store *s) {
   if (s) s->vt->close(s);
 }
+
+/* store_type(): see store.h. */
+const char *store_type(const store *s) { return s->vt->type; }
+
+/* store_retries(): see store.h. */
+uint64_t store_retries(const store *s) { return s->retries; }
 
 /* store_describe_collection(): see store.h. */
 vf_status store_describe_collection(store *s, store_collection_info *out, vf_error *err) {

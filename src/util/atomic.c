@@ -112,10 +112,10 @@ static char *join2(const char *dir, const char *name) {
 vf_status vf_remove_tree(const char *path, vf_error *err) {
   struct stat sb;
   if (lstat(path, &sb) != 0)
-    return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", path, strerror(errno));
+    return errno == ENOENT ? VF_OK : vf_error_set(err, VF_EIO, "%s: %s", path, VF_STRERROR(errno));
   if (S_ISDIR(sb.st_mode)) {
     DIR *d = opendir(path);
-    if (!d) return vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!d) return vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, VF_STRERROR(errno));
     vf_status st = VF_OK;
     struct dirent *de;
     while (st == VF_OK && (de = readdir(d)) != NULL) {
@@ -131,11 +131,11 @@ vf_status vf_remove_tree(const char *path, vf_error *err) {
     closedir(d);
     if (st != VF_OK) return st;
     if (rmdir(path) != 0 && errno != ENOENT)
-      return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", path, strerror(errno));
+      return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", path, VF_STRERROR(errno));
     return VF_OK;
   }
   if (unlink(path) != 0 && errno != ENOENT)
-    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", path, strerror(errno));
+    return vf_error_set(err, VF_EIO, "%s: cannot remove: %s", path, VF_STRERROR(errno));
   return VF_OK;
 }
 
@@ -205,7 +205,7 @@ vf_status vf_atomic_open(const char *path, vf_atomic_file **out, vf_error *err) 
     int e = errno;
     vf_status st =
         vf_error_set(err, e == ENOENT ? VF_ENOTFOUND : VF_EIO,
-                     "%s: cannot create temporary file %s: %s", path, f->tmp, strerror(e));
+                     "%s: cannot create temporary file %s: %s", path, f->tmp, VF_STRERROR(e));
     atomic_free(f);
     return st;
   }
@@ -221,7 +221,7 @@ vf_status vf_atomic_write(vf_atomic_file *f, const void *p, size_t n, vf_error *
     if (w < 0) {
       if (errno == EINTR) continue;
       return vf_error_set(err, VF_EIO, "%s: write failed at offset %lld: %s", f->path,
-                          (long long)f->pos, strerror(errno));
+                          (long long)f->pos, VF_STRERROR(errno));
     }
     q += w;
     n -= (size_t)w;
@@ -257,18 +257,18 @@ static void fsync_parent_dir(const char *path) {
 vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err) {
   vf_status st = VF_OK;
   if (fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS) {
-    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", f->path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", f->path, VF_STRERROR(errno));
     goto fail;
   }
   int fd = f->fd;
   f->fd = -1;
   if (close(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", f->path, strerror(errno));
+    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", f->path, VF_STRERROR(errno));
     goto fail;
   }
   if (rename(f->tmp, f->path) != 0) {
     st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", f->path, f->tmp,
-                      strerror(errno));
+                      VF_STRERROR(errno));
     goto fail;
   }
   fsync_parent_dir(f->path);
@@ -307,7 +307,7 @@ vf_status vf_mkdir_p(const char *path, unsigned mode, vf_error *err) {
     char c = p[i];
     p[i] = 0;
     if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
-      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, strerror(errno));
+      vf_status st = vf_error_set(err, VF_EIO, "%s: cannot create directory: %s", p, VF_STRERROR(errno));
       free(p);
       return st;
     }

@@ -93,6 +93,17 @@ int vf_status_exit_code(vf_status st) {
   }
 }
 
+/* vf_strerror(): see util.h.  _GNU_SOURCE (CMakeLists.txt) selects glibc's strerror_r, which
+ * returns the message (in buf, or a static string); the POSIX one fills buf. */
+const char *vf_strerror(int e, char *buf, size_t cap) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, cap);
+#else
+  if (strerror_r(e, buf, cap) != 0) snprintf(buf, cap, "Unknown error %d", e);
+  return buf;
+#endif
+}
+
 /* ---------------------------------------------------------- cancellation */
 
 static atomic_int g_cancel_signal = -1; /* -1: not cancelled; else the signal (0 = API) */
@@ -196,6 +207,12 @@ void vf_buf_init(vf_buf *b, size_t max) {
   b->len = 0;
   b->cap = 0;
   b->max = max ? max : VF_BUF_DEFAULT_MAX;
+  b->limit = NULL;
+}
+
+void vf_buf_init_named(vf_buf *b, size_t max, const char *limit) {
+  vf_buf_init(b, max);
+  b->limit = limit;
 }
 
 void vf_buf_free(vf_buf *b) {
@@ -222,6 +239,10 @@ void vf_advise_huge(void *p, size_t n) {
 
 vf_status vf_buf_reserve(vf_buf *b, size_t extra, vf_error *err) {
   size_t max = b->max ? b->max : VF_BUF_DEFAULT_MAX;
+  if ((extra > max || b->len > max - extra) && b->limit)
+    return vf_error_set(err, VF_ENOMEM,
+                        "too big: more than the %s limit of %zu bytes (have %zu, need %zu more)",
+                        b->limit, max, b->len, extra);
   if (extra > max || b->len > max - extra)
     return vf_error_set(err, VF_ENOMEM,
                         "buffer would grow to more than its limit of %zu bytes (have %zu, need %zu "

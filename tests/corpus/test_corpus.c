@@ -13,40 +13,40 @@
 
 typedef struct uri_case {
   const char *in;
-  corpus_scheme scheme;
+  io_scheme scheme;
   const char *container, *revision, *path;
 } uri_case;
 
 VF_TEST(test_uri_forms) {
   static const uri_case cases[] = {
-      {"/abs/x.parquet", CORPUS_LOCAL, NULL, NULL, "/abs/x.parquet"},
-      {"/abs//dir/./sub/../x.parquet", CORPUS_LOCAL, NULL, NULL, "/abs/dir/x.parquet"},
-      {"/abs/dir/", CORPUS_LOCAL, NULL, NULL, "/abs/dir"},
-      {"/../..", CORPUS_LOCAL, NULL, NULL, "/"},
-      {"/", CORPUS_LOCAL, NULL, NULL, "/"},
-      {"file:///abs/x.parquet", CORPUS_FILE, NULL, NULL, "/abs/x.parquet"},
-      {"file://localhost/abs/./x.parquet", CORPUS_FILE, NULL, NULL, "/abs/x.parquet"},
-      {"s3://bucket/a/b.parquet", CORPUS_S3, "bucket", NULL, "a/b.parquet"},
-      {"s3://bucket", CORPUS_S3, "bucket", NULL, ""},
-      {"s3://bucket/pre/fix/", CORPUS_S3, "bucket", NULL, "pre/fix/"},
-      {"hf://datasets/ns/repo/data/x.parquet", CORPUS_HF_DATASET, "ns/repo", NULL,
+      {"/abs/x.parquet", IO_URI_LOCAL, NULL, NULL, "/abs/x.parquet"},
+      {"/abs//dir/./sub/../x.parquet", IO_URI_LOCAL, NULL, NULL, "/abs/dir/x.parquet"},
+      {"/abs/dir/", IO_URI_LOCAL, NULL, NULL, "/abs/dir"},
+      {"/../..", IO_URI_LOCAL, NULL, NULL, "/"},
+      {"/", IO_URI_LOCAL, NULL, NULL, "/"},
+      {"file:///abs/x.parquet", IO_URI_FILE, NULL, NULL, "/abs/x.parquet"},
+      {"file://localhost/abs/./x.parquet", IO_URI_FILE, NULL, NULL, "/abs/x.parquet"},
+      {"s3://bucket/a/b.parquet", IO_URI_S3, "bucket", NULL, "a/b.parquet"},
+      {"s3://bucket", IO_URI_S3, "bucket", NULL, ""},
+      {"s3://bucket/pre/fix/", IO_URI_S3, "bucket", NULL, "pre/fix/"},
+      {"hf://datasets/ns/repo/data/x.parquet", IO_URI_HF_DATASET, "ns/repo", NULL,
        "data/x.parquet"},
-      {"hf://datasets/ns/repo@v1.0/data/x.parquet", CORPUS_HF_DATASET, "ns/repo", "v1.0",
+      {"hf://datasets/ns/repo@v1.0/data/x.parquet", IO_URI_HF_DATASET, "ns/repo", "v1.0",
        "data/x.parquet"},
-      {"hf://datasets/ns/repo", CORPUS_HF_DATASET, "ns/repo", NULL, ""},
-      {"hf://buckets/ns/name/x.parquet", CORPUS_HF_BUCKET, "ns/name", NULL, "x.parquet"},
-      {"http://host/p/x.parquet", CORPUS_HTTP, "host", NULL, "p/x.parquet"},
-      {"https://host:8443/p/x.parquet", CORPUS_HTTPS, "host:8443", NULL, "p/x.parquet"},
-      {"HTTPS://h.example.com/x", CORPUS_HTTPS, "h.example.com", NULL, "x"},
-      {"http://[::1]:9000/b/x.parquet", CORPUS_HTTP, "[::1]:9000", NULL, "b/x.parquet"},
-      {"http://[::1]/x", CORPUS_HTTP, "[::1]", NULL, "x"},
-      {"http://127.0.0.1:9000", CORPUS_HTTP, "127.0.0.1:9000", NULL, ""},
+      {"hf://datasets/ns/repo", IO_URI_HF_DATASET, "ns/repo", NULL, ""},
+      {"hf://buckets/ns/name/x.parquet", IO_URI_HF_BUCKET, "ns/name", NULL, "x.parquet"},
+      {"http://host/p/x.parquet", IO_URI_HTTP, "host", NULL, "p/x.parquet"},
+      {"https://host:8443/p/x.parquet", IO_URI_HTTPS, "host:8443", NULL, "p/x.parquet"},
+      {"HTTPS://h.example.com/x", IO_URI_HTTPS, "h.example.com", NULL, "x"},
+      {"http://[::1]:9000/b/x.parquet", IO_URI_HTTP, "[::1]:9000", NULL, "b/x.parquet"},
+      {"http://[::1]/x", IO_URI_HTTP, "[::1]", NULL, "x"},
+      {"http://127.0.0.1:9000", IO_URI_HTTP, "127.0.0.1:9000", NULL, ""},
   };
   vf_error err;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const uri_case *c = &cases[i];
-    corpus_uri u;
-    vf_status st = corpus_uri_parse(c->in, &u, &err);
+    io_uri u;
+    vf_status st = io_uri_parse(c->in, &u, &err);
     if (st != VF_OK) {
       vf_test_fail(__FILE__, __LINE__, "%s: %s", c->in, err.msg);
       continue;
@@ -61,11 +61,11 @@ VF_TEST(test_uri_forms) {
     else
       CHECK(u.revision == NULL);
     CHECK_EQ_STR(u.path, c->path);
-    if (c->scheme == CORPUS_LOCAL)
+    if (c->scheme == IO_URI_LOCAL)
       CHECK_EQ_STR(u.uri, c->path);
     else
       CHECK_EQ_STR(u.uri, c->in);
-    corpus_uri_free(&u);
+    io_uri_free(&u);
   }
 }
 
@@ -95,11 +95,11 @@ VF_TEST(test_uri_malformed) {
                                     NULL};
   vf_error err;
   for (int i = 0; bad[i]; i++) {
-    corpus_uri u;
-    vf_status st = corpus_uri_parse(bad[i], &u, &err);
+    io_uri u;
+    vf_status st = io_uri_parse(bad[i], &u, &err);
     if (st != VF_EUSAGE) {
       vf_test_fail(__FILE__, __LINE__, "\"%s\" -> %s, want usage", bad[i], vf_status_name(st));
-      if (st == VF_OK) corpus_uri_free(&u);
+      if (st == VF_OK) io_uri_free(&u);
       continue;
     }
     char shown[256]; /* the message names the URI, a user or password masked */
@@ -117,20 +117,20 @@ VF_TEST(test_relative_paths) {
   /* a symlink to the cwd: relative paths under it keep the link name (no resolution) */
   CHECK(symlink(real, "link") == 0 || errno == EEXIST);
   vf_error err;
-  corpus_uri u;
-  CHECK_OK(corpus_uri_parse("a/./b/../x.parquet", &u, &err));
+  io_uri u;
+  CHECK_OK(io_uri_parse("a/./b/../x.parquet", &u, &err));
   char want[4200];
   snprintf(want, sizeof want, "%s/a/x.parquet", real);
   CHECK_EQ_STR(u.path, want);
   CHECK_EQ_STR(u.uri, want);
-  corpus_uri_free(&u);
-  CHECK_OK(corpus_uri_parse("link/../link/y.parquet", &u, &err));
+  io_uri_free(&u);
+  CHECK_OK(io_uri_parse("link/../link/y.parquet", &u, &err));
   snprintf(want, sizeof want, "%s/link/y.parquet", real);
   CHECK_EQ_STR(u.path, want);
-  corpus_uri_free(&u);
-  CHECK_OK(corpus_uri_parse(".", &u, &err));
+  io_uri_free(&u);
+  CHECK_OK(io_uri_parse(".", &u, &err));
   CHECK_EQ_STR(u.path, real);
-  corpus_uri_free(&u);
+  io_uri_free(&u);
   char *key = NULL;
   CHECK_OK(corpus_bare_key("sub//x.parquet", NULL, &key, &err));
   snprintf(want, sizeof want, "%s/sub/x.parquet", real);

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "store/qdrant_internal.h" /* qj_*: reading the JSON back */
 #include "vf_test.h"
 #include "vforge/bench.h"
 
@@ -342,21 +341,21 @@ VF_TEST(sweep_checks_before_running) {
     const char *text = (const char *)b.data;
     CHECK(strstr(text, "s3cr3t") == NULL && strstr(text, "alice") == NULL && strstr(text, "pw2") == NULL);
     CHECK(b.data[b.len - 1] == '\n');
-    qj_val doc;
-    CHECK_OK(qj_parse(text, b.len - 1, "results line", &doc, &err));
-    const qj_val *v;
-    CHECK((v = qj_get(&doc, "recall")) && v->t == QJ_NUM && v->num == pts[0].rep.recall);
-    CHECK((v = qj_get(&doc, "params")) && v->t == QJ_OBJ && v->n == 0);
-    CHECK((v = qj_get(&doc, "label")) && v->t == QJ_STR && strcmp(v->str, "my label") == 0);
-    CHECK((v = qj_get(&doc, "vforge_version")) && v->t == QJ_STR && strcmp(v->str, m.version) == 0);
-    CHECK((v = qj_path(&doc, "config.url")) && v->t == QJ_STR && strcmp(v->str, "http://example.com:6333/base") == 0);
-    CHECK((v = qj_path(&doc, "config.ground_truth")) && v->t == QJ_STR && strcmp(v->str, "https://host/gt.parquet") == 0);
-    CHECK((v = qj_path(&doc, "config.nprobe")) && v->t == QJ_NULL);
-    CHECK((v = qj_path(&doc, "config.concurrency")) && v->t == QJ_NUM && v->num == 1);
-    CHECK((v = qj_path(&doc, "machine.blas_core")) && v->t == QJ_STR && strcmp(v->str, m.blas_core) == 0);
-    CHECK((v = qj_path(&doc, "machine.cpus_available")) && v->t == QJ_NUM && v->num == m.cpus_available);
-    CHECK((v = qj_get(&doc, "points")) && v->t == QJ_NUM && v->num == 1);
-    qj_free(&doc);
+    vf_json_val doc;
+    CHECK_OK(vf_json_parse(text, b.len - 1, "results line", &doc, &err));
+    const vf_json_val *v;
+    CHECK((v = vf_json_get(&doc, "recall")) && v->t == VF_JSON_NUM && v->num == pts[0].rep.recall);
+    CHECK((v = vf_json_get(&doc, "params")) && v->t == VF_JSON_OBJ && v->n == 0);
+    CHECK((v = vf_json_get(&doc, "label")) && v->t == VF_JSON_STR && strcmp(v->str, "my label") == 0);
+    CHECK((v = vf_json_get(&doc, "vforge_version")) && v->t == VF_JSON_STR && strcmp(v->str, m.version) == 0);
+    CHECK((v = vf_json_path(&doc, "config.url")) && v->t == VF_JSON_STR && strcmp(v->str, "http://example.com:6333/base") == 0);
+    CHECK((v = vf_json_path(&doc, "config.ground_truth")) && v->t == VF_JSON_STR && strcmp(v->str, "https://host/gt.parquet") == 0);
+    CHECK((v = vf_json_path(&doc, "config.nprobe")) && v->t == VF_JSON_NULL);
+    CHECK((v = vf_json_path(&doc, "config.concurrency")) && v->t == VF_JSON_NUM && v->num == 1);
+    CHECK((v = vf_json_path(&doc, "machine.blas_core")) && v->t == VF_JSON_STR && strcmp(v->str, m.blas_core) == 0);
+    CHECK((v = vf_json_path(&doc, "machine.cpus_available")) && v->t == VF_JSON_NUM && v->num == m.cpus_available);
+    CHECK((v = vf_json_get(&doc, "points")) && v->t == VF_JSON_NUM && v->num == 1);
+    vf_json_free(&doc);
     vf_buf_free(&b);
   }
   bench_points_free(pts, n);

@@ -250,7 +250,7 @@ VF_TEST(npy_bad_magic_and_version) {
   vec_close(f);
   f = NULL;
   /* shorter than the prefix, and a header length past the end */
-  vf_buf s = {b.data, 8, 8, 0};
+  vf_buf s = {b.data, 8, 8, 0, NULL};
   CHECK_STATUS(open_bytes(&s, &f, &err), VF_ECORRUPT);
   s.len = 20;
   CHECK_STATUS(open_bytes(&s, &f, &err), VF_ECORRUPT);

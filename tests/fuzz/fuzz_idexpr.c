@@ -38,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)corpus_idexpr_eval(e, &ctx, &id, &err);
     corpus_idexpr_free(e);
   }
-  corpus_uri u;
-  if (corpus_uri_parse(text, &u, &err) == VF_OK) corpus_uri_free(&u);
+  io_uri u;
+  if (io_uri_parse(text, &u, &err) == VF_OK) io_uri_free(&u);
   char *key = NULL;
   if (corpus_bare_key(text, size % 3 ? "/data" : NULL, &key, &err) == VF_OK) free(key);
   free(text);

@@ -27,9 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
     vf_buf_reset(&json);
     if (qpb_decode_json(msgs[i], copy, size, "fuzz", &json, &err) == VF_OK) {
-      qj_val v;
-      if (qj_parse((const char *)json.data, json.len, "rendered", &v, &err) != VF_OK) abort();
-      qj_free(&v);
+      vf_json_val v;
+      if (vf_json_parse((const char *)json.data, json.len, "rendered", &v, &err) != VF_OK) abort();
+      vf_json_free(&v);
     }
   }
   vf_buf out;

@@ -23,11 +23,11 @@ static bool roundtrips(float v) {
   size_t n = qd_fmt_f32(buf, v);
   if (n == 0 || n > QD_F32_MAX_CHARS) return false;
   buf[n] = 0;
-  qj_val j;
+  vf_json_val j;
   vf_error err;
-  if (qj_parse(buf, n, "f32", &j, &err) != VF_OK) return false; /* a valid JSON number */
-  bool num = j.t == QJ_NUM;
-  qj_free(&j);
+  if (vf_json_parse(buf, n, "f32", &j, &err) != VF_OK) return false; /* a valid JSON number */
+  bool num = j.t == VF_JSON_NUM;
+  vf_json_free(&j);
   char *end;
   float back = strtof(buf, &end);
   uint32_t a, b;
@@ -72,23 +72,23 @@ VF_TEST(json_reader_rejects_bad_input) {
   static const char *bad[] = {"{",     "{\"a\":}", "[1,]", "\"\\x\"", "01",  "{\"a\" 1}",
                               "nul",   "[1] 2",    "\"\\ud800\"", "1.",  "-",   "\"a\nb\""};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    qj_val v;
+    vf_json_val v;
     vf_error err;
-    if (qj_parse(bad[i], strlen(bad[i]), "t", &v, &err) != VF_ECORRUPT)
+    if (vf_json_parse(bad[i], strlen(bad[i]), "t", &v, &err) != VF_ECORRUPT)
       vf_test_fail(__FILE__, __LINE__, "accepted %s", bad[i]);
   }
   char deep[200];
   memset(deep, '[', sizeof deep);
-  qj_val v;
+  vf_json_val v;
   vf_error err;
-  CHECK_STATUS(qj_parse(deep, sizeof deep, "t", &v, &err), VF_ECORRUPT);
+  CHECK_STATUS(vf_json_parse(deep, sizeof deep, "t", &v, &err), VF_ECORRUPT);
   const char *ok = "{\"a\":{\"b\":[1,2.5e3,\"x\\u00e9\\ud83d\\ude00\"]},\"c\":null,\"d\":true}";
-  CHECK_OK(qj_parse(ok, strlen(ok), "t", &v, &err));
-  const qj_val *b = qj_path(&v, "a.b");
-  CHECK(b && b->t == QJ_ARR && b->n == 3 && b->items[1].num == 2500.0);
+  CHECK_OK(vf_json_parse(ok, strlen(ok), "t", &v, &err));
+  const vf_json_val *b = vf_json_path(&v, "a.b");
+  CHECK(b && b->t == VF_JSON_ARR && b->n == 3 && b->items[1].num == 2500.0);
   CHECK(b && strcmp(b->items[2].str, "x\xc3\xa9\xf0\x9f\x98\x80") == 0);
-  CHECK(qj_get(&v, "d") && qj_get(&v, "d")->b);
-  qj_free(&v);
+  CHECK(vf_json_get(&v, "d") && vf_json_get(&v, "d")->b);
+  vf_json_free(&v);
 }
 
 /* ------------------------------------------------------------ fixtures */
@@ -122,30 +122,30 @@ VF_TEST(points_body_shape) {
   bool first = true;
   CHECK_OK(qd_points_json(s, &f.b, map, 0, 3, &first, &out, &err));
   vf_buf_append(&out, "]", 1, NULL);
-  qj_val v;
-  CHECK_OK(qj_parse((char *)out.data, out.len, "points", &v, &err));
-  CHECK(v.t == QJ_ARR && v.n == 3);
+  vf_json_val v;
+  CHECK_OK(vf_json_parse((char *)out.data, out.len, "points", &v, &err));
+  CHECK(v.t == VF_JSON_ARR && v.n == 3);
   if (v.n == 3) {
-    CHECK(qj_get(&v.items[0], "id")->t == QJ_NUM);
-    CHECK(qj_get(&v.items[0], "id")->raw_len == 1);
-    CHECK_EQ_STR(qj_get(&v.items[1], "id")->str, "0123abcd-0000-1111-2222-333344445555");
-    const qj_val *id2 = qj_get(&v.items[2], "id");
+    CHECK(vf_json_get(&v.items[0], "id")->t == VF_JSON_NUM);
+    CHECK(vf_json_get(&v.items[0], "id")->raw_len == 1);
+    CHECK_EQ_STR(vf_json_get(&v.items[1], "id")->str, "0123abcd-0000-1111-2222-333344445555");
+    const vf_json_val *id2 = vf_json_get(&v.items[2], "id");
     CHECK(id2 && id2->raw_len == 20 && memcmp(id2->raw, "18446744073709551615", 20) == 0);
-    const qj_val *d0 = qj_path(&v.items[0], "vector.dense");
+    const vf_json_val *d0 = vf_json_path(&v.items[0], "vector.dense");
     CHECK(d0 && d0->n == 4 && d0->items[0].num == -1.0 && d0->items[3].num == -0.25);
-    CHECK(qj_path(&v.items[2], "vector.dense") == NULL); /* null row: absent */
-    const qj_val *sp = qj_path(&v.items[0], "vector.sparse");
-    CHECK(sp && qj_get(sp, "indices")->n == 2 && qj_get(sp, "indices")->items[1].num == 4e9);
-    CHECK(sp && qj_get(sp, "values")->items[1].num == -2.0);
-    CHECK(qj_path(&v.items[1], "vector.sparse.indices")->n == 0); /* empty sparse vector */
-    const qj_val *mv = qj_path(&v.items[1], "vector.colbert");
+    CHECK(vf_json_path(&v.items[2], "vector.dense") == NULL); /* null row: absent */
+    const vf_json_val *sp = vf_json_path(&v.items[0], "vector.sparse");
+    CHECK(sp && vf_json_get(sp, "indices")->n == 2 && vf_json_get(sp, "indices")->items[1].num == 4e9);
+    CHECK(sp && vf_json_get(sp, "values")->items[1].num == -2.0);
+    CHECK(vf_json_path(&v.items[1], "vector.sparse.indices")->n == 0); /* empty sparse vector */
+    const vf_json_val *mv = vf_json_path(&v.items[1], "vector.colbert");
     CHECK(mv && mv->n == 2 && mv->items[1].n == 2 && mv->items[1].items[1].num == 5.0);
-    CHECK(qj_path(&v.items[2], "vector.colbert") == NULL); /* no vectors: absent */
-    CHECK_EQ_STR(qj_path(&v.items[0], "payload.t")->str, "a\"b");
-    CHECK(qj_get(&v.items[1], "payload") == NULL);
-    CHECK(qj_path(&v.items[2], "payload.x")->n == 2);
+    CHECK(vf_json_path(&v.items[2], "vector.colbert") == NULL); /* no vectors: absent */
+    CHECK_EQ_STR(vf_json_path(&v.items[0], "payload.t")->str, "a\"b");
+    CHECK(vf_json_get(&v.items[1], "payload") == NULL);
+    CHECK(vf_json_path(&v.items[2], "payload.x")->n == 2);
   }
-  qj_free(&v);
+  vf_json_free(&v);
   /* NaN is refused naming the row and vector */
   f.dense[5] = NAN;
   vf_buf_reset(&out);
@@ -193,22 +193,22 @@ VF_TEST(ensure_creates_with_params) {
   const char *body = strstr(log, "{\"vectors\"");
   CHECK(body != NULL);
   if (body) {
-    qj_val v;
+    vf_json_val v;
     size_t bl = strcspn(body, "\n");
-    CHECK_OK(qj_parse(body, bl, "create", &v, &err));
-    CHECK(qj_path(&v, "vectors.dense.size")->num == 4);
-    CHECK_EQ_STR(qj_path(&v, "vectors.dense.distance")->str, "Cosine");
-    CHECK_EQ_STR(qj_path(&v, "vectors.colbert.multivector_config.comparator")->str, "max_sim");
-    CHECK_EQ_STR(qj_path(&v, "vectors.colbert.distance")->str, "Dot");
-    CHECK(qj_path(&v, "vectors.sparse") == NULL);
-    CHECK(qj_path(&v, "sparse_vectors.sparse") != NULL);
-    CHECK(qj_path(&v, "hnsw_config.m")->num == 32);
-    CHECK_EQ_STR(qj_path(&v, "quantization_config.scalar.type")->str, "int8");
-    CHECK(qj_path(&v, "optimizers_config.indexing_threshold")->num == 50000);
-    CHECK(qj_path(&v, "shard_number")->num == 2);
-    CHECK(qj_path(&v, "on_disk_payload")->b);
-    CHECK(qj_get(&v, "recreate") == NULL && qj_get(&v, "hnsw") == NULL);
-    qj_free(&v);
+    CHECK_OK(vf_json_parse(body, bl, "create", &v, &err));
+    CHECK(vf_json_path(&v, "vectors.dense.size")->num == 4);
+    CHECK_EQ_STR(vf_json_path(&v, "vectors.dense.distance")->str, "Cosine");
+    CHECK_EQ_STR(vf_json_path(&v, "vectors.colbert.multivector_config.comparator")->str, "max_sim");
+    CHECK_EQ_STR(vf_json_path(&v, "vectors.colbert.distance")->str, "Dot");
+    CHECK(vf_json_path(&v, "vectors.sparse") == NULL);
+    CHECK(vf_json_path(&v, "sparse_vectors.sparse") != NULL);
+    CHECK(vf_json_path(&v, "hnsw_config.m")->num == 32);
+    CHECK_EQ_STR(vf_json_path(&v, "quantization_config.scalar.type")->str, "int8");
+    CHECK(vf_json_path(&v, "optimizers_config.indexing_threshold")->num == 50000);
+    CHECK(vf_json_path(&v, "shard_number")->num == 2);
+    CHECK(vf_json_path(&v, "on_disk_payload")->b);
+    CHECK(vf_json_get(&v, "recreate") == NULL && vf_json_get(&v, "hnsw") == NULL);
+    vf_json_free(&v);
   }
   free(log);
   store_close(s);
@@ -406,13 +406,13 @@ VF_TEST(upsert_splits_large_batches_and_counts) {
     size_t blen = (size_t)strtoull(p + 6, NULL, 10);
     const char *body = strchr(p + 1, '\n') + 1;
     CHECK(blen < ((size_t)32 << 20));
-    qj_val v;
+    vf_json_val v;
     if (strncmp(body, "{\"points\"", 9) == 0) {
-      CHECK_OK(qj_parse(body, blen, "upsert", &v, &err));
-      const qj_val *pts = qj_get(&v, "points");
+      CHECK_OK(vf_json_parse(body, blen, "upsert", &v, &err));
+      const vf_json_val *pts = vf_json_get(&v, "points");
       for (size_t i = 0; pts && i < pts->n; i++, seen++) {
-        const qj_val *vec = qj_path(&pts->items[i], "vector.v");
-        if (qj_get(&pts->items[i], "id")->num != (double)(seen * 3) || !vec || vec->n != D) {
+        const vf_json_val *vec = vf_json_path(&pts->items[i], "vector.v");
+        if (vf_json_get(&pts->items[i], "id")->num != (double)(seen * 3) || !vec || vec->n != D) {
           values_ok = false;
           continue;
         }
@@ -423,7 +423,7 @@ VF_TEST(upsert_splits_large_batches_and_counts) {
           if (strtof(tmp, NULL) != dense[seen * D + d]) values_ok = false;
         }
       }
-      qj_free(&v);
+      vf_json_free(&v);
     }
     p = body + blen;
   }

@@ -15,36 +15,36 @@
 #include "vforge/store.h"
 
 /* JSON text -> message bytes -> REST JSON, parsed */
-static vf_status roundtrip(int msg, const char *json, qj_val *out, vf_buf *wire, vf_error *err) {
-  qj_val in;
-  vf_status st = qj_parse(json, strlen(json), "test", &in, err);
+static vf_status roundtrip(int msg, const char *json, vf_json_val *out, vf_buf *wire, vf_error *err) {
+  vf_json_val in;
+  vf_status st = vf_json_parse(json, strlen(json), "test", &in, err);
   if (st != VF_OK) return st;
   vf_buf_reset(wire);
   st = qpb_encode_json(msg, &in, "t", wire, err);
-  qj_free(&in);
+  vf_json_free(&in);
   if (st != VF_OK) return st;
   vf_buf dec;
   vf_buf_init(&dec, 0);
   st = qpb_decode_json(msg, wire->data, wire->len, "test", &dec, err);
-  if (st == VF_OK) st = qj_parse((const char *)dec.data, dec.len, "decoded", out, err);
+  if (st == VF_OK) st = vf_json_parse((const char *)dec.data, dec.len, "decoded", out, err);
   vf_buf_free(&dec);
   return st;
 }
 
-static double num_at(const qj_val *v, const char *path) {
-  const qj_val *x = qj_path(v, path);
-  return x && x->t == QJ_NUM ? x->num : NAN;
+static double num_at(const vf_json_val *v, const char *path) {
+  const vf_json_val *x = vf_json_path(v, path);
+  return x && x->t == VF_JSON_NUM ? x->num : NAN;
 }
-static const char *str_at(const qj_val *v, const char *path) {
-  const qj_val *x = qj_path(v, path);
-  return x && x->t == QJ_STR ? x->str : "(none)";
+static const char *str_at(const vf_json_val *v, const char *path) {
+  const vf_json_val *x = vf_json_path(v, path);
+  return x && x->t == VF_JSON_STR ? x->str : "(none)";
 }
 
 VF_TEST(create_collection_rest_json_roundtrips) {
   vf_buf w;
   vf_buf_init(&w, 0);
   vf_error err;
-  qj_val r;
+  vf_json_val r;
   const char *create =
       "{\"vectors\":{\"dense\":{\"size\":768,\"distance\":\"Cosine\",\"datatype\":\"float16\","
       "\"on_disk\":true,\"hnsw_config\":{\"m\":0,\"ef_construct\":200},"
@@ -64,7 +64,7 @@ VF_TEST(create_collection_rest_json_roundtrips) {
   CHECK(num_at(&r, "vectors.dense.size") == 768);
   CHECK_EQ_STR(str_at(&r, "vectors.dense.distance"), "Cosine");
   CHECK_EQ_STR(str_at(&r, "vectors.dense.datatype"), "float16");
-  CHECK(qj_path(&r, "vectors.dense.on_disk") && qj_path(&r, "vectors.dense.on_disk")->b);
+  CHECK(vf_json_path(&r, "vectors.dense.on_disk") && vf_json_path(&r, "vectors.dense.on_disk")->b);
   CHECK(num_at(&r, "vectors.dense.hnsw_config.m") == 0); /* explicit 0 kept (proto3 optional) */
   CHECK(num_at(&r, "vectors.dense.hnsw_config.ef_construct") == 200);
   CHECK_EQ_STR(str_at(&r, "vectors.dense.quantization_config.scalar.type"), "int8");
@@ -80,13 +80,13 @@ VF_TEST(create_collection_rest_json_roundtrips) {
   CHECK(num_at(&r, "optimizers_config.deleted_threshold") == 0.25);
   CHECK_EQ_STR(str_at(&r, "quantization_config.product.compression"), "x32");
   CHECK(num_at(&r, "shard_number") == 3 && num_at(&r, "replication_factor") == 2);
-  CHECK(qj_path(&r, "on_disk_payload") && !qj_path(&r, "on_disk_payload")->b);
+  CHECK(vf_json_path(&r, "on_disk_payload") && !vf_json_path(&r, "on_disk_payload")->b);
   CHECK(num_at(&r, "metadata.n") == 12345678901234.0 && num_at(&r, "metadata.f") == 0.5);
   CHECK_EQ_STR(str_at(&r, "metadata.who"), "vforge");
-  const qj_val *l = qj_path(&r, "metadata.l");
-  CHECK(l && l->t == QJ_ARR && l->n == 3 && l->items[2].t == QJ_NULL);
-  CHECK(qj_path(&r, "metadata.o.b") && qj_path(&r, "metadata.o.b")->b);
-  qj_free(&r);
+  const vf_json_val *l = vf_json_path(&r, "metadata.l");
+  CHECK(l && l->t == VF_JSON_ARR && l->n == 3 && l->items[2].t == VF_JSON_NULL);
+  CHECK(vf_json_path(&r, "metadata.o.b") && vf_json_path(&r, "metadata.o.b")->b);
+  vf_json_free(&r);
   /* the single unnamed vector form; max_optimization_threads as a number */
   CHECK_OK(roundtrip(QPB_M_qdrant_CreateCollection,
                      "{\"vectors\":{\"size\":4,\"distance\":\"Euclid\"},\"optimizers_config\":"
@@ -95,16 +95,16 @@ VF_TEST(create_collection_rest_json_roundtrips) {
   CHECK(num_at(&r, "vectors.size") == 4);
   CHECK_EQ_STR(str_at(&r, "vectors.distance"), "Euclid");
   CHECK(num_at(&r, "optimizers_config.max_optimization_threads") == 6);
-  qj_free(&r);
+  vf_json_free(&r);
   /* UpdateCollection: per-vector diffs, quantization "Disabled" */
   CHECK_OK(roundtrip(QPB_M_qdrant_UpdateCollection,
                      "{\"vectors\":{\"dense\":{\"hnsw_config\":{\"m\":0}}},\"quantization_config\":"
                      "\"Disabled\",\"metadata\":{\"vforge_defer\":\"hnsw_m\"}}",
                      &r, &w, &err));
   CHECK(num_at(&r, "vectors.dense.hnsw_config.m") == 0);
-  CHECK(qj_path(&r, "quantization_config.disabled") != NULL);
+  CHECK(vf_json_path(&r, "quantization_config.disabled") != NULL);
   CHECK_EQ_STR(str_at(&r, "metadata.vforge_defer"), "hnsw_m");
-  qj_free(&r);
+  vf_json_free(&r);
   vf_buf_free(&w);
 }
 
@@ -112,7 +112,7 @@ VF_TEST(encoder_errors_name_the_key_path) {
   vf_buf w;
   vf_buf_init(&w, 0);
   vf_error err;
-  qj_val r;
+  vf_json_val r;
   CHECK_STATUS(roundtrip(QPB_M_qdrant_CreateCollection, "{\"hnsw_config\":{\"mm\":3}}", &r, &w, &err),
                VF_EUSAGE);
   CHECK(strstr(err.msg, "t.hnsw_config.mm: not a field of qdrant.HnswConfigDiff") != NULL);
@@ -162,8 +162,8 @@ static void pfix_init(fixture *f, uint64_t rows[3]) {
   f->b.file_rows = rows;
 }
 
-static bool f32_at(const qj_val *arr, size_t i, float want) {
-  if (!arr || arr->t != QJ_ARR || i >= arr->n || arr->items[i].t != QJ_NUM) return false;
+static bool f32_at(const vf_json_val *arr, size_t i, float want) {
+  if (!arr || arr->t != VF_JSON_ARR || i >= arr->n || arr->items[i].t != VF_JSON_NUM) return false;
   float got = (float)arr->items[i].num;
   return memcmp(&got, &want, 4) == 0; /* bit for bit (-0.0, denormals) */
 }
@@ -191,46 +191,46 @@ VF_TEST(points_message_decodes_through_the_tables) {
   CHECK_OK(qpb_add_bytes(&m, 1, "c", 1, &err));
   CHECK_OK(qdg_points_pb(s, &f.b, map, 0, 3, &scratch, &m, &err));
   CHECK_OK(qpb_decode_json(QPB_M_qdrant_UpsertPoints, m.data, m.len, "upsert", &json, &err));
-  qj_val r;
-  CHECK_OK(qj_parse((const char *)json.data, json.len, "decoded", &r, &err));
+  vf_json_val r;
+  CHECK_OK(vf_json_parse((const char *)json.data, json.len, "decoded", &r, &err));
   CHECK_EQ_STR(str_at(&r, "collection_name"), "c");
-  const qj_val *pts = qj_get(&r, "points");
-  CHECK(pts && pts->t == QJ_ARR && pts->n == 3);
+  const vf_json_val *pts = vf_json_get(&r, "points");
+  CHECK(pts && pts->t == VF_JSON_ARR && pts->n == 3);
   if (pts && pts->n == 3) {
-    const qj_val *p0 = &pts->items[0], *p1 = &pts->items[1], *p2 = &pts->items[2];
+    const vf_json_val *p0 = &pts->items[0], *p1 = &pts->items[1], *p2 = &pts->items[2];
     CHECK(num_at(p0, "id") == 7);
     CHECK_EQ_STR(str_at(p1, "id"), "0123abcd-0000-1111-2222-333344445555");
-    const qj_val *id2 = qj_get(p2, "id");
+    const vf_json_val *id2 = vf_json_get(p2, "id");
     CHECK(id2 && id2->raw_len == 20 && memcmp(id2->raw, "18446744073709551615", 20) == 0);
-    const qj_val *d0 = qj_path(p0, "vectors.vectors.vectors.dense.dense.data");
+    const vf_json_val *d0 = vf_json_path(p0, "vectors.vectors.vectors.dense.dense.data");
     for (int i = 0; i < 4; i++)
       CHECK(f32_at(d0, (size_t)i, f.dense[i]));
-    const qj_val *sp = qj_path(p0, "vectors.vectors.vectors.sparse.sparse");
-    CHECK(f32_at(qj_get(sp, "values"), 0, 0.5f) && f32_at(qj_get(sp, "values"), 1, -2.0f));
-    const qj_val *ix = qj_get(sp, "indices");
+    const vf_json_val *sp = vf_json_path(p0, "vectors.vectors.vectors.sparse.sparse");
+    CHECK(f32_at(vf_json_get(sp, "values"), 0, 0.5f) && f32_at(vf_json_get(sp, "values"), 1, -2.0f));
+    const vf_json_val *ix = vf_json_get(sp, "indices");
     CHECK(ix && ix->n == 2 && ix->items[0].num == 3 && ix->items[1].num == 4000000000.0);
-    const qj_val *mv = qj_path(p0, "vectors.vectors.vectors.colbert.multi_dense.vectors");
-    CHECK(mv && mv->n == 1 && f32_at(qj_path(&mv->items[0], "data"), 1, f.multi[1]));
+    const vf_json_val *mv = vf_json_path(p0, "vectors.vectors.vectors.colbert.multi_dense.vectors");
+    CHECK(mv && mv->n == 1 && f32_at(vf_json_path(&mv->items[0], "data"), 1, f.multi[1]));
     /* row 1: an empty sparse vector is sent (empty), two multivectors */
-    CHECK(qj_path(p1, "vectors.vectors.vectors.sparse.sparse") != NULL);
-    mv = qj_path(p1, "vectors.vectors.vectors.colbert.multi_dense.vectors");
-    CHECK(mv && mv->n == 2 && f32_at(qj_path(&mv->items[1], "data"), 1, f.multi[5]));
-    CHECK(qj_path(p1, "payload") == NULL || qj_path(p1, "payload")->n == 0);
+    CHECK(vf_json_path(p1, "vectors.vectors.vectors.sparse.sparse") != NULL);
+    mv = vf_json_path(p1, "vectors.vectors.vectors.colbert.multi_dense.vectors");
+    CHECK(mv && mv->n == 2 && f32_at(vf_json_path(&mv->items[1], "data"), 1, f.multi[5]));
+    CHECK(vf_json_path(p1, "payload") == NULL || vf_json_path(p1, "payload")->n == 0);
     /* row 2: null dense vector and no multivector are absent */
-    CHECK(qj_path(p2, "vectors.vectors.vectors.dense") == NULL);
-    CHECK(qj_path(p2, "vectors.vectors.vectors.colbert") == NULL);
+    CHECK(vf_json_path(p2, "vectors.vectors.vectors.dense") == NULL);
+    CHECK(vf_json_path(p2, "vectors.vectors.vectors.colbert") == NULL);
     /* payload values: strings decoded, int64 exact, uint64 beyond int64 as a double */
     CHECK_EQ_STR(str_at(p0, "payload.t"), "a\"b\xc3\xa9\xf0\x9f\x98\x80");
-    const qj_val *big = qj_path(p0, "payload.big");
+    const vf_json_val *big = vf_json_path(p0, "payload.big");
     CHECK(big && big->raw_len == 19 && memcmp(big->raw, "9223372036854775807", 19) == 0);
     CHECK(num_at(p0, "payload.neg") == -5 && num_at(p0, "payload.f") == 2.5);
     CHECK(num_at(p0, "payload.e") == 1000 && num_at(p0, "payload.u") == 18446744073709551615.0);
-    CHECK(qj_path(p0, "payload.o.x") && qj_path(p0, "payload.o.x")->n == 2);
-    CHECK(qj_path(p0, "payload.o.z") && qj_path(p0, "payload.o.z")->t == QJ_BOOL);
-    CHECK(qj_path(p2, "payload.x") && qj_path(p2, "payload.x")->t == QJ_ARR);
+    CHECK(vf_json_path(p0, "payload.o.x") && vf_json_path(p0, "payload.o.x")->n == 2);
+    CHECK(vf_json_path(p0, "payload.o.z") && vf_json_path(p0, "payload.o.z")->t == VF_JSON_BOOL);
+    CHECK(vf_json_path(p2, "payload.x") && vf_json_path(p2, "payload.x")->t == VF_JSON_ARR);
     CHECK_EQ_STR(str_at(p2, "payload.s"), "");
   }
-  qj_free(&r);
+  vf_json_free(&r);
   /* a NaN names the row and vector */
   f.dense[5] = NAN;
   vf_buf_reset(&m);
@@ -254,8 +254,8 @@ VF_TEST(streamed_payload_matches_the_dom_encoder) {
     vf_buf_init(&a, 0);
     vf_buf_init(&b, 0);
     CHECK_OK(qpb_payload_from_json(objs[i], strlen(objs[i]), 3, "p", &a, &err));
-    qj_val v;
-    CHECK_OK(qj_parse(objs[i], strlen(objs[i]), "p", &v, &err));
+    vf_json_val v;
+    CHECK_OK(vf_json_parse(objs[i], strlen(objs[i]), "p", &v, &err));
     for (size_t k = 0; k < v.n; k++) { /* map entries by hand: {1: key, 2: Value} */
       size_t m1, m2;
       CHECK_OK(qpb_begin(&b, 3, &m1, &err));
@@ -265,7 +265,7 @@ VF_TEST(streamed_payload_matches_the_dom_encoder) {
       CHECK_OK(qpb_end(&b, m2, &err));
       CHECK_OK(qpb_end(&b, m1, &err));
     }
-    qj_free(&v);
+    vf_json_free(&v);
     if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0))
       vf_test_fail(__FILE__, __LINE__, "payload %zu: streamed %zu bytes, DOM %zu bytes differ", i,
                    a.len, b.len);
@@ -291,11 +291,11 @@ VF_TEST(decoder_refuses_malformed_answers) {
   vf_buf_init(&w, 0);
   vf_buf_init(&out, 0);
   vf_error err;
-  qj_val r;
+  vf_json_val r;
   CHECK_OK(roundtrip(QPB_M_qdrant_CreateCollection,
                      "{\"vectors\":{\"a\":{\"size\":4,\"distance\":\"Dot\"}},\"metadata\":{\"k\":[1,2]}}",
                      &r, &w, &err));
-  qj_free(&r);
+  vf_json_free(&r);
   /* every truncation is an error or a shorter valid message, never a crash */
   for (size_t n = 0; n < w.len; n++) {
     vf_buf_reset(&out);
@@ -318,8 +318,8 @@ VF_TEST(decoder_refuses_malformed_answers) {
     vf_status st = qpb_decode_json(QPB_M_qdrant_CreateCollection, c.data, c.len, "bad", &out, &err);
     CHECK(st == VF_OK || st == VF_ECORRUPT);
     if (st == VF_OK) { /* whatever decodes is valid JSON */
-      CHECK_OK(qj_parse((const char *)out.data, out.len, "out", &r, &err));
-      qj_free(&r);
+      CHECK_OK(vf_json_parse((const char *)out.data, out.len, "out", &r, &err));
+      vf_json_free(&r);
     }
     vf_buf_free(&c);
   }
@@ -336,9 +336,9 @@ VF_TEST(decoder_refuses_malformed_answers) {
   static const uint8_t unknown[] = {0xf8, 0x3f, 0x01, 0x0a, 0x01, 'x'}; /* field 1023, then name */
   vf_buf_reset(&out);
   CHECK_OK(qpb_decode_json(QPB_M_qdrant_CreateCollection, unknown, sizeof unknown, "u", &out, &err));
-  CHECK_OK(qj_parse((const char *)out.data, out.len, "u", &r, &err));
+  CHECK_OK(vf_json_parse((const char *)out.data, out.len, "u", &r, &err));
   CHECK_EQ_STR(str_at(&r, "collection_name"), "x");
-  qj_free(&r);
+  vf_json_free(&r);
   vf_buf_free(&w);
   vf_buf_free(&out);
 }
@@ -347,7 +347,7 @@ VF_TEST(collection_info_renders_in_rest_shapes) {
   vf_buf w;
   vf_buf_init(&w, 0);
   vf_error err;
-  qj_val r;
+  vf_json_val r;
   /* what a server sends: status enum, optimizer status, the wrapped vectors config, a
    * comparator MaxSim (0: not on the wire, filled in as the default) */
   CHECK_OK(roundtrip(QPB_M_qdrant_GetCollectionInfoResponse,
@@ -361,15 +361,15 @@ VF_TEST(collection_info_renders_in_rest_shapes) {
   CHECK_EQ_STR(str_at(&r, "result.optimizer_status.error"), "disk");
   CHECK_EQ_STR(str_at(&r, "result.config.params.vectors.mv.distance"), "Manhattan");
   CHECK_EQ_STR(str_at(&r, "result.config.params.vectors.mv.multivector_config.comparator"), "max_sim");
-  CHECK(qj_path(&r, "result.config.params.sparse_vectors.s") != NULL);
+  CHECK(vf_json_path(&r, "result.config.params.sparse_vectors.s") != NULL);
   CHECK(num_at(&r, "result.config.optimizer_config.indexing_threshold") == 20000);
   CHECK(num_at(&r, "result.config.metadata.vforge_hnsw_m") == 16);
   CHECK_EQ_STR(str_at(&r, "result.payload_schema.t.data_type"), "datetime");
   CHECK(num_at(&r, "result.points_count") == 5);
-  qj_free(&r);
+  vf_json_free(&r);
   CHECK_OK(roundtrip(QPB_M_qdrant_OptimizerStatus, "{\"ok\":true}", &r, &w, &err));
-  CHECK(r.t == QJ_STR && strcmp(r.str, "ok") == 0);
-  qj_free(&r);
+  CHECK(r.t == VF_JSON_STR && strcmp(r.str, "ok") == 0);
+  vf_json_free(&r);
   vf_buf_free(&w);
 }
 
@@ -417,7 +417,7 @@ VF_TEST(rest_filter_becomes_the_proto_filter) {
   vf_buf w;
   vf_buf_init(&w, 0);
   vf_error err;
-  qj_val r;
+  vf_json_val r;
   const char *count =
       "{\"exact\":true,\"filter\":{\"must\":[{\"key\":\"lang\",\"match\":{\"value\":\"en\"}},"
       "{\"key\":\"n\",\"match\":{\"value\":-3}},{\"key\":\"ok\",\"match\":{\"value\":true}},"
@@ -433,17 +433,17 @@ VF_TEST(rest_filter_becomes_the_proto_filter) {
       "\"must_not\":{\"key\":\"spam\",\"match\":{\"value\":true}},"
       "\"min_should\":{\"conditions\":[{\"key\":\"k\",\"match\":{\"text_any\":\"a b\"}}],\"min_count\":1}}}";
   CHECK_OK(roundtrip(QPB_M_qdrant_CountPoints, count, &r, &w, &err));
-  const qj_val *m = qj_path(&r, "filter.must");
-  CHECK(m && m->t == QJ_ARR && m->n == 16);
+  const vf_json_val *m = vf_json_path(&r, "filter.must");
+  CHECK(m && m->t == VF_JSON_ARR && m->n == 16);
   if (m && m->n == 16) {
-    const qj_val *c = m->items;
+    const vf_json_val *c = m->items;
     CHECK_EQ_STR(str_at(&c[0], "field.key"), "lang");
     CHECK_EQ_STR(str_at(&c[0], "field.match.keyword"), "en");
     CHECK(num_at(&c[1], "field.match.integer") == -3);
-    CHECK(qj_path(&c[2], "field.match.boolean") && qj_path(&c[2], "field.match.boolean")->b);
-    const qj_val *kw = qj_path(&c[3], "field.match.keywords.strings");
+    CHECK(vf_json_path(&c[2], "field.match.boolean") && vf_json_path(&c[2], "field.match.boolean")->b);
+    const vf_json_val *kw = vf_json_path(&c[3], "field.match.keywords.strings");
     CHECK(kw && kw->n == 2 && strcmp(kw->items[1].str, "b") == 0);
-    const qj_val *ex = qj_path(&c[4], "field.match.except_integers.integers");
+    const vf_json_val *ex = vf_json_path(&c[4], "field.match.except_integers.integers");
     CHECK(ex && ex->n == 3 && ex->items[2].num == 300);
     CHECK_EQ_STR(str_at(&c[5], "field.match.text"), "hello world");
     CHECK(num_at(&c[6], "field.range.gte") == 0.5 && num_at(&c[6], "field.range.lt") == 2);
@@ -455,21 +455,21 @@ VF_TEST(rest_filter_becomes_the_proto_filter) {
     CHECK(num_at(&c[9], "field.values_count.gt") == 1);
     CHECK_EQ_STR(str_at(&c[10], "is_empty.key"), "e");
     CHECK_EQ_STR(str_at(&c[11], "is_null.key"), "z");
-    const qj_val *ids = qj_path(&c[12], "has_id.has_id");
+    const vf_json_val *ids = vf_json_path(&c[12], "has_id.has_id");
     CHECK(ids && ids->n == 2 && ids->items[0].num == 7 &&
           strcmp(ids->items[1].str, "0123abcd-0000-1111-2222-333344445555") == 0);
     CHECK_EQ_STR(str_at(&c[13], "has_vector.has_vector"), "dense");
     CHECK_EQ_STR(str_at(&c[14], "nested.key"), "items");
-    const qj_val *nm = qj_path(&c[14], "nested.filter.must");
+    const vf_json_val *nm = vf_json_path(&c[14], "nested.filter.must");
     CHECK(nm && nm->n == 1 && num_at(&nm->items[0], "field.match.integer") == 1);
-    const qj_val *sh = qj_path(&c[15], "filter.should");
+    const vf_json_val *sh = vf_json_path(&c[15], "filter.should");
     CHECK(sh && sh->n == 1 && strcmp(str_at(&sh->items[0], "field.match.keyword"), "x") == 0);
   }
-  const qj_val *mn = qj_path(&r, "filter.must_not");
+  const vf_json_val *mn = vf_json_path(&r, "filter.must_not");
   CHECK(mn && mn->n == 1 && strcmp(str_at(&mn->items[0], "field.key"), "spam") == 0);
   CHECK(num_at(&r, "filter.min_should.min_count") == 1);
-  CHECK(qj_path(&r, "exact") && qj_path(&r, "exact")->b);
-  qj_free(&r);
+  CHECK(vf_json_path(&r, "exact") && vf_json_path(&r, "exact")->b);
+  vf_json_free(&r);
   /* refused, naming the path */
   CHECK_STATUS(roundtrip(QPB_M_qdrant_CountPoints, "{\"filter\":{\"must\":[{\"key\":\"a\",\"match\":{\"value\":1.5}}]}}",
                          &r, &w, &err), VF_EUSAGE);

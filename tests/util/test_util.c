@@ -2,6 +2,7 @@
  * vectors plus md5sum-computed ones), JSON formatting, size parsing, atomic files, temporary
  * names and their sweep, progress stages, cancellation and CPU detection. */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -672,4 +673,46 @@ VF_TEST(test_url_redact) {
   CHECK(d != NULL);
   CHECK_EQ_STR(d, "http://****@h");
   free(d);
+}
+
+/* vf_strerror / VF_STRERROR: the text strerror gives, from a caller's buffer (strerror itself is
+ * on the ban list, scripts/check-banned.sh, because it is not thread-safe). */
+VF_TEST(test_strerror) {
+  int codes[] = {ENOENT, EACCES, ENOSPC, EINTR, 0, 99999};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    char want[256];
+    snprintf(want, sizeof want, "%s", strerror(codes[i])); /* the reference; tests are unchecked */
+    CHECK_EQ_STR(VF_STRERROR(codes[i]), want);
+    char buf[VF_STRERROR_CAP];
+    CHECK_EQ_STR(vf_strerror(codes[i], buf, sizeof buf), want);
+  }
+  vf_error err;
+  vf_error_clear(&err);
+  errno = ENOENT;
+  vf_error_set(&err, VF_EIO, "%s: %s", "/x", VF_STRERROR(errno));
+  CHECK_EQ_STR(err.msg, "/x: No such file or directory");
+}
+
+/* A buffer made with VF_BUF_INIT names its limit when it would grow past it (issue 15: every
+ * growable buffer has a named maximum, curl's dynbuf `toobig`); plain vf_buf_init keeps its
+ * message. */
+VF_TEST(test_buf_named_limit) {
+  vf_error err;
+  vf_error_clear(&err);
+  vf_buf b;
+#define TEST_BUF_MAX_SMALL ((size_t)16)
+  VF_BUF_INIT(&b, TEST_BUF_MAX_SMALL);
+  CHECK_OK(vf_buf_append(&b, "0123456789abcdef", 16, &err));
+  CHECK_STATUS(vf_buf_append(&b, "x", 1, &err), VF_ENOMEM);
+  CHECK_EQ_STR(err.msg, "too big: more than the TEST_BUF_MAX_SMALL limit of 16 bytes (have 16, need 1 more)");
+  vf_buf_free(&b);
+  vf_buf_init(&b, 8);
+  CHECK_STATUS(vf_buf_append(&b, "0123456789", 10, &err), VF_ENOMEM);
+  CHECK_EQ_STR(err.msg, "buffer would grow to more than its limit of 8 bytes (have 0, need 10 more)");
+  vf_buf_free(&b);
+  VF_BUF_INIT(&b, VF_BUF_MAX_HTTP_BODY);
+  CHECK_EQ_INT(b.max, (size_t)1 << 30);
+  CHECK_EQ_STR(b.limit, "VF_BUF_MAX_HTTP_BODY");
+  vf_buf_free(&b);
+#undef TEST_BUF_MAX_SMALL
 }

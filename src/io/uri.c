@@ -1,5 +1,7 @@
 /*
- * uri.c — corpus URIs, bare keys and point ids (DESIGN.md "Point ids").
+ * uri.c — URI parsing for io_open_uri / io_list and the corpus above (DESIGN.md "Point ids":
+ * bare keys and point ids are built from these parts in src/corpus/point_id.c).  Why in io:
+ * io dispatches on the scheme, and a layer may not call the corpus layer above it (issue 15).
  *
  * Why lexical path handling: the bare key of a local file is its absolute path, and the existing
  * tools build it from the path as the user wrote it, made absolute against the working directory
@@ -8,12 +10,12 @@
  * textually and symlinks are never followed.
  *
  * Accepted forms:
- *   /abs/path, rel/path                 CORPUS_LOCAL  (path = normalised absolute path)
- *   file:///abs/path (file://localhost/) CORPUS_FILE  (path = normalised absolute path)
- *   s3://bucket/key                     CORPUS_S3     container = bucket
- *   hf://datasets/ns/repo[@rev]/path    CORPUS_HF_DATASET container = "ns/repo", revision = rev
- *   hf://buckets/ns/name/path           CORPUS_HF_BUCKET  container = "ns/name"
- *   http(s)://host[:port]/path          CORPUS_HTTP(S)    container = "host[:port]"
+ *   /abs/path, rel/path                 IO_URI_LOCAL  (path = normalised absolute path)
+ *   file:///abs/path (file://localhost/) IO_URI_FILE  (path = normalised absolute path)
+ *   s3://bucket/key                     IO_URI_S3     container = bucket
+ *   hf://datasets/ns/repo[@rev]/path    IO_URI_HF_DATASET container = "ns/repo", revision = rev
+ *   hf://buckets/ns/name/path           IO_URI_HF_BUCKET  container = "ns/name"
+ *   http(s)://host[:port]/path          IO_URI_HTTP(S)    container = "host[:port]"
  * The remote `path` has no leading '/' and may be empty (the whole container).
  */
 #include <ctype.h>
@@ -22,11 +24,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "vforge/io.h"
 
 /* Normalise an absolute path lexically: collapse "//", drop ".", apply ".." (never above "/"),
  * drop a trailing '/'.  Returns a new string or NULL on allocation failure. */
-char *corpus_normalize_abs(const char *abs) {
+static char *io_normalize_abs(const char *abs) {
   size_t n = strlen(abs);
   char *out = malloc(n + 2);
   if (!out) return NULL;
@@ -57,19 +59,19 @@ char *corpus_normalize_abs(const char *abs) {
   return out;
 }
 
-/* Absolute, normalised form of a local path (relative paths joined to the cwd). */
-vf_status corpus_abs_path(const char *path, char **out, vf_error *err) {
+/* io_abs_path(): see io.h. */
+vf_status io_abs_path(const char *path, char **out, vf_error *err) {
   *out = NULL;
   if (!path || !*path) return vf_error_set(err, VF_EUSAGE, "empty path");
   if (path[0] == '/') {
-    *out = corpus_normalize_abs(path);
+    *out = io_normalize_abs(path);
     return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
   }
   /* getcwd() is what os.path.abspath() uses in the tools whose ids we must reproduce */
   char *cwd = getcwd(NULL, 0);
   if (!cwd)
     return vf_error_set(err, VF_EIO, "%s: cannot determine the working directory: %s", path,
-                        strerror(errno));
+                        VF_STRERROR(errno));
   size_t a = strlen(cwd), b = strlen(path);
   char *joined = malloc(a + b + 2);
   if (!joined) {
@@ -80,12 +82,12 @@ vf_status corpus_abs_path(const char *path, char **out, vf_error *err) {
   joined[a] = '/';
   memcpy(joined + a + 1, path, b + 1);
   free(cwd);
-  *out = corpus_normalize_abs(joined);
+  *out = io_normalize_abs(joined);
   free(joined);
   return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
 }
 
-void corpus_uri_free(corpus_uri *u) {
+void io_uri_free(io_uri *u) {
   if (!u) return;
   free(u->uri);
   free(u->container);
@@ -128,7 +130,7 @@ static char *join2(const char *a, size_t alen, const char *b, size_t blen) {
 }
 
 /* container = the first clen bytes of rest; path = what follows, without its leading '/' */
-static bool take_container(corpus_uri *out, const char *rest, size_t clen) {
+static bool take_container(io_uri *out, const char *rest, size_t clen) {
   out->container = vf_strndup(rest, clen);
   const char *key = rest + clen;
   if (*key == '/') key++;
@@ -136,8 +138,8 @@ static bool take_container(corpus_uri *out, const char *rest, size_t clen) {
   return out->container && out->path;
 }
 
-/* corpus_uri_parse(): see corpus.h.  On error *out is left zeroed. */
-vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
+/* io_uri_parse(): see corpus.h.  On error *out is left zeroed. */
+vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
   memset(out, 0, sizeof *out);
   if (!uri || !*uri) return vf_error_set(err, VF_EUSAGE, "empty corpus URI");
   vf_status st = VF_OK;
@@ -149,8 +151,8 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
       if (!isalnum((unsigned char)*c) && *c != '+' && *c != '-' && *c != '.') has_scheme = false;
   }
   if (!has_scheme) {
-    out->scheme = CORPUS_LOCAL;
-    st = corpus_abs_path(uri, &out->path, err);
+    out->scheme = IO_URI_LOCAL;
+    st = io_abs_path(uri, &out->path, err);
     if (st != VF_OK) goto fail;
     out->uri = vf_strdup(out->path);
     if (!out->uri) goto nomem;
@@ -160,7 +162,7 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
   const char *rest = sep + 3;
 #define SCHEME_IS(lit) (slen == sizeof(lit) - 1 && strncasecmp(uri, lit, slen) == 0)
   if (SCHEME_IS("file")) {
-    out->scheme = CORPUS_FILE;
+    out->scheme = IO_URI_FILE;
     const char *p = rest;
     if (strncasecmp(p, "localhost/", 10) == 0) p += 9;
     if (p[0] != '/' || p[1] == '\0') {
@@ -168,10 +170,10 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
                         uri);
       goto fail;
     }
-    out->path = corpus_normalize_abs(p);
+    out->path = io_normalize_abs(p);
     if (!out->path) goto nomem;
   } else if (SCHEME_IS("s3")) {
-    out->scheme = CORPUS_S3;
+    out->scheme = IO_URI_S3;
     size_t blen = strcspn(rest, "/");
     if (blen == 0 || has_space_or_ctl(rest, blen)) {
       st = vf_error_set(err, VF_EUSAGE, "%s: malformed s3 URI (expected s3://bucket/key)", uri);
@@ -181,10 +183,10 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
   } else if (SCHEME_IS("hf")) {
     const char *p;
     if (strncmp(rest, "datasets/", 9) == 0) {
-      out->scheme = CORPUS_HF_DATASET;
+      out->scheme = IO_URI_HF_DATASET;
       p = rest + 9;
     } else if (strncmp(rest, "buckets/", 8) == 0) {
-      out->scheme = CORPUS_HF_BUCKET;
+      out->scheme = IO_URI_HF_BUCKET;
       p = rest + 8;
     } else {
       st = vf_error_set(err, VF_EUSAGE,
@@ -201,7 +203,7 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
                         "%s: malformed hf URI (expected a namespace and a repository name)", uri);
       goto fail;
     }
-    if (out->scheme == CORPUS_HF_DATASET) {
+    if (out->scheme == IO_URI_HF_DATASET) {
       const char *at = memchr(b, '@', blen);
       if (at) {
         size_t rlen = blen - (size_t)(at - b) - 1;
@@ -219,7 +221,7 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
     out->path = vf_strdup(tail);
     if (!out->container || !out->path) goto nomem;
   } else if (SCHEME_IS("http") || SCHEME_IS("https")) {
-    out->scheme = SCHEME_IS("http") ? CORPUS_HTTP : CORPUS_HTTPS;
+    out->scheme = SCHEME_IS("http") ? IO_URI_HTTP : IO_URI_HTTPS;
     size_t hlen = strcspn(rest, "/?#");
     /* an IPv6 literal is bracketed ("[::1]:8080"); its colons are not the port separator */
     const char *host_end = rest;
@@ -268,76 +270,6 @@ vf_status corpus_uri_parse(const char *uri, corpus_uri *out, vf_error *err) {
 nomem:
   st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
 fail:
-  corpus_uri_free(out);
+  io_uri_free(out);
   return st;
-}
-
-/* Strip `id_root` (a local directory) from the absolute path `abs`. */
-vf_status corpus_strip_root(const char *abs, const char *id_root, char **out, vf_error *err) {
-  *out = NULL;
-  char *root = NULL;
-  vf_status st = corpus_abs_path(id_root, &root, err);
-  if (st != VF_OK) return vf_error_prefix(err, "id_root: ");
-  size_t rl = strlen(root);
-  const char *rel = NULL;
-  if (rl == 1) /* root "/" */
-    rel = abs + 1;
-  else if (strncmp(abs, root, rl) == 0 && abs[rl] == '/')
-    rel = abs + rl + 1;
-  if (!rel || !*rel) {
-    st = vf_error_set(err, VF_ECONFIG, "%s: file is not under id_root %s", abs, root);
-    free(root);
-    return st;
-  }
-  free(root);
-  *out = vf_strdup(rel);
-  return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "%s: out of memory", abs);
-}
-
-/* corpus_bare_key(): see corpus.h.  id_root applies to local and file:// URIs only; remote keys
- * are always the key inside the container. */
-vf_status corpus_bare_key(const char *uri, const char *id_root, char **out, vf_error *err) {
-  *out = NULL;
-  corpus_uri u;
-  vf_status st = corpus_uri_parse(uri, &u, err);
-  if (st != VF_OK) return st;
-  if ((u.scheme == CORPUS_LOCAL || u.scheme == CORPUS_FILE) && id_root && *id_root) {
-    st = corpus_strip_root(u.path, id_root, out, err);
-  } else {
-    *out = u.path;
-    u.path = NULL;
-  }
-  corpus_uri_free(&u);
-  return st;
-}
-
-/* corpus_point_id(): see corpus.h. */
-void corpus_point_id(const char *key, size_t key_len, uint64_t row, char out[37]) {
-  char num[24];
-  int nl = snprintf(num, sizeof num, ":%llu", (unsigned long long)row);
-  corpus_point_id_text(key, key_len, num, (size_t)nl, out);
-}
-
-/* md5(key + suffix) as a point id; suffix is ":<decimal>". */
-void corpus_point_id_text(const char *key, size_t key_len, const char *suffix, size_t suffix_len,
-                          char out[37]) {
-  vf_md5_ctx c;
-  uint8_t d[16];
-  vf_md5_init(&c);
-  vf_md5_update(&c, key, key_len);
-  vf_md5_update(&c, suffix, suffix_len);
-  vf_md5_final(&c, d);
-  corpus_uuid_format(d, out);
-}
-
-/* 16 bytes -> lowercase 8-4-4-4-12. */
-void corpus_uuid_format(const uint8_t d[16], char out[37]) {
-  static const char hex[] = "0123456789abcdef";
-  size_t o = 0;
-  for (int i = 0; i < 16; i++) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
-    out[o++] = hex[d[i] >> 4];
-    out[o++] = hex[d[i] & 15];
-  }
-  out[o] = '\0';
 }

@@ -1,7 +1,8 @@
 /*
- * qdrant_json.c — a small DOM JSON reader (RFC 8259) for Qdrant's responses and the config's
- * `params` object.  Why not util: util only writes JSON (and validates objects); the Qdrant
- * store must read collection info, counts and query results.  Untrusted input: nesting is
+ * json_read.c — a small DOM JSON reader (RFC 8259) for untrusted text: Qdrant's responses, the
+ * config's `params` object, the HF tree listing, the dist manifest, store and bench records.
+ * Why in util: every layer above reads JSON (issue 15 moved it down from the Qdrant store, so
+ * io and dist no longer include a store header).  Untrusted input: nesting is
  * capped at 64, every string escape is checked, numbers are checked against the RFC grammar,
  * and the entry count is bounded by the input length.
  */
@@ -9,41 +10,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "store/qdrant_internal.h"
+#include "vforge/util.h"
 
-#define QJ_MAX_DEPTH 64
+#define VF_JSON_MAX_DEPTH 64
 
-typedef struct qj_ctx {
+typedef struct jr_ctx {
   const char *s;
   size_t len, pos;
   const char *what;
   vf_error *err;
-} qj_ctx;
+} jr_ctx;
 
-static vf_status qj_fail(qj_ctx *c, const char *expected) {
+static vf_status jr_fail(jr_ctx *c, const char *expected) {
   return vf_error_set(c->err, VF_ECORRUPT, "%s: invalid JSON at byte %zu: expected %s", c->what,
                       c->pos, expected);
 }
 
-static void qj_ws(qj_ctx *c) {
+static void jr_ws(jr_ctx *c) {
   while (c->pos < c->len &&
          (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' || c->s[c->pos] == '\n' ||
           c->s[c->pos] == '\r'))
     c->pos++;
 }
 
-static int qj_hex(char ch) {
+static int jr_hex(char ch) {
   if (ch >= '0' && ch <= '9') return ch - '0';
   if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
   if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
   return -1;
 }
 
-static bool qj_u4(const char *s, size_t end, size_t *pos, unsigned *out) {
+static bool jr_u4(const char *s, size_t end, size_t *pos, unsigned *out) {
   if (end - *pos < 4) return false;
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
-    int h = qj_hex(s[*pos + (size_t)i]);
+    int h = jr_hex(s[*pos + (size_t)i]);
     if (h < 0) return false;
     v = v * 16 + (unsigned)h;
   }
@@ -52,8 +53,8 @@ static bool qj_u4(const char *s, size_t end, size_t *pos, unsigned *out) {
   return true;
 }
 
-/* qj_unescape(): see qdrant_internal.h. */
-size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
+/* vf_json_unescape(): see qdrant_internal.h. */
+size_t vf_json_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
                    const char **expected) {
   size_t pos = start, w = 0;
   while (pos < end) {
@@ -83,14 +84,14 @@ size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
     case 'r': d[w++] = '\r'; break;
     case 't': d[w++] = '\t'; break;
     case 'u':
-      if (!qj_u4(s, end, &pos, &cp)) {
+      if (!jr_u4(s, end, &pos, &cp)) {
         *expected = "4 hex digits after \\u";
         return pos;
       }
       if (cp >= 0xD800 && cp < 0xDC00) {
         unsigned lo;
         if (pos + 2 > end || s[pos] != '\\' || s[pos + 1] != 'u' ||
-            (pos += 2, !qj_u4(s, end, &pos, &lo)) || lo < 0xDC00 || lo > 0xDFFF) {
+            (pos += 2, !jr_u4(s, end, &pos, &lo)) || lo < 0xDC00 || lo > 0xDFFF) {
           *expected = "a low surrogate escape";
           return pos;
         }
@@ -125,24 +126,24 @@ size_t qj_unescape(const char *s, size_t start, size_t end, char *d, size_t *n,
 }
 
 /* A string at c->pos (the opening quote); decoded into a new NUL-terminated buffer. */
-static vf_status qj_string(qj_ctx *c, char **out) {
+static vf_status jr_string(jr_ctx *c, char **out) {
   c->pos++;
   size_t start = c->pos;
   while (c->pos < c->len && c->s[c->pos] != '"') {
     if (c->s[c->pos] == '\\') c->pos++;
     c->pos++;
   }
-  if (c->pos >= c->len) return qj_fail(c, "a closing '\"'");
+  if (c->pos >= c->len) return jr_fail(c, "a closing '\"'");
   size_t end = c->pos;
   char *d = vf_malloc(end - start + 1);
   if (!d) return vf_error_set(c->err, VF_ENOMEM, "%s: out of memory", c->what);
   size_t n = 0;
   const char *expected;
-  size_t at = qj_unescape(c->s, start, end, d, &n, &expected);
+  size_t at = vf_json_unescape(c->s, start, end, d, &n, &expected);
   if (expected) {
     free(d);
     c->pos = at;
-    return qj_fail(c, expected);
+    return jr_fail(c, expected);
   }
   d[n] = 0;
   c->pos = end + 1;
@@ -150,8 +151,8 @@ static vf_status qj_string(qj_ctx *c, char **out) {
   return VF_OK;
 }
 
-/* qj_scan_number(): see qdrant_internal.h. */
-size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected) {
+/* vf_json_scan_number(): see qdrant_internal.h. */
+size_t vf_json_scan_number(const char *s, size_t len, size_t p, const char **expected) {
   *expected = "a value";
   if (p < len && s[p] == '-') p++;
   if (p >= len || s[p] < '0' || s[p] > '9') return 0;
@@ -179,10 +180,10 @@ size_t qj_scan_number(const char *s, size_t len, size_t p, const char **expected
   return p;
 }
 
-static vf_status qj_number(qj_ctx *c, qj_val *v) {
+static vf_status jr_number(jr_ctx *c, vf_json_val *v) {
   const char *expected;
-  size_t p = qj_scan_number(c->s, c->len, c->pos, &expected);
-  if (expected) return qj_fail(c, expected);
+  size_t p = vf_json_scan_number(c->s, c->len, c->pos, &expected);
+  if (expected) return jr_fail(c, expected);
   char tmp[64];
   size_t n = p - c->pos;
   if (n >= sizeof tmp) {
@@ -196,24 +197,24 @@ static vf_status qj_number(qj_ctx *c, qj_val *v) {
     tmp[n] = 0;
     v->num = strtod(tmp, NULL);
   }
-  v->t = QJ_NUM;
+  v->t = VF_JSON_NUM;
   c->pos = p;
   return VF_OK;
 }
 
-static bool qj_lit(qj_ctx *c, const char *lit) {
+static bool jr_lit(jr_ctx *c, const char *lit) {
   size_t n = strlen(lit);
   if (c->len - c->pos < n || memcmp(c->s + c->pos, lit, n) != 0) return false;
   c->pos += n;
   return true;
 }
 
-static vf_status qj_value(qj_ctx *c, qj_val *v, int depth);
+static vf_status jr_value(jr_ctx *c, vf_json_val *v, int depth);
 
-static vf_status qj_push(qj_ctx *c, qj_val *v, size_t *cap, bool obj) {
+static vf_status jr_push(jr_ctx *c, vf_json_val *v, size_t *cap, bool obj) {
   if (v->n == *cap) {
     size_t nc = *cap ? *cap * 2 : 4;
-    qj_val *ni = vf_realloc(v->items, nc * sizeof *ni);
+    vf_json_val *ni = vf_realloc(v->items, nc * sizeof *ni);
     if (!ni) return vf_error_set(c->err, VF_ENOMEM, "%s: out of memory", c->what);
     v->items = ni;
     if (obj) {
@@ -229,35 +230,35 @@ static vf_status qj_push(qj_ctx *c, qj_val *v, size_t *cap, bool obj) {
   return VF_OK;
 }
 
-static vf_status qj_value(qj_ctx *c, qj_val *v, int depth) {
+static vf_status jr_value(jr_ctx *c, vf_json_val *v, int depth) {
   memset(v, 0, sizeof *v);
-  qj_ws(c);
-  if (c->pos >= c->len) return qj_fail(c, "a value");
+  jr_ws(c);
+  if (c->pos >= c->len) return jr_fail(c, "a value");
   size_t start = c->pos;
   vf_status st = VF_OK;
   char ch = c->s[c->pos];
   if (ch == '{' || ch == '[') {
-    if (depth >= QJ_MAX_DEPTH) return qj_fail(c, "nesting of at most 64 levels");
+    if (depth >= VF_JSON_MAX_DEPTH) return jr_fail(c, "nesting of at most 64 levels");
     bool obj = ch == '{';
-    v->t = obj ? QJ_OBJ : QJ_ARR;
+    v->t = obj ? VF_JSON_OBJ : VF_JSON_ARR;
     c->pos++;
     size_t cap = 0;
-    qj_ws(c);
+    jr_ws(c);
     if (c->pos < c->len && c->s[c->pos] == (obj ? '}' : ']')) {
       c->pos++;
     } else {
       for (;;) {
-        if ((st = qj_push(c, v, &cap, obj)) != VF_OK) return st;
+        if ((st = jr_push(c, v, &cap, obj)) != VF_OK) return st;
         if (obj) {
-          qj_ws(c);
-          if (c->pos >= c->len || c->s[c->pos] != '"') return qj_fail(c, "a member name");
-          if ((st = qj_string(c, &v->keys[v->n - 1])) != VF_OK) return st;
-          qj_ws(c);
-          if (c->pos >= c->len || c->s[c->pos] != ':') return qj_fail(c, "':'");
+          jr_ws(c);
+          if (c->pos >= c->len || c->s[c->pos] != '"') return jr_fail(c, "a member name");
+          if ((st = jr_string(c, &v->keys[v->n - 1])) != VF_OK) return st;
+          jr_ws(c);
+          if (c->pos >= c->len || c->s[c->pos] != ':') return jr_fail(c, "':'");
           c->pos++;
         }
-        if ((st = qj_value(c, &v->items[v->n - 1], depth + 1)) != VF_OK) return st;
-        qj_ws(c);
+        if ((st = jr_value(c, &v->items[v->n - 1], depth + 1)) != VF_OK) return st;
+        jr_ws(c);
         if (c->pos < c->len && c->s[c->pos] == ',') {
           c->pos++;
           continue;
@@ -266,43 +267,43 @@ static vf_status qj_value(qj_ctx *c, qj_val *v, int depth) {
           c->pos++;
           break;
         }
-        return qj_fail(c, obj ? "',' or '}'" : "',' or ']'");
+        return jr_fail(c, obj ? "',' or '}'" : "',' or ']'");
       }
     }
   } else if (ch == '"') {
-    v->t = QJ_STR;
-    st = qj_string(c, &v->str);
-  } else if (qj_lit(c, "true")) {
-    v->t = QJ_BOOL;
+    v->t = VF_JSON_STR;
+    st = jr_string(c, &v->str);
+  } else if (jr_lit(c, "true")) {
+    v->t = VF_JSON_BOOL;
     v->b = true;
-  } else if (qj_lit(c, "false")) {
-    v->t = QJ_BOOL;
-  } else if (qj_lit(c, "null")) {
-    v->t = QJ_NULL;
+  } else if (jr_lit(c, "false")) {
+    v->t = VF_JSON_BOOL;
+  } else if (jr_lit(c, "null")) {
+    v->t = VF_JSON_NULL;
   } else {
-    st = qj_number(c, v);
+    st = jr_number(c, v);
   }
   v->raw = c->s + start;
   v->raw_len = c->pos - start;
   return st;
 }
 
-/* qj_parse(): see qdrant_internal.h. */
-vf_status qj_parse(const char *text, size_t len, const char *what, qj_val *out, vf_error *err) {
-  qj_ctx c = {text, len, 0, what, err};
-  vf_status st = qj_value(&c, out, 0);
+/* vf_json_parse(): see qdrant_internal.h. */
+vf_status vf_json_parse(const char *text, size_t len, const char *what, vf_json_val *out, vf_error *err) {
+  jr_ctx c = {text, len, 0, what, err};
+  vf_status st = jr_value(&c, out, 0);
   if (st == VF_OK) {
-    qj_ws(&c);
-    if (c.pos != c.len) st = qj_fail(&c, "the end of the text");
+    jr_ws(&c);
+    if (c.pos != c.len) st = jr_fail(&c, "the end of the text");
   }
-  if (st != VF_OK) qj_free(out);
+  if (st != VF_OK) vf_json_free(out);
   return st;
 }
 
-void qj_free(qj_val *v) {
+void vf_json_free(vf_json_val *v) {
   if (!v) return;
   for (size_t i = 0; i < v->n; i++) {
-    if (v->items) qj_free(&v->items[i]);
+    if (v->items) vf_json_free(&v->items[i]);
     if (v->keys) free(v->keys[i]);
   }
   free(v->items);
@@ -311,14 +312,14 @@ void qj_free(qj_val *v) {
   memset(v, 0, sizeof *v);
 }
 
-const qj_val *qj_get(const qj_val *v, const char *key) {
-  if (!v || v->t != QJ_OBJ) return NULL;
+const vf_json_val *vf_json_get(const vf_json_val *v, const char *key) {
+  if (!v || v->t != VF_JSON_OBJ) return NULL;
   for (size_t i = 0; i < v->n; i++)
     if (v->keys[i] && strcmp(v->keys[i], key) == 0) return &v->items[i];
   return NULL;
 }
 
-const qj_val *qj_path(const qj_val *v, const char *dotted) {
+const vf_json_val *vf_json_path(const vf_json_val *v, const char *dotted) {
   char part[128];
   const char *p = dotted;
   while (v && *p) {
@@ -326,7 +327,7 @@ const qj_val *qj_path(const qj_val *v, const char *dotted) {
     if (n >= sizeof part) return NULL;
     memcpy(part, p, n);
     part[n] = 0;
-    v = qj_get(v, part);
+    v = vf_json_get(v, part);
     p += n;
     if (*p == '.') p++;
   }
