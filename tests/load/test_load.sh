@@ -183,5 +183,15 @@ import json,sys; r=json.load(open(sys.argv[1])); assert r['total_rows']==6000 an
   && ok "inspect" || fail "inspect: $(head -c 300 "$tmp/inspect.json")"
 out=$("$V" --quiet load run "$tmp/run.yaml" --store discard --state-dir "$tmp/dstate" --json) && echo "$out" | grep -q '"points":6000,' && ok "discard store" || fail "discard: $out"
 
+# --- 8. load delete of a local collection: refused without --yes, then dropped with its states
+config del "$tmp/s12"
+"$V" --quiet load run "$tmp/del.yaml" || fail "load for delete"
+"$V" load delete "$tmp/del.yaml" 2> "$tmp/del.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "pass --yes" "$tmp/del.err" && [ -f "$tmp/s12/ex/collection.json" ] &&
+  ok "load delete without --yes: exit 2, nothing dropped" || fail "delete without --yes: rc $rc $(head -c 300 "$tmp/del.err")"
+out=$("$V" load delete "$tmp/del.yaml" --yes --json 2> "$tmp/del.err") && echo "$out" | grep -q '"existed":true,"dropped":true,"points":6000,' &&
+  [ ! -e "$tmp/s12/ex/collection.json" ] && ok "load delete --yes --json: dropped 6000 points" ||
+  fail "delete --yes: $out $(head -c 300 "$tmp/del.err")"
+
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all load tests passed"
