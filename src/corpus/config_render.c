@@ -130,7 +130,7 @@ static void r_str_list(rw *w, const char *key, const char *path, char **l, size_
 
 static const char *const VEC_TYPE_NAMES[] = {"dense", "sparse", "multivector"};
 static const char *const DISTANCE_NAMES[] = {"cosine", "dot", "euclid", "manhattan"};
-static const char *const FORMAT_NAMES[] = {"parquet", "npy", "fbin", "hdf5"};
+static const char *const FORMAT_NAMES[] = {"parquet", "npy", "fbin", "hdf5", "jsonl"}; /* vf_cfg_format */
 static const char *const CACHE_NAMES[] = {"keep", "evict"};
 static const char *const FORM_NAMES[] = {"uri", "s3", "huggingface", "local", "dataset"};
 

@@ -108,5 +108,18 @@ printf 'vectors:\n  emb: {column: emb}\ndatasource:\n  uri: %s/nonexistent-corpu
 expect_rc 2 "$VFORGE" load inspect "$tmp/nocorpus.yaml"
 grep -q 'nonexistent-corpus' "$tmp/err" || bad "missing corpus not named"
 
+# a dataset with a jsonl payload component renders its format (every vf_cfg_format has a name)
+cat > "$tmp/jsonl.yaml" <<'EOC'
+vectors: {vector: {type: dense, distance: cosine}}
+datasource:
+  type: dataset
+  id_expression: row
+  vectors: {format: npy, path: x/vectors.npy}
+  payload: {format: jsonl, path: x/payloads.jsonl}
+vectorstore: {type: local, path: ./vforge-data, collection_name: hm}
+EOC
+if "$VFORGE" load inspect "$tmp/jsonl.yaml" > "$tmp/jsonl.json" 2> "$tmp/err" &&
+   grep -q '"payload":{"format":"jsonl"' "$tmp/jsonl.json"; then ok; else bad "jsonl component: $(head -c 300 "$tmp/err")"; fi
+
 echo "config cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
