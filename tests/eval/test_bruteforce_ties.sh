@@ -73,7 +73,10 @@ PY
 done
 # bounded memory: 12 copies of a 10000 x 784 corpus vs one copy
 # (not under AddressSanitizer: its quarantine keeps freed row groups resident)
-if ldd "$V" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+# (the sanitizer env first: under pipefail, `ldd | grep -q` can fail when grep exits before ldd
+# has written everything and ldd dies of SIGPIPE)
+if [ -n "${ASAN_OPTIONS:-}${UBSAN_OPTIONS:-}${TSAN_OPTIONS:-}" ] ||
+   ldd "$V" 2>/dev/null | grep 'libasan\|libtsan' >/dev/null; then
   echo "note: sanitizer build; peak-memory check skipped" >&2
 elif [ -x /usr/bin/time ] && [ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
   "$V" convert /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz --output "$tmp/one" --row-group-rows 2000 2>/dev/null
