@@ -96,6 +96,11 @@ typedef struct leaf_stream {
   uint64_t pg_end, pg_psize;
   int32_t pg_usize;
   bool pg_def;       /* pg.def holds real levels */
+  /* repeated columns: where the previous slice stopped in the kept page (entry pg_k starts
+   * record pg_krow + 1), so each slice walks only its own levels — not the page again from its
+   * first entry, which made a slice loop over a 100 MB page quadratic */
+  size_t pg_k;
+  int64_t pg_krow;
   vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
   int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
 } leaf_stream;
@@ -1717,6 +1722,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       ls->pg_usize = h.uncompressed_size;
       ls->pg_def = x.def_mat;
       ls->pg_view = x.view;
+      ls->pg_k = 0;
+      ls->pg_krow = ls->rows - 1;
     }
     const pqt_leaf_data *pg = &ls->pg;
     size_t n = (size_t)pg->nlevels;
@@ -1728,8 +1735,14 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       b = r1 <= lv ? 0 : (r1 - lv >= (int64_t)n ? n : (size_t)(r1 - lv));
     } else {
       int64_t row = ls->rows - 1; /* record of the entry before this page */
+      size_t k0 = 0;
+      if (ls->pg_k <= n && ls->pg_krow < r0 && ls->pg_krow >= row) { /* resume where we stopped */
+        k0 = ls->pg_k;
+        row = ls->pg_krow;
+      }
+      a = b = n;
       bool got_a = false;
-      for (size_t k = 0; k < n; k++) {
+      for (size_t k = k0; k < n; k++) {
         if (pg->rep[k] == 0) row++;
         if (!got_a && row >= r0) {
           a = k;
@@ -1747,6 +1760,10 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       if (st != VF_OK) break;
     }
     if (b < n) { /* record r1 starts here: the next slice goes on from the page kept */
+      if (lf->max_rep > 0) {
+        ls->pg_k = b;
+        ls->pg_krow = r1 - 1;
+      }
       page_hold(f, ls);
       break;
     }
