@@ -71,6 +71,15 @@ void ev_id_text(const ev_ids *x, size_t fi, uint64_t row, char out[37]);
  *  eval scans read). */
 corpus_record_spec ev_spec1(const corpus_record_spec *spec);
 
+/* The exact kernel (bf_exact.c): sum over i < d of q[i]*x[i], (q[i]-x[i])^2 or |q[i]-x[i]|, in
+ * double, in one fixed order whatever the CPU (brute-force's outputs depend on the data only). */
+typedef enum { BF_EX_DOT, BF_EX_L2SQ, BF_EX_L1 } bf_exact_op;
+/*! bf_exact_sum() : the sum, by the variant the process's index kernels use (VFORGE_SIMD). */
+double bf_exact_sum(bf_exact_op op, const float *q, const float *x, size_t d);
+/*! bf_exact_sum_variant() : the portable reference (vector false) or the vector variant (true;
+ *  the reference when this CPU or build has none) — for the tests that prove them equal. */
+double bf_exact_sum_variant(bf_exact_op op, const float *q, const float *x, size_t d, bool vector);
+
 #endif
 
 /* ------------------------------------------------------------ brute force

@@ -117,38 +117,29 @@ static bool bf_row_ok(const ev_filters *flt, const ev_ids *ids, const flt_docs *
   return flt_match(f, docs, rj, idp);
 }
 
-static double sumsq(const float *v, size_t d) {
-  double s = 0;
-  for (size_t i = 0; i < d; i++) s += (double)v[i] * (double)v[i];
-  return s;
-}
+static double dot_d(const float *q, const float *x, size_t d) { return bf_exact_sum(BF_EX_DOT, q, x, d); }
+static double l2sq_d(const float *q, const float *x, size_t d) { return bf_exact_sum(BF_EX_L2SQ, q, x, d); }
+static double l1_d(const float *q, const float *x, size_t d) { return bf_exact_sum(BF_EX_L1, q, x, d); }
+
+static double sumsq(const float *v, size_t d) { return dot_d(v, v, d); }
 
 static const char *kind_name(corpus_vec_kind k) {
   return k == CORPUS_VEC_SPARSE ? "sparse" : k == CORPUS_VEC_MULTI ? "a multivector" : "dense";
 }
 
-/* the one exact kernel: double accumulation in index order, rounded to float once */
+/* the one exact kernel: double accumulation in a fixed order, rounded to float once */
 static float exact_score(corpus_distance m, const float *q, double qq, const float *x, double xx,
                          size_t d) {
-  double s = 0;
   switch (m) {
-    case CORPUS_DOT:
-      for (size_t i = 0; i < d; i++) s += (double)q[i] * (double)x[i];
-      return (float)s;
-    case CORPUS_COSINE:
-      for (size_t i = 0; i < d; i++) s += (double)q[i] * (double)x[i];
+    case CORPUS_DOT: return (float)dot_d(q, x, d);
+    case CORPUS_COSINE: {
+      double s = dot_d(q, x, d);
       if (qq == 0 || xx == 0) return 0.0f;
       return (float)(s / (sqrt(qq) * sqrt(xx)));
-    case CORPUS_EUCLID:
-      for (size_t i = 0; i < d; i++) {
-        double t = (double)q[i] - (double)x[i];
-        s += t * t;
-      }
-      return (float)-sqrt(s) + 0.0f; /* -0 -> +0 */
+    }
+    case CORPUS_EUCLID: return (float)-sqrt(l2sq_d(q, x, d)) + 0.0f; /* -0 -> +0 */
     case CORPUS_MANHATTAN:
-    default:
-      for (size_t i = 0; i < d; i++) s += fabs((double)q[i] - (double)x[i]);
-      return (float)-s + 0.0f;
+    default: return (float)-l1_d(q, x, d) + 0.0f;
   }
 }
 
@@ -660,8 +651,7 @@ typedef struct mv_work {
 
 static double mv_sim(corpus_distance m, const float *a, double na, const float *b, double nb,
                      size_t d) {
-  double s = 0;
-  for (size_t i = 0; i < d; i++) s += (double)a[i] * (double)b[i];
+  double s = dot_d(a, b, d);
   if (m == CORPUS_COSINE) return na == 0 || nb == 0 ? 0.0 : s / (na * nb);
   return s;
 }
