@@ -650,10 +650,14 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   rep->nlist = nlist;
   rep->training_rows_retained = ns;
   /* 1. train */
+  /* only PQ needs the sample's final assignment (its residuals train the codebooks); for the
+   * other codes pass A assigns every row anyway, so k-means skips that extra pass */
+  bool want_as = b->p.type == IVF_PQ;
   f->cent = vf_mallocarray((size_t)nlist * d, sizeof(float));
   f->cnorm = vf_mallocarray(nlist, sizeof(float));
-  f->as = vf_mallocarray(ns, sizeof(uint32_t));
-  if (!f->cent || !f->cnorm || !f->as) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
+  f->as = want_as ? vf_mallocarray(ns, sizeof(uint32_t)) : NULL;
+  if (!f->cent || !f->cnorm || (want_as && !f->as))
+    return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   int iters_run = 0;
   size_t km_rows = 0;
   idx_kmeans_opts ko = {.iters = b->p.kmeans_iters, .seed = b->p.seed, .threads = threads,

@@ -1430,7 +1430,8 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
  * 2 * nlist^2 * 128 * dim flops per iteration, the assignment 2 * N * nlist * dim, so both grow
  * as N * sqrt(N) at most, and the default nprobe max(16, nlist/16) scans a larger share of the
  * lists (>= 16/sqrt(N)) for the recall an embedded store is expected to give. */
-#define LS_TRAIN_PER_CENTROID 128
+#define LS_TRAIN_PER_CENTROID 64
+#define LS_KMEANS_ITERS 10
 static uint32_t ls_default_nlist(uint64_t n) {
   double v = floor(sqrt((double)n) + 0.5);
   return v < 1 ? 1 : v > (double)(1u << 20) ? 1u << 20 : (uint32_t)v;
@@ -1468,8 +1469,12 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       p.rabitq_bits = ip->rabitq_bits;
       p.rerank = ip->rerank;
       p.seed = ip->seed;
-      p.kmeans_iters = (int)ip->iterations;
+      p.kmeans_iters = ip->iterations ? (int)ip->iterations : LS_KMEANS_ITERS;
       p.train_per_centroid = ip->train_per_centroid ? ip->train_per_centroid : LS_TRAIN_PER_CENTROID;
+      if (p.type != IVF_PQ) { /* only PQ codebooks train on more than k-means' rows */
+        uint64_t want = (uint64_t)p.nlist * p.train_per_centroid, budget = vf_memory_budget();
+        if (!budget || want <= budget / 4 / ((uint64_t)sp->dim * 4)) p.max_train = want;
+      }
       p.progress = s->progress;
       ivf_builder *b = NULL;
       uint64_t added = 0;
@@ -1501,8 +1506,11 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       vf_buf_free(&mj);
       if (st == VF_OK)
         vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
-               "searches scan %u lists) in %.1f s", s->base.collection, ivf_code_name(rep.type),
-               sp->name, (unsigned long long)added, rep.nlist, nprobe, vf_now() - t0);
+               "searches scan %u lists) in %.1f s (read %.1f s, k-means %.1f s: %d iterations on "
+               "%llu rows, assign + encode %.1f s, write %.1f s)", s->base.collection,
+               ivf_code_name(rep.type), sp->name, (unsigned long long)added, rep.nlist, nprobe,
+               vf_now() - t0, rep.seconds_read, rep.seconds_train, rep.kmeans_iterations,
+               (unsigned long long)rep.kmeans_rows, rep.seconds_assign, rep.seconds_write);
       else if (st != VF_ECANCELED)
         vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
     }
