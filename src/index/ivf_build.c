@@ -8,7 +8,8 @@
  * bytes, u64 stored bytes, zstd(vectors | u32 id lengths | id bytes)}; a frame that zstd shrinks
  * by less than 1/8 is stored plain (plain = 1, stored = raw bytes), and after
  * SPILL_POOR_FRAMES such frames in a row the rest are stored plain without trying (dense float
- * embeddings barely compress: zstd cost a sixth of a 768-d finalize's CPU for ~5 %).  Opening a builder sweeps
+ * embeddings barely compress: zstd cost a sixth of a 768-d finalize's CPU for ~5 %);
+ * params.spill_plain stores every frame plain (the local store, whose segments are uncompressed).  Opening a builder sweeps
  * what a killed build of the same output left (vf_temp_sweep: this host, pid gone).
  *
  * finish():
@@ -265,7 +266,7 @@ static vf_status flush_stage(ivf_builder *b, vf_error *err) {
   size_t bound = ZSTD_compressBound(raw), cl = raw;
   vf_buf_reset(&b->comp);
   if ((st = vf_buf_reserve(&b->comp, 24 + bound, err))) return st;
-  bool plain = b->spill_poor >= SPILL_POOR_FRAMES;
+  bool plain = b->p.spill_plain || b->spill_poor >= SPILL_POOR_FRAMES;
   if (!plain) {
     cl = ZSTD_compressCCtx(b->cctx, b->comp.data + 24, bound, b->sv.data, raw, 1);
     if (ZSTD_isError(cl))

@@ -1399,14 +1399,17 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
         }
       }
       size_t m2 = 0;
+      bool all = true; /* every row of the group is kept: add the decoded rows without a copy */
+      for (size_t r = 0; r < n && all; r++)
+        all = sg->slot[row + (int64_t)r] >= 0 && !(dn.null_rows && dn.null_rows[r]);
       for (size_t r = 0; r < n; r++) {
         if (sg->slot[row + (int64_t)r] < 0 || (dn.null_rows && dn.null_rows[r])) continue;
-        memcpy(keep + m2 * d, dn.data + r * d, d * sizeof *keep);
+        if (!all) memcpy(keep + m2 * d, dn.data + r * d, d * sizeof *keep);
         ids[m2] = (const char *)ld[0].values.data + ld[0].offsets[r];
         lens[m2] = (size_t)(ld[0].offsets[r + 1] - ld[0].offsets[r]);
         m2++;
       }
-      if (m2) st = ivf_builder_add(b, keep, m2, ids, lens, err);
+      if (m2) st = ivf_builder_add(b, all ? dn.data : keep, m2, ids, lens, err);
       if (st != VF_OK && st != VF_ECANCELED)
         vf_error_prefix(err, "%s: row group %d: ", pqt_name(f), g);
       *added += m2;
@@ -1476,6 +1479,7 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
         if (!budget || want <= budget / 4 / ((uint64_t)sp->dim * 4)) p.max_train = want;
       }
       p.progress = s->progress;
+      p.spill_plain = true; /* the segments are uncompressed: so is the spill (a copy of them) */
       ivf_builder *b = NULL;
       uint64_t added = 0;
       double t0 = vf_now();
