@@ -105,6 +105,10 @@ typedef struct ivf_params {
                              NULL: "index build" */
   uint8_t corpus_id[16];  /* the corpus identity written into the header (all zero: none);
                              see ivf_identity() */
+  bool spill_plain;       /* store the spill frames without zstd (for a caller whose source is
+                             uncompressed on disk already, the local store: compressing cost
+                             more CPU than the pass it feeds); false: zstd, frames that barely
+                             compress stored plain */
 } ivf_params;
 
 #define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */

@@ -4,8 +4,12 @@
  *
  * add(): COSINE rows are normalised, every component is checked finite, rows are offered to
  * the training sampler (ivf_sampler) and staged into chunks that are spilled, zstd-compressed,
- * to "<spill_dir>/<out name>.spill.<host>-<pid>.<n>" as frames {u32 rows, u32 0, u64 raw bytes,
- * u64 compressed bytes, zstd(vectors | u32 id lengths | id bytes)}.  Opening a builder sweeps
+ * to "<spill_dir>/<out name>.spill.<host>-<pid>.<n>" as frames {u32 rows, u32 plain, u64 raw
+ * bytes, u64 stored bytes, zstd(vectors | u32 id lengths | id bytes)}; a frame that zstd shrinks
+ * by less than 1/8 is stored plain (plain = 1, stored = raw bytes), and after
+ * SPILL_POOR_FRAMES such frames in a row the rest are stored plain without trying (dense float
+ * embeddings barely compress: zstd cost a sixth of a 768-d finalize's CPU for ~5 %);
+ * params.spill_plain stores every frame plain (the local store, whose segments are uncompressed).  Opening a builder sweeps
  * what a killed build of the same output left (vf_temp_sweep: this host, pid gone).
  *
  * finish():
@@ -53,6 +57,7 @@
 
 #define BLOCK 256
 #define UNLIMITED_LISTBUF ((uint64_t)1 << 30)
+#define SPILL_POOR_FRAMES 4 /* after this many poorly compressing frames in a row, stop trying */
 
 typedef struct lbuf {
   uint64_t written; /* rows already in the file */
@@ -75,6 +80,7 @@ struct ivf_builder {
   ZSTD_CCtx *cctx;
   vf_buf comp;
   uint64_t rows, id_bytes, spill_bytes, spill_off;
+  int spill_poor; /* frames in a row that zstd shrank by < 1/8 (stored plain) */
   double t_open;
 };
 
@@ -257,17 +263,34 @@ static vf_status flush_stage(ivf_builder *b, vf_error *err) {
   vf_status st = vf_buf_append(&b->sv, b->sl.data, b->sl.len, err);
   if (!st) st = vf_buf_append(&b->sv, b->si.data, b->si.len, err);
   if (st) return st;
-  size_t bound = ZSTD_compressBound(raw);
+  size_t bound = ZSTD_compressBound(raw), cl = raw;
   vf_buf_reset(&b->comp);
   if ((st = vf_buf_reserve(&b->comp, 24 + bound, err))) return st;
-  size_t cl = ZSTD_compressCCtx(b->cctx, b->comp.data + 24, bound, b->sv.data, raw, 1);
-  if (ZSTD_isError(cl))
-    return vf_error_set(err, VF_EINTERNAL, "%s: zstd: %s", b->spill_path, ZSTD_getErrorName(cl));
-  uint32_t h32[2] = {(uint32_t)b->srows, 0};
+  bool plain = b->p.spill_plain || b->spill_poor >= SPILL_POOR_FRAMES;
+  if (!plain) {
+    cl = ZSTD_compressCCtx(b->cctx, b->comp.data + 24, bound, b->sv.data, raw, 1);
+    if (ZSTD_isError(cl))
+      return vf_error_set(err, VF_EINTERNAL, "%s: zstd: %s", b->spill_path, ZSTD_getErrorName(cl));
+    /* a frame that zstd shrinks by less than 1/8 is stored as it is */
+    if (cl > raw - raw / 8) {
+      plain = true;
+      cl = raw;
+      b->spill_poor++;
+    } else {
+      b->spill_poor = 0;
+    }
+  }
+  uint32_t h32[2] = {(uint32_t)b->srows, plain ? 1u : 0u};
   uint64_t h64[2] = {raw, cl};
   memcpy(b->comp.data, h32, 8);
   memcpy(b->comp.data + 8, h64, 16);
-  if ((st = write_at(b->spill_fd, b->comp.data, 24 + cl, b->spill_off, b->spill_path, err))) return st;
+  if (plain) {
+    if ((st = write_at(b->spill_fd, b->comp.data, 24, b->spill_off, b->spill_path, err)) ||
+        (st = write_at(b->spill_fd, b->sv.data, raw, b->spill_off + 24, b->spill_path, err)))
+      return st;
+  } else if ((st = write_at(b->spill_fd, b->comp.data, 24 + cl, b->spill_off, b->spill_path, err))) {
+    return st;
+  }
   b->spill_off += 24 + cl;
   b->spill_bytes += 24 + cl;
   vf_buf_reset(&b->sv);
@@ -343,22 +366,29 @@ static vf_status replay_next(ivf_builder *b, replay *r, bool *eof, vf_error *err
   uint8_t h[24];
   vf_status st = read_at(b->spill_fd, h, 24, r->off, b->spill_path, err);
   if (st) return st;
-  uint32_t n;
+  uint32_t n, plain;
   uint64_t raw, cl;
   memcpy(&n, h, 4);
+  memcpy(&plain, h + 4, 4);
   memcpy(&raw, h + 8, 8);
   memcpy(&cl, h + 16, 8);
-  if (cl > b->spill_off - r->off - 24 || raw < (uint64_t)n * (b->d * 4 + 4) || raw > ((uint64_t)1 << 34))
+  if (cl > b->spill_off - r->off - 24 || raw < (uint64_t)n * (b->d * 4 + 4) || raw > ((uint64_t)1 << 34) ||
+      plain > 1 || (plain && cl != raw))
     return vf_error_set(err, VF_ECORRUPT, "%s: spill frame at %llu is damaged", b->spill_path,
                         (unsigned long long)r->off);
   vf_buf_reset(&r->comp);
   vf_buf_reset(&r->raw);
-  if ((st = vf_buf_reserve(&r->comp, cl, err)) || (st = vf_buf_reserve(&r->raw, raw, err))) return st;
-  if ((st = read_at(b->spill_fd, r->comp.data, cl, r->off + 24, b->spill_path, err))) return st;
-  size_t got = ZSTD_decompress(r->raw.data, raw, r->comp.data, cl);
-  if (ZSTD_isError(got) || got != raw)
-    return vf_error_set(err, VF_ECORRUPT, "%s: spill frame at %llu does not decompress",
-                        b->spill_path, (unsigned long long)r->off);
+  if ((st = vf_buf_reserve(&r->raw, raw, err))) return st;
+  if (plain) {
+    if ((st = read_at(b->spill_fd, r->raw.data, raw, r->off + 24, b->spill_path, err))) return st;
+  } else {
+    if ((st = vf_buf_reserve(&r->comp, cl, err))) return st;
+    if ((st = read_at(b->spill_fd, r->comp.data, cl, r->off + 24, b->spill_path, err))) return st;
+    size_t got = ZSTD_decompress(r->raw.data, raw, r->comp.data, cl);
+    if (ZSTD_isError(got) || got != raw)
+      return vf_error_set(err, VF_ECORRUPT, "%s: spill frame at %llu does not decompress",
+                          b->spill_path, (unsigned long long)r->off);
+  }
   r->off += 24 + cl;
   r->n = n;
   r->vecs = (const float *)(const void *)r->raw.data;
@@ -650,10 +680,14 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   rep->nlist = nlist;
   rep->training_rows_retained = ns;
   /* 1. train */
+  /* only PQ needs the sample's final assignment (its residuals train the codebooks); for the
+   * other codes pass A assigns every row anyway, so k-means skips that extra pass */
+  bool want_as = b->p.type == IVF_PQ;
   f->cent = vf_mallocarray((size_t)nlist * d, sizeof(float));
   f->cnorm = vf_mallocarray(nlist, sizeof(float));
-  f->as = vf_mallocarray(ns, sizeof(uint32_t));
-  if (!f->cent || !f->cnorm || !f->as) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
+  f->as = want_as ? vf_mallocarray(ns, sizeof(uint32_t)) : NULL;
+  if (!f->cent || !f->cnorm || (want_as && !f->as))
+    return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   int iters_run = 0;
   size_t km_rows = 0;
   idx_kmeans_opts ko = {.iters = b->p.kmeans_iters, .seed = b->p.seed, .threads = threads,

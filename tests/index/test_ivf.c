@@ -987,3 +987,66 @@ VF_TEST(ivf_file_versions) {
     }
   }
 }
+
+/* The spill stores frames that zstd barely shrinks (dense random floats) plain and compresses the
+ * rest (mostly zero pixels), unless params.spill_plain stores every frame plain: spill_bytes covers
+ * every vector byte in the plain cases and under a quarter of them in the compressed one; every
+ * index holds every row and finds each probed row itself. */
+VF_TEST(ivf_spill_plain_frames) {
+  enum { SN = 6000, SD = 64 };
+  float *x = malloc((size_t)SN * SD * sizeof *x);
+  char **ids = malloc(SN * sizeof *ids);
+  size_t *lens = malloc(SN * sizeof *lens);
+  uint64_t rng = 99;
+  for (size_t i = 0; i < SN; i++) {
+    char buf[16];
+    int l = snprintf(buf, sizeof buf, "s%05zu", i);
+    ids[i] = strdup(buf);
+    lens[i] = (size_t)l;
+  }
+  for (int pass = 0; pass < 3; pass++) { /* pass 2: pass 1's data with params.spill_plain */
+    for (size_t i = 0; i < (size_t)SN * SD && pass < 2; i++) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      double u = (double)(rng >> 11) / 9007199254740992.0;
+      /* pass 0: uniform in (-1, 1); pass 1: 90 % zeros, the rest a few small integers */
+      x[i] = pass == 0 ? (float)(2.0 * u - 1.0) : u < 0.9 ? 0.0f : (float)(int)(u * 40.0 - 35.0);
+    }
+    if (pass == 1) /* pass 2 reuses these rows */
+      for (size_t i = 0; i < SN; i++)
+        x[i * SD + i % SD] += (float)(i + 1); /* distinct rows */
+    ivf_params p = {.type = IVF_FLAT, .metric = CORPUS_EUCLID, .dim = SD, .nlist = 16, .threads = 2,
+                    .memory_budget = (uint64_t)64 << 20, .spill_plain = pass == 2};
+    const char *path = tmp_path("spill.ivf");
+    ivf_builder *b = NULL;
+    vf_error err = {0};
+    ivf_build_report rep = {0};
+    CHECK_OK(ivf_builder_open(&p, path, SN, &b, &err));
+    for (size_t r = 0; r < SN && b; r += 500)
+      CHECK_OK(ivf_builder_add(b, x + r * SD, 500, (const char *const *)ids + r, lens + r, &err));
+    CHECK_OK(ivf_builder_finish(b, &rep, &err));
+    CHECK_EQ_INT(rep.rows, SN);
+    uint64_t vec_bytes = (uint64_t)SN * SD * 4;
+    if (pass != 1 && rep.spill_bytes < vec_bytes + (uint64_t)SN * 8)
+      vf_test_fail(__FILE__, __LINE__, "pass %d: spill %llu bytes < the %llu plain bytes", pass,
+                   (unsigned long long)rep.spill_bytes, (unsigned long long)vec_bytes);
+    if (pass == 1 && rep.spill_bytes > vec_bytes / 4)
+      vf_test_fail(__FILE__, __LINE__, "sparse floats: spill %llu bytes, not compressed (%llu raw)",
+                   (unsigned long long)rep.spill_bytes, (unsigned long long)vec_bytes);
+    ivf_index *ix = NULL;
+    CHECK_OK(ivf_open(path, &ix, &err));
+    if (!ix) continue;
+    idx_hit hits[4];
+    size_t cnt[4];
+    ivf_search_opts so = {.nprobe = 16, .threads = 1};
+    for (size_t qi = 0; qi < SN; qi += SN / 4) {
+      CHECK_OK(ivf_search(ix, x + qi * SD, 1, SD, 1, &so, hits, cnt, &err));
+      CHECK(cnt[0] == 1 && hits[0].key == (int64_t)qi);
+    }
+    ivf_close(ix);
+  }
+  for (size_t i = 0; i < SN; i++)
+    free(ids[i]);
+  free(ids);
+  free(lens);
+  free(x);
+}
