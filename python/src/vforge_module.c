@@ -911,13 +911,52 @@ static PyObject *Index_info(Index *self, PyObject *unused) {
                        in.list_max_over_mean, "list_balance", in.list_balance);
 }
 
+/* The allow mask of `ftext` (one filter for every query: --filter of `index search`) over the
+ * index rows, from the payload of `corpus` as the CLI computes it (ev_ivf_filter_open, the rows
+ * matched by point id); *mask NULL when the filter is empty ({}: unfiltered). */
+static vf_status search_filter_mask(ivf_index *ix, const char *ftext, const char *corpus,
+                                    const char *id_root, uint8_t **mask, vf_error *err) {
+  *mask = NULL;
+  ev_filters flt;
+  ev_ivf_filter xf;
+  corpus_source cc;
+  memset(&xf, 0, sizeof xf);
+  memset(&cc, 0, sizeof cc);
+  vf_status st = ev_filters_init(&flt, 1, NULL, NULL, ftext, "Index.search", err);
+  if (st == VF_OK && flt.any && !corpus)
+    st = vf_error_set(err, VF_EUSAGE, "Index.search: a filter reads the payload of the corpus the index "
+                      "was built from; give corpus= (a URI or load config)");
+  corpus_source_opts so = {.id_root = id_root};
+  if (st == VF_OK && flt.any) st = corpus_source_open(corpus, &so, &cc, err);
+  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, err);
+  if (st == VF_OK && flt.any && xf.unmatched)
+    vf_log(VF_LOG_WARN, "Index.search: %llu of %llu index rows have ids that are not in %s (never "
+           "returned by a filtered query)", (unsigned long long)xf.unmatched, (unsigned long long)xf.rows, corpus);
+  if (st == VF_OK && flt.any) {
+    *mask = vf_malloc(xf.rows ? (size_t)xf.rows : 1);
+    if (!*mask) st = vf_error_set(err, VF_ENOMEM, "out of memory for the filter's mask (%llu rows)",
+                                  (unsigned long long)xf.rows);
+    else if (!ev_ivf_filter_allow(&xf, 0, *mask)) {
+      free(*mask);
+      *mask = NULL;
+    }
+  }
+  ev_ivf_filter_close(&xf);
+  ev_filters_free(&flt);
+  corpus_source_close(&cc);
+  return st;
+}
+
 static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"queries", "nq", "dim", "k", "nprobe", "rerank", "threads", NULL};
+  static char *kwlist[] = {"queries", "nq", "dim", "k", "nprobe", "rerank", "threads", "filter", "corpus",
+                           "id_root", NULL};
   PyObject *qo;
   unsigned long long nq;
   int dim, threads = 0;
   unsigned int k, nprobe = 1, rerank = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OKiI|IIi", kwlist, &qo, &nq, &dim, &k, &nprobe, &rerank, &threads))
+  const char *ftext = NULL, *corpus = NULL, *id_root = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OKiI|IIizzz", kwlist, &qo, &nq, &dim, &k, &nprobe, &rerank,
+                                   &threads, &ftext, &corpus, &id_root))
     return NULL;
   if (!index_ok(self)) return NULL;
   if (k < 1 || nq < 1) {
@@ -938,7 +977,19 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   call_state cs;
   call_begin(&cs, threads);
   ivf_search_opts so = {.nprobe = nprobe, .threads = threads, .rerank = rerank};
+  /* a filter: one mask shared by every query (the CLI's --filter gives each query the same one) */
+  uint8_t *mask = NULL;
+  const uint8_t **allow = NULL;
+  if (st == VF_OK && ftext) st = search_filter_mask(self->ix, ftext, corpus, id_root, &mask, &err);
+  if (st == VF_OK && mask) {
+    allow = vf_calloc((size_t)nq, sizeof *allow);
+    if (!allow) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+    for (uint64_t i = 0; allow && i < nq; i++) allow[i] = mask;
+    so.allow = (const uint8_t *const *)allow;
+  }
   if (st == VF_OK) st = ivf_search(self->ix, qv.buf, nq, dim, k, &so, hits, counts, &err);
+  free(allow);
+  free(mask);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
     c32[i] = (uint32_t)counts[i];
     for (size_t j = 0; j < counts[i]; j++) {
@@ -952,7 +1003,16 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   }
   bool ok = call_end(&cs, &st, &err);
   PyBuffer_Release(&qv);
-  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32, false) : NULL;
+  if (self->integer_ids < 0) { /* the index's ids: integers (row numbers, id_expression: row) or UUIDs */
+    ivf_info in;
+    ivf_info_get(self->ix, &in);
+    size_t len = 0;
+    const char *id0 = in.rows ? ivf_id(self->ix, 0, &len) : "";
+    size_t dg = 0;
+    while (dg < len && id0[dg] >= '0' && id0[dg] <= '9') dg++;
+    self->integer_ids = in.rows == 0 || (len > 0 && dg == len && len <= 18);
+  }
+  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32, !self->integer_ids) : NULL;
   free(hits);
   free(counts);
   free(ids);

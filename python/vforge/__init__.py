@@ -376,17 +376,26 @@ class Index:
     temporary file that is deleted when the object is closed or collected.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], *, _temp_dir: Optional[str] = None,
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, corpus: Optional[str] = None,
+                 id_root: Optional[str] = None, _temp_dir: Optional[str] = None,
                  _report: Optional[dict] = None) -> None:
         self.path = _path(path)
         self._file = _vforge.IndexFile(self.path)
         self._temp_dir = _temp_dir
         self.report: Optional[dict] = _report
+        #: the corpus (URI or load config) whose payload a filtered :meth:`search` reads
+        self.corpus: Optional[str] = _path(corpus) if corpus is not None else None
+        self._id_root = id_root
 
     @classmethod
-    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Index":
-        """Open an index file (every section bound and the checksum are checked)."""
-        return cls(path)
+    def load(cls, path: Union[str, "os.PathLike[str]"], *, corpus: Optional[str] = None,
+             id_root: Optional[str] = None, threads: Optional[int] = None) -> "Index":
+        """Open an index file (every section bound and the checksum are checked; the file is
+        mapped, not read, so ``threads`` — accepted and checked like every call's — has no
+        parallel work here).  ``corpus``: the corpus the index was built from, whose payload a
+        filtered :meth:`search` reads (as ``index search --corpus``)."""
+        _threads(threads)
+        return cls(path, corpus=corpus, id_root=id_root)
 
     @classmethod
     def build(cls, source: PathOrArray, *, type: str = "sq8", nlist: Optional[int] = None,
@@ -421,24 +430,43 @@ class Index:
         try:
             if _is_path(source):
                 rep = _vforge.index_build(_path(source), out, type, **kw)
+                corpus = _path(source)
             else:
                 x = _matrix(source, "vectors")
                 rep = _vforge.index_build(x, out, type, n=x.shape[0], dim=x.shape[1], **kw)
-            return cls(out, _temp_dir=tmp, _report=_json.loads(rep))
+                corpus = None
+            return cls(out, corpus=corpus, id_root=id_root, _temp_dir=tmp, _report=_json.loads(rep))
         except BaseException:
             if tmp:
                 _shutil.rmtree(tmp, ignore_errors=True)
             raise
 
-    def search(self, queries: ArrayLike, k: int, nprobe: int = 1, *, rerank: Optional[int] = None,
+    def search(self, queries: ArrayLike, k: int, nprobe: int = 1, filter: Optional[FilterLike] = None, *,
+               corpus: Optional[str] = None, rerank: Optional[int] = None,
                threads: Optional[int] = None) -> Hits:
         """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
         scores as :func:`brute_force`'s; ``rerank`` overrides the file's re-rank factor (a 4-bit
         PQ index without stored vectors re-scores ``rerank * k`` candidates by float ADC).
-        Returns :class:`Hits`."""
+        ``threads``: queries are searched in parallel (the result does not depend on it).
+
+        ``filter``: a Qdrant filter for every query (JSON text, ``"@FILE"`` or a dict), as
+        ``vforge index search --filter ... --corpus ...``: it reads the payload of ``corpus``
+        (default: the corpus :meth:`build` read, or :meth:`load`'s ``corpus=``), matched to the
+        index rows by point id; it is applied inside the list scan and ``nprobe`` widens until
+        ``k`` matching hits are found or every list was scanned, so a query gets fewer than
+        ``k`` hits (``-1``/``None`` and NaN padding) only when fewer rows match.  Index rows
+        whose ids are not in the corpus never match (a warning on the ``vforge`` logger).  The
+        corpus's payload is read on every filtered call.  Returns :class:`Hits`."""
         q = _matrix(queries, "queries")
+        if int(k) < 1 or int(nprobe) < 1:
+            raise UsageError(f"Index.search: k and nprobe must be at least 1 (got k={k}, nprobe={nprobe})")
+        ftext = _filter_text(filter)
+        src = _path(corpus) if corpus is not None else self.corpus
+        if ftext is not None and src is None:
+            raise UsageError("Index.search: a filter reads the payload of the corpus the index was built "
+                             "from; give corpus= (an index built from an array has none)")
         raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
-                                _threads(threads))
+                                _threads(threads), ftext, src, self._id_root)
         return _hits(raw, q.shape[0], int(k))
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> str:
