@@ -454,7 +454,8 @@ class Index:
                 _shutil.rmtree(tmp, ignore_errors=True)
             raise
 
-    def search(self, queries: ArrayLike, k: int, nprobe: int = 1, filter: Optional[FilterLike] = None, *,
+    def search(self, queries: ArrayLike, k: int, nprobe: int = 1,
+               filter: Union[None, FilterLike, Sequence[Optional[FilterLike]]] = None, *,
                corpus: Optional[str] = None, rerank: Optional[int] = None,
                threads: Optional[int] = None) -> Hits:
         """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
@@ -463,7 +464,9 @@ class Index:
         ``threads``: queries are searched in parallel (the result does not depend on it).
 
         ``filter``: a Qdrant filter for every query (JSON text, ``"@FILE"`` or a dict), as
-        ``vforge index search --filter ... --corpus ...``: it reads the payload of ``corpus``
+        ``vforge index search --filter ... --corpus ...``, or a list of one filter per query
+        (``None``: that query unfiltered), as a queries file's ``__filter__`` column; it reads
+        the payload of ``corpus``
         (default: the corpus :meth:`build` read, or :meth:`load`'s ``corpus=``), matched to the
         index rows by point id; it is applied inside the list scan and ``nprobe`` widens until
         ``k`` matching hits are found or every list was scanned, so a query gets fewer than
@@ -473,13 +476,20 @@ class Index:
         q = _matrix(queries, "queries")
         if int(k) < 1 or int(nprobe) < 1:
             raise UsageError(f"Index.search: k and nprobe must be at least 1 (got k={k}, nprobe={nprobe})")
-        ftext = _filter_text(filter)
+        ftext, per_query = None, None
+        if isinstance(filter, (list, tuple)):
+            if len(filter) != q.shape[0]:
+                raise UsageError(f"Index.search: {len(filter)} filters for {q.shape[0]} queries "
+                                 "(one per query, None: unfiltered)")
+            per_query = [_filter_text(f, f"filter {i}") for i, f in enumerate(filter)]
+        else:
+            ftext = _filter_text(filter)
         src = _path(corpus) if corpus is not None else self.corpus
-        if ftext is not None and src is None:
+        if (ftext is not None or per_query is not None) and src is None:
             raise UsageError("Index.search: a filter reads the payload of the corpus the index was built "
                              "from; give corpus= (an index built from an array has none)")
         raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
-                                _threads(threads), ftext, src, self._id_root)
+                                _threads(threads), ftext, src, self._id_root, per_query)
         return _hits(raw, q.shape[0], int(k))
 
     def save(self, path: Union[str, "os.PathLike[str]"], *, threads: Optional[int] = None) -> str:

@@ -104,3 +104,33 @@ def test_filtered_search_errors(corpus, queries, tmp_path):
     # not the corpus's point ids, so nothing matches (and a warning names the count)
     none = ix.search(qv, 5, 2, filter=F)
     assert none.ids.shape == (len(qv), 5)
+
+
+def test_per_query_filters_equal_the_cli_with_a_filter_column(corpus, tmp_path):
+    # generate-queries --filter-template: a __filter__ column, each query's own threshold
+    tmpl = '{"must": [{"key": "id", "range": {"gte": "$id"}}]}'
+    qpath = str(tmp_path / "qf.parquet")
+    cli("generate-queries", corpus, "-n", 30, "--seed", 4, "--columns", "id", "--filter-template", tmpl,
+        "--output", qpath)
+    t = pq.read_table(qpath)
+    texts = t.column("__filter__").to_pylist()
+    qv = np.array(t.column("emb").to_pylist(), dtype=np.float32)
+    assert len(set(texts)) > 1
+    idx = tmp_path / "ix.ivf"
+    cli("index", "build", corpus, "--output", idx, "--type", "sq8", "--nlist", 16)
+    out = tmp_path / "cli.parquet"
+    cli("index", "search", idx, "--queries", qpath, "-k", 10, "--nprobe", 1, "--corpus", corpus, "--output", out)
+    ix = vforge.Index.load(idx, corpus=corpus)
+    for threads in (1, 2):
+        assert_equal_file(ix.search(qv, 10, 1, filter=texts, threads=threads), out, 10)
+    # None leaves a query unfiltered; dicts are filters too
+    mixed = [None if i % 3 == 0 else json.loads(f) for i, f in enumerate(texts)]
+    h = ix.search(qv, 10, 1, filter=mixed)
+    unf = ix.search(qv, 10, 1)
+    want = ix.search(qv, 10, 1, filter=texts)
+    for i in range(len(texts)):
+        assert h.ids[i].tolist() == (unf if i % 3 == 0 else want).ids[i].tolist(), i
+    with pytest.raises(vforge.UsageError, match="2 filters for 30 queries"):
+        ix.search(qv, 10, 1, filter=texts[:2])
+    with pytest.raises(vforge.UsageError, match="rnage"):
+        ix.search(qv[:2], 10, 1, filter=[None, '{"must": [{"key": "id", "rnage": {"lt": 3}}]}'])
