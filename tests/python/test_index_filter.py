@@ -10,7 +10,7 @@ import pytest
 
 import vforge
 
-from conftest import cli
+from conftest import assert_hits_equal_file as assert_equal_file, cli
 
 F = {"must": [{"key": "meta.lang", "match": {"value": "en"}}], "must_not": [{"key": "id", "range": {"lt": 100}}]}
 FEW = '{"must": [{"key": "id", "range": {"lt": 3}}]}'
@@ -22,21 +22,6 @@ def queries(corpus):
     path = f"{corpus}/eval/queries_30.parquet"
     t = pq.read_table(path)
     return path, np.array(t.column("emb").to_pylist(), dtype=np.float32)
-
-
-def cli_hits(path):
-    t = pq.read_table(path)
-    return t.column("hit_ids").to_pylist(), t.column("hit_scores").to_pylist()
-
-
-def assert_equal_file(h, path, k):
-    ids, scores = cli_hits(path)
-    assert h.ids.shape == (len(ids), k)
-    for i, (ri, rs) in enumerate(zip(ids, scores)):
-        n = len(ri)
-        assert h.ids[i, :n].tolist() == ri, i
-        assert np.array_equal(h.scores[i, :n], np.array(rs, dtype=np.float32)), i
-        assert all(v is None for v in h.ids[i, n:]) and np.isnan(h.scores[i, n:]).all(), i
 
 
 @pytest.mark.parametrize("kind", ["sq8", "flat"])
