@@ -3,7 +3,8 @@
 #  read:        the vectors of a DuckDB-default parquet file (ROWS x 768 float32, zstd, one row
 #               group, written by the duckdb PyPI package) into a NumPy (n, 768) array:
 #               vforge.read_vectors vs pyarrow.parquet.read_table + to_numpy vs DuckDB -> Arrow
-#               -> numpy, with 1 and 2 threads (target: >= 1.5x pyarrow on 1 thread)
+#               -> numpy, with 1 and 2 threads (target: >= 1.5x pyarrow on 1 thread); wall seconds
+#               and the CPU seconds (user + system) of each side
 #  brute force: exact top-k from NumPy arrays, vforge.brute_force vs faiss-cpu IndexFlat
 #               (PyPI, its own BLAS), same threads and k (target: >= 1.2x)
 # Usage: bench/python/run.sh [BUILD_DIR]   env: ROWS (100000), BF_ROWS (100000), QUERIES (1000),

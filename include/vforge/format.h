@@ -335,7 +335,10 @@ void pqt_leaf_data_free(pqt_leaf_data *d);
  *  each page is decoded on its own and the rows of the slice are copied out, so memory follows
  *  the slice, not the row group.  Only a single page that cannot fit in the budget (its bytes,
  *  decompressed and decoded) is refused, with VF_ENOMEM naming the file, column, row group, page
- *  offset and sizes.
+ *  offset and sizes.  Values are appended to outs[i].values through vf_buf_reserve(), so a
+ *  caller may preset it to memory of its own with max == cap (len 0): the values land there,
+ *  the buffer is never reallocated, freed or swapped, and more values than fit is VF_ENOMEM
+ *  (corpus_read_vectors decodes into its matrix so).
  *  @return : errors name the file, row group, column path and byte offset. */
 vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, pqt_leaf_data *outs,
                           vf_error *err);

@@ -911,21 +911,117 @@ static PyObject *Index_info(Index *self, PyObject *unused) {
                        in.list_max_over_mean, "list_balance", in.list_balance);
 }
 
+/* Filtered search, as `index search --filter F --corpus C` (`ftext`: one filter for every query)
+ * or with a queries file's __filter__ column (`texts`: one filter text per query, NULL:
+ * unfiltered): the corpus's payload matched to the index rows by point id (ev_ivf_filter_open),
+ * each query's filter an allow mask over the index rows that ivf_search applies inside its list
+ * scan, widening nprobe.  One filter for all: one mask shared by every query; per query: the
+ * masks of a chunk of queries at a time (at most 256 MiB), as the CLI. */
+static vf_status filtered_search(ivf_index *ix, const float *q, uint64_t nq, int dim, size_t k,
+                                 ivf_search_opts *so, const char *ftext, char *const *texts,
+                                 const char *corpus, const char *id_root, idx_hit *hits, size_t *counts,
+                                 vf_error *err) {
+  ev_filters flt;
+  ev_ivf_filter xf;
+  corpus_source cc;
+  memset(&xf, 0, sizeof xf);
+  memset(&cc, 0, sizeof cc);
+  uint8_t *abuf = NULL;
+  const uint8_t **allow = NULL;
+  vf_status st = ev_filters_init(&flt, nq, texts, "", ftext, "Index.search filters", err);
+  if (st == VF_OK && flt.any && !corpus)
+    st = vf_error_set(err, VF_EUSAGE, "Index.search: a filter reads the payload of the corpus the index "
+                      "was built from; give corpus= (a URI or load config)");
+  corpus_source_opts co = {.id_root = id_root};
+  if (st == VF_OK && flt.any) st = corpus_source_open(corpus, &co, &cc, err);
+  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, err);
+  if (st == VF_OK && flt.any && xf.unmatched)
+    vf_log(VF_LOG_WARN, "Index.search: %llu of %llu index rows have ids that are not in %s (never "
+           "returned by a filtered query)", (unsigned long long)xf.unmatched, (unsigned long long)xf.rows, corpus);
+  size_t rows = flt.any && xf.rows ? (size_t)xf.rows : 1;
+  size_t chunk = (size_t)nq;
+  if (flt.any && texts) {
+    chunk = ((size_t)256 << 20) / rows;
+    if (chunk < 1) chunk = 1;
+    if (chunk > nq) chunk = (size_t)nq;
+  }
+  if (st == VF_OK && flt.any) {
+    abuf = vf_malloc((ftext ? 1 : chunk) * rows);
+    allow = vf_calloc(chunk, sizeof *allow);
+    if (!abuf || !allow) st = vf_error_set(err, VF_ENOMEM, "out of memory for the filters' masks");
+  }
+  if (st == VF_OK && flt.any && ftext) { /* the same filter for every query: one mask */
+    bool on = ev_ivf_filter_allow(&xf, 0, abuf);
+    for (size_t i = 0; i < chunk; i++) allow[i] = on ? abuf : NULL;
+  }
+  for (uint64_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+    size_t qn = nq - q0 < chunk ? (size_t)(nq - q0) : chunk;
+    for (size_t i = 0; flt.any && texts && i < qn; i++)
+      allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * rows) ? abuf + i * rows : NULL;
+    so->allow = flt.any ? (const uint8_t *const *)allow : NULL;
+    st = ivf_search(ix, q + q0 * (size_t)dim, qn, dim, k, so, hits + q0 * k, counts + q0, err);
+  }
+  so->allow = NULL;
+  free(abuf);
+  free(allow);
+  ev_ivf_filter_close(&xf);
+  ev_filters_free(&flt);
+  corpus_source_close(&cc);
+  return st;
+}
+
 static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"queries", "nq", "dim", "k", "nprobe", "rerank", "threads", NULL};
-  PyObject *qo;
+  static char *kwlist[] = {"queries", "nq", "dim", "k", "nprobe", "rerank", "threads", "filter", "corpus",
+                           "id_root", "filters", NULL};
+  PyObject *qo, *flist = Py_None;
   unsigned long long nq;
   int dim, threads = 0;
   unsigned int k, nprobe = 1, rerank = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OKiI|IIi", kwlist, &qo, &nq, &dim, &k, &nprobe, &rerank, &threads))
+  const char *ftext = NULL, *corpus = NULL, *id_root = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OKiI|IIizzzO", kwlist, &qo, &nq, &dim, &k, &nprobe, &rerank,
+                                   &threads, &ftext, &corpus, &id_root, &flist))
     return NULL;
   if (!index_ok(self)) return NULL;
   if (k < 1 || nq < 1) {
     PyErr_SetString(UsageError, "search: need k >= 1 and at least one query");
     return NULL;
   }
+  /* filters: one text per query (None: unfiltered), borrowed from the list */
+  PyObject *fseq = NULL;
+  char **texts = NULL;
+  if (flist != Py_None) {
+    fseq = PySequence_Fast(flist, "filters: a list of str or None");
+    if (!fseq) return NULL;
+    if ((uint64_t)PySequence_Fast_GET_SIZE(fseq) != nq) {
+      PyErr_Format(UsageError, "Index.search: %zd filters for %llu queries (one per query, None: unfiltered)",
+                   PySequence_Fast_GET_SIZE(fseq), nq);
+      Py_DECREF(fseq);
+      return NULL;
+    }
+    texts = calloc((size_t)nq + 1, sizeof *texts);
+    for (uint64_t i = 0; texts && i < nq; i++) {
+      PyObject *it = PySequence_Fast_GET_ITEM(fseq, (Py_ssize_t)i);
+      if (it == Py_None) continue;
+      const char *t = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+      if (!t) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "filters: a list of str or None");
+        free(texts);
+        Py_DECREF(fseq);
+        return NULL;
+      }
+      texts[i] = (char *)t;
+    }
+    if (!texts) {
+      Py_DECREF(fseq);
+      return PyErr_NoMemory();
+    }
+  }
   Py_buffer qv;
-  if (!get_input(qo, &qv, (size_t)nq * (size_t)dim * sizeof(float), "queries")) return NULL;
+  if (!get_input(qo, &qv, (size_t)nq * (size_t)dim * sizeof(float), "queries")) {
+    free(texts);
+    Py_XDECREF(fseq);
+    return NULL;
+  }
   size_t cnt = (size_t)nq * k;
   idx_hit *hits = malloc(cnt * sizeof *hits + sizeof *hits);
   size_t *counts = calloc((size_t)nq + 1, sizeof *counts);
@@ -938,7 +1034,10 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   call_state cs;
   call_begin(&cs, threads);
   ivf_search_opts so = {.nprobe = nprobe, .threads = threads, .rerank = rerank};
-  if (st == VF_OK) st = ivf_search(self->ix, qv.buf, nq, dim, k, &so, hits, counts, &err);
+  if (st == VF_OK && (ftext || texts))
+    st = filtered_search(self->ix, qv.buf, nq, dim, k, &so, ftext, texts, corpus, id_root, hits, counts, &err);
+  else if (st == VF_OK)
+    st = ivf_search(self->ix, qv.buf, nq, dim, k, &so, hits, counts, &err);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
     c32[i] = (uint32_t)counts[i];
     for (size_t j = 0; j < counts[i]; j++) {
@@ -952,7 +1051,18 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   }
   bool ok = call_end(&cs, &st, &err);
   PyBuffer_Release(&qv);
-  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32, false) : NULL;
+  free(texts);
+  Py_XDECREF(fseq);
+  if (self->integer_ids < 0) { /* the index's ids: integers (row numbers, id_expression: row) or UUIDs */
+    ivf_info in;
+    ivf_info_get(self->ix, &in);
+    size_t len = 0;
+    const char *id0 = in.rows ? ivf_id(self->ix, 0, &len) : "";
+    size_t dg = 0;
+    while (dg < len && id0[dg] >= '0' && id0[dg] <= '9') dg++;
+    self->integer_ids = in.rows == 0 || (len > 0 && dg == len && len <= 18);
+  }
+  PyObject *res = ok ? hits_result(nq, k, (const char(*)[37])ids, scores, c32, !self->integer_ids) : NULL;
   free(hits);
   free(counts);
   free(ids);

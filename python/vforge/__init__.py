@@ -13,9 +13,10 @@ results are the command line's, byte for byte.
 - :class:`Index` builds, saves, loads and searches IVF indexes (flat, sq8, pq, rabitq).
 - :func:`load` streams a corpus into a vector store, :func:`bench` measures a store.
 
-Every call that does parallel work takes ``threads=`` (the CLI's ``--threads``: default, the CPUs
-this process may use; :func:`recall`, :meth:`Index.load` and :meth:`Index.save` run on the calling
-thread only).
+Every call takes ``threads=`` (the CLI's ``--threads``: an integer in 1..4096, default the CPUs
+this process may use; anything else raises :class:`UsageError`).  Results never depend on it.
+:func:`recall`, :meth:`Index.load` and :meth:`Index.save` have no parallel work: they accept and
+check it and run on the calling thread.
 Errors raise :class:`Error` subclasses carrying vforge's message; Ctrl-C interrupts a long call
 through the library's cancellation flag and raises ``KeyboardInterrupt``.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import json as _json
+import numbers as _numbers
 import os as _os
 import shutil as _shutil
 import tempfile as _tempfile
@@ -61,11 +63,18 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, _os.PathLike))
 
 
+_MAX_THREADS = 4096  # the CLI's --threads range, 1..4096
+
+
 def _threads(threads: Optional[int]) -> int:
+    """``threads=`` of every call, checked as the CLI checks ``--threads``: None (0 here: the
+    library's default, the CPUs this process may use) or an integer in 1..4096."""
     if threads is None:
         return 0
-    if int(threads) < 1:
-        raise UsageError("threads must be at least 1")
+    if isinstance(threads, bool) or not isinstance(threads, _numbers.Integral):
+        raise UsageError(f"threads must be an integer in 1..{_MAX_THREADS}, got {threads!r}")
+    if not 1 <= int(threads) <= _MAX_THREADS:
+        raise UsageError(f"threads must be an integer in 1..{_MAX_THREADS}, got {int(threads)}")
     return int(threads)
 
 
@@ -234,7 +243,9 @@ def open(source: Union[str, "os.PathLike[str]"], columns: Optional[Sequence[str]
     ``id_expression``, else ``vf_point_id(filename, file_row_number)``), an id expression, or
     ``False``.  Vectors are checked as ``vforge load`` checks them: a bad row raises
     :class:`DataError` naming file and row, or is dropped with ``skip_bad_rows=True``.  The first
-    batch is read now, so a bad source fails here.
+    batch is read now, so a bad source fails here.  ``threads``: batches are decoded one row
+    group at a time on the thread that pulls them (no parallel decode); it is checked and set as
+    the library's thread count while a batch is read.
     """
     idexpr = with_id if isinstance(with_id, str) else None
     t = _threads(threads)
@@ -320,7 +331,8 @@ def generate_queries(corpus: Union[str, "os.PathLike[str]"], n: int, *, seed: in
     corpora); ``column``: the vector column when there are several.  ``filter_template``
     (``--filter-template``; text, ``"@FILE"`` or a dict): a ``__filter__`` column, one filter per
     query, ``"$key"`` the query row's own payload value, ``"$~key"`` a value drawn from the corpus
-    (default file ``queries_<n>_f<h>.parquet``)."""
+    (default file ``queries_<n>_f<h>.parquet``).  ``threads`` is checked; the sample is read on
+    the calling thread (no parallel work)."""
     r = _vforge.generate_queries(_path(corpus), int(n), int(seed),
                                  list(columns) if columns is not None else None, column,
                                  _path(output) if output is not None else None, id_root,
@@ -337,7 +349,7 @@ def _id_rows(ids: Any) -> list:
     return [[None if v is None else str(v) for v in row] for row in ids]
 
 
-def recall(hits: Any, truth: Any, k: int, *, ties: bool = False) -> float:
+def recall(hits: Any, truth: Any, k: int, *, ties: bool = False, threads: Optional[int] = None) -> float:
     """Mean recall@``k`` of ``hits`` against ``truth``, as ``vforge bench`` counts it.
 
     ``hits``: a :class:`Hits` (``(ids, scores)``), an ids array of shape ``(nq, >=k)``, or a list
@@ -347,8 +359,9 @@ def recall(hits: Any, truth: Any, k: int, *, ties: bool = False) -> float:
     k-th within 1e-6 relative (``recall_max``; needs the hits' scores).  A filtered truth
     (``brute_force(..., filter=)``) is scored as bench scores it: a query's recall is over
     min(k, its true hits), and queries with no true hit are left out of the mean (0.0 when no
-    query has one).
+    query has one).  ``threads`` is accepted and checked; the scoring runs on the calling thread.
     """
+    _threads(threads)
     hscores = None
     if isinstance(hits, tuple) and len(hits) == 2:
         hids, hscores = hits
@@ -376,17 +389,26 @@ class Index:
     temporary file that is deleted when the object is closed or collected.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], *, _temp_dir: Optional[str] = None,
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, corpus: Optional[str] = None,
+                 id_root: Optional[str] = None, _temp_dir: Optional[str] = None,
                  _report: Optional[dict] = None) -> None:
         self.path = _path(path)
         self._file = _vforge.IndexFile(self.path)
         self._temp_dir = _temp_dir
         self.report: Optional[dict] = _report
+        #: the corpus (URI or load config) whose payload a filtered :meth:`search` reads
+        self.corpus: Optional[str] = _path(corpus) if corpus is not None else None
+        self._id_root = id_root
 
     @classmethod
-    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Index":
-        """Open an index file (every section bound and the checksum are checked)."""
-        return cls(path)
+    def load(cls, path: Union[str, "os.PathLike[str]"], *, corpus: Optional[str] = None,
+             id_root: Optional[str] = None, threads: Optional[int] = None) -> "Index":
+        """Open an index file (every section bound and the checksum are checked; the file is
+        mapped, not read, so ``threads`` — accepted and checked like every call's — has no
+        parallel work here).  ``corpus``: the corpus the index was built from, whose payload a
+        filtered :meth:`search` reads (as ``index search --corpus``)."""
+        _threads(threads)
+        return cls(path, corpus=corpus, id_root=id_root)
 
     @classmethod
     def build(cls, source: PathOrArray, *, type: str = "sq8", nlist: Optional[int] = None,
@@ -421,28 +443,59 @@ class Index:
         try:
             if _is_path(source):
                 rep = _vforge.index_build(_path(source), out, type, **kw)
+                corpus = _path(source)
             else:
                 x = _matrix(source, "vectors")
                 rep = _vforge.index_build(x, out, type, n=x.shape[0], dim=x.shape[1], **kw)
-            return cls(out, _temp_dir=tmp, _report=_json.loads(rep))
+                corpus = None
+            return cls(out, corpus=corpus, id_root=id_root, _temp_dir=tmp, _report=_json.loads(rep))
         except BaseException:
             if tmp:
                 _shutil.rmtree(tmp, ignore_errors=True)
             raise
 
-    def search(self, queries: ArrayLike, k: int, nprobe: int = 1, *, rerank: Optional[int] = None,
+    def search(self, queries: ArrayLike, k: int, nprobe: int = 1,
+               filter: Union[None, FilterLike, Sequence[Optional[FilterLike]]] = None, *,
+               corpus: Optional[str] = None, rerank: Optional[int] = None,
                threads: Optional[int] = None) -> Hits:
         """The ``k`` best hits of each query (an ``(nq, d)`` array), scanning ``nprobe`` lists;
         scores as :func:`brute_force`'s; ``rerank`` overrides the file's re-rank factor (a 4-bit
         PQ index without stored vectors re-scores ``rerank * k`` candidates by float ADC).
-        Returns :class:`Hits`."""
+        ``threads``: queries are searched in parallel (the result does not depend on it).
+
+        ``filter``: a Qdrant filter for every query (JSON text, ``"@FILE"`` or a dict), as
+        ``vforge index search --filter ... --corpus ...``, or a list of one filter per query
+        (``None``: that query unfiltered), as a queries file's ``__filter__`` column; it reads
+        the payload of ``corpus``
+        (default: the corpus :meth:`build` read, or :meth:`load`'s ``corpus=``), matched to the
+        index rows by point id; it is applied inside the list scan and ``nprobe`` widens until
+        ``k`` matching hits are found or every list was scanned, so a query gets fewer than
+        ``k`` hits (``-1``/``None`` and NaN padding) only when fewer rows match.  Index rows
+        whose ids are not in the corpus never match (a warning on the ``vforge`` logger).  The
+        corpus's payload is read on every filtered call.  Returns :class:`Hits`."""
         q = _matrix(queries, "queries")
+        if int(k) < 1 or int(nprobe) < 1:
+            raise UsageError(f"Index.search: k and nprobe must be at least 1 (got k={k}, nprobe={nprobe})")
+        ftext, per_query = None, None
+        if isinstance(filter, (list, tuple)):
+            if len(filter) != q.shape[0]:
+                raise UsageError(f"Index.search: {len(filter)} filters for {q.shape[0]} queries "
+                                 "(one per query, None: unfiltered)")
+            per_query = [_filter_text(f, f"filter {i}") for i, f in enumerate(filter)]
+        else:
+            ftext = _filter_text(filter)
+        src = _path(corpus) if corpus is not None else self.corpus
+        if (ftext is not None or per_query is not None) and src is None:
+            raise UsageError("Index.search: a filter reads the payload of the corpus the index was built "
+                             "from; give corpus= (an index built from an array has none)")
         raw = self._file.search(q, q.shape[0], q.shape[1], int(k), int(nprobe), int(rerank or 0),
-                                _threads(threads))
+                                _threads(threads), ftext, src, self._id_root, per_query)
         return _hits(raw, q.shape[0], int(k))
 
-    def save(self, path: Union[str, "os.PathLike[str]"]) -> str:
-        """Copy the index file to ``path`` (written to a temporary name, then renamed)."""
+    def save(self, path: Union[str, "os.PathLike[str]"], *, threads: Optional[int] = None) -> str:
+        """Copy the index file to ``path`` (written to a temporary name, then renamed); a file
+        copy, so ``threads`` is accepted and checked but has no parallel work."""
+        _threads(threads)
         dst = _path(path)
         tmp = dst + ".tmp.%d" % _os.getpid()
         _shutil.copyfile(self.path, tmp)
@@ -494,7 +547,8 @@ def load(config: Union[str, "os.PathLike[str]"], resume: bool = False, *, step: 
     training: ``stage`` "k-means", ``unit`` "iterations") — (an exception it raises stops the load
     and is raised here).  Returns the ``--json`` report:
     ``{points, files, bytes_read, seconds, points_per_s, finalize_seconds, retries,
-    skipped_rows}``."""
+    skipped_rows}``.  ``threads``: finalize's index training (k-means) and scoring; the upload
+    runs the config's ``loader.concurrency`` workers whatever ``threads``."""
     skip = -1 if skip_bad_rows is None else int(bool(skip_bad_rows))
     js, _verified, _stored, _expected = _vforge.load(
         _path(config), step, bool(resume), int(offset), int(limit or 0), skip, store,
@@ -528,7 +582,9 @@ def bench(config: Optional[Union[str, "os.PathLike[str]"]] = None, *, queries: s
     throughput-latency curve), ``sweep`` (``--sweep``: ``{"nprobe": [1, 4, 16]}`` or
     ``["nprobe=1,4,16"]``; several keys form the grid, the last varying fastest).  With a sweep
     the result is ``{"points": [{"params": {...}, "recall": ..., ...}, ...]}``, as ``--json``.
-    ``ground_truth`` may be left out when ``queries`` is an ann-filtering-benchmark bundle."""
+    ``ground_truth`` may be left out when ``queries`` is an ann-filtering-benchmark bundle.
+    ``threads``: the library's threads during the run (a local store's search; reported as the
+    dict's ``threads``); the queries in flight are ``concurrency``."""
     specs = []
     if sweep is not None:
         items = sweep.items() if isinstance(sweep, dict) else None

@@ -2,13 +2,18 @@
  * corpus_read_vectors(): a corpus's dense vectors as one row-major float32 matrix (the Python
  * front end's read_vectors, which numpy views without a copy).
  *
- * Why a path of its own for parquet corpora: the matrix is the output, so each row group is
- * decoded straight into its slice of it (pqt_dense_from_leaf writing into the caller's memory:
- * the decoded values are copied once, into place).  The row counts come from the footers, the
- * dimension from the first row group, which is decoded into a buffer that is then grown in
- * place to the whole matrix (realloc of a large block remaps its pages, it does not copy them),
- * and the other row groups are spread over `threads` workers.  Configs, component datasets and
- * vector files go through the record reader, one batch after another.
+ * Why a path of its own for parquet corpora: the matrix is the output, so the decoder writes
+ * into it.  The row counts come from the footers, the dimension from the first row group (or
+ * slice), which is decoded into a buffer that is then grown in place to the whole matrix
+ * (realloc of a large block remaps its pages, it does not copy them; huge pages asked for).
+ * Every other row group of a list<float> column is read with the matrix slice as the leaf's
+ * value buffer (pqt_read_leaves appends into it and cannot grow it: format.h), so its floats
+ * are copied once, from the decompressed page into place — the scan's work plus that one copy
+ * (bench/python).  Other element types, nulls or a ragged row group are decoded again the
+ * general way (pqt_dense_from_leaf converting into the slice), which also names the bad row.
+ * The row groups are spread over `threads` workers.  Configs, component datasets and vector
+ * files go through the record reader, one batch after another, into a matrix reserved a file at
+ * a time from the reader's row counts.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -79,6 +84,49 @@ static vf_status decode_unit(pqt_file *f, int top, const rv_unit *u, int32_t *di
   return st;
 }
 
+/* whether top's values are float32 list elements: the decoded leaf values are the matrix rows */
+static bool f32_list(const pqt_file *f, int top) {
+  const pqt_schema *s = pqt_schema_of(f);
+  return s->nodes[top].leaf < 0 && s->leaves[s->nodes[top].first_leaf].type == PQT_FLOAT;
+}
+
+/* Decode unit u straight into dst (rows*dim floats): the leaf's values buffer is dst, fixed in
+ * size (max == cap).  *done false: not decoded in place (another element type, nulls, a row
+ * group that is not rows x dim, more values than that), nothing wrong said yet — the caller
+ * decodes it with decode_unit, which names what is wrong.  Levels stay in `leaf`. */
+static vf_status decode_in_place(pqt_file *f, int top, const rv_unit *u, int32_t dim, float *dst,
+                                 pqt_leaf_data *leaf, bool *done, vf_error *err) {
+  *done = false;
+  if (!f32_list(f, top)) return VF_OK;
+  size_t bytes = (size_t)u->rows * (size_t)dim * sizeof(float);
+  int lid = pqt_schema_of(f)->nodes[top].first_leaf;
+  vf_buf own = leaf->values;
+  leaf->values = (vf_buf){.data = (uint8_t *)dst, .len = 0, .cap = bytes, .max = bytes};
+  vf_error e2;
+  vf_error_clear(&e2);
+  vf_status st = pqt_read_leaves(f, u->rg, &lid, 1, leaf, &e2);
+  bool same = leaf->values.data == (uint8_t *)dst;
+  size_t got = leaf->values.len;
+  leaf->values = own; /* dst is the caller's again; the leaf keeps its own buffer */
+  if (!same) /* the contract in format.h was broken: never free or reuse a slice of the matrix */
+    return vf_error_set(err, VF_EINTERNAL, "%s: row group %d: the reader replaced the caller's value buffer",
+                        pqt_name(f), u->rg);
+  if (st == VF_ECANCELED) {
+    *err = e2;
+    return st;
+  }
+  if (st != VF_OK || got != bytes || leaf->def || leaf->nrows != (int64_t)u->rows) return VF_OK;
+  /* the shape (every row exactly dim values, rep levels regular) without touching the floats */
+  pqt_dense chk = {.check_only = true};
+  leaf->values = (vf_buf){.data = (uint8_t *)dst, .len = bytes, .cap = bytes, .max = bytes};
+  int32_t dm = dim;
+  st = pqt_dense_from_leaf(f, top, leaf, (int64_t)u->first, &dm, &chk, &e2);
+  leaf->values = own;
+  *done = st == VF_OK && dm == dim && chk.rows == (int64_t)u->rows && !chk.null_rows && !chk.data;
+  pqt_dense_free(&chk);
+  return VF_OK;
+}
+
 /* one worker: units from the shared counter until none is left (a slot of a pool loop) */
 static void rv_worker(void *arg, size_t slot, int w) {
   (void)slot;
@@ -107,8 +155,10 @@ static void rv_worker(void *arg, size_t slot, int w) {
       fidx = u->file;
     }
     int32_t dim = s->dim;
-    st = decode_unit(f, top, u, &dim, s->out + (size_t)u->row0 * (size_t)s->dim, &leaf, &d, &err);
-    if (st != VF_OK) break;
+    float *dst = s->out + (size_t)u->row0 * (size_t)s->dim;
+    bool done = false;
+    if ((st = decode_in_place(f, top, u, dim, dst, &leaf, &done, &err)) != VF_OK) break;
+    if (!done && (st = decode_unit(f, top, u, &dim, dst, &leaf, &d, &err)) != VF_OK) break;
   }
   if (st != VF_OK) {
     pthread_mutex_lock(&s->lock);
@@ -188,6 +238,7 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
         d.data = NULL;
         d.cap = 0;
         *out = m;
+        vf_advise_huge(m, (size_t)total * (size_t)dm * sizeof(float)); /* fewer page faults */
       }
     }
   }
@@ -237,6 +288,7 @@ static vf_status read_records(const corpus_source *src, float **out, uint64_t *r
     corpus_records *r = NULL;
     st = corpus_records_open(&src->files.files[fi], &spec, base, &r, err);
     int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
+    uint64_t frows = st == VF_OK ? corpus_records_rows(r) : 0; /* this file's rows, reserved below */
     for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
       if ((st = vf_check_cancel(err)) != VF_OK) break;
       st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
@@ -250,8 +302,11 @@ static vf_status read_records(const corpus_source *src, float **out, uint64_t *r
       }
       size_t need = (n + b.n) * (size_t)dm;
       if (need > cap) {
-        size_t nc = cap ? cap : need;
-        while (nc < need) nc *= 2;
+        /* through the end of this file at once (the reader knows its rows), else doubling */
+        size_t nc = cap > need / 2 ? 2 * cap : need;
+        uint64_t upto = (uint64_t)n + frows;
+        if (upto <= SIZE_MAX / sizeof(float) / (uint64_t)dm && (size_t)upto * (size_t)dm >= need)
+          nc = (size_t)upto * (size_t)dm;
         float *nm = realloc(m, nc * sizeof(float));
         if (!nm) {
           st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu floats", nc);

@@ -436,6 +436,19 @@ VF_TEST(read_vectors_matches_records_any_threads) {
     corpus_records_close(r);
   }
   CHECK_EQ_INT(at, 6000);
+  /* under a memory budget of 2 MiB the row groups are read in slices of 64 KiB, each decoded
+   * straight into the matrix: the same matrix at 1 and 2 threads */
+  vf_set_memory_budget((uint64_t)2 << 20);
+  for (int t = 1; t <= 2; t++) {
+    float *m3 = NULL;
+    uint64_t n3 = 0;
+    int32_t d3 = 0;
+    CHECK_OK(corpus_read_vectors(&src, NULL, t, &m3, &n3, &d3, &err));
+    CHECK(n3 == n1 && d3 == d1);
+    if (m1 && m3 && n3 == n1 && d3 == d1) CHECK(memcmp(m1, m3, (size_t)n1 * (size_t)d1 * sizeof(float)) == 0);
+    free(m3);
+  }
+  vf_set_memory_budget(0);
   free(m1);
   free(m2);
   CHECK_STATUS(corpus_read_vectors(&src, "text", 1, &m1, &n1, &d1, &err), VF_EUSAGE);

@@ -14,7 +14,7 @@ import pytest
 
 import vforge
 
-from conftest import cli
+from conftest import assert_hits_equal_file, cli, truth_rows
 
 F = '{"must": [{"key": "meta.lang", "match": {"value": "en"}}], "must_not": [{"key": "id", "range": {"lt": 100}}]}'
 
@@ -22,21 +22,6 @@ F = '{"must": [{"key": "meta.lang", "match": {"value": "en"}}], "must_not": [{"k
 def read_bytes(p):
     with open(p, "rb") as f:
         return f.read()
-
-
-def truth_rows(path):
-    t = pq.read_table(path)
-    return t.column("hit_ids").to_pylist(), t.column("hit_scores").to_pylist()
-
-
-def assert_hits_equal_file(h, path, k):
-    ids, scores = truth_rows(path)
-    assert h.ids.shape == (len(ids), k)
-    for i, (row_ids, row_scores) in enumerate(zip(ids, scores)):
-        n = len(row_ids)
-        assert h.ids[i, :n].tolist() == row_ids, i
-        assert np.array_equal(h.scores[i, :n], np.array(row_scores, dtype=np.float32)), i
-        assert all(v is None for v in h.ids[i, n:]) and np.isnan(h.scores[i, n:]).all(), i
 
 
 @pytest.fixture
