@@ -778,6 +778,10 @@ static vf_status add_leaf(corpus_records *r, int leaf, int *slot, vf_error *err)
 
 /* ------------------------------------------------------------------- open */
 
+static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
+                              uint64_t global_row_base, const pqt_open_opts *opts,
+                              corpus_records **out, vf_error *err);
+
 /* rec_vec.leaf_owned: a dense float32 list vector whose leaf slot nothing else decodes from
  * (another vector of the same column, a payload field or an id column keeps reading it after
  * fill_vector, so its values must stay where they are). */
@@ -809,6 +813,13 @@ static vf_status mark_owned_leaves(corpus_records *r, vf_error *err) {
  *  borrowed and must outlive the reader; batches borrow file->key and the vector names. */
 vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec *spec,
                               uint64_t global_row_base, corpus_records **out, vf_error *err) {
+  return records_open(file, spec, global_row_base, NULL, out, err);
+}
+
+/* corpus_records_open() with the parquet open options (NULL: defaults) */
+static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
+                              uint64_t global_row_base, const pqt_open_opts *opts,
+                              corpus_records **out, vf_error *err) {
   *out = NULL;
   if (spec->nvectors < 0 || spec->npayload < 0 || (spec->nvectors && !spec->vectors) ||
       (spec->npayload && !spec->payload))
@@ -831,7 +842,7 @@ vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec 
   }
   io_source *src = NULL;
   vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &r->f, err);
+  if (st == VF_OK) st = pqt_open(src, opts, &r->f, err);
   if (st != VF_OK) goto fail;
   const pqt_file_meta *m = pqt_meta(r->f);
   const pqt_schema *sc = pqt_schema_of(r->f);
@@ -1289,6 +1300,8 @@ void corpus_batch_free(corpus_batch *b) {
   memset(b, 0, sizeof *b);
 }
 
+enum { PROBE_SLICE = 1 << 20 };
+
 /* corpus_records_probe_dim(): see corpus.h. */
 vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
                                    int32_t *dim, vf_error *err) {
@@ -1297,7 +1310,11 @@ vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_sou
   spec.nvectors = 1;
   spec.skip_bad_rows = true;
   corpus_records *r = NULL;
-  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
+  /* parquet row groups read as slices of about PROBE_SLICE bytes: the first slice with a valid
+   * row answers (the dimension is inferred from the first non-null row the reader decodes,
+   * which a whole row group and its first slices share), not a decode of a whole row group */
+  pqt_open_opts po = {.verify_crc = pqt_verify_crc_default(), .slice_bytes = PROBE_SLICE};
+  vf_status st = records_open(file, &spec, 0, &po, &r, err);
   corpus_batch b = {0};
   *dim = 0;
   int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
