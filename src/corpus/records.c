@@ -925,6 +925,36 @@ uint64_t corpus_records_bytes_read(const corpus_records *r) {
   return pqt_source(r->f)->bytes_read;
 }
 
+/* The first dense vector whose decoded values may be handed over (NULL when none). */
+static vf_buf *owned_values(corpus_records *r) {
+  for (int i = 0; r && !r->ds && r->vecs && i < r->spec.nvectors; i++)
+    if (r->vecs[i].leaf_owned) return &r->data[r->vecs[i].data_a].values;
+  return NULL;
+}
+
+/*! corpus_records_keep_buffer() : see corpus.h. */
+void corpus_records_keep_buffer(corpus_records *r, vf_buf *spare) {
+  vf_buf *lv = owned_values(r);
+  if (!lv || !lv->data) return;
+  free(spare->data);
+  spare->data = lv->data;
+  spare->cap = lv->cap;
+  spare->len = 0;
+  lv->data = NULL;
+  lv->cap = lv->len = 0;
+}
+
+/*! corpus_records_use_buffer() : see corpus.h. */
+void corpus_records_use_buffer(corpus_records *r, vf_buf *spare) {
+  vf_buf *lv = owned_values(r);
+  if (!lv || lv->data || !spare->data) return;
+  lv->data = spare->data;
+  lv->cap = spare->cap;
+  lv->len = 0;
+  spare->data = NULL;
+  spare->cap = spare->len = 0;
+}
+
 /*! corpus_records_close() : free the reader (NULL ok).  Batches it filled stay valid. */
 void corpus_records_close(corpus_records *r) {
   if (!r) return;

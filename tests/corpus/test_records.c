@@ -718,6 +718,20 @@ VF_TEST(test_dense_handover_between_batches) {
       CHECK(memcmp(b3->vectors[0].dense, v + (9 + skip3) * D, (3 - skip3) * D * sizeof(float)) ==
             0);
     }
+    /* the decode buffer carried to the next file's reader (not for a shared leaf) */
+    vf_buf spare;
+    vf_buf_init(&spare, 0);
+    corpus_records_keep_buffer(r, &spare);
+    CHECK(with_payload ? spare.data == NULL : spare.data != NULL);
+    corpus_records_close(r);
+    CHECK_OK(corpus_records_open(&fs.files[0], &spec, 0, &r, &err));
+    if (!r) break;
+    corpus_records_use_buffer(r, &spare);
+    CHECK(spare.data == NULL);
+    CHECK_OK(corpus_records_read(r, 1, 3, &b[0], NULL, &err));
+    CHECK_EQ_INT(b[0].n, 3);
+    CHECK(memcmp(b[0].vectors[0].dense, v + 3 * D, 3 * D * sizeof(float)) == 0);
+    vf_buf_free(&spare);
     corpus_batch_free(&b[0]);
     corpus_batch_free(&b[1]);
     corpus_records_close(r);
