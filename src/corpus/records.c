@@ -9,9 +9,11 @@
  *
  * Vectors are checked row by row, because one bad row must be reported by its physical row (or
  * dropped, with skip_bad_rows) without disturbing any other row's id:
- *   - dense: pqt_dense_from_leaf is the fast path (one memcpy for regular data); when it rejects
- *     the row group, a level walk classifies each row (null vector, empty vector, null element,
- *     dimension), so skipping works and messages name the vector and its column;
+ *   - dense: pqt_dense_from_leaf is the fast path: for float32 lists it only checks the levels
+ *     and the decoded values are handed to the batch as they are (fill_vector swaps buffers, no
+ *     copy), other element types are converted in one pass; when it rejects the row group, a
+ *     level walk classifies each row (null vector, empty vector, null element, dimension), so
+ *     skipping works and messages name the vector and its column;
  *   - sparse: struct{indices: list<int>, values: list<float|double>}: both lists walked, per row
  *     equal lengths and indices in [0, 2^32);
  *   - multi: list<list<float>>: a two-level walk (parquet-format "Nested Encoding": rep 0 starts
@@ -430,7 +432,8 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
         d->values.len >= (uint64_t)d->nvalues * sizeof(float)) {
       v->vals = (const float *)(const void *)d->values.data;
       v->vals_leaf = true;
-    } else if (v->dense.check_only && (!v->dense.data || v->dense.cap < (size_t)rows * (size_t)dim)) {
+    } else if (v->dense.check_only &&
+               (!v->dense.data || v->dense.cap < (size_t)rows * (size_t)dim)) {
       return levels_corrupt(r, v, 0, rg_first, "vector values were not decoded", err);
     }
     size_t from = (size_t)start * (size_t)(dim > 0 ? dim : 0);

@@ -31,7 +31,17 @@ static inline uint32_t rotl32(uint32_t x, unsigned c) {
 #define MD5_G(x, y, z) (((x) & (z)) | ((y) & ~(z)))
 #define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
-#define MD5_STEP(fn, a, b, c, d, i, g) (a) = (b) + rotl32((a) + fn((b), (c), (d)) + md5_k[i] + m[g], md5_r[i])
+#define MD5_STEP(fn, a, b, c, d, i, g) \
+  (a) = (b) + rotl32((a) + fn((b), (c), (d)) + md5_k[i] + m[g], md5_r[i])
+
+/* the 16 steps of one round: message word (gk * i + go) mod 16 at step i */
+#define MD5_ROUND(fn, lo, gk, go)                                                                  \
+  VF_UNROLL4 for (int i = (lo); i < (lo) + 16; i += 4) {                                           \
+    MD5_STEP(fn, a, b, c, d, i, ((gk) * i + (go)) & 15);                                           \
+    MD5_STEP(fn, d, a, b, c, i + 1, ((gk) * (i + 1) + (go)) & 15);                                 \
+    MD5_STEP(fn, c, d, a, b, i + 2, ((gk) * (i + 2) + (go)) & 15);                                 \
+    MD5_STEP(fn, b, c, d, a, i + 3, ((gk) * (i + 3) + (go)) & 15);                                 \
+  }
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define VF_UNROLL4 _Pragma("GCC unroll 4")
@@ -47,34 +57,10 @@ static void md5_block(uint32_t h[4], const uint8_t *blk) {
     m[i] = (uint32_t)blk[4 * i] | ((uint32_t)blk[4 * i + 1] << 8) |
            ((uint32_t)blk[4 * i + 2] << 16) | ((uint32_t)blk[4 * i + 3] << 24);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-  VF_UNROLL4
-  for (int i = 0; i < 16; i += 4) {
-    MD5_STEP(MD5_F, a, b, c, d, i, i);
-    MD5_STEP(MD5_F, d, a, b, c, i + 1, i + 1);
-    MD5_STEP(MD5_F, c, d, a, b, i + 2, i + 2);
-    MD5_STEP(MD5_F, b, c, d, a, i + 3, i + 3);
-  }
-  VF_UNROLL4
-  for (int i = 16; i < 32; i += 4) {
-    MD5_STEP(MD5_G, a, b, c, d, i, (5 * i + 1) & 15);
-    MD5_STEP(MD5_G, d, a, b, c, i + 1, (5 * (i + 1) + 1) & 15);
-    MD5_STEP(MD5_G, c, d, a, b, i + 2, (5 * (i + 2) + 1) & 15);
-    MD5_STEP(MD5_G, b, c, d, a, i + 3, (5 * (i + 3) + 1) & 15);
-  }
-  VF_UNROLL4
-  for (int i = 32; i < 48; i += 4) {
-    MD5_STEP(MD5_H, a, b, c, d, i, (3 * i + 5) & 15);
-    MD5_STEP(MD5_H, d, a, b, c, i + 1, (3 * (i + 1) + 5) & 15);
-    MD5_STEP(MD5_H, c, d, a, b, i + 2, (3 * (i + 2) + 5) & 15);
-    MD5_STEP(MD5_H, b, c, d, a, i + 3, (3 * (i + 3) + 5) & 15);
-  }
-  VF_UNROLL4
-  for (int i = 48; i < 64; i += 4) {
-    MD5_STEP(MD5_I, a, b, c, d, i, (7 * i) & 15);
-    MD5_STEP(MD5_I, d, a, b, c, i + 1, (7 * (i + 1)) & 15);
-    MD5_STEP(MD5_I, c, d, a, b, i + 2, (7 * (i + 2)) & 15);
-    MD5_STEP(MD5_I, b, c, d, a, i + 3, (7 * (i + 3)) & 15);
-  }
+  MD5_ROUND(MD5_F, 0, 1, 0);
+  MD5_ROUND(MD5_G, 16, 5, 1);
+  MD5_ROUND(MD5_H, 32, 3, 5);
+  MD5_ROUND(MD5_I, 48, 7, 0);
   h[0] += a;
   h[1] += b;
   h[2] += c;

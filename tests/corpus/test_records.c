@@ -709,8 +709,9 @@ VF_TEST(test_dense_handover_between_batches) {
       CHECK_EQ_INT(b3->file_rows[0], 9 + skip3);
       CHECK(memcmp(b3->vectors[0].dense, v + (9 + skip3) * D, (3 - skip3) * D * sizeof(float)) ==
             0);
-      if (with_payload) CHECK_EQ_STR(payload_row(b3, 0), round == 1 ? "{\"vec\":[30.25,31.25,32.25]}"
-                                                                     : "{\"vec\":[27.25,28.25,29.25]}");
+      if (with_payload)
+        CHECK_EQ_STR(payload_row(b3, 0), round == 1 ? "{\"vec\":[30.25,31.25,32.25]}"
+                                                    : "{\"vec\":[27.25,28.25,29.25]}");
       /* an earlier batch read again from row group 0 while the other one is kept */
       CHECK_OK(corpus_records_read(r, 0, 0, &b[0], NULL, &err));
       CHECK_EQ_INT(b[0].n, 3);
