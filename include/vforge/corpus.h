@@ -262,6 +262,13 @@ uint64_t corpus_records_bytes_read(const corpus_records *r);
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err);
 void corpus_records_close(corpus_records *r);
+/*! corpus_records_keep_buffer() / corpus_records_use_buffer() : carry the decode buffer of the
+ *  dense vector values from a reader about to be closed to the next file's reader, so a load
+ *  over many files decodes into memory it already touched: keep moves the buffer into `spare`
+ *  (a vf_buf the caller frees), use moves `spare`'s buffer into a reader that has none yet.
+ *  Either is a no-op where there is nothing to move. */
+void corpus_records_keep_buffer(corpus_records *r, vf_buf *spare);
+void corpus_records_use_buffer(corpus_records *r, vf_buf *spare);
 /*! corpus_records_probe_dim() : the dimension of a dense or multi vector of `file`, read through
  *  the record reader with bad rows skipped, from the first row group that yields a point (so one
  *  bad row at the start of a corpus is reported by the load, naming its row, not by the probe).

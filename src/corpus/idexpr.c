@@ -400,6 +400,7 @@ static vf_status random_uuid(char out[37], vf_error *err) {
 }
 
 /* corpus_idexpr_eval(): see corpus.h. */
+
 vf_status corpus_idexpr_eval(const corpus_idexpr *e, const corpus_row_ctx *ctx, corpus_id *out,
                              vf_error *err) {
   memset(out, 0, sizeof *out);
@@ -446,17 +447,16 @@ vf_status corpus_idexpr_eval(const corpus_idexpr *e, const corpus_row_ctx *ctx, 
     char suffix[24];
     int nl;
     switch (e->ikind) {
-    case IDI_FILE_ROW: nl = snprintf(suffix, sizeof suffix, ":%" PRIu64, ctx->file_row); break;
-    case IDI_ROW: nl = snprintf(suffix, sizeof suffix, ":%" PRIu64, ctx->global_row); break;
-    case IDI_LITERAL:
-      nl = snprintf(suffix, sizeof suffix, e->ineg ? ":-%" PRIu64 : ":%" PRIu64, e->ival);
-      break;
+    case IDI_FILE_ROW: nl = corpus_id_suffix(suffix, false, ctx->file_row); break;
+    case IDI_ROW: nl = corpus_id_suffix(suffix, false, ctx->global_row); break;
+    case IDI_LITERAL: nl = corpus_id_suffix(suffix, e->ineg, e->ival); break;
     default:
       if ((st = get_col(ctx, e->icol, &v, err))) return st;
       if (v.kind == CORPUS_V_STR) return row_err(ctx, err, e->icol, "is a string, not an integer");
       /* a negative value keeps its sign, as string concatenation in the existing tools does */
-      nl = v.kind == CORPUS_V_UINT ? snprintf(suffix, sizeof suffix, ":%" PRIu64, v.u)
-                                   : snprintf(suffix, sizeof suffix, ":%" PRId64, v.i);
+      nl = v.kind == CORPUS_V_UINT ? corpus_id_suffix(suffix, false, v.u)
+           : v.i < 0               ? corpus_id_suffix(suffix, true, (uint64_t)0 - (uint64_t)v.i)
+                                   : corpus_id_suffix(suffix, false, (uint64_t)v.i);
       break;
     }
     const char *key;

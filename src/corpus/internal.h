@@ -11,6 +11,8 @@ vf_status corpus_strip_root(const char *abs, const char *id_root, char **out, vf
 /* md5(key + suffix) as a point id, where suffix is ":<decimal row>" */
 void corpus_point_id_text(const char *key, size_t key_len, const char *suffix, size_t suffix_len,
                           char out[37]);
+/* ":<v>" (or ":-<v>" when neg) in decimal into out (NUL-terminated); returns its length */
+int corpus_id_suffix(char out[24], bool neg, uint64_t v);
 /* 16 bytes -> lowercase 8-4-4-4-12 */
 void corpus_uuid_format(const uint8_t d[16], char out[37]);
 

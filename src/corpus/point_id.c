@@ -46,10 +46,27 @@ vf_status corpus_bare_key(const char *uri, const char *id_root, char **out, vf_e
   return st;
 }
 
+/* corpus_id_suffix(): see internal.h.  The bytes snprintf's ":%" PRIu64 writes (point ids hash
+ * them; this runs once per point, so it skips the printf machinery); length <= 22. */
+int corpus_id_suffix(char out[24], bool neg, uint64_t v) {
+  char digits[20];
+  int n = 0;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  int o = 0;
+  out[o++] = ':';
+  if (neg) out[o++] = '-';
+  while (n) out[o++] = digits[--n];
+  out[o] = '\0';
+  return o;
+}
+
 /* corpus_point_id(): see corpus.h. */
 void corpus_point_id(const char *key, size_t key_len, uint64_t row, char out[37]) {
   char num[24];
-  int nl = snprintf(num, sizeof num, ":%llu", (unsigned long long)row);
+  int nl = corpus_id_suffix(num, false, row);
   corpus_point_id_text(key, key_len, num, (size_t)nl, out);
 }
 

@@ -9,9 +9,11 @@
  *
  * Vectors are checked row by row, because one bad row must be reported by its physical row (or
  * dropped, with skip_bad_rows) without disturbing any other row's id:
- *   - dense: pqt_dense_from_leaf is the fast path (one memcpy for regular data); when it rejects
- *     the row group, a level walk classifies each row (null vector, empty vector, null element,
- *     dimension), so skipping works and messages name the vector and its column;
+ *   - dense: pqt_dense_from_leaf is the fast path: for float32 lists it only checks the levels
+ *     and the decoded values are handed to the batch as they are (fill_vector swaps buffers, no
+ *     copy), other element types are converted in one pass; when it rejects the row group, a
+ *     level walk classifies each row (null vector, empty vector, null element, dimension), so
+ *     skipping works and messages name the vector and its column;
  *   - sparse: struct{indices: list<int>, values: list<float|double>}: both lists walked, per row
  *     equal lengths and indices in [0, 2^32);
  *   - multi: list<list<float>>: a two-level walk (parquet-format "Nested Encoding": rep 0 starts
@@ -33,6 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "dataset.h"
 #include "internal.h"
@@ -74,6 +79,9 @@ typedef struct rec_vec {
   const float *vals; /* dense: rows x dim matrix; sparse/multi: the leaf's values as floats */
   bool vals_matrix;  /* vals is row-major rows x dim (dense) rather than packed values */
   pqt_dense dense;   /* dense fast path (per vector: batches are filled after every vector) */
+  bool leaf_owned;   /* dense float32 list whose leaf no other vector, payload or id reads: its
+                        decoded values may be handed to the batch (fill_vector) */
+  bool vals_leaf;    /* vals points into the leaf's decoded values (no copy was made) */
   float *conv;       /* converted values (owned) */
   size_t conv_cap;
   walk_rows wa, wb;
@@ -125,6 +133,17 @@ static vf_status grow(void **p, size_t *cap, size_t need, size_t elem, vf_error 
   *p = q;
   *cap = n;
   return VF_OK;
+}
+
+/* Bytes usable at p (a malloc'd block or NULL); 0 where the C library cannot tell, which
+ * makes the callers reallocate as if the block were empty. */
+static size_t block_bytes(void *p) {
+#if defined(__GLIBC__)
+  return p ? malloc_usable_size(p) : 0;
+#else
+  (void)p;
+  return 0;
+#endif
 }
 
 /* Resize a batch-owned array to exactly `n` elements (n may be 0: one element is kept). */
@@ -195,6 +214,29 @@ static vf_status convert_values(const corpus_records *r, rec_vec *v, const pqt_l
   v->vals = v->conv;
   v->vals_matrix = false;
   return VF_OK;
+}
+
+/* Whether x[0..n) holds a non-finite value: the exponent bits of each float, or-reduced in
+ * fixed blocks the compiler vectorises (an exponent of all ones carries into bit 31 when
+ * 0x00800000 is added to it), so the common all-finite matrix costs one streaming pass. */
+static bool any_nonfinite(const float *x, size_t n) {
+  enum { BLOCK = 64 };
+  size_t i = 0;
+  for (; i + BLOCK <= n; i += BLOCK) {
+    uint32_t acc = 0;
+    for (size_t j = 0; j < BLOCK; j++) {
+      uint32_t b;
+      memcpy(&b, &x[i + j], 4);
+      acc |= (b & 0x7f800000u) + 0x00800000u;
+    }
+    if (acc & 0x80000000u) return true;
+  }
+  for (; i < n; i++) {
+    uint32_t b;
+    memcpy(&b, &x[i], 4);
+    if ((b & 0x7f800000u) == 0x7f800000u) return true;
+  }
+  return false;
 }
 
 /* First non-finite value of x[0..n), -1 if none.  Tests the exponent bits directly. */
@@ -373,6 +415,9 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
   int32_t dim = v->dim;
   vf_error derr;
   vf_error_clear(&derr);
+  v->vals_leaf = false;
+  /* float32 lists: only check the levels; the values are used where the decoder left them */
+  v->dense.check_only = v->el == EL_F32 && !v->flba;
   vf_status st = pqt_dense_from_leaf(r->f, v->top, d, rg_first, &dim, &v->dense, &derr);
   if (st == VF_OK && (v->dense.rows != rows))
     return levels_corrupt(r, v, 0, rg_first, "vector rows do not match the row group", err);
@@ -380,12 +425,26 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
     if (dim > 0) v->dim = dim;
     v->vals = v->dense.data;
     v->vals_matrix = true;
-    for (int64_t row = start; row < rows; row++) {
+    /* no nulls and every row `dim` values: the packed leaf values are the row-major matrix
+     * (always so when check_only returned early without filling v->dense) */
+    if (v->dense.check_only && !d->def && !v->dense.null_rows && dim > 0 &&
+        d->nvalues == d->nlevels && d->nlevels == rows * (int64_t)dim &&
+        d->values.len >= (uint64_t)d->nvalues * sizeof(float)) {
+      v->vals = (const float *)(const void *)d->values.data;
+      v->vals_leaf = true;
+    } else if (v->dense.check_only &&
+               (!v->dense.data || v->dense.cap < (size_t)rows * (size_t)dim)) {
+      return levels_corrupt(r, v, 0, rg_first, "vector values were not decoded", err);
+    }
+    size_t from = (size_t)start * (size_t)(dim > 0 ? dim : 0);
+    bool clean = !v->dense.null_rows && dim > 0 &&
+                 !any_nonfinite(v->vals + from, (size_t)(rows - start) * (size_t)dim);
+    for (int64_t row = start; !clean && row < rows; row++) {
       if (v->dense.null_rows && v->dense.null_rows[row]) {
         mark_bad(r, v, row, rg_first, "is null");
         continue;
       }
-      const float *x = v->dense.data + (size_t)row * (size_t)dim;
+      const float *x = v->vals + (size_t)row * (size_t)dim;
       int64_t bad = first_nonfinite(x, dim);
       if (bad >= 0)
         mark_bad(r, v, row, rg_first, "has %s at position %" PRId64, nonfinite_name(x[bad]), bad);
@@ -722,10 +781,48 @@ static vf_status add_leaf(corpus_records *r, int leaf, int *slot, vf_error *err)
 
 /* ------------------------------------------------------------------- open */
 
+static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
+                              uint64_t global_row_base, const pqt_open_opts *opts,
+                              corpus_records **out, vf_error *err);
+
+/* rec_vec.leaf_owned: a dense float32 list vector whose leaf slot nothing else decodes from
+ * (another vector of the same column, a payload field or an id column keeps reading it after
+ * fill_vector, so its values must stay where they are). */
+static vf_status mark_owned_leaves(corpus_records *r, vf_error *err) {
+  int *uses = vf_calloc((size_t)r->nleaves + 1, sizeof *uses);
+  if (!uses) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  const pqt_schema *sc = pqt_schema_of(r->f);
+  for (int i = 0; i < r->spec.nvectors; i++) {
+    uses[r->vecs[i].data_a]++;
+    if (r->vecs[i].leaf_b >= 0) uses[r->vecs[i].data_b]++;
+  }
+  for (int i = 0; i < r->spec.npayload; i++) {
+    const pqt_node *n = &sc->nodes[r->pays[i].top];
+    for (int l = n->first_leaf; l < n->first_leaf + n->nleaves; l++)
+      uses[r->leaf_slot[l]]++;
+  }
+  for (int i = 0; i < r->ids.ncols; i++)
+    uses[r->leaf_slot[r->ids.cols[i].leaf]]++;
+  for (int i = 0; i < r->spec.nvectors; i++) {
+    rec_vec *v = &r->vecs[i];
+    v->leaf_owned = v->src->kind == CORPUS_VEC_DENSE && v->el == EL_F32 && !v->flba &&
+                    uses[v->data_a] == 1;
+  }
+  free(uses);
+  return VF_OK;
+}
+
 /*! corpus_records_open() : see corpus.h.  `file` and `spec` (and everything they point to) are
  *  borrowed and must outlive the reader; batches borrow file->key and the vector names. */
 vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec *spec,
                               uint64_t global_row_base, corpus_records **out, vf_error *err) {
+  return records_open(file, spec, global_row_base, NULL, out, err);
+}
+
+/* corpus_records_open() with the parquet open options (NULL: defaults) */
+static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
+                              uint64_t global_row_base, const pqt_open_opts *opts,
+                              corpus_records **out, vf_error *err) {
   *out = NULL;
   if (spec->nvectors < 0 || spec->npayload < 0 || (spec->nvectors && !spec->vectors) ||
       (spec->npayload && !spec->payload))
@@ -748,7 +845,7 @@ vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec 
   }
   io_source *src = NULL;
   vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &r->f, err);
+  if (st == VF_OK) st = pqt_open(src, opts, &r->f, err);
   if (st != VF_OK) goto fail;
   const pqt_file_meta *m = pqt_meta(r->f);
   const pqt_schema *sc = pqt_schema_of(r->f);
@@ -794,6 +891,7 @@ vf_status corpus_records_open(const corpus_file *file, const corpus_record_spec 
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
     goto fail;
   }
+  if ((st = mark_owned_leaves(r, err)) != VF_OK) goto fail;
   for (int i = 0; i < r->nleaves; i++)
     pqt_leaf_data_init(&r->data[i]);
   *out = r;
@@ -828,6 +926,36 @@ uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
 uint64_t corpus_records_bytes_read(const corpus_records *r) {
   if (r->ds) return ds_reader_bytes_read(r->ds);
   return pqt_source(r->f)->bytes_read;
+}
+
+/* The first dense vector whose decoded values may be handed over (NULL when none). */
+static vf_buf *owned_values(corpus_records *r) {
+  for (int i = 0; r && !r->ds && r->vecs && i < r->spec.nvectors; i++)
+    if (r->vecs[i].leaf_owned) return &r->data[r->vecs[i].data_a].values;
+  return NULL;
+}
+
+/*! corpus_records_keep_buffer() : see corpus.h. */
+void corpus_records_keep_buffer(corpus_records *r, vf_buf *spare) {
+  vf_buf *lv = owned_values(r);
+  if (!lv || !lv->data) return;
+  free(spare->data);
+  spare->data = lv->data;
+  spare->cap = lv->cap;
+  spare->len = 0;
+  lv->data = NULL;
+  lv->cap = lv->len = 0;
+}
+
+/*! corpus_records_use_buffer() : see corpus.h. */
+void corpus_records_use_buffer(corpus_records *r, vf_buf *spare) {
+  vf_buf *lv = owned_values(r);
+  if (!lv || lv->data || !spare->data) return;
+  lv->data = spare->data;
+  lv->cap = spare->cap;
+  lv->len = 0;
+  spare->data = NULL;
+  spare->cap = spare->len = 0;
 }
 
 /*! corpus_records_close() : free the reader (NULL ok).  Batches it filled stay valid. */
@@ -959,8 +1087,11 @@ static vf_status batch_vectors(corpus_batch *b, int nvectors, vf_error *err) {
   return VF_OK;
 }
 
-/* Copy the good rows' vectors of rec_vec v into the batch's vector slot. */
-static vf_status fill_vector(const corpus_records *r, const rec_vec *v, int64_t rows, int64_t start,
+/* The good rows' vectors of rec_vec v into the batch's vector slot.  Dense float32 rows that
+ * are all good and all wanted are handed over, not copied: the leaf's decoded values buffer
+ * becomes the batch's `dense` and the batch's previous buffer goes back to the leaf for the
+ * decoder to fill next time (so a pipeline of reused batches cycles a fixed set of buffers). */
+static vf_status fill_vector(corpus_records *r, const rec_vec *v, int64_t rows, int64_t start,
                              size_t m, corpus_vec_batch *o, vf_error *err) {
   const corpus_vec_source *s = v->src;
   o->name = s->name;
@@ -975,7 +1106,18 @@ static vf_status fill_vector(const corpus_records *r, const rec_vec *v, int64_t 
     size_t dim = (size_t)(v->dim > 0 ? v->dim : 0);
     if (m && dim > SIZE_MAX / sizeof(float) / m)
       return vf_error_set(err, VF_ENOMEM, "batch of %zu x %zu floats too large", m, dim);
-    if ((st = resize((void **)&o->dense, m * dim, sizeof(float), err)) != VF_OK) return st;
+    if (v->vals_leaf && v->leaf_owned && start == 0 && m == (size_t)rows && m > 0) {
+      vf_buf *lv = &r->data[v->data_a].values;
+      uint8_t *old = (uint8_t *)o->dense;
+      o->dense = (float *)(void *)lv->data;
+      lv->data = old;
+      lv->cap = block_bytes(old);
+      lv->len = 0;
+      return VF_OK;
+    }
+    if (block_bytes(o->dense) < m * dim * sizeof(float) &&
+        (st = resize((void **)&o->dense, m * dim, sizeof(float), err)) != VF_OK)
+      return st;
     for (int64_t row = start; row < rows; row++) {
       if (r->bad[row]) continue;
       const float *x = v->vals_matrix ? v->vals + (size_t)row * dim : v->vals + v->wa.start[row];
@@ -1191,6 +1333,8 @@ void corpus_batch_free(corpus_batch *b) {
   memset(b, 0, sizeof *b);
 }
 
+enum { PROBE_SLICE = 1 << 20 };
+
 /* corpus_records_probe_dim(): see corpus.h. */
 vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_source *src,
                                    int32_t *dim, vf_error *err) {
@@ -1199,7 +1343,11 @@ vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_sou
   spec.nvectors = 1;
   spec.skip_bad_rows = true;
   corpus_records *r = NULL;
-  vf_status st = corpus_records_open(file, &spec, 0, &r, err);
+  /* parquet row groups read as slices of about PROBE_SLICE bytes: the first slice with a valid
+   * row answers (the dimension is inferred from the first non-null row the reader decodes,
+   * which a whole row group and its first slices share), not a decode of a whole row group */
+  pqt_open_opts po = {.verify_crc = pqt_verify_crc_default(), .slice_bytes = PROBE_SLICE};
+  vf_status st = records_open(file, &spec, 0, &po, &r, err);
   corpus_batch b = {0};
   *dim = 0;
   int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;

@@ -91,6 +91,7 @@ typedef struct ld_pipe {
   vf_queue *items;
   ld_item *pending;         /* reader: the slices of one chunk before they are queued */
   size_t pcap;
+  vf_buf spare_values;      /* reader: the vector decode buffer carried from file to file */
   /* chunks */
   ld_chunk *free_chunks;
   ld_chunk **all_chunks;
@@ -302,6 +303,7 @@ static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
   vf_status st = VF_OK;
   if (pf->row_begin < pf->row_end)
     st = corpus_records_open(pf->file, cfg->spec, pf->global_base, &r, err);
+  if (r) corpus_records_use_buffer(r, &p->spare_values);
   int nrg = r ? corpus_records_row_groups(r) : 0;
   for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
     uint64_t first = corpus_records_row_group_first(r, rg);
@@ -341,6 +343,7 @@ static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
     pthread_mutex_lock(&p->mu);
     p->bytes_read += corpus_records_bytes_read(r);
     pthread_mutex_unlock(&p->mu);
+    corpus_records_keep_buffer(r, &p->spare_values);
     corpus_records_close(r);
   }
   if (st != VF_OK) return st;
@@ -736,6 +739,7 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
   free(p->all_chunks);
   vf_queue_free(p->items);
   free(p->pending);
+  vf_buf_free(&p->spare_values);
   free(p->marks);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv_space);

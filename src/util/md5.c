@@ -25,34 +25,42 @@ static inline uint32_t rotl32(uint32_t x, unsigned c) {
   return (x << c) | (x >> (32 - c));
 }
 
+/* One 64-byte block: the four rounds written out step by step (RFC 1321 section 3.4), so the
+ * message word, constant and shift of every step are compile-time constants. */
+#define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
+#define MD5_G(x, y, z) (((x) & (z)) | ((y) & ~(z)))
+#define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+#define MD5_STEP(fn, a, b, c, d, i, g) \
+  (a) = (b) + rotl32((a) + fn((b), (c), (d)) + md5_k[i] + m[g], md5_r[i])
+
+/* the 16 steps of one round: message word (gk * i + go) mod 16 at step i */
+#define MD5_ROUND(fn, lo, gk, go)                                                                  \
+  VF_UNROLL4 for (int i = (lo); i < (lo) + 16; i += 4) {                                           \
+    MD5_STEP(fn, a, b, c, d, i, ((gk) * i + (go)) & 15);                                           \
+    MD5_STEP(fn, d, a, b, c, i + 1, ((gk) * (i + 1) + (go)) & 15);                                 \
+    MD5_STEP(fn, c, d, a, b, i + 2, ((gk) * (i + 2) + (go)) & 15);                                 \
+    MD5_STEP(fn, b, c, d, a, i + 3, ((gk) * (i + 3) + (go)) & 15);                                 \
+  }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define VF_UNROLL4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define VF_UNROLL4 _Pragma("unroll 4")
+#else
+#define VF_UNROLL4
+#endif
+
 static void md5_block(uint32_t h[4], const uint8_t *blk) {
   uint32_t m[16];
   for (int i = 0; i < 16; i++)
     m[i] = (uint32_t)blk[4 * i] | ((uint32_t)blk[4 * i + 1] << 8) |
            ((uint32_t)blk[4 * i + 2] << 16) | ((uint32_t)blk[4 * i + 3] << 24);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-  for (unsigned i = 0; i < 64; i++) {
-    uint32_t f;
-    unsigned g;
-    if (i < 16) {
-      f = (b & c) | (~b & d);
-      g = i;
-    } else if (i < 32) {
-      f = (d & b) | (~d & c);
-      g = (5 * i + 1) & 15;
-    } else if (i < 48) {
-      f = b ^ c ^ d;
-      g = (3 * i + 5) & 15;
-    } else {
-      f = c ^ (b | ~d);
-      g = (7 * i) & 15;
-    }
-    uint32_t tmp = d;
-    d = c;
-    c = b;
-    b = b + rotl32(a + f + md5_k[i] + m[g], md5_r[i]);
-    a = tmp;
-  }
+  MD5_ROUND(MD5_F, 0, 1, 0);
+  MD5_ROUND(MD5_G, 16, 5, 1);
+  MD5_ROUND(MD5_H, 32, 3, 5);
+  MD5_ROUND(MD5_I, 48, 7, 0);
   h[0] += a;
   h[1] += b;
   h[2] += c;

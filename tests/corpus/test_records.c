@@ -7,6 +7,7 @@
  * Fixtures: examples/corpus (2 files x 3000 rows), tests/data/{dim_mismatch,null_element,
  * records_vectors}.parquet (DuckDB, tests/oracle/gen_*.mjs) and small files written here with
  * the project's writer. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,5 +648,94 @@ VF_TEST(test_two_dense_vectors) {
   }
   corpus_records_close(r);
   corpus_batch_free(&b);
+  corpus_files_free(&fs);
+}
+
+VF_TEST(test_dense_handover_between_batches) {
+  /* float32 list vectors are handed from the decoded leaf to the batch (records.c fill_vector):
+   * batches filled one after the other keep their own values (the pipeline holds several at
+   * once), a partial row group (resume) and a row group with a bad row are copied, and a vector
+   * column that is also a payload field keeps its values for the payload */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/handover.parquet", vf_test_tmpdir());
+  enum { N = 12, D = 3 };
+  float v[N * D];
+  int64_t offs[N + 1];
+  for (int i = 0; i < N * D; i++)
+    v[i] = (float)i + 0.25f;
+  v[7 * D + 1] = (float)NAN; /* row 7 (row group 2) is bad */
+  for (int i = 0; i <= N; i++)
+    offs[i] = D * i;
+  pqt_wcolumn cols[] = {{"v", PQT_W_LIST_FLOAT, false, 0}};
+  pqt_writer_opts o = {.row_group_rows = 3};
+  pqt_writer *w = NULL;
+  vf_error err;
+  CHECK_OK(pqt_writer_open(path, cols, 1, &o, &w, &err));
+  if (!w) return;
+  pqt_wbatch wb[1] = {{.values = v, .offsets = offs}};
+  CHECK_OK(pqt_writer_write(w, wb, N, &err));
+  CHECK_OK(pqt_writer_close(w, &err));
+  corpus_files fs;
+  if (!file_for(path, &fs)) return;
+  static const corpus_vec_source vs[] = {{"v", CORPUS_VEC_DENSE, CORPUS_COSINE, "v"}};
+  static const corpus_payload_source pay[] = {{"vec", "v"}};
+  for (int with_payload = 0; with_payload < 2; with_payload++) {
+    corpus_record_spec spec = {.vectors = vs, .nvectors = 1, .skip_bad_rows = true};
+    if (with_payload) {
+      spec.payload = pay;
+      spec.npayload = 1;
+    }
+    corpus_records *r = NULL;
+    CHECK_OK(corpus_records_open(&fs.files[0], &spec, 0, &r, &err));
+    if (!r) break;
+    CHECK_EQ_INT(corpus_records_row_groups(r), 4);
+    corpus_batch b[2] = {{0}, {0}};
+    for (int round = 0; round < 2; round++) { /* the second round reuses both batches */
+      for (int g = 0; g < 4; g++) {
+        uint64_t first = corpus_records_row_group_first(r, g);
+        uint64_t from = first + (g == 3 && round == 1 ? 1 : 0); /* a resumed row group */
+        uint64_t skipped = 0;
+        CHECK_OK(corpus_records_read(r, g, from, &b[g & 1], &skipped, &err));
+        CHECK_EQ_INT(skipped, g == 2 ? 1 : 0);
+        CHECK_EQ_INT(b[g & 1].n, 3 - (from - first) - skipped);
+      }
+      /* both batches still hold their own row groups' (2 and 3) vectors */
+      const corpus_batch *b2 = &b[0], *b3 = &b[1];
+      CHECK_EQ_INT(b2->file_rows[0], 6);
+      CHECK_EQ_INT(b2->file_rows[1], 8);
+      CHECK(memcmp(b2->vectors[0].dense, v + 6 * D, D * sizeof(float)) == 0);
+      CHECK(memcmp(b2->vectors[0].dense + D, v + 8 * D, D * sizeof(float)) == 0);
+      size_t skip3 = round == 1 ? 1 : 0;
+      CHECK_EQ_INT(b3->file_rows[0], 9 + skip3);
+      CHECK(memcmp(b3->vectors[0].dense, v + (9 + skip3) * D, (3 - skip3) * D * sizeof(float)) ==
+            0);
+      if (with_payload)
+        CHECK_EQ_STR(payload_row(b3, 0), round == 1 ? "{\"vec\":[30.25,31.25,32.25]}"
+                                                    : "{\"vec\":[27.25,28.25,29.25]}");
+      /* an earlier batch read again from row group 0 while the other one is kept */
+      CHECK_OK(corpus_records_read(r, 0, 0, &b[0], NULL, &err));
+      CHECK_EQ_INT(b[0].n, 3);
+      CHECK(memcmp(b[0].vectors[0].dense, v, 3 * D * sizeof(float)) == 0);
+      CHECK(memcmp(b3->vectors[0].dense, v + (9 + skip3) * D, (3 - skip3) * D * sizeof(float)) ==
+            0);
+    }
+    /* the decode buffer carried to the next file's reader (not for a shared leaf) */
+    vf_buf spare;
+    vf_buf_init(&spare, 0);
+    corpus_records_keep_buffer(r, &spare);
+    CHECK(with_payload ? spare.data == NULL : spare.data != NULL);
+    corpus_records_close(r);
+    CHECK_OK(corpus_records_open(&fs.files[0], &spec, 0, &r, &err));
+    if (!r) break;
+    corpus_records_use_buffer(r, &spare);
+    CHECK(spare.data == NULL);
+    CHECK_OK(corpus_records_read(r, 1, 3, &b[0], NULL, &err));
+    CHECK_EQ_INT(b[0].n, 3);
+    CHECK(memcmp(b[0].vectors[0].dense, v + 3 * D, 3 * D * sizeof(float)) == 0);
+    vf_buf_free(&spare);
+    corpus_batch_free(&b[0]);
+    corpus_batch_free(&b[1]);
+    corpus_records_close(r);
+  }
   corpus_files_free(&fs);
 }
