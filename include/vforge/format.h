@@ -274,7 +274,17 @@ typedef struct pqt_open_opts {
   /* > 0: slice row groups holding more than this many bytes into slices of about this size,
    * whatever the budget (tests and fuzzers exercise slicing on small files with it) */
   uint64_t slice_bytes;
+  /* > 0: a streamed (sliced) row group's pages are read and decompressed ahead of the decoder by
+   * one reader thread of the file's own (callers pass it when a core would otherwise idle, e.g.
+   * scan with more threads than row groups); the decoded results are the same. */
+  int read_ahead;
 } pqt_open_opts;
+
+/*! pqt_mem_cache_clear() : free the scratch blocks closed files left for the next one (bounded,
+ *  at most 8 blocks and 1 GiB or a quarter of the memory budget; also run at exit). */
+void pqt_mem_cache_clear(void);
+/*! pqt_mem_cached() : blocks held by that cache now (their bytes in *bytes, optional). */
+size_t pqt_mem_cached(uint64_t *bytes);
 
 /*! pqt_set_verify_crc_default() : whether files opened with NULL opts check page CRCs (initially
  *  true; the CLI's --no-verify-crc turns it off for files whose writers store wrong CRCs). */

@@ -103,6 +103,8 @@ typedef struct leaf_stream {
   int64_t pg_krow;
   vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
   int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
+  /* read-ahead (f->pf): the page being looked at, and the one kept as ls->pg (its bytes) */
+  pqt_pf_page *pf_take, *pf_cur;
 } leaf_stream;
 
 struct pqt_file {
@@ -136,6 +138,7 @@ struct pqt_file {
   leaf_stream *streams; /* per leaf, allocated on the first streamed read */
   vf_buf win;       /* file bytes [win_off, win_off + win.len) */
   uint64_t win_off;
+  pqt_pf *pf;       /* page read-ahead of streamed chunks (opts.read_ahead), else NULL */
 };
 
 /* ----------------------------------------------------------------- helpers */
@@ -221,7 +224,13 @@ static vf_status grow_array(void **p, int64_t *cap, int64_t need, size_t size, v
                           (uint64_t)need * size, budget);
   }
   void *np = NULL;
-  if ((uint64_t)ncap <= SIZE_MAX / size) np = realloc(*p, (size_t)ncap * size);
+  if ((uint64_t)ncap <= SIZE_MAX / size) {
+    size_t bytes = (size_t)ncap * size, got = 0;
+    if (bytes >= PQT_MEM_MIN) /* a block a closed file left (no fresh pages to fault in) */
+      np = pqt_mem_grow(*p, *p ? (size_t)*cap * size : 0, bytes, &got);
+    if (np) ncap = (int64_t)(got / size);
+    else np = realloc(*p, bytes);
+  }
   if (!np)
     return vf_error_set(err, VF_ENOMEM, "out of memory allocating %" PRId64 " entries", ncap);
   *p = np;
@@ -245,7 +254,7 @@ static vf_status buf_reserve(vf_buf *b, uint64_t extra, vf_error *err) {
                         " bytes, over the memory budget of %" PRIu64,
                         (uint64_t)b->len + extra, budget);
   if (extra > SIZE_MAX / 2) return vf_error_set(err, VF_ENOMEM, "value buffer too large");
-  return vf_buf_reserve(b, (size_t)extra, err);
+  return pqt_buf_grow(b, (size_t)extra, err);
 }
 
 /* ---------------------------------------------------------------- slicing */
@@ -552,6 +561,8 @@ fail:
 /*! pqt_close() : free everything, including the io_source.  NULL ok. */
 void pqt_close(pqt_file *f) {
   if (!f) return;
+  pqt_pf_destroy(f->pf); /* first: its thread reads f->src */
+  f->pf = NULL;
   if (f->phys_rgs) {
     for (int g = 0; g < f->meta.nrow_groups; g++)
       free(f->meta.row_groups[g].columns);
@@ -567,25 +578,30 @@ void pqt_close(pqt_file *f) {
       free(f->streams[i].dict_off);
       pqt_offset_index_free(&f->streams[i].oi);
       pqt_leaf_data_free(&f->streams[i].pg);
-      vf_buf_free(&f->streams[i].held);
+      pqt_buf_put(&f->streams[i].held);
     }
     free(f->streams);
   }
-  vf_buf_free(&f->win);
+  /* the big scratch goes to the block cache for the next file (pqt_mem.c) */
+  pqt_buf_put(&f->win);
   for (int i = 0; i < f->nchunks_cap; i++)
-    vf_buf_free(&f->chunks[i]);
+    pqt_buf_put(&f->chunks[i]);
   free(f->chunks);
-  vf_buf_free(&f->page);
+  pqt_buf_put(&f->page);
   vf_buf_free(&f->dict);
   vf_buf_free(&f->tmp);
   free(f->dict_off);
-  free(f->idx);
-  free(f->lvl);
+  pqt_mem_give(f->idx, f->idx_cap * sizeof *f->idx);
+  pqt_mem_give(f->lvl, f->lvl_cap);
   free(f->tmp_off);
   pqt_schema_free(&f->schema);
   pqt_file_meta_free(&f->meta);
   io_close(f->src);
   free(f);
+}
+
+uint64_t pqt_read_ahead_pages(pqt_file *f) {
+  return pqt_pf_served(f->pf);
 }
 
 const char *pqt_name(const pqt_file *f) {
@@ -641,10 +657,11 @@ void pqt_leaf_data_init(pqt_leaf_data *d) {
 
 void pqt_leaf_data_free(pqt_leaf_data *d) {
   if (!d) return;
-  free(d->def);
-  free(d->rep);
-  free(d->offsets);
-  vf_buf_free(&d->values);
+  /* big arrays go to the block cache (pqt_mem.c), small ones are freed */
+  pqt_mem_give(d->def, d->def ? (size_t)d->def_cap : 0);
+  pqt_mem_give(d->rep, d->rep ? (size_t)d->rep_cap : 0);
+  pqt_mem_give(d->offsets, d->offsets ? (size_t)d->off_cap * sizeof *d->offsets : 0);
+  pqt_buf_put(&d->values);
   pqt_leaf_data_init(d);
 }
 
@@ -664,6 +681,7 @@ typedef struct chunk_ctx {
   bool cont;         /* streaming: levels of this chunk were decoded before this page */
   bool view_ok;      /* streaming: PLAIN fixed-width values may stay in the page (x->view) */
   const uint8_t *view;
+  const pqt_pf_page *pre; /* the page read ahead: its decompressed bytes, when it has them */
   vf_error *err;
 } chunk_ctx;
 
@@ -1008,6 +1026,12 @@ static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len
                     "page declares %" PRId64 " uncompressed bytes (%zu compressed), more than the "
                     "memory budget of %" PRIu64 " bytes (raise --memory-budget)",
                     ulen, len, budget);
+  if (x->pre && x->pre->have_out && p == x->pre->in && len == x->pre->inlen &&
+      ulen == x->pre->ulen) { /* decompressed by the read-ahead thread */
+    *outp = x->pre->out.data;
+    *outlen = (size_t)ulen;
+    return VF_OK;
+  }
   vf_buf_reset(&x->f->page);
   vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
   if (st != VF_OK) return page_prefix(x, st);
@@ -1335,7 +1359,7 @@ static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const i
     ranges[nr].dst = b->data;
     nr++;
   }
-  st = io_read_ranges(f->src, ranges, nr, IO_DEFAULT_COALESCE_GAP, err);
+  st = pqt_pf_read_ranges(f->pf, f->src, ranges, nr, IO_DEFAULT_COALESCE_GAP, err);
   if (st != VF_OK) {
     vf_error_prefix(err, "%s: row group %d: reading column chunks: ", name, rg);
     goto out;
@@ -1416,7 +1440,8 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   f->win_off = off;
   vf_status st = buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
   if (st == VF_OK && len > keep)
-    st = io_read_at(f->src, off + keep, f->win.data + keep, (size_t)(len - keep), x->err);
+    st = pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
+                        x->err);
   if (st != VF_OK) {
     vf_buf_reset(&f->win);
     f->win_off = 0;
@@ -1491,7 +1516,7 @@ static int phys_as_visible(const pqt_file *f, int rg) {
  * into ls->held (buffers swapped, nothing copied), so other leaves and reads reuse the file's
  * scratch meanwhile. */
 static void page_hold(pqt_file *f, leaf_stream *ls) {
-  if (!ls->pg_view || ls->held_slot) return;
+  if (!ls->pg_view || ls->held_slot || ls->pf_cur) return; /* a read-ahead slot stays held */
   vf_buf *slot = NULL;
   if (f->page.data && ls->pg_view >= f->page.data && ls->pg_view < f->page.data + f->page.cap) {
     slot = &f->page;
@@ -1515,6 +1540,10 @@ static void page_hold(pqt_file *f, leaf_stream *ls) {
 static void page_drop(pqt_file *f, leaf_stream *ls) {
   ls->pg_at = UINT64_MAX;
   ls->pg_view = NULL;
+  if (ls->pf_cur) { /* the read-ahead slot the page lived in */
+    pqt_pf_release(f->pf, ls->pf_cur);
+    ls->pf_cur = NULL;
+  }
   if (ls->held_slot == 1) {
     vf_buf t = f->page;
     f->page = ls->held;
@@ -1557,6 +1586,11 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     if (lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
         ls->levels >= cm->num_values)
       break;
+    if (ls->pf_take) { /* a read-ahead page looked at and passed over */
+      pqt_pf_release(f->pf, ls->pf_take);
+      ls->pf_take = NULL;
+    }
+    x.pre = NULL;
     x.page_off = ls->next;
     if (ls->next >= ls->end) break;
     if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
@@ -1571,7 +1605,17 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       /* the header: a peek window, grown while it is too short to parse */
       pqt_page_header h;
       size_t hlen = 0;
-      for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
+      /* the read-ahead thread's copy of this page (not while skipping towards the slice: pages
+       * passed over are only peeked at); none: read it here, which also reports what is wrong */
+      pqt_pf_page *pp =
+          f->pf && !before ? pqt_pf_get(f->pf, leaf, ls->next, ls->end, cm->codec) : NULL;
+      ls->pf_take = pp;
+      x.pre = pp;
+      if (pp) {
+        h = pp->h;
+        hlen = pp->hlen;
+      }
+      for (uint64_t peek = PQT_HEADER_PEEK; !pp; peek *= 8) {
         uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
         const uint8_t *hp;
         st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
@@ -1662,8 +1706,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
                       psize, h.uncompressed_size, pneed, budget);
         break;
       }
-      const uint8_t *p;
-      st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
+      const uint8_t *p = pp ? pp->raw.data : NULL;
+      if (!pp) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
       if (st != VF_OK) break;
       p += hlen;
       if (h.has_crc && f->opts.verify_crc &&
@@ -1699,6 +1743,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       /* one data page alone into the leaf's page (PLAIN fixed-width values stay in the page
        * bytes: no copy) */
       page_drop(f, ls); /* the previous page's buffer serves again as scratch */
+      ls->pf_cur = ls->pf_take; /* a read-ahead page's bytes live until page_drop */
+      ls->pf_take = NULL;
       pqt_leaf_data *pg = &ls->pg;
       pg->nlevels = pg->nvalues = pg->nrows = 0;
       vf_buf_reset(&pg->values);
@@ -1779,6 +1825,10 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     if (lf->max_rep == 0 && ls->levels >= r1) break;
   }
   swap_dict(f, ls);
+  if (ls->pf_take) {
+    pqt_pf_release(f->pf, ls->pf_take);
+    ls->pf_take = NULL;
+  }
   if (st != VF_OK) {
     ls->phys = -1; /* start over on the next read */
     page_drop(f, ls);
@@ -1815,6 +1865,10 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
       vf_buf_init(&f->streams[i].held, 0);
       pqt_leaf_data_init(&f->streams[i].pg);
     }
+  }
+  if (f->opts.read_ahead > 0 && !f->pf) {
+    vf_status st = pqt_pf_create(f->src, f->schema.nleaves, f->opts.verify_crc, &f->pf, err);
+    if (st != VF_OK) return st;
   }
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
@@ -1883,7 +1937,7 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
       st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
       goto fail;
     }
-    st = io_read_at(f->src, (uint64_t)parts[k].off, buf, (size_t)parts[k].len, err);
+    st = pqt_pf_read_at(f->pf, f->src, (uint64_t)parts[k].off, buf, (size_t)parts[k].len, err);
     if (st == VF_OK)
       st = k == 0
                ? pqt_parse_offset_index(buf, (size_t)parts[k].len, (uint64_t)parts[k].off, oi, err)

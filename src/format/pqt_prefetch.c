@@ -1,0 +1,326 @@
+/*
+ * Page read-ahead for streamed column chunks (issue 16 item 2; docs/DESIGN.md "Extensions").
+ *
+ * Why: a file written with one large row group (DuckDB, pyarrow, Spark defaults) is one unit of
+ * work for the scan's row-group workers, so one thread read, decompressed and decoded all of it
+ * while the others idled.  Here one reader thread per pqt_file reads the next pages of each
+ * streamed leaf and decompresses them into a ring of PQT_PF_SLOTS page slots ahead of the
+ * consumer, which decodes levels and values in order exactly as before (the bytes it decodes are
+ * the same, so results are bit-identical; only who ran the decompressor changes).
+ *
+ * Contract (pqt_internal.h):
+ *  - The ring never decides anything: a page it could not read, parse or decompress is handed
+ *    over without its output (or not at all), and the consumer repeats the step itself, so every
+ *    error keeps the message and code of the path without read-ahead.
+ *  - The consumer asks for the page at one offset; a ring positioned elsewhere (a restart, a jump
+ *    by the offset index, a new row group) is repositioned there.  The consumer holds at most one
+ *    slot per leaf at a time and there are two, so the reader always has a slot to fill.
+ *  - Reads of the file go through pqt_pf_read_at(), serialised by one mutex with the consumer's
+ *    own reads (remote sources take one request at a time; bytes_read stays exact).
+ *  - The thread only works when a slot is free and a page is wanted; it sleeps otherwise (no
+ *    spinning), and pqt_pf_destroy() joins it.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "format/pqt_internal.h"
+
+#define PF_HEADER_PEEK ((uint64_t)1 << 10)
+#define PF_MAX_HEADER ((uint64_t)16 << 20)
+
+enum { PF_FREE = 0, PF_FILLING, PF_READY, PF_TAKEN };
+
+typedef struct pf_leaf {
+  uint64_t next, end; /* next page header to read; end of the column chunk */
+  int codec;
+  uint32_t gen;       /* bumped by every reposition: a slot filled for an older one is dropped */
+  bool active;        /* positioned and not at its end */
+  pqt_pf_page slot[PQT_PF_SLOTS];
+  int state[PQT_PF_SLOTS];
+  uint32_t sgen[PQT_PF_SLOTS];
+} pf_leaf;
+
+struct pqt_pf {
+  io_source *src;
+  uint64_t max_page; /* the memory budget when the file was opened (0: none) */
+  bool verify_crc;
+  int nleaves;
+  pf_leaf *leaves;
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* any slot changed state, a leaf was repositioned, or stop */
+  pthread_mutex_t io_mu;
+  pthread_t th;
+  bool started, stop;
+  uint64_t served; /* pages handed to the consumer (tests) */
+};
+
+vf_status pqt_pf_read_at(pqt_pf *pf, io_source *src, uint64_t off, void *dst, size_t n,
+                         vf_error *err) {
+  if (!pf) return io_read_at(src, off, dst, n, err);
+  pthread_mutex_lock(&pf->io_mu);
+  vf_status st = io_read_at(src, off, dst, n, err);
+  pthread_mutex_unlock(&pf->io_mu);
+  return st;
+}
+
+vf_status pqt_pf_read_ranges(pqt_pf *pf, io_source *src, io_range *ranges, size_t n,
+                             uint64_t max_gap, vf_error *err) {
+  if (!pf) return io_read_ranges(src, ranges, n, max_gap, err);
+  pthread_mutex_lock(&pf->io_mu);
+  vf_status st = io_read_ranges(src, ranges, n, max_gap, err);
+  pthread_mutex_unlock(&pf->io_mu);
+  return st;
+}
+
+/* Fill slot s of leaf L (positioned at `at`, chunk end `end`) without holding pf->mu: read the
+ * header and the page, decompress what the consumer would.  Returns false when the page could
+ * not be read or parsed (the consumer then reads it itself and reports what is wrong). */
+static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int codec) {
+  vf_error e;
+  vf_error_clear(&e);
+  vf_buf *raw = &pg->raw;
+  pg->at = at;
+  pg->have_out = false;
+  pg->in = NULL;
+  pg->inlen = 0;
+  vf_buf_reset(raw);
+  vf_buf_reset(&pg->out);
+  /* the header: a peek window grown while it is too short to parse */
+  size_t hlen = 0;
+  for (uint64_t peek = PF_HEADER_PEEK;; peek *= 8) {
+    uint64_t have = end - at < peek ? end - at : peek;
+    if (have > raw->len) {
+      if (vf_buf_reserve(raw, (size_t)(have - raw->len), &e) != VF_OK) return false;
+      if (pqt_pf_read_at(pf, pf->src, at + raw->len, raw->data + raw->len,
+                         (size_t)(have - raw->len), &e) != VF_OK)
+        return false;
+      raw->len = (size_t)have;
+    }
+    vf_cursor c;
+    vf_cur_init(&c, raw->data, raw->len, at);
+    memset(&pg->h, 0, sizeof pg->h);
+    if (pqt_parse_page_header(&c, &pg->h, &e) == VF_OK) {
+      hlen = (size_t)(c.p - raw->data);
+      break;
+    }
+    if (have == end - at || peek * 8 > PF_MAX_HEADER) return false;
+    vf_error_clear(&e);
+  }
+  const pqt_page_header *h = &pg->h;
+  if (h->compressed_size < 0 || h->uncompressed_size < 0) return false;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  if (psize > end - at - hlen) return false;
+  if (pf->max_page && hlen + psize > pf->max_page) return false;
+  uint64_t total = hlen + psize;
+  if (total > raw->len) {
+    if (vf_buf_reserve(raw, (size_t)(total - raw->len), &e) != VF_OK) return false;
+    if (pqt_pf_read_at(pf, pf->src, at + raw->len, raw->data + raw->len,
+                       (size_t)(total - raw->len), &e) != VF_OK)
+      return false;
+  }
+  raw->len = (size_t)total; /* bytes past the page (a long peek) are dropped */
+  pg->hlen = hlen;
+  /* what the consumer decompresses (decode_data_page / the dictionary branch) */
+  const uint8_t *p = raw->data + hlen;
+  const uint8_t *in = NULL;
+  size_t inlen = 0;
+  int64_t ulen = 0;
+  if (codec != PQT_UNCOMPRESSED) {
+    if (h->type == PQT_DATA_PAGE || h->type == PQT_DICTIONARY_PAGE) {
+      in = p;
+      inlen = (size_t)psize;
+      ulen = h->uncompressed_size;
+    } else if (h->type == PQT_DATA_PAGE_V2 && h->num_values > 0 &&
+               h->rep_levels_byte_length >= 0 && h->def_levels_byte_length >= 0 &&
+               (uint64_t)h->rep_levels_byte_length + (uint64_t)h->def_levels_byte_length <=
+                   psize) {
+      uint64_t lv = (uint64_t)h->rep_levels_byte_length + (uint64_t)h->def_levels_byte_length;
+      ulen = (int64_t)h->uncompressed_size - (int64_t)lv;
+      if (h->is_compressed && ulen != 0) {
+        in = p + lv;
+        inlen = (size_t)(psize - lv);
+      }
+    }
+  }
+  if (pf->verify_crc && h->has_crc &&
+      (h->type == PQT_DATA_PAGE || h->type == PQT_DATA_PAGE_V2 || h->type == PQT_DICTIONARY_PAGE) &&
+      pqt_crc32(p, (size_t)psize) != h->crc)
+    in = NULL; /* the consumer reports the mismatch before decompressing anything */
+  if (in && ulen >= 0 && ulen <= INT32_MAX) {
+    uint64_t ratio = pqt_codec_max_ratio(codec);
+    bool bomb = ratio && (uint64_t)ulen > ratio * (uint64_t)inlen + 4096;
+    bool big = pf->max_page && (uint64_t)ulen > pf->max_page;
+    if (!bomb && !big && vf_buf_reserve(&pg->out, (size_t)(ulen ? ulen : 1), &e) == VF_OK &&
+        pqt_decompress(codec, in, inlen, pg->out.data, (size_t)ulen, &e) == VF_OK) {
+      pg->out.len = (size_t)ulen;
+      pg->in = in;
+      pg->inlen = inlen;
+      pg->ulen = ulen;
+      pg->have_out = true;
+    }
+  }
+  return true;
+}
+
+static void *pf_main(void *arg) {
+  pqt_pf *pf = arg;
+  pthread_mutex_lock(&pf->mu);
+  while (!pf->stop) {
+    /* the leaf with the fewest pages ready that has a free slot and a page to read */
+    int best = -1, bs = -1, bready = PQT_PF_SLOTS + 1;
+    for (int l = 0; l < pf->nleaves; l++) {
+      pf_leaf *L = &pf->leaves[l];
+      if (!L->active || L->next >= L->end) continue;
+      int ready = 0, free_s = -1;
+      bool filling = false;
+      for (int s = 0; s < PQT_PF_SLOTS; s++) {
+        if (L->state[s] == PF_READY) ready++;
+        if (L->state[s] == PF_FILLING) filling = true;
+        if (L->state[s] == PF_FREE && free_s < 0) free_s = s;
+      }
+      if (filling || free_s < 0) continue;
+      if (ready < bready) best = l, bs = free_s, bready = ready;
+    }
+    if (best < 0) {
+      pthread_cond_wait(&pf->cv, &pf->mu);
+      continue;
+    }
+    pf_leaf *L = &pf->leaves[best];
+    uint64_t at = L->next, end = L->end;
+    int codec = L->codec;
+    uint32_t gen = L->gen;
+    L->state[bs] = PF_FILLING;
+    L->sgen[bs] = gen;
+    pthread_mutex_unlock(&pf->mu);
+    bool ok = pf_fill(pf, &L->slot[bs], at, end, codec);
+    pthread_mutex_lock(&pf->mu);
+    if (L->gen != gen) {
+      L->state[bs] = PF_FREE; /* repositioned meanwhile */
+    } else {
+      L->state[bs] = PF_READY;
+      L->slot[bs].ok = ok;
+      if (ok) L->next = at + L->slot[bs].raw.len;
+      else L->active = false; /* the consumer reads this page itself and says what is wrong */
+    }
+    pthread_cond_broadcast(&pf->cv);
+  }
+  pthread_mutex_unlock(&pf->mu);
+  return NULL;
+}
+
+vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **out,
+                        vf_error *err) {
+  *out = NULL;
+  pqt_pf *pf = vf_calloc(1, sizeof *pf);
+  if (!pf) return vf_error_set(err, VF_ENOMEM, "out of memory starting page read-ahead");
+  pf->leaves = vf_calloc((size_t)(nleaves > 0 ? nleaves : 1), sizeof *pf->leaves);
+  if (!pf->leaves) {
+    free(pf);
+    return vf_error_set(err, VF_ENOMEM, "out of memory starting page read-ahead");
+  }
+  pf->src = src;
+  pf->nleaves = nleaves;
+  pf->verify_crc = verify_crc;
+  pf->max_page = vf_memory_budget();
+  for (int l = 0; l < nleaves; l++)
+    for (int s = 0; s < PQT_PF_SLOTS; s++) {
+      vf_buf_init(&pf->leaves[l].slot[s].raw, 0);
+      vf_buf_init(&pf->leaves[l].slot[s].out, 0);
+      pf->leaves[l].slot[s].leaf = l;
+      pf->leaves[l].slot[s].idx = s;
+    }
+  pthread_mutex_init(&pf->mu, NULL);
+  pthread_cond_init(&pf->cv, NULL);
+  pthread_mutex_init(&pf->io_mu, NULL);
+  if (pthread_create(&pf->th, NULL, pf_main, pf) != 0) {
+    pqt_pf_destroy(pf);
+    return vf_error_set(err, VF_EIO, "cannot start the page read-ahead thread");
+  }
+  pf->started = true;
+  *out = pf;
+  return VF_OK;
+}
+
+void pqt_pf_destroy(pqt_pf *pf) {
+  if (!pf) return;
+  if (pf->started) {
+    pthread_mutex_lock(&pf->mu);
+    pf->stop = true;
+    pthread_cond_broadcast(&pf->cv);
+    pthread_mutex_unlock(&pf->mu);
+    pthread_join(pf->th, NULL);
+  }
+  for (int l = 0; l < pf->nleaves; l++)
+    for (int s = 0; s < PQT_PF_SLOTS; s++) {
+      pqt_buf_put(&pf->leaves[l].slot[s].raw);
+      pqt_buf_put(&pf->leaves[l].slot[s].out);
+    }
+  pthread_mutex_destroy(&pf->mu);
+  pthread_cond_destroy(&pf->cv);
+  pthread_mutex_destroy(&pf->io_mu);
+  free(pf->leaves);
+  free(pf);
+}
+
+pqt_pf_page *pqt_pf_get(pqt_pf *pf, int leaf, uint64_t at, uint64_t end, int codec) {
+  if (!pf || leaf < 0 || leaf >= pf->nleaves || at >= end) return NULL;
+  pf_leaf *L = &pf->leaves[leaf];
+  pqt_pf_page *got = NULL;
+  pthread_mutex_lock(&pf->mu);
+  for (bool repositioned = false;;) {
+    int s = 0, filling = -1;
+    for (; s < PQT_PF_SLOTS; s++) {
+      if (L->sgen[s] != L->gen || L->slot[s].at != at) continue;
+      if (L->state[s] == PF_READY) break;
+      if (L->state[s] == PF_FILLING) filling = s;
+    }
+    if (s < PQT_PF_SLOTS) {
+      if (L->slot[s].ok) {
+        L->state[s] = PF_TAKEN;
+        got = &L->slot[s];
+        pf->served++;
+      } else {
+        L->state[s] = PF_FREE;
+      }
+      break;
+    }
+    if (filling >= 0) {
+      pthread_cond_wait(&pf->cv, &pf->mu);
+      continue;
+    }
+    bool coming = L->active && L->next == at && L->end == end && L->codec == codec;
+    if (!coming) {
+      if (repositioned) break; /* (cannot happen: a reposition is followed until it delivers) */
+      /* not the page the ring is on: reposition it there, dropping what it read ahead */
+      L->gen++;
+      for (int k = 0; k < PQT_PF_SLOTS; k++)
+        if (L->state[k] == PF_READY) L->state[k] = PF_FREE;
+      L->next = at;
+      L->end = end;
+      L->codec = codec;
+      L->active = true;
+      repositioned = true;
+      pthread_cond_broadcast(&pf->cv);
+    }
+    pthread_cond_wait(&pf->cv, &pf->mu);
+  }
+  pthread_mutex_unlock(&pf->mu);
+  return got;
+}
+
+void pqt_pf_release(pqt_pf *pf, pqt_pf_page *pg) {
+  if (!pf || !pg) return;
+  pthread_mutex_lock(&pf->mu);
+  pf->leaves[pg->leaf].state[pg->idx] = PF_FREE;
+  pthread_cond_broadcast(&pf->cv);
+  pthread_mutex_unlock(&pf->mu);
+}
+
+uint64_t pqt_pf_served(pqt_pf *pf) {
+  if (!pf) return 0;
+  pthread_mutex_lock(&pf->mu);
+  uint64_t n = pf->served;
+  pthread_mutex_unlock(&pf->mu);
+  return n;
+}
