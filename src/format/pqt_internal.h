@@ -143,6 +143,15 @@ vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t 
 vf_status pqt_compress(int codec, int level, const uint8_t *src, size_t src_len, vf_buf *out,
                        vf_error *err);
 
+/* reads n bytes at position pos of a compressed stream into dst */
+typedef vf_status (*pqt_chunk_fn)(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err);
+/*! pqt_zstd_stream() : pqt_decompress(PQT_ZSTD, ...) of src_len bytes fed by rd in chunks of at
+ *  most win_cap bytes (< 4 GiB) through win, so a 100 MB page needs no 100 MB input buffer;
+ *  *crc (optional): CRC-32 of the compressed bytes.  Exactly dst_len bytes or VF_ECORRUPT. */
+vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *win,
+                          size_t win_cap, uint8_t *dst, size_t dst_len, uint32_t *crc,
+                          vf_error *err);
+
 /*! pqt_codec_max_ratio() : the largest uncompressed/compressed ratio `codec` can produce (deflate
  *  1032, snappy 22, LZ4 255, zstd 32768 with slack), 0 when unbounded (BROTLI, UNCOMPRESSED,
  *  unknown): a page declaring more is a decompression bomb or corrupt. */
@@ -171,10 +180,14 @@ void *pqt_mem_grow(void *p, size_t old_cap, size_t need, size_t *cap);
 /* One page read (and decompressed) ahead of the consumer. */
 typedef struct pqt_pf_page {
   uint64_t at;         /* file offset of its header */
+  uint64_t end;        /* and of the byte after the page */
   pqt_page_header h;
   size_t hlen;
   vf_buf raw;          /* header + page bytes as stored */
   bool ok;             /* read and parsed (else the consumer reads the page itself) */
+  bool crc_checked;    /* its CRC was verified here */
+  bool streamed;       /* raw holds the header only: decompressed from a bounded window, so
+                        * in[] is a position, never read (have_out is then true) */
   bool have_out;       /* in[0..inlen) decompressed into out (ulen bytes) */
   const uint8_t *in;
   size_t inlen;

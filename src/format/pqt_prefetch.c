@@ -28,6 +28,10 @@
 
 #define PF_HEADER_PEEK ((uint64_t)1 << 10)
 #define PF_MAX_HEADER ((uint64_t)16 << 20)
+/* zstd pages over PF_STREAM_MIN stored bytes are decompressed from a PF_CHUNK window of the file
+ * (pqt_zstd_stream), not from a copy of the whole stored page */
+#define PF_STREAM_MIN ((uint64_t)8 << 20)
+#define PF_CHUNK ((size_t)4 << 20)
 
 enum { PF_FREE = 0, PF_FILLING, PF_READY, PF_TAKEN };
 
@@ -52,6 +56,7 @@ struct pqt_pf {
   pthread_mutex_t io_mu;
   pthread_t th;
   bool started, stop;
+  vf_buf chunk; /* the streamed pages' read window (the reader thread's alone) */
   uint64_t served; /* pages handed to the consumer (tests) */
 };
 
@@ -71,6 +76,25 @@ vf_status pqt_pf_read_ranges(pqt_pf *pf, io_source *src, io_range *ranges, size_
   vf_status st = io_read_ranges(src, ranges, n, max_gap, err);
   pthread_mutex_unlock(&pf->io_mu);
   return st;
+}
+
+typedef struct chunk_arg {
+  pqt_pf *pf;
+  uint64_t base;
+} chunk_arg;
+
+static vf_status chunk_read(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err) {
+  chunk_arg *a = arg;
+  return pqt_pf_read_at(a->pf, a->pf->src, a->base + pos, dst, n, err);
+}
+
+/* Checks decompress_into_page() makes before decompressing ulen bytes from inlen: the page
+ * passes them here too, or the consumer is left to refuse it. */
+static bool pf_sizes_ok(const pqt_pf *pf, int codec, int64_t ulen, size_t inlen) {
+  if (ulen < 0 || ulen > INT32_MAX) return false;
+  uint64_t ratio = pqt_codec_max_ratio(codec);
+  if (ratio && (uint64_t)ulen > ratio * (uint64_t)inlen + 4096) return false;
+  return !(pf->max_page && (uint64_t)ulen > pf->max_page);
 }
 
 /* Fill slot s of leaf L (positioned at `at`, chunk end `end`) without holding pf->mu: read the
@@ -112,6 +136,33 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
   uint64_t psize = (uint64_t)h->compressed_size;
   if (psize > end - at - hlen) return false;
   if (pf->max_page && hlen + psize > pf->max_page) return false;
+  pg->hlen = hlen;
+  pg->end = at + hlen + psize;
+  pg->crc_checked = pg->streamed = false;
+  bool want_crc = pf->verify_crc && h->has_crc &&
+                  (h->type == PQT_DATA_PAGE || h->type == PQT_DATA_PAGE_V2 ||
+                   h->type == PQT_DICTIONARY_PAGE);
+  if (codec == PQT_ZSTD && (h->type == PQT_DATA_PAGE || h->type == PQT_DICTIONARY_PAGE) &&
+      psize > PF_STREAM_MIN && pf_sizes_ok(pf, codec, h->uncompressed_size, (size_t)psize)) {
+    /* a large zstd page: decompressed from a window of the file straight into the slot */
+    size_t ulen = (size_t)h->uncompressed_size;
+    uint32_t crc = 0;
+    chunk_arg ca = {pf, at + hlen};
+    if (vf_buf_reserve(&pf->chunk, PF_CHUNK, &e) != VF_OK ||
+        pqt_buf_grow(&pg->out, ulen ? ulen : 1, &e) != VF_OK ||
+        pqt_zstd_stream(chunk_read, &ca, (size_t)psize, pf->chunk.data, PF_CHUNK, pg->out.data,
+                        ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+        (want_crc && crc != h->crc))
+      return false; /* the consumer reads it itself and says what is wrong */
+    raw->len = hlen;
+    pg->out.len = ulen;
+    pg->in = raw->data + hlen; /* a position only: raw holds the header */
+    pg->inlen = (size_t)psize;
+    pg->ulen = (int64_t)ulen;
+    pg->have_out = pg->streamed = true;
+    pg->crc_checked = want_crc;
+    return true;
+  }
   uint64_t total = hlen + psize;
   if (total > raw->len) {
     if (vf_buf_reserve(raw, (size_t)(total - raw->len), &e) != VF_OK) return false;
@@ -120,7 +171,6 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
       return false;
   }
   raw->len = (size_t)total; /* bytes past the page (a long peek) are dropped */
-  pg->hlen = hlen;
   /* what the consumer decompresses (decode_data_page / the dictionary branch) */
   const uint8_t *p = raw->data + hlen;
   const uint8_t *in = NULL;
@@ -143,15 +193,12 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
       }
     }
   }
-  if (pf->verify_crc && h->has_crc &&
-      (h->type == PQT_DATA_PAGE || h->type == PQT_DATA_PAGE_V2 || h->type == PQT_DICTIONARY_PAGE) &&
-      pqt_crc32(p, (size_t)psize) != h->crc)
-    in = NULL; /* the consumer reports the mismatch before decompressing anything */
-  if (in && ulen >= 0 && ulen <= INT32_MAX) {
-    uint64_t ratio = pqt_codec_max_ratio(codec);
-    bool bomb = ratio && (uint64_t)ulen > ratio * (uint64_t)inlen + 4096;
-    bool big = pf->max_page && (uint64_t)ulen > pf->max_page;
-    if (!bomb && !big && vf_buf_reserve(&pg->out, (size_t)(ulen ? ulen : 1), &e) == VF_OK &&
+  if (want_crc) {
+    if (pqt_crc32(p, (size_t)psize) != h->crc) return true; /* the consumer reports it */
+    pg->crc_checked = true;
+  }
+  if (in && pf_sizes_ok(pf, codec, ulen, inlen)) {
+    if (pqt_buf_grow(&pg->out, (size_t)(ulen ? ulen : 1), &e) == VF_OK &&
         pqt_decompress(codec, in, inlen, pg->out.data, (size_t)ulen, &e) == VF_OK) {
       pg->out.len = (size_t)ulen;
       pg->in = in;
@@ -200,7 +247,7 @@ static void *pf_main(void *arg) {
     } else {
       L->state[bs] = PF_READY;
       L->slot[bs].ok = ok;
-      if (ok) L->next = at + L->slot[bs].raw.len;
+      if (ok) L->next = L->slot[bs].end;
       else L->active = false; /* the consumer reads this page itself and says what is wrong */
     }
     pthread_cond_broadcast(&pf->cv);
@@ -223,6 +270,7 @@ vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **o
   pf->nleaves = nleaves;
   pf->verify_crc = verify_crc;
   pf->max_page = vf_memory_budget();
+  vf_buf_init(&pf->chunk, 0);
   for (int l = 0; l < nleaves; l++)
     for (int s = 0; s < PQT_PF_SLOTS; s++) {
       vf_buf_init(&pf->leaves[l].slot[s].raw, 0);
@@ -259,6 +307,7 @@ void pqt_pf_destroy(pqt_pf *pf) {
   pthread_mutex_destroy(&pf->mu);
   pthread_cond_destroy(&pf->cv);
   pthread_mutex_destroy(&pf->io_mu);
+  pqt_buf_put(&pf->chunk);
   free(pf->leaves);
   free(pf);
 }

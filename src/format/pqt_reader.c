@@ -1056,6 +1056,8 @@ static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len
     *outlen = (size_t)ulen;
     return VF_OK;
   }
+  if (x->pre && x->pre->streamed) /* its bytes were never in memory whole (cannot happen) */
+    return page_err(x, VF_EINTERNAL, "read-ahead page without its decompressed bytes");
   vf_buf_reset(&x->f->page);
   vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
   if (st != VF_OK) return page_prefix(x, st);
@@ -1734,7 +1736,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       if (!pp) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
       if (st != VF_OK) break;
       p += hlen;
-      if (h.has_crc && f->opts.verify_crc &&
+      if (h.has_crc && f->opts.verify_crc && !(pp && pp->crc_checked) &&
           (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
         uint32_t crc = pqt_crc32(p, (size_t)psize);
         if (crc != h.crc) {
