@@ -275,8 +275,9 @@ typedef struct pqt_open_opts {
    * whatever the budget (tests and fuzzers exercise slicing on small files with it) */
   uint64_t slice_bytes;
   /* > 0: a streamed (sliced) row group's pages are read and decompressed ahead of the decoder by
-   * one reader thread of the file's own (callers pass it when a core would otherwise idle, e.g.
-   * scan with more threads than row groups); the decoded results are the same. */
+   * this many reader threads of the file's own (at most 4; callers pass it when cores would
+   * otherwise idle, e.g. scan with more threads than row groups); the decoded results are the
+   * same. */
   int read_ahead;
 } pqt_open_opts;
 

@@ -392,7 +392,7 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   /* fewer row groups than threads (one large row group, as DuckDB, pyarrow and Spark write
    * them): each worker's file reads and decompresses pages ahead on a thread of its own, so the
    * idle cores share the row group's work (pqt_prefetch.c; the decoding stays in order) */
-  if ((size_t)threads > s.nunits && s.nunits > 0) s.read_ahead = 1;
+  if ((size_t)threads > s.nunits && s.nunits > 0) s.read_ahead = threads / (int)s.nunits;
   if ((size_t)threads > s.nunits) threads = (int)(s.nunits ? s.nunits : 1);
   /* --memory-budget: fewer workers when one row group each would not fit */
   uint64_t budget = vf_memory_budget();

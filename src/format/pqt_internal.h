@@ -175,7 +175,8 @@ void *pqt_mem_grow(void *p, size_t old_cap, size_t need, size_t *cap);
 
 /* ------------------------------------------------ page read-ahead (pqt_prefetch.c) */
 
-#define PQT_PF_SLOTS 2
+#define PQT_PF_MAX_THREADS 4
+#define PQT_PF_MAX_SLOTS (PQT_PF_MAX_THREADS + 1)
 
 /* One page read (and decompressed) ahead of the consumer. */
 typedef struct pqt_pf_page {
@@ -198,8 +199,10 @@ typedef struct pqt_pf_page {
 
 typedef struct pqt_pf pqt_pf;
 
-/*! pqt_pf_create() : start the read-ahead thread for `nleaves` leaves of src (not owned). */
-vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **out, vf_error *err);
+/*! pqt_pf_create() : start `nthreads` (1..PQT_PF_MAX_THREADS) read-ahead threads for `nleaves`
+ *  leaves of src (not owned); each leaf gets nthreads + 1 page slots. */
+vf_status pqt_pf_create(io_source *src, int nleaves, int nthreads, bool verify_crc, pqt_pf **out,
+                        vf_error *err);
 /*! pqt_pf_destroy() : stop and join the thread, free the slots (to the block cache).  NULL ok. */
 void pqt_pf_destroy(pqt_pf *pf);
 /*! pqt_pf_get() : the page whose header is at `at` in the chunk ending at `end`, read ahead

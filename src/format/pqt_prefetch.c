@@ -4,7 +4,7 @@
  * Why: a file written with one large row group (DuckDB, pyarrow, Spark defaults) is one unit of
  * work for the scan's row-group workers, so one thread read, decompressed and decoded all of it
  * while the others idled.  Here one reader thread per pqt_file reads the next pages of each
- * streamed leaf and decompresses them into a ring of PQT_PF_SLOTS page slots ahead of the
+ * streamed leaf and decompresses them into a ring of page slots ahead of the
  * consumer, which decodes levels and values in order exactly as before (the bytes it decodes are
  * the same, so results are bit-identical; only who ran the decompressor changes).
  *
@@ -40,9 +40,10 @@ typedef struct pf_leaf {
   int codec;
   uint32_t gen;       /* bumped by every reposition: a slot filled for an older one is dropped */
   bool active;        /* positioned and not at its end */
-  pqt_pf_page slot[PQT_PF_SLOTS];
-  int state[PQT_PF_SLOTS];
-  uint32_t sgen[PQT_PF_SLOTS];
+  bool header_busy;   /* a reader is parsing the header at `next` (the one after is unknown) */
+  pqt_pf_page slot[PQT_PF_MAX_SLOTS];
+  int state[PQT_PF_MAX_SLOTS];
+  uint32_t sgen[PQT_PF_MAX_SLOTS];
 } pf_leaf;
 
 struct pqt_pf {
@@ -54,9 +55,9 @@ struct pqt_pf {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* any slot changed state, a leaf was repositioned, or stop */
   pthread_mutex_t io_mu;
-  pthread_t th;
-  bool started, stop;
-  vf_buf chunk; /* the streamed pages' read window (the reader thread's alone) */
+  pthread_t th[PQT_PF_MAX_THREADS];
+  int nthreads, started, nslots;
+  bool stop;
   uint64_t served; /* pages handed to the consumer (tests) */
 };
 
@@ -97,10 +98,11 @@ static bool pf_sizes_ok(const pqt_pf *pf, int codec, int64_t ulen, size_t inlen)
   return !(pf->max_page && (uint64_t)ulen > pf->max_page);
 }
 
-/* Fill slot s of leaf L (positioned at `at`, chunk end `end`) without holding pf->mu: read the
- * header and the page, decompress what the consumer would.  Returns false when the page could
- * not be read or parsed (the consumer then reads it itself and reports what is wrong). */
-static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int codec) {
+/* Fill a slot without holding pf->mu, in two steps: pf_header() reads and checks the header of
+ * the page at `at` (chunk end `end`), so the next page's offset is known and another reader can
+ * take it; pf_body() reads the page and decompresses what the consumer would.  false: the page
+ * could not be read or parsed (the consumer then reads it itself and reports what is wrong). */
+static bool pf_header(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end) {
   vf_error e;
   vf_error_clear(&e);
   vf_buf *raw = &pg->raw;
@@ -139,6 +141,15 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
   pg->hlen = hlen;
   pg->end = at + hlen + psize;
   pg->crc_checked = pg->streamed = false;
+  return true;
+}
+
+static bool pf_body(pqt_pf *pf, pqt_pf_page *pg, int codec, vf_buf *chunk) {
+  vf_error e;
+  vf_error_clear(&e);
+  vf_buf *raw = &pg->raw;
+  const pqt_page_header *h = &pg->h;
+  uint64_t at = pg->at, hlen = pg->hlen, psize = (uint64_t)h->compressed_size;
   bool want_crc = pf->verify_crc && h->has_crc &&
                   (h->type == PQT_DATA_PAGE || h->type == PQT_DATA_PAGE_V2 ||
                    h->type == PQT_DICTIONARY_PAGE);
@@ -148,13 +159,13 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
     size_t ulen = (size_t)h->uncompressed_size;
     uint32_t crc = 0;
     chunk_arg ca = {pf, at + hlen};
-    if (vf_buf_reserve(&pf->chunk, PF_CHUNK, &e) != VF_OK ||
+    if (vf_buf_reserve(chunk, PF_CHUNK, &e) != VF_OK ||
         pqt_buf_grow(&pg->out, ulen ? ulen : 1, &e) != VF_OK ||
-        pqt_zstd_stream(chunk_read, &ca, (size_t)psize, pf->chunk.data, PF_CHUNK, pg->out.data,
+        pqt_zstd_stream(chunk_read, &ca, (size_t)psize, chunk->data, PF_CHUNK, pg->out.data,
                         ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
         (want_crc && crc != h->crc))
       return false; /* the consumer reads it itself and says what is wrong */
-    raw->len = hlen;
+    raw->len = (size_t)hlen;
     pg->out.len = ulen;
     pg->in = raw->data + hlen; /* a position only: raw holds the header */
     pg->inlen = (size_t)psize;
@@ -164,13 +175,14 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
     return true;
   }
   uint64_t total = hlen + psize;
+  if (total < raw->len) raw->len = (size_t)total;
   if (total > raw->len) {
     if (vf_buf_reserve(raw, (size_t)(total - raw->len), &e) != VF_OK) return false;
     if (pqt_pf_read_at(pf, pf->src, at + raw->len, raw->data + raw->len,
                        (size_t)(total - raw->len), &e) != VF_OK)
       return false;
   }
-  raw->len = (size_t)total; /* bytes past the page (a long peek) are dropped */
+  raw->len = (size_t)total;
   /* what the consumer decompresses (decode_data_page / the dictionary branch) */
   const uint8_t *p = raw->data + hlen;
   const uint8_t *in = NULL;
@@ -212,21 +224,21 @@ static bool pf_fill(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end, int 
 
 static void *pf_main(void *arg) {
   pqt_pf *pf = arg;
+  vf_buf chunk; /* this reader's window for streamed pages */
+  vf_buf_init(&chunk, 0);
   pthread_mutex_lock(&pf->mu);
   while (!pf->stop) {
     /* the leaf with the fewest pages ready that has a free slot and a page to read */
-    int best = -1, bs = -1, bready = PQT_PF_SLOTS + 1;
+    int best = -1, bs = -1, bready = PQT_PF_MAX_SLOTS + 1;
     for (int l = 0; l < pf->nleaves; l++) {
       pf_leaf *L = &pf->leaves[l];
-      if (!L->active || L->next >= L->end) continue;
+      if (!L->active || L->header_busy || L->next >= L->end) continue;
       int ready = 0, free_s = -1;
-      bool filling = false;
-      for (int s = 0; s < PQT_PF_SLOTS; s++) {
-        if (L->state[s] == PF_READY) ready++;
-        if (L->state[s] == PF_FILLING) filling = true;
+      for (int s = 0; s < pf->nslots; s++) {
+        if (L->state[s] == PF_READY || L->state[s] == PF_FILLING) ready++;
         if (L->state[s] == PF_FREE && free_s < 0) free_s = s;
       }
-      if (filling || free_s < 0) continue;
+      if (free_s < 0) continue;
       if (ready < bready) best = l, bs = free_s, bready = ready;
     }
     if (best < 0) {
@@ -234,30 +246,42 @@ static void *pf_main(void *arg) {
       continue;
     }
     pf_leaf *L = &pf->leaves[best];
+    pqt_pf_page *pg = &L->slot[bs];
     uint64_t at = L->next, end = L->end;
     int codec = L->codec;
     uint32_t gen = L->gen;
     L->state[bs] = PF_FILLING;
     L->sgen[bs] = gen;
+    L->header_busy = true;
     pthread_mutex_unlock(&pf->mu);
-    bool ok = pf_fill(pf, &L->slot[bs], at, end, codec);
+    bool ok = pf_header(pf, pg, at, end);
     pthread_mutex_lock(&pf->mu);
+    L->header_busy = false;
+    if (L->gen == gen) {
+      if (ok) L->next = pg->end; /* another reader may take the next page now */
+      else L->active = false;    /* the consumer reads this page itself and says what is wrong */
+    }
+    pthread_cond_broadcast(&pf->cv);
+    if (ok && L->gen == gen) {
+      pthread_mutex_unlock(&pf->mu);
+      ok = pf_body(pf, pg, codec, &chunk);
+      pthread_mutex_lock(&pf->mu);
+    }
     if (L->gen != gen) {
       L->state[bs] = PF_FREE; /* repositioned meanwhile */
     } else {
       L->state[bs] = PF_READY;
-      L->slot[bs].ok = ok;
-      if (ok) L->next = L->slot[bs].end;
-      else L->active = false; /* the consumer reads this page itself and says what is wrong */
+      pg->ok = ok;
     }
     pthread_cond_broadcast(&pf->cv);
   }
   pthread_mutex_unlock(&pf->mu);
+  pqt_buf_put(&chunk);
   return NULL;
 }
 
-vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **out,
-                        vf_error *err) {
+vf_status pqt_pf_create(io_source *src, int nleaves, int nthreads, bool verify_crc,
+                        pqt_pf **out, vf_error *err) {
   *out = NULL;
   pqt_pf *pf = vf_calloc(1, sizeof *pf);
   if (!pf) return vf_error_set(err, VF_ENOMEM, "out of memory starting page read-ahead");
@@ -270,9 +294,12 @@ vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **o
   pf->nleaves = nleaves;
   pf->verify_crc = verify_crc;
   pf->max_page = vf_memory_budget();
-  vf_buf_init(&pf->chunk, 0);
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > PQT_PF_MAX_THREADS) nthreads = PQT_PF_MAX_THREADS;
+  pf->nthreads = nthreads;
+  pf->nslots = nthreads + 1; /* one held by the consumer, one being filled per reader */
   for (int l = 0; l < nleaves; l++)
-    for (int s = 0; s < PQT_PF_SLOTS; s++) {
+    for (int s = 0; s < PQT_PF_MAX_SLOTS; s++) {
       vf_buf_init(&pf->leaves[l].slot[s].raw, 0);
       vf_buf_init(&pf->leaves[l].slot[s].out, 0);
       pf->leaves[l].slot[s].leaf = l;
@@ -281,11 +308,13 @@ vf_status pqt_pf_create(io_source *src, int nleaves, bool verify_crc, pqt_pf **o
   pthread_mutex_init(&pf->mu, NULL);
   pthread_cond_init(&pf->cv, NULL);
   pthread_mutex_init(&pf->io_mu, NULL);
-  if (pthread_create(&pf->th, NULL, pf_main, pf) != 0) {
-    pqt_pf_destroy(pf);
-    return vf_error_set(err, VF_EIO, "cannot start the page read-ahead thread");
+  for (int t = 0; t < nthreads; t++) {
+    if (pthread_create(&pf->th[t], NULL, pf_main, pf) != 0) {
+      pqt_pf_destroy(pf);
+      return vf_error_set(err, VF_EIO, "cannot start the page read-ahead threads");
+    }
+    pf->started++;
   }
-  pf->started = true;
   *out = pf;
   return VF_OK;
 }
@@ -297,17 +326,16 @@ void pqt_pf_destroy(pqt_pf *pf) {
     pf->stop = true;
     pthread_cond_broadcast(&pf->cv);
     pthread_mutex_unlock(&pf->mu);
-    pthread_join(pf->th, NULL);
+    for (int t = 0; t < pf->started; t++) pthread_join(pf->th[t], NULL);
   }
   for (int l = 0; l < pf->nleaves; l++)
-    for (int s = 0; s < PQT_PF_SLOTS; s++) {
+    for (int s = 0; s < PQT_PF_MAX_SLOTS; s++) {
       pqt_buf_put(&pf->leaves[l].slot[s].raw);
       pqt_buf_put(&pf->leaves[l].slot[s].out);
     }
   pthread_mutex_destroy(&pf->mu);
   pthread_cond_destroy(&pf->cv);
   pthread_mutex_destroy(&pf->io_mu);
-  pqt_buf_put(&pf->chunk);
   free(pf->leaves);
   free(pf);
 }
@@ -319,12 +347,12 @@ pqt_pf_page *pqt_pf_get(pqt_pf *pf, int leaf, uint64_t at, uint64_t end, int cod
   pthread_mutex_lock(&pf->mu);
   for (bool repositioned = false;;) {
     int s = 0, filling = -1;
-    for (; s < PQT_PF_SLOTS; s++) {
+    for (; s < pf->nslots; s++) {
       if (L->sgen[s] != L->gen || L->slot[s].at != at) continue;
       if (L->state[s] == PF_READY) break;
       if (L->state[s] == PF_FILLING) filling = s;
     }
-    if (s < PQT_PF_SLOTS) {
+    if (s < pf->nslots) {
       if (L->slot[s].ok) {
         L->state[s] = PF_TAKEN;
         got = &L->slot[s];
@@ -343,7 +371,7 @@ pqt_pf_page *pqt_pf_get(pqt_pf *pf, int leaf, uint64_t at, uint64_t end, int cod
       if (repositioned) break; /* (cannot happen: a reposition is followed until it delivers) */
       /* not the page the ring is on: reposition it there, dropping what it read ahead */
       L->gen++;
-      for (int k = 0; k < PQT_PF_SLOTS; k++)
+      for (int k = 0; k < pf->nslots; k++)
         if (L->state[k] == PF_READY) L->state[k] = PF_FREE;
       L->next = at;
       L->end = end;

@@ -1883,7 +1883,8 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
     }
   }
   if (f->opts.read_ahead > 0 && !f->pf) {
-    vf_status st = pqt_pf_create(f->src, f->schema.nleaves, f->opts.verify_crc, &f->pf, err);
+    vf_status st = pqt_pf_create(f->src, f->schema.nleaves, f->opts.read_ahead,
+                                 f->opts.verify_crc, &f->pf, err);
     if (st != VF_OK) return st;
   }
   for (int i = 0; i < nleaves; i++) {
