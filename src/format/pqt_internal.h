@@ -214,6 +214,8 @@ void pqt_pf_release(pqt_pf *pf, pqt_pf_page *pg);
 uint64_t pqt_pf_served(pqt_pf *pf);
 /*! pqt_read_ahead_pages() : pages of this file decoded from the read-ahead ring (tests). */
 uint64_t pqt_read_ahead_pages(pqt_file *f);
+/*! pqt_streamed_pages() : pages the decoder decompressed through a bounded window (tests). */
+uint64_t pqt_streamed_pages(const pqt_file *f);
 /*! pqt_pf_read_at() / pqt_pf_read_ranges() : io_read_at / io_read_ranges serialised with the
  *  read-ahead thread's reads (pf NULL: plain). */
 vf_status pqt_pf_read_at(pqt_pf *pf, io_source *src, uint64_t off, void *dst, size_t n,

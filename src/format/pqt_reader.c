@@ -74,6 +74,10 @@
 /* a page header is read in a window of this size first, grown 8-fold up to PQT_MAX_HEADER */
 #define PQT_HEADER_PEEK ((uint64_t)1 << 10)
 #define PQT_MAX_HEADER ((uint64_t)16 << 20)
+/* ZSTD pages of more stored bytes are decompressed as a stream through a window of
+ * PQT_STREAM_CHUNK bytes (stream_zstd_page) */
+#define PQT_STREAM_MIN ((uint64_t)8 << 20)
+#define PQT_STREAM_CHUNK ((size_t)4 << 20)
 
 /* Streaming position of one leaf inside one (physical) row group, kept between slices. */
 typedef struct leaf_stream {
@@ -139,6 +143,8 @@ struct pqt_file {
   vf_buf win;       /* file bytes [win_off, win_off + win.len) */
   uint64_t win_off;
   pqt_pf *pf;       /* page read-ahead of streamed chunks (opts.read_ahead), else NULL */
+  vf_buf zwin;      /* the read window of a large ZSTD page decompressed as a stream */
+  uint64_t nstreamed; /* pages decompressed that way (tests) */
 };
 
 /* ----------------------------------------------------------------- helpers */
@@ -439,6 +445,7 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
   }
   f->dict_n = -1;
   vf_buf_init(&f->win, 0);
+  vf_buf_init(&f->zwin, 0);
   vf_buf_init(&f->page, 0);
   vf_buf_init(&f->dict, 0);
   vf_buf_init(&f->tmp, 0);
@@ -608,6 +615,7 @@ void pqt_close(pqt_file *f) {
   }
   /* the big scratch goes to the block cache for the next file (pqt_mem.c) */
   pqt_buf_put(&f->win);
+  pqt_buf_put(&f->zwin);
   for (int i = 0; i < f->nchunks_cap; i++)
     pqt_buf_put(&f->chunks[i]);
   free(f->chunks);
@@ -626,6 +634,9 @@ void pqt_close(pqt_file *f) {
 
 uint64_t pqt_read_ahead_pages(pqt_file *f) {
   return pqt_pf_served(f->pf);
+}
+uint64_t pqt_streamed_pages(const pqt_file *f) {
+  return f->nstreamed;
 }
 
 const char *pqt_name(const pqt_file *f) {
@@ -705,7 +716,12 @@ typedef struct chunk_ctx {
   bool cont;         /* streaming: levels of this chunk were decoded before this page */
   bool view_ok;      /* streaming: PLAIN fixed-width values may stay in the page (x->view) */
   const uint8_t *view;
-  const pqt_pf_page *pre; /* the page read ahead: its decompressed bytes, when it has them */
+  /* a page decompressed before decode_data_page ran (by the read-ahead thread, or streamed from
+   * a bounded window): decompressing pre_in[0..pre_inlen) to pre_ulen bytes yields pre_out */
+  const uint8_t *pre_in, *pre_out;
+  size_t pre_inlen;
+  int64_t pre_ulen;
+  bool pre_streamed; /* pre_in is a position only (never read) */
   vf_error *err;
 } chunk_ctx;
 
@@ -1050,13 +1066,12 @@ static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len
                     "page declares %" PRId64 " uncompressed bytes (%zu compressed), more than the "
                     "memory budget of %" PRIu64 " bytes (raise --memory-budget)",
                     ulen, len, budget);
-  if (x->pre && x->pre->have_out && p == x->pre->in && len == x->pre->inlen &&
-      ulen == x->pre->ulen) { /* decompressed by the read-ahead thread */
-    *outp = x->pre->out.data;
+  if (x->pre_out && p == x->pre_in && len == x->pre_inlen && ulen == x->pre_ulen) {
+    *outp = x->pre_out; /* decompressed already */
     *outlen = (size_t)ulen;
     return VF_OK;
   }
-  if (x->pre && x->pre->streamed) /* its bytes were never in memory whole (cannot happen) */
+  if (x->pre_streamed) /* its bytes were never in memory whole (cannot happen) */
     return page_err(x, VF_EINTERNAL, "read-ahead page without its decompressed bytes");
   vf_buf_reset(&x->f->page);
   vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
@@ -1578,6 +1593,68 @@ static void page_drop(pqt_file *f, leaf_stream *ls) {
   ls->held_slot = 0;
 }
 
+typedef struct zread {
+  pqt_file *f;
+  uint64_t base;
+} zread;
+
+/* bytes [pos, pos + n) of a streamed page: what the window holds from its header read, then the
+ * file */
+static vf_status zread_fn(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err) {
+  zread *z = arg;
+  pqt_file *f = z->f;
+  uint64_t off = z->base + pos;
+  if (f->win.len && off >= f->win_off && off - f->win_off < f->win.len) {
+    size_t k = (size_t)(f->win.len - (off - f->win_off));
+    if (k > n) k = n;
+    memcpy(dst, f->win.data + (off - f->win_off), k);
+    dst += k;
+    n -= k;
+    off += k;
+  }
+  return n ? pqt_pf_read_at(f->pf, f->src, off, dst, n, err) : VF_OK;
+}
+
+/* A large ZSTD page (header of hlen bytes at `at`, already in the window) decompressed into
+ * f->page from a PQT_STREAM_CHUNK window of the file instead of a copy of the whole stored page
+ * (DuckDB writes ~90 MiB pages).  On success *p is the page's position in the window (never read:
+ * decompress_into_page() takes x->pre_out) and *crc_checked says the CRC was verified.  Anything
+ * that goes wrong leaves *p NULL: the caller reads the page whole, which reports it as always. */
+static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_header *h, size_t hlen,
+                                  const uint8_t **p, bool *crc_checked) {
+  pqt_file *f = x->f;
+  *p = NULL;
+  int64_t ulen = h->uncompressed_size;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  uint64_t ratio = pqt_codec_max_ratio(PQT_ZSTD), budget = vf_memory_budget();
+  if (ulen < 0 || ulen > PQT_MAX_PAGE_BYTES || (uint64_t)ulen > ratio * psize + 4096 ||
+      (budget && (uint64_t)ulen > budget))
+    return VF_OK; /* refused with the usual message by the whole-page path */
+  if (!(at >= f->win_off && at - f->win_off + hlen <= f->win.len)) return VF_OK;
+  vf_error e;
+  vf_error_clear(&e);
+  bool want_crc = h->has_crc && f->opts.verify_crc;
+  uint32_t crc = 0;
+  vf_buf_reset(&f->page);
+  vf_status st = buf_reserve(&f->page, (uint64_t)(ulen ? ulen : 1), x->err);
+  if (st != VF_OK) return page_prefix(x, st);
+  if (pqt_buf_grow(&f->zwin, PQT_STREAM_CHUNK, &e) != VF_OK) return VF_OK;
+  zread z = {f, at + hlen};
+  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->zwin.data, PQT_STREAM_CHUNK, f->page.data,
+                      (size_t)ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+      (want_crc && crc != h->crc))
+    return VF_OK;
+  *p = f->win.data + (at - f->win_off); /* + hlen by the caller */
+  *crc_checked = want_crc;
+  x->pre_in = *p + hlen;
+  x->pre_inlen = (size_t)psize;
+  x->pre_ulen = ulen;
+  x->pre_out = f->page.data;
+  x->pre_streamed = true;
+  f->nstreamed++;
+  return VF_OK;
+}
+
 /* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page. */
 static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t r1,
                              pqt_leaf_data *d, vf_error *err) {
@@ -1616,7 +1693,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       pqt_pf_release(f->pf, ls->pf_take);
       ls->pf_take = NULL;
     }
-    x.pre = NULL;
+    x.pre_in = x.pre_out = NULL;
+    x.pre_streamed = false;
     x.page_off = ls->next;
     if (ls->next >= ls->end) break;
     if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
@@ -1636,7 +1714,13 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       pqt_pf_page *pp =
           f->pf && !before ? pqt_pf_get(f->pf, leaf, ls->next, ls->end, cm->codec) : NULL;
       ls->pf_take = pp;
-      x.pre = pp;
+      if (pp && pp->have_out) {
+        x.pre_in = pp->in;
+        x.pre_out = pp->out.data;
+        x.pre_inlen = pp->inlen;
+        x.pre_ulen = pp->ulen;
+        x.pre_streamed = pp->streamed;
+      }
       if (pp) {
         h = pp->h;
         hlen = pp->hlen;
@@ -1733,10 +1817,16 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
         break;
       }
       const uint8_t *p = pp ? pp->raw.data : NULL;
-      if (!pp) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
+      bool crc_checked = pp && pp->crc_checked;
+      if (!pp && cm->codec == PQT_ZSTD &&
+          (h.type == PQT_DATA_PAGE || h.type == PQT_DICTIONARY_PAGE) && psize > PQT_STREAM_MIN) {
+        st = stream_zstd_page(&x, ls->next, &h, hlen, &p, &crc_checked);
+        if (st != VF_OK) break;
+      }
+      if (!p) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
       if (st != VF_OK) break;
       p += hlen;
-      if (h.has_crc && f->opts.verify_crc && !(pp && pp->crc_checked) &&
+      if (h.has_crc && f->opts.verify_crc && !crc_checked &&
           (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
         uint32_t crc = pqt_crc32(p, (size_t)psize);
         if (crc != h.crc) {

@@ -17,7 +17,11 @@ typedef struct result {
   char msg[VF_ERROR_MSG_MAX];
   uint64_t ahead; /* pages served by the read-ahead ring */
   uint64_t bytes_read;
+  uint64_t streamed; /* pages the decoder decompressed through a bounded window */
+  vf_buf flat; /* leaf 1's values concatenated over the slices (the same however it is sliced) */
 } result;
+
+static bool g_whole; /* decode(): read the row groups as written */
 
 static void put(vf_buf *b, const void *p, size_t n) {
   if (n) vf_buf_append(b, p, n, NULL);
@@ -41,12 +45,14 @@ static void put_leaf(vf_buf *b, const pqt_leaf_data *d) {
 static void decode(const uint8_t *file, size_t len, uint64_t slice, int read_ahead, int order,
                    result *r) {
   vf_buf_init(&r->b, 0);
+  vf_buf_init(&r->flat, 0);
   r->msg[0] = 0;
   vf_error err;
   vf_error_clear(&err);
   io_source *src;
   pqt_file *f = NULL;
-  pqt_open_opts o = {.verify_crc = true, .slice_bytes = slice, .read_ahead = read_ahead};
+  pqt_open_opts o = {.verify_crc = true, .slice_bytes = slice, .read_ahead = read_ahead,
+                     .whole_row_groups = g_whole};
   r->st = io_open_memory(file, len, "t.parquet", &src, &err);
   if (r->st == VF_OK) r->st = pqt_open(src, &o, &f, &err);
   int nl = f ? pqt_schema_of(f)->nleaves : 0;
@@ -73,11 +79,13 @@ static void decode(const uint8_t *file, size_t len, uint64_t slice, int read_ahe
     } else {
       r->st = pqt_read_leaves(f, g, ids, nl, ld, &err);
       for (int l = 0; r->st == VF_OK && l < nl; l++) put_leaf(&r->b, &ld[l]);
+      if (r->st == VF_OK && nl > 1 && order == 0) put(&r->flat, ld[1].values.data, ld[1].values.len);
     }
   }
   free(seq);
   r->ahead = f ? pqt_read_ahead_pages(f) : 0;
   r->bytes_read = f ? pqt_source(f)->bytes_read : 0;
+  r->streamed = f ? pqt_streamed_pages(f) : 0;
   if (r->st != VF_OK) snprintf(r->msg, sizeof r->msg, "%s", err.msg);
   for (int i = 0; i < nl; i++) pqt_leaf_data_free(&ld[i]);
   free(ld);
@@ -85,7 +93,10 @@ static void decode(const uint8_t *file, size_t len, uint64_t slice, int read_ahe
   pqt_close(f);
 }
 
-static void result_free(result *r) { vf_buf_free(&r->b); }
+static void result_free(result *r) {
+  vf_buf_free(&r->b);
+  vf_buf_free(&r->flat);
+}
 
 static bool same(const result *a, const result *b) {
   if (a->st != b->st || strcmp(a->msg, b->msg) != 0) {
@@ -297,6 +308,19 @@ VF_TEST(read_ahead_streamed_zstd_pages) {
     result_free(&a);
     result_free(&b);
   }
+  /* the streamed decode equals the row group decoded whole (one decompression of each page) */
+  result w, st;
+  g_whole = true;
+  decode(file, len, 0, 0, 0, &w);
+  g_whole = false;
+  decode(file, len, 4 << 20, 0, 0, &st);
+  CHECK_EQ_INT(w.st, VF_OK);
+  CHECK(w.flat.len == (size_t)120000 * 48 * 4);
+  CHECK(w.flat.len == st.flat.len && memcmp(w.flat.data, st.flat.data, w.flat.len) == 0);
+  CHECK(w.streamed == 0);
+  CHECK(st.streamed >= 2); /* the two 12 MiB pages */
+  result_free(&w);
+  result_free(&st);
   uint8_t *bad = malloc(len);
   memcpy(bad, file, len);
   for (size_t j = 0; j < 64; j++) bad[len / 3 + j] ^= 0xa5; /* inside the first big page */
