@@ -308,6 +308,8 @@ int pqt_written_row_group(const pqt_file *f, int rg, int64_t *row0, bool *last);
 /*! pqt_written_row_groups() : how many row groups the file has as written. */
 int pqt_written_row_groups(const pqt_file *f);
 const pqt_schema *pqt_schema_of(const pqt_file *f);
+/*! pqt_source() : the file's byte source (its bytes_read / reads counters are stable when this
+ *  returns: page read-ahead pauses until the next read). */
 io_source *pqt_source(pqt_file *f);
 /*! pqt_find_leaf() : leaf index by dotted path, -1 if none. */
 int pqt_find_leaf(const pqt_file *f, const char *dotted_path);

@@ -210,6 +210,9 @@ void pqt_pf_destroy(pqt_pf *pf);
  *  the ring could not read it (the caller reads it itself).  Hand it back with pqt_pf_release. */
 pqt_pf_page *pqt_pf_get(pqt_pf *pf, int leaf, uint64_t at, uint64_t end, int codec);
 void pqt_pf_release(pqt_pf *pf, pqt_pf_page *pg);
+/*! pqt_pf_quiesce() : stop reading ahead and wait for reads in flight (the source's counters are
+ *  then stable); the next pqt_pf_get() starts again.  NULL ok. */
+void pqt_pf_quiesce(pqt_pf *pf);
 /*! pqt_pf_served() : pages pqt_pf_get() handed over so far (0 for NULL). */
 uint64_t pqt_pf_served(pqt_pf *pf);
 /*! pqt_read_ahead_pages() : pages of this file decoded from the read-ahead ring (tests). */

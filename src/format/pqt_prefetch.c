@@ -105,8 +105,7 @@ static bool pf_sizes_ok(const pqt_pf *pf, int codec, int64_t ulen, size_t inlen)
 static bool pf_header(pqt_pf *pf, pqt_pf_page *pg, uint64_t at, uint64_t end) {
   vf_error e;
   vf_error_clear(&e);
-  vf_buf *raw = &pg->raw;
-  pg->at = at;
+  vf_buf *raw = &pg->raw; /* pg->at was set when the slot was claimed (under pf->mu) */
   pg->have_out = false;
   pg->in = NULL;
   pg->inlen = 0;
@@ -252,6 +251,7 @@ static void *pf_main(void *arg) {
     uint32_t gen = L->gen;
     L->state[bs] = PF_FILLING;
     L->sgen[bs] = gen;
+    pg->at = at;
     L->header_busy = true;
     pthread_mutex_unlock(&pf->mu);
     bool ok = pf_header(pf, pg, at, end);
@@ -400,4 +400,20 @@ uint64_t pqt_pf_served(pqt_pf *pf) {
   uint64_t n = pf->served;
   pthread_mutex_unlock(&pf->mu);
   return n;
+}
+
+void pqt_pf_quiesce(pqt_pf *pf) {
+  if (!pf) return;
+  pthread_mutex_lock(&pf->mu);
+  for (int l = 0; l < pf->nleaves; l++) {
+    pf_leaf *L = &pf->leaves[l];
+    L->active = false; /* no new page until the consumer asks (pqt_pf_get repositions) */
+    for (;;) {
+      bool busy = L->header_busy;
+      for (int k = 0; k < pf->nslots; k++) busy |= L->state[k] == PF_FILLING;
+      if (!busy) break;
+      pthread_cond_wait(&pf->cv, &pf->mu);
+    }
+  }
+  pthread_mutex_unlock(&pf->mu);
 }

@@ -663,6 +663,7 @@ const pqt_schema *pqt_schema_of(const pqt_file *f) {
   return &f->schema;
 }
 io_source *pqt_source(pqt_file *f) {
+  pqt_pf_quiesce(f->pf); /* callers read its counters: no read-ahead in flight meanwhile */
   return f->src;
 }
 
