@@ -211,9 +211,12 @@ static size_t nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
   for (; i + 16 <= n; i += 16) {
     unsigned mask = (unsigned)_mm_movemask_epi8(
         _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), zero));
-    int c = __builtin_popcount(mask);
-    if (c < m) {
-      m -= c;
+    unsigned c = mask - ((mask >> 1) & 0x5555u); /* popcount of 16 bits, inline (no POPCNT */
+    c = (c & 0x3333u) + ((c >> 2) & 0x3333u);     /* in the x86-64 baseline: the builtin is a */
+    c = (c + (c >> 4)) & 0x0f0fu;                  /* libgcc call) */
+    c = (c + (c >> 8)) & 0x1fu;
+    if ((int64_t)c < m) {
+      m -= (int64_t)c;
       continue;
     }
     for (; mask; mask &= mask - 1)
