@@ -274,7 +274,18 @@ typedef struct pqt_open_opts {
   /* > 0: slice row groups holding more than this many bytes into slices of about this size,
    * whatever the budget (tests and fuzzers exercise slicing on small files with it) */
   uint64_t slice_bytes;
+  /* > 0: a streamed (sliced) row group's pages are read and decompressed ahead of the decoder by
+   * this many reader threads of the file's own (at most 4; callers pass it when cores would
+   * otherwise idle, e.g. scan with more threads than row groups); the decoded results are the
+   * same. */
+  int read_ahead;
 } pqt_open_opts;
+
+/*! pqt_mem_cache_clear() : free the scratch blocks closed files left for the next one (bounded,
+ *  at most 8 blocks and 1 GiB or a quarter of the memory budget; also run at exit). */
+void pqt_mem_cache_clear(void);
+/*! pqt_mem_cached() : blocks held by that cache now (their bytes in *bytes, optional). */
+size_t pqt_mem_cached(uint64_t *bytes);
 
 /*! pqt_set_verify_crc_default() : whether files opened with NULL opts check page CRCs (initially
  *  true; the CLI's --no-verify-crc turns it off for files whose writers store wrong CRCs). */
@@ -297,6 +308,8 @@ int pqt_written_row_group(const pqt_file *f, int rg, int64_t *row0, bool *last);
 /*! pqt_written_row_groups() : how many row groups the file has as written. */
 int pqt_written_row_groups(const pqt_file *f);
 const pqt_schema *pqt_schema_of(const pqt_file *f);
+/*! pqt_source() : the file's byte source (its bytes_read / reads counters are stable when this
+ *  returns: page read-ahead pauses until the next read). */
 io_source *pqt_source(pqt_file *f);
 /*! pqt_find_leaf() : leaf index by dotted path, -1 if none. */
 int pqt_find_leaf(const pqt_file *f, const char *dotted_path);

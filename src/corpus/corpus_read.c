@@ -156,6 +156,7 @@ typedef struct scan_shared {
   vf_error err; /* first error, under lock */
   vf_status st;
   uint64_t bytes_read;
+  int read_ahead; /* pqt_open_opts.read_ahead: threads beyond one per row group read pages ahead */
   double t0;
   uint64_t rows_done, units_done;
   double last_progress;
@@ -205,7 +206,8 @@ static void scan_worker(void *arg, size_t slot, int w) {
       col_sel_free(&sel);
       io_source *src = NULL;
       st = corpus_open(&s->files->files[unit->file], &src, &err);
-      if (st == VF_OK) st = pqt_open(src, NULL, &f, &err);
+      pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = s->read_ahead};
+      if (st == VF_OK) st = pqt_open(src, s->read_ahead ? &oo : NULL, &f, &err);
       if (st == VF_OK) st = col_sel_resolve(f, s->columns, s->ncolumns, &sel, &err);
       if (st != VF_OK) break;
       fidx = unit->file;
@@ -387,6 +389,10 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
     goto out;
   }
   if (threads <= 0) threads = vf_threads();
+  /* fewer row groups than threads (one large row group, as DuckDB, pyarrow and Spark write
+   * them): each worker's file reads and decompresses pages ahead on a thread of its own, so the
+   * idle cores share the row group's work (pqt_prefetch.c; the decoding stays in order) */
+  if ((size_t)threads > s.nunits && s.nunits > 0) s.read_ahead = threads / (int)s.nunits;
   if ((size_t)threads > s.nunits) threads = (int)(s.nunits ? s.nunits : 1);
   /* --memory-budget: fewer workers when one row group each would not fit */
   uint64_t budget = vf_memory_budget();

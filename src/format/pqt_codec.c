@@ -29,6 +29,7 @@
 #include <snappy-c.h>
 #include <zlib.h>
 #include <pthread.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -207,6 +208,64 @@ static ZSTD_DCtx *zstd_thread_dctx(void) {
     d = NULL;
   }
   return d;
+}
+
+/* The calling thread's zstd context for streamed pages (ZSTD_d_stableOutBuffer: decoded straight
+ * into the page buffer, no window copy); separate from zstd_key's so that one keeps defaults. */
+static pthread_key_t zstd_skey;
+static pthread_once_t zstd_sonce = PTHREAD_ONCE_INIT;
+static void zstd_make_skey(void) { (void)pthread_key_create(&zstd_skey, zstd_free_dctx); }
+static ZSTD_DCtx *zstd_thread_sctx(void) {
+  if (pthread_once(&zstd_sonce, zstd_make_skey) != 0) return NULL;
+  ZSTD_DCtx *d = pthread_getspecific(zstd_skey);
+  if (!d && (d = ZSTD_createDCtx()) != NULL && pthread_setspecific(zstd_skey, d) != 0) {
+    ZSTD_freeDCtx(d);
+    d = NULL;
+  }
+  return d;
+}
+
+/*! pqt_zstd_stream() : see pqt_internal.h. */
+vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *win,
+                          size_t win_cap, uint8_t *dst, size_t dst_len, uint32_t *crc,
+                          vf_error *err) {
+  const int codec = PQT_ZSTD;
+  uLong c = crc32(0L, Z_NULL, 0);
+  if (src_len == 0 && dst_len == 0) {
+    if (crc) *crc = (uint32_t)c;
+    return VF_OK;
+  }
+  ZSTD_DCtx *d = zstd_thread_sctx();
+  if (!d || win_cap == 0 || win_cap > ZCHUNK)
+    return vf_error_set(err, VF_ENOMEM, "cannot set up streamed ZSTD decompression");
+  size_t r = ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
+  if (!ZSTD_isError(r)) r = ZSTD_DCtx_setParameter(d, ZSTD_d_stableOutBuffer, 1);
+  if (ZSTD_isError(r)) return corrupt(err, codec, ZSTD_getErrorName(r));
+  ZSTD_outBuffer out = {dst, dst_len, 0};
+  size_t last = 1; /* 0 once a frame is complete and no other has started */
+  for (size_t pos = 0; pos < src_len;) {
+    size_t n = src_len - pos < win_cap ? src_len - pos : win_cap;
+    vf_status st = rd(arg, pos, win, n, err);
+    if (st != VF_OK) return st;
+    if (crc) c = crc32(c, win, (uInt)n);
+    ZSTD_inBuffer in = {win, n, 0};
+    while (in.pos < in.size) {
+      size_t ip = in.pos, op = out.pos;
+      last = ZSTD_decompressStream(d, &out, &in);
+      if (ZSTD_isError(last)) {
+        if (ZSTD_getErrorCode(last) == ZSTD_error_dstSize_tooSmall)
+          return wrong_size(err, codec, dst_len, true, dst_len);
+        return corrupt(err, codec, ZSTD_getErrorName(last));
+      }
+      if (in.pos == ip && out.pos == op) /* output full, input left: more than the page */
+        return wrong_size(err, codec, dst_len, true, dst_len);
+    }
+    pos += n;
+  }
+  if (last != 0) return corrupt(err, codec, "truncated frame");
+  if (out.pos != dst_len) return wrong_size(err, codec, out.pos, false, dst_len);
+  if (crc) *crc = (uint32_t)c;
+  return VF_OK;
 }
 
 /*! pqt_decompress() : see pqt_internal.h.  Writes exactly dst_len bytes into dst or fails.

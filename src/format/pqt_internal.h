@@ -143,10 +143,88 @@ vf_status pqt_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t 
 vf_status pqt_compress(int codec, int level, const uint8_t *src, size_t src_len, vf_buf *out,
                        vf_error *err);
 
+/* reads n bytes at position pos of a compressed stream into dst */
+typedef vf_status (*pqt_chunk_fn)(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err);
+/*! pqt_zstd_stream() : pqt_decompress(PQT_ZSTD, ...) of src_len bytes fed by rd in chunks of at
+ *  most win_cap bytes (< 4 GiB) through win, so a 100 MB page needs no 100 MB input buffer;
+ *  *crc (optional): CRC-32 of the compressed bytes.  Exactly dst_len bytes or VF_ECORRUPT. */
+vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *win,
+                          size_t win_cap, uint8_t *dst, size_t dst_len, uint32_t *crc,
+                          vf_error *err);
+
 /*! pqt_codec_max_ratio() : the largest uncompressed/compressed ratio `codec` can produce (deflate
  *  1032, snappy 22, LZ4 255, zstd 32768 with slack), 0 when unbounded (BROTLI, UNCOMPRESSED,
  *  unknown): a page declaring more is a decompression bomb or corrupt. */
 uint64_t pqt_codec_max_ratio(int codec);
+
+/* ------------------------------------------- scratch block cache (pqt_mem.c) */
+
+/* Blocks of at least this many bytes released by a pqt_file are kept for the next one. */
+#define PQT_MEM_MIN ((size_t)1 << 20)
+/*! pqt_mem_take() : a cached block of at least `need` bytes (its size in *cap), or NULL. */
+void *pqt_mem_take(size_t need, size_t *cap);
+/*! pqt_mem_give() : keep block p of `cap` bytes for a later take (bounded), or free it. */
+void pqt_mem_give(void *p, size_t cap);
+/*! pqt_buf_grow() : vf_buf_reserve(), adopting a cached block when b must grow past its cap. */
+vf_status pqt_buf_grow(vf_buf *b, size_t extra, vf_error *err);
+/*! pqt_buf_put() : give b's block to the cache and leave b empty (its limit kept). */
+void pqt_buf_put(vf_buf *b);
+/*! pqt_mem_grow() : a cached block of >= need bytes holding p's first old_cap bytes (p given to
+ *  the cache), or NULL (p untouched) when none fits. */
+void *pqt_mem_grow(void *p, size_t old_cap, size_t need, size_t *cap);
+
+/* ------------------------------------------------ page read-ahead (pqt_prefetch.c) */
+
+#define PQT_PF_MAX_THREADS 4
+#define PQT_PF_MAX_SLOTS (PQT_PF_MAX_THREADS + 1)
+
+/* One page read (and decompressed) ahead of the consumer. */
+typedef struct pqt_pf_page {
+  uint64_t at;         /* file offset of its header */
+  uint64_t end;        /* and of the byte after the page */
+  pqt_page_header h;
+  size_t hlen;
+  vf_buf raw;          /* header + page bytes as stored */
+  bool ok;             /* read and parsed (else the consumer reads the page itself) */
+  bool crc_checked;    /* its CRC was verified here */
+  bool streamed;       /* raw holds the header only: decompressed from a bounded window, so
+                        * in[] is a position, never read (have_out is then true) */
+  bool have_out;       /* in[0..inlen) decompressed into out (ulen bytes) */
+  const uint8_t *in;
+  size_t inlen;
+  int64_t ulen;
+  vf_buf out;
+  int leaf, idx;
+} pqt_pf_page;
+
+typedef struct pqt_pf pqt_pf;
+
+/*! pqt_pf_create() : start `nthreads` (1..PQT_PF_MAX_THREADS) read-ahead threads for `nleaves`
+ *  leaves of src (not owned); each leaf gets nthreads + 1 page slots. */
+vf_status pqt_pf_create(io_source *src, int nleaves, int nthreads, bool verify_crc, pqt_pf **out,
+                        vf_error *err);
+/*! pqt_pf_destroy() : stop and join the thread, free the slots (to the block cache).  NULL ok. */
+void pqt_pf_destroy(pqt_pf *pf);
+/*! pqt_pf_get() : the page whose header is at `at` in the chunk ending at `end`, read ahead
+ *  (blocks while it is being read; repositions the leaf's ring when it is elsewhere); NULL when
+ *  the ring could not read it (the caller reads it itself).  Hand it back with pqt_pf_release. */
+pqt_pf_page *pqt_pf_get(pqt_pf *pf, int leaf, uint64_t at, uint64_t end, int codec);
+void pqt_pf_release(pqt_pf *pf, pqt_pf_page *pg);
+/*! pqt_pf_quiesce() : stop reading ahead and wait for reads in flight (the source's counters are
+ *  then stable); the next pqt_pf_get() starts again.  NULL ok. */
+void pqt_pf_quiesce(pqt_pf *pf);
+/*! pqt_pf_served() : pages pqt_pf_get() handed over so far (0 for NULL). */
+uint64_t pqt_pf_served(pqt_pf *pf);
+/*! pqt_read_ahead_pages() : pages of this file decoded from the read-ahead ring (tests). */
+uint64_t pqt_read_ahead_pages(pqt_file *f);
+/*! pqt_streamed_pages() : pages the decoder decompressed through a bounded window (tests). */
+uint64_t pqt_streamed_pages(const pqt_file *f);
+/*! pqt_pf_read_at() / pqt_pf_read_ranges() : io_read_at / io_read_ranges serialised with the
+ *  read-ahead thread's reads (pf NULL: plain). */
+vf_status pqt_pf_read_at(pqt_pf *pf, io_source *src, uint64_t off, void *dst, size_t n,
+                         vf_error *err);
+vf_status pqt_pf_read_ranges(pqt_pf *pf, io_source *src, io_range *ranges, size_t n,
+                             uint64_t max_gap, vf_error *err);
 
 /* CRC-32 (IEEE, as zlib's crc32) used for page checksums */
 uint32_t pqt_crc32(const uint8_t *p, size_t n);

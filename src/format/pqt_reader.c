@@ -74,6 +74,10 @@
 /* a page header is read in a window of this size first, grown 8-fold up to PQT_MAX_HEADER */
 #define PQT_HEADER_PEEK ((uint64_t)1 << 10)
 #define PQT_MAX_HEADER ((uint64_t)16 << 20)
+/* ZSTD pages of more stored bytes are decompressed as a stream through a window of
+ * PQT_STREAM_CHUNK bytes (stream_zstd_page) */
+#define PQT_STREAM_MIN ((uint64_t)8 << 20)
+#define PQT_STREAM_CHUNK ((size_t)4 << 20)
 
 /* Streaming position of one leaf inside one (physical) row group, kept between slices. */
 typedef struct leaf_stream {
@@ -103,6 +107,8 @@ typedef struct leaf_stream {
   int64_t pg_krow;
   vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
   int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
+  /* read-ahead (f->pf): the page being looked at, and the one kept as ls->pg (its bytes) */
+  pqt_pf_page *pf_take, *pf_cur;
 } leaf_stream;
 
 struct pqt_file {
@@ -136,6 +142,9 @@ struct pqt_file {
   leaf_stream *streams; /* per leaf, allocated on the first streamed read */
   vf_buf win;       /* file bytes [win_off, win_off + win.len) */
   uint64_t win_off;
+  pqt_pf *pf;       /* page read-ahead of streamed chunks (opts.read_ahead), else NULL */
+  vf_buf zwin;      /* the read window of a large ZSTD page decompressed as a stream */
+  uint64_t nstreamed; /* pages decompressed that way (tests) */
 };
 
 /* ----------------------------------------------------------------- helpers */
@@ -192,6 +201,33 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
 }
 #endif
 
+/* Index of the m-th (m >= 1) zero byte of p[from..n), or n when there are fewer: where a record
+ * starts in a page's repetition levels (the slice walk over a 100 MB page is on the scan's hot
+ * path: 16 levels per compare). */
+static size_t nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
+  size_t i = from;
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    unsigned mask = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), zero));
+    unsigned c = mask - ((mask >> 1) & 0x5555u); /* popcount of 16 bits, inline (no POPCNT */
+    c = (c & 0x3333u) + ((c >> 2) & 0x3333u);     /* in the x86-64 baseline: the builtin is a */
+    c = (c + (c >> 4)) & 0x0f0fu;                  /* libgcc call) */
+    c = (c + (c >> 8)) & 0x1fu;
+    if ((int64_t)c < m) {
+      m -= (int64_t)c;
+      continue;
+    }
+    for (; mask; mask &= mask - 1)
+      if (--m == 0) return i + (size_t)__builtin_ctz(mask);
+  }
+#endif
+  for (; i < n; i++)
+    if (p[i] == 0 && --m == 0) return i;
+  return n;
+}
+
 static int32_t physical_width(pqt_physical t, int32_t type_length) {
   switch (t) {
   case PQT_BOOLEAN: return 1;
@@ -221,7 +257,13 @@ static vf_status grow_array(void **p, int64_t *cap, int64_t need, size_t size, v
                           (uint64_t)need * size, budget);
   }
   void *np = NULL;
-  if ((uint64_t)ncap <= SIZE_MAX / size) np = realloc(*p, (size_t)ncap * size);
+  if ((uint64_t)ncap <= SIZE_MAX / size) {
+    size_t bytes = (size_t)ncap * size, got = 0;
+    if (bytes >= PQT_MEM_MIN) /* a block a closed file left (no fresh pages to fault in) */
+      np = pqt_mem_grow(*p, *p ? (size_t)*cap * size : 0, bytes, &got);
+    if (np) ncap = (int64_t)(got / size);
+    else np = realloc(*p, bytes);
+  }
   if (!np)
     return vf_error_set(err, VF_ENOMEM, "out of memory allocating %" PRId64 " entries", ncap);
   *p = np;
@@ -245,7 +287,7 @@ static vf_status buf_reserve(vf_buf *b, uint64_t extra, vf_error *err) {
                         " bytes, over the memory budget of %" PRIu64,
                         (uint64_t)b->len + extra, budget);
   if (extra > SIZE_MAX / 2) return vf_error_set(err, VF_ENOMEM, "value buffer too large");
-  return vf_buf_reserve(b, (size_t)extra, err);
+  return pqt_buf_grow(b, (size_t)extra, err);
 }
 
 /* ---------------------------------------------------------------- slicing */
@@ -406,6 +448,7 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
   }
   f->dict_n = -1;
   vf_buf_init(&f->win, 0);
+  vf_buf_init(&f->zwin, 0);
   vf_buf_init(&f->page, 0);
   vf_buf_init(&f->dict, 0);
   vf_buf_init(&f->tmp, 0);
@@ -552,6 +595,8 @@ fail:
 /*! pqt_close() : free everything, including the io_source.  NULL ok. */
 void pqt_close(pqt_file *f) {
   if (!f) return;
+  pqt_pf_destroy(f->pf); /* first: its thread reads f->src */
+  f->pf = NULL;
   if (f->phys_rgs) {
     for (int g = 0; g < f->meta.nrow_groups; g++)
       free(f->meta.row_groups[g].columns);
@@ -567,25 +612,34 @@ void pqt_close(pqt_file *f) {
       free(f->streams[i].dict_off);
       pqt_offset_index_free(&f->streams[i].oi);
       pqt_leaf_data_free(&f->streams[i].pg);
-      vf_buf_free(&f->streams[i].held);
+      pqt_buf_put(&f->streams[i].held);
     }
     free(f->streams);
   }
-  vf_buf_free(&f->win);
+  /* the big scratch goes to the block cache for the next file (pqt_mem.c) */
+  pqt_buf_put(&f->win);
+  pqt_buf_put(&f->zwin);
   for (int i = 0; i < f->nchunks_cap; i++)
-    vf_buf_free(&f->chunks[i]);
+    pqt_buf_put(&f->chunks[i]);
   free(f->chunks);
-  vf_buf_free(&f->page);
+  pqt_buf_put(&f->page);
   vf_buf_free(&f->dict);
   vf_buf_free(&f->tmp);
   free(f->dict_off);
-  free(f->idx);
-  free(f->lvl);
+  pqt_mem_give(f->idx, f->idx_cap * sizeof *f->idx);
+  pqt_mem_give(f->lvl, f->lvl_cap);
   free(f->tmp_off);
   pqt_schema_free(&f->schema);
   pqt_file_meta_free(&f->meta);
   io_close(f->src);
   free(f);
+}
+
+uint64_t pqt_read_ahead_pages(pqt_file *f) {
+  return pqt_pf_served(f->pf);
+}
+uint64_t pqt_streamed_pages(const pqt_file *f) {
+  return f->nstreamed;
 }
 
 const char *pqt_name(const pqt_file *f) {
@@ -612,6 +666,7 @@ const pqt_schema *pqt_schema_of(const pqt_file *f) {
   return &f->schema;
 }
 io_source *pqt_source(pqt_file *f) {
+  pqt_pf_quiesce(f->pf); /* callers read its counters: no read-ahead in flight meanwhile */
   return f->src;
 }
 
@@ -641,10 +696,11 @@ void pqt_leaf_data_init(pqt_leaf_data *d) {
 
 void pqt_leaf_data_free(pqt_leaf_data *d) {
   if (!d) return;
-  free(d->def);
-  free(d->rep);
-  free(d->offsets);
-  vf_buf_free(&d->values);
+  /* big arrays go to the block cache (pqt_mem.c), small ones are freed */
+  pqt_mem_give(d->def, d->def ? (size_t)d->def_cap : 0);
+  pqt_mem_give(d->rep, d->rep ? (size_t)d->rep_cap : 0);
+  pqt_mem_give(d->offsets, d->offsets ? (size_t)d->off_cap * sizeof *d->offsets : 0);
+  pqt_buf_put(&d->values);
   pqt_leaf_data_init(d);
 }
 
@@ -664,6 +720,12 @@ typedef struct chunk_ctx {
   bool cont;         /* streaming: levels of this chunk were decoded before this page */
   bool view_ok;      /* streaming: PLAIN fixed-width values may stay in the page (x->view) */
   const uint8_t *view;
+  /* a page decompressed before decode_data_page ran (by the read-ahead thread, or streamed from
+   * a bounded window): decompressing pre_in[0..pre_inlen) to pre_ulen bytes yields pre_out */
+  const uint8_t *pre_in, *pre_out;
+  size_t pre_inlen;
+  int64_t pre_ulen;
+  bool pre_streamed; /* pre_in is a position only (never read) */
   vf_error *err;
 } chunk_ctx;
 
@@ -1008,6 +1070,13 @@ static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len
                     "page declares %" PRId64 " uncompressed bytes (%zu compressed), more than the "
                     "memory budget of %" PRIu64 " bytes (raise --memory-budget)",
                     ulen, len, budget);
+  if (x->pre_out && p == x->pre_in && len == x->pre_inlen && ulen == x->pre_ulen) {
+    *outp = x->pre_out; /* decompressed already */
+    *outlen = (size_t)ulen;
+    return VF_OK;
+  }
+  if (x->pre_streamed) /* its bytes were never in memory whole (cannot happen) */
+    return page_err(x, VF_EINTERNAL, "read-ahead page without its decompressed bytes");
   vf_buf_reset(&x->f->page);
   vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
   if (st != VF_OK) return page_prefix(x, st);
@@ -1335,7 +1404,7 @@ static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const i
     ranges[nr].dst = b->data;
     nr++;
   }
-  st = io_read_ranges(f->src, ranges, nr, IO_DEFAULT_COALESCE_GAP, err);
+  st = pqt_pf_read_ranges(f->pf, f->src, ranges, nr, IO_DEFAULT_COALESCE_GAP, err);
   if (st != VF_OK) {
     vf_error_prefix(err, "%s: row group %d: reading column chunks: ", name, rg);
     goto out;
@@ -1416,7 +1485,8 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   f->win_off = off;
   vf_status st = buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
   if (st == VF_OK && len > keep)
-    st = io_read_at(f->src, off + keep, f->win.data + keep, (size_t)(len - keep), x->err);
+    st = pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
+                        x->err);
   if (st != VF_OK) {
     vf_buf_reset(&f->win);
     f->win_off = 0;
@@ -1491,7 +1561,7 @@ static int phys_as_visible(const pqt_file *f, int rg) {
  * into ls->held (buffers swapped, nothing copied), so other leaves and reads reuse the file's
  * scratch meanwhile. */
 static void page_hold(pqt_file *f, leaf_stream *ls) {
-  if (!ls->pg_view || ls->held_slot) return;
+  if (!ls->pg_view || ls->held_slot || ls->pf_cur) return; /* a read-ahead slot stays held */
   vf_buf *slot = NULL;
   if (f->page.data && ls->pg_view >= f->page.data && ls->pg_view < f->page.data + f->page.cap) {
     slot = &f->page;
@@ -1515,12 +1585,78 @@ static void page_hold(pqt_file *f, leaf_stream *ls) {
 static void page_drop(pqt_file *f, leaf_stream *ls) {
   ls->pg_at = UINT64_MAX;
   ls->pg_view = NULL;
+  if (ls->pf_cur) { /* the read-ahead slot the page lived in */
+    pqt_pf_release(f->pf, ls->pf_cur);
+    ls->pf_cur = NULL;
+  }
   if (ls->held_slot == 1) {
     vf_buf t = f->page;
     f->page = ls->held;
     ls->held = t;
   }
   ls->held_slot = 0;
+}
+
+typedef struct zread {
+  pqt_file *f;
+  uint64_t base;
+} zread;
+
+/* bytes [pos, pos + n) of a streamed page: what the window holds from its header read, then the
+ * file */
+static vf_status zread_fn(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err) {
+  zread *z = arg;
+  pqt_file *f = z->f;
+  uint64_t off = z->base + pos;
+  if (f->win.len && off >= f->win_off && off - f->win_off < f->win.len) {
+    size_t k = (size_t)(f->win.len - (off - f->win_off));
+    if (k > n) k = n;
+    memcpy(dst, f->win.data + (off - f->win_off), k);
+    dst += k;
+    n -= k;
+    off += k;
+  }
+  return n ? pqt_pf_read_at(f->pf, f->src, off, dst, n, err) : VF_OK;
+}
+
+/* A large ZSTD page (header of hlen bytes at `at`, already in the window) decompressed into
+ * f->page from a PQT_STREAM_CHUNK window of the file instead of a copy of the whole stored page
+ * (DuckDB writes ~90 MiB pages).  On success *p is the page's position in the window (never read:
+ * decompress_into_page() takes x->pre_out) and *crc_checked says the CRC was verified.  Anything
+ * that goes wrong leaves *p NULL: the caller reads the page whole, which reports it as always. */
+static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_header *h, size_t hlen,
+                                  const uint8_t **p, bool *crc_checked) {
+  pqt_file *f = x->f;
+  *p = NULL;
+  int64_t ulen = h->uncompressed_size;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  uint64_t ratio = pqt_codec_max_ratio(PQT_ZSTD), budget = vf_memory_budget();
+  if (ulen < 0 || ulen > PQT_MAX_PAGE_BYTES || (uint64_t)ulen > ratio * psize + 4096 ||
+      (budget && (uint64_t)ulen > budget))
+    return VF_OK; /* refused with the usual message by the whole-page path */
+  if (!(at >= f->win_off && at - f->win_off + hlen <= f->win.len)) return VF_OK;
+  vf_error e;
+  vf_error_clear(&e);
+  bool want_crc = h->has_crc && f->opts.verify_crc;
+  uint32_t crc = 0;
+  vf_buf_reset(&f->page);
+  vf_status st = buf_reserve(&f->page, (uint64_t)(ulen ? ulen : 1), x->err);
+  if (st != VF_OK) return page_prefix(x, st);
+  if (pqt_buf_grow(&f->zwin, PQT_STREAM_CHUNK, &e) != VF_OK) return VF_OK;
+  zread z = {f, at + hlen};
+  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->zwin.data, PQT_STREAM_CHUNK, f->page.data,
+                      (size_t)ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+      (want_crc && crc != h->crc))
+    return VF_OK;
+  *p = f->win.data + (at - f->win_off); /* + hlen by the caller */
+  *crc_checked = want_crc;
+  x->pre_in = *p + hlen;
+  x->pre_inlen = (size_t)psize;
+  x->pre_ulen = ulen;
+  x->pre_out = f->page.data;
+  x->pre_streamed = true;
+  f->nstreamed++;
+  return VF_OK;
 }
 
 /* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page. */
@@ -1557,6 +1693,12 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     if (lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
         ls->levels >= cm->num_values)
       break;
+    if (ls->pf_take) { /* a read-ahead page looked at and passed over */
+      pqt_pf_release(f->pf, ls->pf_take);
+      ls->pf_take = NULL;
+    }
+    x.pre_in = x.pre_out = NULL;
+    x.pre_streamed = false;
     x.page_off = ls->next;
     if (ls->next >= ls->end) break;
     if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
@@ -1571,7 +1713,23 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       /* the header: a peek window, grown while it is too short to parse */
       pqt_page_header h;
       size_t hlen = 0;
-      for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
+      /* the read-ahead thread's copy of this page (not while skipping towards the slice: pages
+       * passed over are only peeked at); none: read it here, which also reports what is wrong */
+      pqt_pf_page *pp =
+          f->pf && !before ? pqt_pf_get(f->pf, leaf, ls->next, ls->end, cm->codec) : NULL;
+      ls->pf_take = pp;
+      if (pp && pp->have_out) {
+        x.pre_in = pp->in;
+        x.pre_out = pp->out.data;
+        x.pre_inlen = pp->inlen;
+        x.pre_ulen = pp->ulen;
+        x.pre_streamed = pp->streamed;
+      }
+      if (pp) {
+        h = pp->h;
+        hlen = pp->hlen;
+      }
+      for (uint64_t peek = PQT_HEADER_PEEK; !pp; peek *= 8) {
         uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
         const uint8_t *hp;
         st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
@@ -1662,11 +1820,17 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
                       psize, h.uncompressed_size, pneed, budget);
         break;
       }
-      const uint8_t *p;
-      st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
+      const uint8_t *p = pp ? pp->raw.data : NULL;
+      bool crc_checked = pp && pp->crc_checked;
+      if (!pp && cm->codec == PQT_ZSTD &&
+          (h.type == PQT_DATA_PAGE || h.type == PQT_DICTIONARY_PAGE) && psize > PQT_STREAM_MIN) {
+        st = stream_zstd_page(&x, ls->next, &h, hlen, &p, &crc_checked);
+        if (st != VF_OK) break;
+      }
+      if (!p) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
       if (st != VF_OK) break;
       p += hlen;
-      if (h.has_crc && f->opts.verify_crc &&
+      if (h.has_crc && f->opts.verify_crc && !crc_checked &&
           (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
         uint32_t crc = pqt_crc32(p, (size_t)psize);
         if (crc != h.crc) {
@@ -1699,6 +1863,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       /* one data page alone into the leaf's page (PLAIN fixed-width values stay in the page
        * bytes: no copy) */
       page_drop(f, ls); /* the previous page's buffer serves again as scratch */
+      ls->pf_cur = ls->pf_take; /* a read-ahead page's bytes live until page_drop */
+      ls->pf_take = NULL;
       pqt_leaf_data *pg = &ls->pg;
       pg->nlevels = pg->nvalues = pg->nrows = 0;
       vf_buf_reset(&pg->values);
@@ -1740,20 +1906,10 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
         k0 = ls->pg_k;
         row = ls->pg_krow;
       }
-      a = b = n;
-      bool got_a = false;
-      for (size_t k = k0; k < n; k++) {
-        if (pg->rep[k] == 0) row++;
-        if (!got_a && row >= r0) {
-          a = k;
-          got_a = true;
-        }
-        if (row >= r1) {
-          b = k;
-          break;
-        }
-      }
-      if (!got_a) a = b;
+      /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
+      a = row >= r0 ? k0 : nth_zero(pg->rep, k0, n, r0 - row);
+      b = row >= r1 ? k0 : nth_zero(pg->rep, k0, n, r1 - row);
+      if (a > b) a = b;
     }
     if (a < b) {
       st = append_entries(&x, ls, d, &d_def, a, b);
@@ -1779,6 +1935,10 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     if (lf->max_rep == 0 && ls->levels >= r1) break;
   }
   swap_dict(f, ls);
+  if (ls->pf_take) {
+    pqt_pf_release(f->pf, ls->pf_take);
+    ls->pf_take = NULL;
+  }
   if (st != VF_OK) {
     ls->phys = -1; /* start over on the next read */
     page_drop(f, ls);
@@ -1815,6 +1975,11 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
       vf_buf_init(&f->streams[i].held, 0);
       pqt_leaf_data_init(&f->streams[i].pg);
     }
+  }
+  if (f->opts.read_ahead > 0 && !f->pf) {
+    vf_status st = pqt_pf_create(f->src, f->schema.nleaves, f->opts.read_ahead,
+                                 f->opts.verify_crc, &f->pf, err);
+    if (st != VF_OK) return st;
   }
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
@@ -1883,7 +2048,7 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
       st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
       goto fail;
     }
-    st = io_read_at(f->src, (uint64_t)parts[k].off, buf, (size_t)parts[k].len, err);
+    st = pqt_pf_read_at(f->pf, f->src, (uint64_t)parts[k].off, buf, (size_t)parts[k].len, err);
     if (st == VF_OK)
       st = k == 0
                ? pqt_parse_offset_index(buf, (size_t)parts[k].len, (uint64_t)parts[k].off, oi, err)

@@ -8,7 +8,8 @@
 #  c. brute-force and generate-queries of the one-row-group file stay under the same bound
 #  d. scan's checksum equals its definition (per row group as written: 4 accumulators, value i
 #     into i % 4 while a group of 4 remains, the tail into the first; row groups added in order),
-#     computed by numpy, at --threads 1 and 2 and under --memory-budget 64M (other slices)
+#     computed by numpy, at --threads 1, 2 and 3 (pages read ahead by other threads) and under
+#     --memory-budget 64M (other slices)
 #  e. brute-force output is byte-identical by default, at --threads 2 and under --memory-budget
 #  f. cat of rows around slice and page boundaries equals pyarrow's values
 set -u
@@ -140,6 +141,10 @@ for f in small_pages big_pages; do
   bound=$((64 * MiB + 2 * pm + 8 * MiB))
   echo "info: $f: largest page $pm bytes, bound $bound"
   peak "a/b: scan $f, 1 thread" "$bound" "$V" --quiet --threads 1 scan "$tmp/$f.parquet" --columns emb --json
+  # 2 threads on one row group: pages read ahead by 2 reader threads (3 page slots), within
+  # 64 MiB + per thread 2 x the largest page + one slice
+  bound2=$((64 * MiB + 2 * 2 * pm + 8 * MiB))
+  peak "a/b: scan $f, 2 threads (read-ahead)" "$bound2" "$V" --quiet --threads 2 scan "$tmp/$f.parquet" --columns emb --json
 done
 pm=$(page_max "$tmp/small_pages.parquet")
 bound=$((64 * MiB + 2 * pm + 8 * MiB))
@@ -149,7 +154,7 @@ peak "c: brute-force" "$bound" "$V" --quiet --threads 1 brute-force "$tmp/small_
 # d. the checksum
 for f in small_pages big_pages multi; do
   want=$(expect "$tmp/$f.parquet") || { fail "d: $f: numpy"; continue; }
-  for args in "--threads 1" "--threads 2" "--threads 2 --memory-budget 64M"; do
+  for args in "--threads 1" "--threads 2" "--threads 3" "--threads 2 --memory-budget 64M"; do
     # shellcheck disable=SC2086
     "$V" --quiet $args scan "$tmp/$f.parquet" --columns emb --json > "$tmp/out" 2> "$tmp/err" ||
       { fail "d: $f $args: exit $?"; continue; }

@@ -1,7 +1,8 @@
 /* libFuzzer harness for the parquet reader's row-group slicing (page-by-page streaming of row
  * groups larger than the memory budget, src/format/pqt_reader.c): the input is a whole parquet
  * file, opened twice from memory — as written and sliced into slices of a few KiB
- * (pqt_open_opts.slice_bytes, taken from the input's last byte) — and every leaf of every row
+ * (pqt_open_opts.slice_bytes, taken from the input's last byte; the one before it turns the
+ * page read-ahead thread on, pqt_open_opts.read_ahead) — and every leaf of every row
  * group is decoded both ways.  Differential: when the whole row group decodes, the slices must
  * decode too and their levels, values and offsets, concatenated, must equal it byte for byte.
  * A memory budget keeps input-driven allocations inside libFuzzer's RSS limit. */
@@ -54,7 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   io_source *s1, *s2;
   pqt_file *whole = NULL, *sliced = NULL;
   pqt_open_opts ow = {.verify_crc = true, .whole_row_groups = true};
-  pqt_open_opts os = {.verify_crc = true, .slice_bytes = 256u + 64u * data[size - 1]};
+  pqt_open_opts os = {.verify_crc = true,
+                      .slice_bytes = 256u + 64u * data[size - 1],
+                      .read_ahead = data[size - 2] & 1};
   if (io_open_memory(data, size, "fuzz.parquet", &s1, &err) != VF_OK) return 0;
   if (pqt_open(s1, &ow, &whole, &err) != VF_OK) return 0;
   if (io_open_memory(data, size, "fuzz.parquet", &s2, &err) != VF_OK ||
