@@ -11,7 +11,12 @@
  * are copied once, from the decompressed page into place — the scan's work plus that one copy
  * (bench/python).  Other element types, nulls or a ragged row group are decoded again the
  * general way (pqt_dense_from_leaf converting into the slice), which also names the bad row.
- * The row groups are spread over `threads` workers.  Configs, component datasets and vector
+ * Work is spread over `threads` workers by row group as written: the slices of one large row
+ * group (pqt_meta lists them) go to one worker in order, so each page is decompressed once —
+ * slices of one page dealt to several workers made each of them decompress the whole page — and
+ * when there are fewer such row groups than threads, the files are opened with page read-ahead
+ * (pqt_open_opts.read_ahead) so the spare threads decompress the next pages.  The first slice,
+ * decoded first for the dimension, keeps its file open for the worker that takes its row group.  Configs, component datasets and vector
  * files go through the record reader, one batch after another, into a matrix reserved a file at
  * a time from the reader's row counts.
  */
@@ -32,13 +37,24 @@ typedef struct rv_unit {
   uint64_t row0;  /* global row of the group's first row */
   uint64_t first; /* physical row in the file */
   uint64_t rows;
+  int wrg;        /* the row group as written (pqt_written_row_group) */
 } rv_unit;
+
+/* the units of one written row group of one file: [u0, u1) */
+typedef struct rv_job {
+  size_t u0, u1;
+} rv_job;
 
 typedef struct rv_shared {
   const corpus_files *files;
   const char *column; /* the column name (every file) */
   rv_unit *units;
   size_t nunits;
+  rv_job *jobs;
+  size_t njobs;
+  pqt_file *f0; /* job 0's file, positioned after unit 0 (decoded for the dimension) */
+  int top0;
+  int read_ahead;
   float *out;
   int32_t dim;
   _Atomic size_t next;
@@ -48,10 +64,11 @@ typedef struct rv_shared {
   vf_error err;
 } rv_shared;
 
-static vf_status open_pqt(const corpus_file *file, pqt_file **f, vf_error *err) {
+static vf_status open_pqt(const corpus_file *file, int read_ahead, pqt_file **f, vf_error *err) {
   io_source *src = NULL;
+  pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = read_ahead};
   vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
+  if (st == VF_OK) st = pqt_open(src, read_ahead > 0 ? &oo : NULL, f, err);
   return st;
 }
 
@@ -127,14 +144,15 @@ static vf_status decode_in_place(pqt_file *f, int top, const rv_unit *u, int32_t
   return VF_OK;
 }
 
-/* one worker: units from the shared counter until none is left (a slot of a pool loop) */
+/* one worker: jobs (written row groups) from the shared counter until none is left, each job's
+ * units in order on one open file (a slot of a pool loop) */
 static void rv_worker(void *arg, size_t slot, int w) {
   (void)slot;
   (void)w;
   rv_shared *s = arg;
   vf_error err;
   vf_error_clear(&err);
-  pqt_file *f = NULL;
+  pqt_file *own = NULL; /* this worker's file (job 0 uses s->f0, which the caller closes) */
   size_t fidx = SIZE_MAX;
   int top = -1;
   pqt_leaf_data leaf;
@@ -143,22 +161,39 @@ static void rv_worker(void *arg, size_t slot, int w) {
   vf_status st = VF_OK;
   for (;;) {
     if (atomic_load(&s->failed)) break;
-    size_t ui = atomic_fetch_add(&s->next, 1);
-    if (ui >= s->nunits) break;
-    const rv_unit *u = &s->units[ui];
-    if ((st = vf_check_cancel(&err)) != VF_OK) break;
-    if (u->file != fidx) {
-      pqt_close(f);
-      f = NULL;
-      if ((st = open_pqt(&s->files->files[u->file], &f, &err)) != VF_OK) break;
-      if ((st = corpus_dense_top(f, s->column, &top, &err)) != VF_OK) break;
-      fidx = u->file;
+    size_t ji = atomic_fetch_add(&s->next, 1);
+    if (ji >= s->njobs) break;
+    const rv_job *jb = &s->jobs[ji];
+    size_t u0 = jb->u0;
+    pqt_file *f;
+    int ftop;
+    if (ji == 0) {
+      f = s->f0;
+      ftop = s->top0;
+      u0++; /* unit 0 is decoded */
+    } else {
+      const rv_unit *first = &s->units[u0];
+      if (first->file != fidx) {
+        pqt_close(own);
+        own = NULL;
+        fidx = SIZE_MAX;
+        if ((st = open_pqt(&s->files->files[first->file], s->read_ahead, &own, &err)) != VF_OK) break;
+        if ((st = corpus_dense_top(own, s->column, &top, &err)) != VF_OK) break;
+        fidx = first->file;
+      }
+      f = own;
+      ftop = top;
     }
-    int32_t dim = s->dim;
-    float *dst = s->out + (size_t)u->row0 * (size_t)s->dim;
-    bool done = false;
-    if ((st = decode_in_place(f, top, u, dim, dst, &leaf, &done, &err)) != VF_OK) break;
-    if (!done && (st = decode_unit(f, top, u, &dim, dst, &leaf, &d, &err)) != VF_OK) break;
+    for (size_t ui = u0; st == VF_OK && ui < jb->u1; ui++) {
+      const rv_unit *u = &s->units[ui];
+      if ((st = vf_check_cancel(&err)) != VF_OK) break;
+      int32_t dim = s->dim;
+      float *dst = s->out + (size_t)u->row0 * (size_t)s->dim;
+      bool done = false;
+      if ((st = decode_in_place(f, ftop, u, dim, dst, &leaf, &done, &err)) != VF_OK) break;
+      if (!done) st = decode_unit(f, ftop, u, &dim, dst, &leaf, &d, &err);
+    }
+    if (st != VF_OK) break;
   }
   if (st != VF_OK) {
     pthread_mutex_lock(&s->lock);
@@ -171,7 +206,7 @@ static void rv_worker(void *arg, size_t slot, int w) {
   }
   pqt_dense_free(&d);
   pqt_leaf_data_free(&leaf);
-  pqt_close(f);
+  pqt_close(own);
 }
 
 static vf_status read_parquet(const corpus_files *files, const char *want, int threads,
@@ -185,7 +220,7 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
   /* pass 1: the row groups and their rows, from the footers */
   for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
     int top = -1;
-    st = open_pqt(&files->files[fi], &f, err);
+    st = open_pqt(&files->files[fi], 0, &f, err);
     if (st == VF_OK) st = corpus_dense_top(f, column ? column : want, &top, err);
     if (st == VF_OK && !column && !(column = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
       st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -204,27 +239,41 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
         }
         units = nu;
       }
-      units[nunits++] = (rv_unit){fi, rg, total, first, (uint64_t)nr};
+      units[nunits++] = (rv_unit){fi, rg, total, first, (uint64_t)nr, pqt_written_row_group(f, rg, NULL, NULL)};
       first += (uint64_t)nr;
       total += (uint64_t)nr;
     }
     pqt_close(f);
     f = NULL;
   }
+  /* jobs: runs of units of one written row group of one file */
+  rv_job *jobs = NULL;
+  size_t njobs = 0;
+  if (st == VF_OK && nunits > 0 && !(jobs = vf_mallocarray(nunits, sizeof *jobs)))
+    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (size_t u = 0; st == VF_OK && u < nunits; u++) {
+    if (u > 0 && units[u].file == units[u - 1].file && units[u].wrg == units[u - 1].wrg)
+      jobs[njobs - 1].u1 = u + 1;
+    else
+      jobs[njobs++] = (rv_job){u, u + 1};
+  }
+  int nt = threads > 0 ? threads : vf_threads();
+  int ra = 0; /* threads beyond one per job read pages ahead (pqt_open_opts.read_ahead: 1..4) */
+  if (njobs > 0 && (size_t)nt > njobs) ra = nt / (int)njobs > 4 ? 4 : nt / (int)njobs;
+  if ((size_t)nt > njobs) nt = njobs > 0 ? (int)njobs : 1;
   *out = NULL;
   *rows = 0;
   *dim = 0;
+  int top0 = -1;
   pqt_leaf_data leaf;
   pqt_leaf_data_init(&leaf);
   pqt_dense d = {0};
   int32_t dm = 0;
   /* the first row group: the dimension, and the start of the matrix */
   if (st == VF_OK && nunits > 0) {
-    int top = -1;
-    st = open_pqt(&files->files[units[0].file], &f, err);
-    if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
-    if (st == VF_OK) st = decode_unit(f, top, &units[0], &dm, NULL, &leaf, &d, err);
-    pqt_close(f);
+    st = open_pqt(&files->files[units[0].file], ra, &f, err);
+    if (st == VF_OK) st = corpus_dense_top(f, column, &top0, err);
+    if (st == VF_OK) st = decode_unit(f, top0, &units[0], &dm, NULL, &leaf, &d, err);
     if (st == VF_OK && dm > 0 && total > SIZE_MAX / sizeof(float) / (uint64_t)dm)
       st = vf_error_set(err, VF_ENOMEM, "%" PRIu64 " x %d floats do not fit in memory", total, (int)dm);
     uint64_t budget = vf_memory_budget();
@@ -246,13 +295,12 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
   pqt_leaf_data_free(&leaf);
   /* the rest, in parallel */
   if (st == VF_OK && nunits > 1) {
-    rv_shared s = {.files = files, .column = column, .units = units + 1, .nunits = nunits - 1,
+    rv_shared s = {.files = files, .column = column, .units = units, .nunits = nunits,
+                   .jobs = jobs, .njobs = njobs, .f0 = f, .top0 = top0, .read_ahead = ra,
                    .out = *out, .dim = dm};
     atomic_init(&s.next, 0);
     atomic_init(&s.failed, 0);
     pthread_mutex_init(&s.lock, NULL);
-    int nt = threads > 0 ? threads : vf_threads();
-    if ((size_t)nt > nunits - 1) nt = (int)(nunits - 1);
     st = vf_pool_for((size_t)nt, nt, rv_worker, &s, err); /* the process pool (vforge/pool.h) */
     pthread_mutex_destroy(&s.lock);
     if (st == VF_OK && s.st != VF_OK) {
@@ -267,6 +315,8 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
     free(*out);
     *out = NULL;
   }
+  pqt_close(f);
+  free(jobs);
   free(units);
   free(column);
   return st;
