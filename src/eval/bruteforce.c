@@ -11,9 +11,10 @@
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
  * a candidate when its fast score plus a rigorous error margin (gamma = (d+16) * 2^-21, well
  * above the d*u bound of a float dot product, scaled by |q||x|, (|q|+|x|)^2 or the L1 itself)
- * reaches the current K-th best exact score.  Every candidate is then re-scored by one scalar
- * kernel with double accumulation in index order and rounded to float, and kept in a per-query
- * heap ordered by (score, point id).  The result therefore depends only on the data: byte-
+ * reaches the current K-th best exact score.  Every candidate is then re-scored by one exact
+ * kernel (bf_exact.c: double accumulation in a fixed order, the same bits on every CPU) and
+ * rounded to float, and kept in a per-query heap ordered by (score, point id).  The result
+ * therefore depends only on the data: byte-
  * identical whatever the thread count, block sizes or number of jobs (the merge of partial
  * top-Ks is the same selection).  Scores: cosine similarity, dot, -L2, -L1 (larger = nearer).
  */
