@@ -16,9 +16,9 @@
  * slices of one page dealt to several workers made each of them decompress the whole page — and
  * when there are fewer such row groups than threads, the files are opened with page read-ahead
  * (pqt_open_opts.read_ahead) so the spare threads decompress the next pages.  The first slice,
- * decoded first for the dimension, keeps its file open for the worker that takes its row group.  Configs, component datasets and vector
- * files go through the record reader, one batch after another, into a matrix reserved a file at
- * a time from the reader's row counts.
+ * decoded first for the dimension, keeps its file open for the worker that takes its row group.
+ * Configs, component datasets and vector files go through the record reader, one batch after
+ * another, into a matrix reserved a file at a time from the reader's row counts.
  */
 #include <inttypes.h>
 #include <pthread.h>
