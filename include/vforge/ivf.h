@@ -109,6 +109,10 @@ typedef struct ivf_params {
                              uncompressed on disk already, the local store: compressing cost
                              more CPU than the pass it feeds); false: zstd, frames that barely
                              compress stored plain */
+  bool sample_by_id;      /* the training sample is the rows whose point id hashes (with the
+                             seed) smallest, in hash order: the index does not depend on the
+                             order the rows are added in (the local store, whose segment order
+                             follows its loader's workers); false: stratified by position */
 } ivf_params;
 
 #define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */
@@ -127,7 +131,16 @@ vf_status ivf_sampler_open(size_t dim, uint64_t cap, uint64_t total_rows, uint64
                            ivf_sampler **out, vf_error *err);
 /*! ivf_sampler_offer() : n rows (n x dim) that follow the rows offered before. */
 vf_status ivf_sampler_offer(ivf_sampler *s, const float *rows, size_t n, vf_error *err);
-/*! ivf_sampler_rows() : the sample (borrowed, *n rows, in input order); rows seen so far. */
+/*! ivf_sampler_offer_keyed() : n rows with a key each (a hash of the row's point id): the
+ *  sample becomes the `cap` rows of smallest key, whatever order the rows arrive in.  A sampler
+ *  takes keyed or unkeyed rows, not both (VF_EUSAGE). */
+vf_status ivf_sampler_offer_keyed(ivf_sampler *s, const float *rows, const uint64_t *keys, size_t n,
+                                  vf_error *err);
+/*! ivf_sampler_sort_keyed() : orders a keyed sample by key (no-op for an unkeyed one), so that
+ *  ivf_sampler_rows() is the same for the same rows in any order.  VF_ENOMEM. */
+vf_status ivf_sampler_sort_keyed(ivf_sampler *s, vf_error *err);
+/*! ivf_sampler_rows() : the sample (borrowed, *n rows; in input order, or in key order after
+ *  ivf_sampler_sort_keyed()); rows seen so far. */
 const float *ivf_sampler_rows(const ivf_sampler *s, size_t *n);
 uint64_t ivf_sampler_seen(const ivf_sampler *s);
 void ivf_sampler_close(ivf_sampler *s);

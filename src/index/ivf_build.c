@@ -206,7 +206,7 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
     return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   }
   /* memory plan for the streaming phase */
-  size_t rowb = b->d * 4;
+  size_t rowb = b->d * 4 + 8 + (b->p.sample_by_id ? sizeof(size_t) : 0); /* + key/count, heap */
   b->chunk_bytes = (size_t)4 << 20;
   if (b->budget && b->chunk_bytes > b->budget / 32) b->chunk_bytes = (size_t)(b->budget / 32);
   if (b->chunk_bytes < 64 * rowb) b->chunk_bytes = 64 * rowb;
@@ -300,6 +300,17 @@ static vf_status flush_stage(ivf_builder *b, vf_error *err) {
   return VF_OK;
 }
 
+/* the sampling key of a point id (params.sample_by_id): FNV-1a over the bytes, mixed with the
+ * seed by splitmix64's finalizer */
+static uint64_t id_key(const char *id, size_t len, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)id[i]) * 0x100000001b3ull;
+  uint64_t z = h ^ (seed + 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 /* ivf_builder_add(): see ivf.h. */
 vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const char *const *ids,
                           const size_t *ids_len, vf_error *err) {
@@ -329,7 +340,19 @@ vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const cha
     idx_normalize_rows(nbuf, n, d);
     vecs = nbuf;
   }
-  if ((st = ivf_sampler_offer(b->smp, vecs, n, err))) goto done;
+  if (b->p.sample_by_id) {
+    uint64_t *keys = vf_mallocarray(n ? n : 1, sizeof *keys);
+    if (!keys) {
+      st = vf_error_set(err, VF_ENOMEM, "index build: out of memory");
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) keys[i] = id_key(ids[i], ids_len[i], b->p.seed);
+    st = ivf_sampler_offer_keyed(b->smp, vecs, keys, n, err);
+    free(keys);
+  } else {
+    st = ivf_sampler_offer(b->smp, vecs, n, err);
+  }
+  if (st) goto done;
   for (size_t i = 0; i < n; i++) {
     uint32_t l = (uint32_t)ids_len[i];
     if ((st = vf_buf_append(&b->sv, vecs + i * d, d * 4, err)) ||
@@ -670,6 +693,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   rep->training_rows_seen = ivf_sampler_seen(b->smp);
   if (!b->rows) return vf_error_set(err, VF_EUSAGE, "%s: no rows were added", b->out_path);
   size_t ns = 0;
+  if ((st = ivf_sampler_sort_keyed(b->smp, err))) return st;
   const float *sample = ivf_sampler_rows(b->smp, &ns);
   uint32_t nlist = b->p.nlist ? b->p.nlist : default_nlist(b->rows);
   if (!b->p.nlist && nlist > ns) nlist = (uint32_t)ns;

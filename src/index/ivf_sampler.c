@@ -18,7 +18,14 @@
  * When more rows arrive than a known total announced, the sampler turns its strata into
  * reservoir strata and goes on as if the total had been unknown (nothing is dropped).
  *
- * Memory: cap x dim floats plus one counter per slot.  Deterministic for a given seed and input.
+ * Keyed (ivf_sampler_offer_keyed): the sample is the `cap` rows of smallest key (a hash of the
+ * point id and the seed), kept in a max-heap on the key and sorted by it by
+ * ivf_sampler_sort_keyed() — a uniform sample that, with the order it is returned in, does not
+ * depend on the order the rows arrive in (the local store's segments follow the order its
+ * loader's workers committed them).
+ *
+ * Memory: cap x dim floats plus one counter per slot (keyed: plus one heap index per slot).
+ * Deterministic for a given seed and input.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,9 @@ struct ivf_sampler {
   uint64_t cur_end; /* first row after the current stratum */
   /* reservoir mode */
   uint64_t width; /* rows per full stratum */
+  /* keyed mode: cnt[slot] is the slot's key, heap[] the slots as a max-heap on it */
+  bool keyed;
+  size_t *heap;
 };
 
 static uint64_t splitmix64(uint64_t *s) {
@@ -170,6 +180,104 @@ vf_status ivf_sampler_offer(ivf_sampler *s, const float *rows, size_t n, vf_erro
   return VF_OK;
 }
 
+static bool key_above(const ivf_sampler *s, size_t a, size_t b) {
+  return s->cnt[s->heap[a]] > s->cnt[s->heap[b]];
+}
+
+static void heap_down(ivf_sampler *s, size_t i) {
+  size_t n = (size_t)s->nst;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && key_above(s, l, m)) m = l;
+    if (r < n && key_above(s, r, m)) m = r;
+    if (m == i) return;
+    size_t t = s->heap[i];
+    s->heap[i] = s->heap[m];
+    s->heap[m] = t;
+    i = m;
+  }
+}
+
+static void heap_up(ivf_sampler *s, size_t i) {
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!key_above(s, i, p)) return;
+    size_t t = s->heap[i];
+    s->heap[i] = s->heap[p];
+    s->heap[p] = t;
+    i = p;
+  }
+}
+
+vf_status ivf_sampler_offer_keyed(ivf_sampler *s, const float *rows, const uint64_t *keys, size_t n,
+                                  vf_error *err) {
+  if (!s->keyed) {
+    if (s->seen)
+      return vf_error_set(err, VF_EUSAGE, "ivf sampler: keyed rows after unkeyed ones");
+    s->heap = vf_mallocarray((size_t)s->cap, sizeof *s->heap);
+    if (!s->heap)
+      return vf_error_set(err, VF_ENOMEM, "ivf sampler: out of memory for %llu heap slots",
+                          (unsigned long long)s->cap);
+    s->keyed = true;
+    s->total = 0;
+  }
+  for (size_t i = 0; i < n; i++, s->seen++) {
+    size_t slot;
+    if (s->nst < s->cap) {
+      slot = (size_t)s->nst++;
+      s->heap[slot] = slot;
+      s->cnt[slot] = keys[i];
+      heap_up(s, slot);
+    } else if (keys[i] < s->cnt[s->heap[0]]) {
+      slot = s->heap[0];
+      s->cnt[slot] = keys[i];
+      heap_down(s, 0);
+    } else {
+      continue;
+    }
+    memcpy(s->rows + slot * s->dim, rows + i * s->dim, s->dim * sizeof(float));
+  }
+  return VF_OK;
+}
+
+static int cmp_slot_key(const void *a, const void *b, void *user) {
+  const uint64_t *key = user;
+  uint64_t x = key[*(const size_t *)a], y = key[*(const size_t *)b];
+  return x < y ? -1 : x > y;
+}
+
+vf_status ivf_sampler_sort_keyed(ivf_sampler *s, vf_error *err) {
+  if (!s->keyed || s->nst < 2) return VF_OK;
+  size_t n = (size_t)s->nst, d = s->dim;
+  float *tmp = vf_mallocarray(d, sizeof *tmp);
+  if (!tmp) return vf_error_set(err, VF_ENOMEM, "ivf sampler: out of memory");
+  /* heap[] becomes the slots in key order; then rows move along each cycle of that permutation
+   * (position i takes the row of slot heap[i]) with one row of scratch */
+  for (size_t i = 0; i < n; i++) s->heap[i] = i;
+  qsort_r(s->heap, n, sizeof *s->heap, cmp_slot_key, s->cnt);
+  for (size_t i = 0; i < n; i++) {
+    if (s->heap[i] == i || s->heap[i] == SIZE_MAX) continue;
+    memcpy(tmp, s->rows + i * d, d * sizeof *tmp);
+    uint64_t k0 = s->cnt[i];
+    size_t j = i;
+    while (s->heap[j] != i) {
+      size_t from = s->heap[j];
+      memcpy(s->rows + j * d, s->rows + from * d, d * sizeof *tmp);
+      s->cnt[j] = s->cnt[from];
+      s->heap[j] = SIZE_MAX;
+      j = from;
+    }
+    memcpy(s->rows + j * d, tmp, d * sizeof *tmp);
+    s->cnt[j] = k0;
+    s->heap[j] = SIZE_MAX;
+  }
+  free(tmp);
+  /* rows sorted by key; heap[] lists them in descending key order, a valid max-heap, so a
+   * later offer still keeps the smallest keys (ivf_sampler_sort_keyed sorts again) */
+  for (size_t i = 0; i < n; i++) s->heap[i] = n - 1 - i;
+  return VF_OK;
+}
+
 const float *ivf_sampler_rows(const ivf_sampler *s, size_t *n) {
   *n = (size_t)s->nst;
   return s->rows;
@@ -181,5 +289,6 @@ void ivf_sampler_close(ivf_sampler *s) {
   if (!s) return;
   free(s->rows);
   free(s->cnt);
+  free(s->heap);
   free(s);
 }

@@ -1481,6 +1481,9 @@ static vf_status ls_build_indexes(local_store *s, vf_error *err) {
       }
       p.progress = s->progress;
       p.spill_plain = true; /* the segments are uncompressed: so is the spill (a copy of them) */
+      /* the segments' order (and which rows share one) follows the loader's workers: the
+       * sample is chosen by point id so the same points give the same index */
+      p.sample_by_id = true;
       ivf_builder *b = NULL;
       uint64_t added = 0;
       double t0 = vf_now();

@@ -157,3 +157,89 @@ VF_TEST(sampler_bad_arguments) {
   CHECK(s == NULL);
   ivf_sampler_close(NULL);
 }
+
+/* keyed sampling (params.sample_by_id): the cap rows of smallest key, in key order after
+ * ivf_sampler_sort_keyed(), whatever order and call sizes the rows come in; fewer rows than
+ * cap keeps them all; mixing keyed and unkeyed offers is refused */
+static uint64_t key_of(uint64_t r) {
+  uint64_t z = r * 0x9E3779B97F4A7C15ull + 17;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return z ^ (z >> 31);
+}
+
+static void keyed_run(const uint64_t *order, size_t n, size_t cap, size_t step, float **out,
+                      size_t *k) {
+  ivf_sampler *s = NULL;
+  vf_error err;
+  CHECK_OK(ivf_sampler_open(DIM, cap, n, 9, &s, &err));
+  float *rows = malloc(sizeof(float) * DIM * step);
+  uint64_t *keys = malloc(sizeof *keys * step);
+  for (size_t i = 0; i < n; i += step) {
+    size_t m = n - i < step ? n - i : step;
+    for (size_t j = 0; j < m; j++) {
+      rows[j * DIM] = (float)order[i + j];
+      rows[j * DIM + 1] = rows[j * DIM + 2] = 0.5f;
+      keys[j] = key_of(order[i + j]);
+    }
+    CHECK_OK(ivf_sampler_offer_keyed(s, rows, keys, m, &err));
+  }
+  CHECK_OK(ivf_sampler_sort_keyed(s, &err));
+  const float *r = ivf_sampler_rows(s, k);
+  *out = malloc(sizeof(float) * DIM * (*k ? *k : 1));
+  memcpy(*out, r, sizeof(float) * DIM * *k);
+  CHECK_EQ_INT(ivf_sampler_seen(s), n);
+  free(rows);
+  free(keys);
+  ivf_sampler_close(s);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+VF_TEST(sampler_keyed_order_free) {
+  enum { N = 20000, CAP = 700 };
+  uint64_t *fwd = malloc(sizeof *fwd * N), *shuf = malloc(sizeof *shuf * N);
+  uint64_t *keys = malloc(sizeof *keys * N);
+  for (size_t i = 0; i < N; i++) fwd[i] = shuf[i] = i;
+  uint64_t rng = 42;
+  for (size_t i = N - 1; i > 0; i--) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    size_t j = (size_t)((rng >> 33) % (i + 1));
+    uint64_t t = shuf[i];
+    shuf[i] = shuf[j];
+    shuf[j] = t;
+  }
+  float *a = NULL, *b = NULL;
+  size_t ka = 0, kb = 0;
+  keyed_run(fwd, N, CAP, 1000, &a, &ka);
+  keyed_run(shuf, N, CAP, 37, &b, &kb);
+  CHECK_EQ_INT(ka, CAP);
+  CHECK_EQ_INT(kb, CAP);
+  CHECK(memcmp(a, b, sizeof(float) * DIM * CAP) == 0);
+  /* the sample is exactly the CAP smallest keys, ascending */
+  for (size_t i = 0; i < N; i++) keys[i] = key_of(i);
+  qsort(keys, N, sizeof *keys, cmp_u64);
+  size_t bad = 0;
+  for (size_t i = 0; i < CAP; i++) bad += key_of((uint64_t)a[i * DIM]) != keys[i];
+  CHECK_EQ_INT(bad, 0);
+  free(a);
+  free(b);
+  /* fewer rows than cap: all of them */
+  keyed_run(shuf, 300, CAP, 64, &a, &ka);
+  CHECK_EQ_INT(ka, 300);
+  free(a);
+  /* keyed after unkeyed rows: refused */
+  ivf_sampler *s = NULL;
+  vf_error err;
+  CHECK_OK(ivf_sampler_open(DIM, 10, 0, 1, &s, &err));
+  float row[DIM] = {0, 0, 0};
+  uint64_t k = 1;
+  CHECK_OK(ivf_sampler_offer(s, row, 1, &err));
+  CHECK_STATUS(ivf_sampler_offer_keyed(s, row, &k, 1, &err), VF_EUSAGE);
+  ivf_sampler_close(s);
+  free(fwd);
+  free(shuf);
+  free(keys);
+}
