@@ -51,4 +51,23 @@ const char *vf_test_tmpdir(void);
     vf_status st_ = (expr);                                                        \
     if (st_ != (want)) vf_test_fail(__FILE__, __LINE__, "%s -> %s, want %s", #expr, vf_status_name(st_), vf_status_name(want)); \
   } while (0)
+/* A buffer made with VF_BUF_INIT(&b, LIMIT) holds LIMIT = BYTES and refuses to grow past it
+ * with VF_ENOMEM naming LIMIT, before allocating anything (issue 15's named ceilings). */
+#define CHECK_BUF_CEILING(LIMIT, BYTES)                                            \
+  do {                                                                             \
+    vf_buf cb_;                                                                    \
+    vf_buf_init_named(&cb_, (LIMIT), #LIMIT); /* as VF_BUF_INIT(&cb_, LIMIT) */     \
+    CHECK_EQ_INT(cb_.max, (size_t)(BYTES));                                        \
+    CHECK_EQ_STR(cb_.limit, #LIMIT);                                               \
+    vf_error ce_;                                                                  \
+    vf_error_clear(&ce_);                                                          \
+    CHECK_STATUS(vf_buf_reserve(&cb_, (size_t)(BYTES) + 1, &ce_), VF_ENOMEM);     \
+    char cw_[256];                                                                 \
+    snprintf(cw_, sizeof cw_,                                                      \
+             "too big: more than the %s limit of %zu bytes (have 0, need %zu more)", \
+             #LIMIT, (size_t)(BYTES), (size_t)(BYTES) + 1);                        \
+    CHECK_EQ_STR(ce_.msg, cw_);                                                    \
+    CHECK(cb_.data == NULL);                                                       \
+    vf_buf_free(&cb_);                                                             \
+  } while (0)
 #endif

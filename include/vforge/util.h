@@ -111,6 +111,17 @@ char *vf_url_redact_dup(const char *url);
 #define VF_BUF_MAX_HTTP_BODY ((size_t)1 << 30) /* an HTTP request or response body in memory */
 #define VF_BUF_MAX_URL ((size_t)1 << 20)       /* a URL, query string or form being built */
 #define VF_BUF_MAX_JSON_DOC ((size_t)256 << 20) /* a JSON document or string built whole */
+/* a path, name, id list, shell word list or message part built from a few bounded pieces */
+#define VF_BUF_MAX_TEXT ((size_t)1 << 20)
+/* one row as text: a JSON line, a payload object or one of its members (parquet byte arrays and
+ * the lines a jsonl reader accepts are < 2 GiB) */
+#define VF_BUF_MAX_RECORD ((size_t)1 << 31)
+/* one batch's bytes held at once: a row group's or a jsonl range's payloads (the loader and
+ * --memory-budget admit one batch per worker; real row groups are at most a few GiB) */
+#define VF_BUF_MAX_BATCH ((size_t)16 << 30)
+/* many rows held whole whose count an earlier check already bounds (QG_MAX_N queries,
+ * BENCH_MAX_QUERIES, the corpus of a filtered index search): the row bound is the real limit */
+#define VF_BUF_MAX_ROWS_HELD ((size_t)1 << 40)
 
 typedef struct vf_buf {
   uint8_t *data;

@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,9 +211,42 @@ void vf_buf_init(vf_buf *b, size_t max) {
   b->limit = NULL;
 }
 
+/* Test hook (used by tests only): VFORGE_TEST_BUF_LIMIT="NAME=BYTES[,NAME=BYTES]..." lowers the
+ * named ceiling NAME to BYTES (never raises it), so a test drives an input past a ceiling with a
+ * small corpus.  Read once; entries that do not parse are ignored. */
+#define TEST_LIMITS_MAX 8
+static struct {
+  char name[64];
+  size_t bytes;
+} g_test_limits[TEST_LIMITS_MAX];
+static int g_ntest_limits;
+static pthread_once_t g_test_limits_once = PTHREAD_ONCE_INIT;
+
+static void test_limits_read(void) {
+  const char *v = getenv("VFORGE_TEST_BUF_LIMIT");
+  while (v && *v && g_ntest_limits < TEST_LIMITS_MAX) {
+    const char *eq = strchr(v, '=');
+    if (!eq) break;
+    size_t nl = (size_t)(eq - v);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(eq + 1, &end, 10);
+    if (nl > 0 && nl < sizeof g_test_limits[0].name && end != eq + 1 && errno == 0 && n > 0) {
+      memcpy(g_test_limits[g_ntest_limits].name, v, nl);
+      g_test_limits[g_ntest_limits].name[nl] = '\0';
+      g_test_limits[g_ntest_limits++].bytes = (size_t)n;
+    }
+    v = end && *end == ',' ? end + 1 : NULL;
+  }
+}
+
 void vf_buf_init_named(vf_buf *b, size_t max, const char *limit) {
   vf_buf_init(b, max);
   b->limit = limit;
+  pthread_once(&g_test_limits_once, test_limits_read);
+  for (int i = 0; limit && i < g_ntest_limits; i++)
+    if (g_test_limits[i].bytes < b->max && strcmp(g_test_limits[i].name, limit) == 0)
+      b->max = g_test_limits[i].bytes;
 }
 
 void vf_buf_free(vf_buf *b) {

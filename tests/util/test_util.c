@@ -716,3 +716,30 @@ VF_TEST(test_buf_named_limit) {
   vf_buf_free(&b);
 #undef TEST_BUF_MAX_SMALL
 }
+
+/* The named ceilings of util.h (issue 15 item 5: no growable buffer keeps the 1 TiB default):
+ * each holds its documented size and a buffer made with it refuses to grow past it, naming it;
+ * VF_BUF_MAX_TEXT is filled to the byte for real. */
+VF_TEST(test_buf_named_ceilings) {
+  CHECK_BUF_CEILING(VF_BUF_MAX_HTTP_BODY, (size_t)1 << 30);
+  CHECK_BUF_CEILING(VF_BUF_MAX_URL, (size_t)1 << 20);
+  CHECK_BUF_CEILING(VF_BUF_MAX_JSON_DOC, (size_t)256 << 20);
+  CHECK_BUF_CEILING(VF_BUF_MAX_TEXT, (size_t)1 << 20);
+  CHECK_BUF_CEILING(VF_BUF_MAX_RECORD, (size_t)2 << 30);
+  CHECK_BUF_CEILING(VF_BUF_MAX_BATCH, (size_t)16 << 30);
+  CHECK_BUF_CEILING(VF_BUF_MAX_ROWS_HELD, (size_t)1 << 40);
+  vf_error err;
+  vf_error_clear(&err);
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
+  static char chunk[4096];
+  memset(chunk, 'x', sizeof chunk);
+  for (size_t i = 0; i < VF_BUF_MAX_TEXT / sizeof chunk; i++)
+    CHECK_OK(vf_buf_append(&b, chunk, sizeof chunk, &err));
+  CHECK_EQ_INT(b.len, VF_BUF_MAX_TEXT);
+  CHECK_STATUS(vf_buf_printf(&b, &err, "%d", 7), VF_ENOMEM);
+  CHECK_EQ_STR(err.msg, "too big: more than the VF_BUF_MAX_TEXT limit of 1048576 bytes "
+                        "(have 1048576, need 1 more)");
+  CHECK_EQ_INT(b.len, VF_BUF_MAX_TEXT);
+  vf_buf_free(&b);
+}
