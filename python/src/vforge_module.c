@@ -829,7 +829,7 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   ivf_build_report rep;
   memset(&rep, 0, sizeof rep);
   vf_buf json;
-  vf_buf_init(&json, 0);
+  VF_BUF_INIT(&json, VF_BUF_MAX_JSON_DOC);
   call_state cs;
   call_begin(&cs, threads);
   p.memory_budget = vf_memory_budget();
@@ -1135,7 +1135,7 @@ static PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw) {
   vf_config cfg;
   memset(&cfg, 0, sizeof cfg);
   vf_buf json;
-  vf_buf_init(&json, 0);
+  VF_BUF_INIT(&json, VF_BUF_MAX_JSON_DOC);
   vf_error err;
   vf_error_clear(&err);
   if (progress != Py_None) {
@@ -1210,7 +1210,7 @@ static PyObject *py_bench(PyObject *self, PyObject *args, PyObject *kw) {
   bench_point *pts = NULL;
   size_t npts = 0;
   vf_buf json;
-  vf_buf_init(&json, 0);
+  VF_BUF_INIT(&json, VF_BUF_MAX_JSON_DOC);
   vf_error err;
   vf_error_clear(&err);
   vf_status st = grid ? VF_OK : vf_error_set(&err, VF_ENOMEM, "out of memory");

@@ -14,6 +14,9 @@
 #define CLI_MAX_OPTS 32
 #define CLI_MAX_POS 4096
 #define CLI_MAX_OCC 256 /* command options per command line, counted with repeats */
+/* a rendering that lists every file of a corpus in one piece (load inspect): about 300 bytes a
+ * file, so 16 GiB holds 50 million files (inspect streams its listing out every 1 MiB) */
+#define CLI_MAX_LISTING ((size_t)16 << 30)
 
 typedef struct cli_opt {
   const char *name;    /* long name without dashes */

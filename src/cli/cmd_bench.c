@@ -316,7 +316,7 @@ int cmd_bench(int argc, char **argv) {
   cam.q = &tg.q;
   cam.sweep = grid.naxes > 0;
   cam.vector = o->vector;
-  vf_buf_init(&cam.line, 0);
+  VF_BUF_INIT(&cam.line, VF_BUF_MAX_ROWS_HELD);
   /* a results file describes the machine, the BLAS included: load it now, before the warmup,
    * rather than leave it out (a bench without --results never loads it) */
   if (st == VF_OK && results_path) vf_blas_require(NULL);
@@ -339,7 +339,7 @@ int cmd_bench(int argc, char **argv) {
   else if (st == VF_OK && pst != VF_OK) st = pst, err = ferr;
   if (st == VF_OK && cli_get(&CLI_BENCH, &a, "json")) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
     st = cam.sweep ? bench_points_json(pts, npts, &b, &err) : bench_report_json(&pts[0].rep, &b, &err);
     if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
     vf_buf_free(&b);

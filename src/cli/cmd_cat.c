@@ -87,7 +87,7 @@ int cmd_scan(int argc, char **argv) {
     io_remote_get_stats(&rs);
     if (cli_get(&CLI_SCAN, &a, "json")) {
       vf_buf b;
-      vf_buf_init(&b, 0);
+      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
       vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":", r.rows, r.bytes);
       vf_json_f64(&b, r.seconds, &err);
       vf_json_raw(&b, ",\"mb_per_s\":", &err);

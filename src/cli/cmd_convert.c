@@ -76,7 +76,7 @@ int cmd_convert(int argc, char **argv) {
   if (st == VF_OK) {
     if (cli_get(&CLI_CONVERT, &a, "json")) {
       vf_buf b;
-      vf_buf_init(&b, 0);
+      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
       vf_status js = vf_buf_printf(&b, &err,
                                    "{\"rows\": %" PRIu64 ", \"dim\": %" PRIu64
                                    ", \"files\": %" PRIu64 ", \"output\": ",

@@ -145,7 +145,7 @@ static int finish(const char *cmd, vf_status st, vf_error *err, dist_report *r, 
   if (r->run_id) print_report(cmd, r, status_only);
   if (json && r->run_id) {
     vf_buf out;
-    vf_buf_init(&out, 0);
+    VF_BUF_INIT(&out, VF_BUF_MAX_JSON_DOC);
     vf_error e2;
     vf_status js = dist_report_json(r, &out, &e2);
     if (js == VF_OK) js = vf_buf_append(&out, "\n", 1, &e2);

@@ -138,7 +138,7 @@ int cmd_generate_queries(int argc, char **argv) {
                 r.empty_files ? "; empty files skipped" : "", r.path);
   if (st == VF_OK && cli_get(c, &a, "json")) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
     st = vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"corpus_rows\":%" PRIu64 ",\"dim\":%d,"
                        "\"row_groups_read\":%" PRIu64 ",\"empty_files\":%" PRIu64 ",\"seconds\":",
                        r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.empty_files);
@@ -217,7 +217,7 @@ int cmd_brute_force(int argc, char **argv) {
                 " with fewer than %u hits\n", r.queries_filtered, r.queries, r.queries_short, o.k);
   if (st == VF_OK && cli_get(c, &a, "json")) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
     const char *mn = idx_metric_name(o.metric);
     st = vf_buf_printf(&b, &err, "{\"queries\":%" PRIu64 ",\"k\":%u,\"metric\":\"%s\","
                        "\"rows_scanned\":%" PRIu64 ",\"rows_skipped\":%" PRIu64 ",\"files\":%" PRIu64

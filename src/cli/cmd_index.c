@@ -140,7 +140,7 @@ static void print_build_human(const ivf_build_report *r, const char *out, int32_
 static vf_status print_build_json(const ivf_build_report *r, const char *out, int32_t dim,
                                   corpus_distance metric, size_t nfiles, vf_error *err) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_status st = ivf_build_report_json(r, out, dim, metric, nfiles, &b, err);
   if (st == VF_OK) st = vf_buf_append(&b, "\n", 1, err);
   if (st == VF_OK) st = cli_write_json(b.data, b.len, err);
@@ -431,7 +431,7 @@ static int index_search(int argc, char **argv) {
     if (gt) cli_summary("  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
     if (cli_get(c, &a, "json")) {
       vf_buf b;
-      vf_buf_init(&b, 0);
+      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
       st = vf_buf_printf(&b, &err, "{\"queries\":%zu,\"k\":%" PRIu64 ",\"nprobe\":%" PRIu64 ",\"seconds\":", nq, k, np);
       if (st == VF_OK) st = vf_json_f64(&b, secs, &err);
       if (st == VF_OK) st = vf_json_raw(&b, ",\"qps\":", &err);
@@ -480,7 +480,7 @@ static int index_info(int argc, char **argv) {
     ivf_info_get(ix, &in);
     if (cli_get(c, &a, "json")) {
       vf_buf b;
-      vf_buf_init(&b, 0);
+      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
       st = vf_buf_printf(&b, &err, "{\"version\":%u,\"type\":\"%s\",\"metric\":\"%s\",\"dim\":%d,"
                          "\"nlist\":%u,\"pq_m\":%u,\"pq_nbits\":%u,\"rabitq_bits\":%u,\"rerank\":%u,"
                          "\"seed\":%" PRIu64

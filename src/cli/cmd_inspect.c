@@ -201,7 +201,7 @@ int cmd_inspect(int argc, char **argv) {
   cli_args a;
   corpus_files files = {0};
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_status st = cli_parse(&CLI_INSPECT, argc, argv, &a, &err);
   bool json = st == VF_OK && cli_get(&CLI_INSPECT, &a, "json");
   if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(&CLI_INSPECT, &a, "id-root"), &files, &err);
@@ -225,13 +225,20 @@ int cmd_inspect(int argc, char **argv) {
     corpus_plan_note_rows(&plan, i, nr > 0 ? (uint64_t)nr : 0);
     total_rgs += (uint64_t)pqt_meta(f)->nrow_groups;
     total_bytes += files.files[i].size;
+    vf_error rerr; /* rendering: a buffer past its ceiling fails the command, never truncates */
+    vf_error_clear(&rerr);
     if (json) {
-      if (i) vf_json_raw(&b, ",", &err);
-      file_json(&files.files[i], f, &b, &err);
+      if (i) vf_json_raw(&b, ",", &rerr);
+      file_json(&files.files[i], f, &b, &rerr);
     } else {
-      file_text(&files.files[i], f, &b, &err);
+      file_text(&files.files[i], f, &b, &rerr);
     }
     pqt_close(f);
+    if (rerr.code != VF_OK) {
+      st = rerr.code;
+      err = rerr;
+      break;
+    }
     if (b.len > (1u << 20)) {
       st = cli_write_stdout(NULL, b.data, b.len, &err);
       vf_buf_reset(&b);

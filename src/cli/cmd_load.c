@@ -78,7 +78,7 @@ int cmd_load(int argc, char **argv) {
   ld_report rep;
   memset(&rep, 0, sizeof rep);
   vf_buf out;
-  vf_buf_init(&out, 0);
+  VF_BUF_INIT(&out, CLI_MAX_LISTING);
   vf_status st = cli_parse(&CLI_LOAD, argc, argv, &a, &err);
   const char *sub = st == VF_OK ? a.pos[0] : "";
   static const char *const subs[] = {"run", "prepare", "load", "finalize", "inspect",

@@ -525,7 +525,7 @@ static void json_str_key(vf_buf *b, const char *key, const char *v, vf_error *er
 /* {"version", "blas": {...}, "simd", "cpu"}: what this process computes with */
 static vf_status version_json(vf_error *err) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_buf_printf(&b, err, "{\"version\":\"%s\",\"blas\":{", VFORGE_VERSION);
   vf_blas_info bi;
   vf_error berr;

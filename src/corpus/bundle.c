@@ -341,7 +341,7 @@ vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, v
   fj_init(&t);
   vf_buf line, cond;
   vf_buf_init(&line, (size_t)1 << 31);
-  vf_buf_init(&cond, 0);
+  VF_BUF_INIT(&cond, VF_BUF_MAX_RECORD);
   size_t qcap = 0, ccap = 0, hcap = 0, scap = 0, ocap = 0, nh = 0;
   vf_status st = VF_OK;
   char chunk[1 << 16];

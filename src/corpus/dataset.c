@@ -528,7 +528,7 @@ static vf_status index_read(struct corpus_dataset *d, bool *found, vf_error *err
 
 static void index_write(const struct corpus_dataset *d, const char *spec_hex) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_error e;
   vf_error_clear(&e);
   vf_status st = vf_buf_printf(&b, &e, "{\"version\":1,\"spec\":\"%s\",\"parts\":[\n", spec_hex);

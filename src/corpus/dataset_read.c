@@ -249,8 +249,8 @@ vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec
   r->spec = *spec;
   r->base = global_row_base;
   r->jfd = -1;
-  vf_buf_init(&r->jbuf, 0);
-  vf_buf_init(&r->jobj, 0);
+  VF_BUF_INIT(&r->jbuf, VF_BUF_MAX_BATCH);
+  VF_BUF_INIT(&r->jobj, VF_BUF_MAX_RECORD);
   const ds_part *p = &d->parts[r->part];
   vf_status st = ds_part_acquire(d, r->part, err);
   r->acquired = st == VF_OK;
@@ -439,7 +439,7 @@ static vf_status compact(corpus_batch *b, const uint8_t *keep, vf_error *err) {
                           "skip_bad_rows: dropping rows of a batch with sparse or multivector "
                           "vectors from a dataset's payload is not supported");
   vf_buf np;
-  vf_buf_init(&np, 0);
+  VF_BUF_INIT(&np, VF_BUF_MAX_BATCH);
   vf_status st = VF_OK;
   const int64_t *po = b->payload_offsets;
   size_t w = 0;

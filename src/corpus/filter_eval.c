@@ -500,7 +500,7 @@ vf_status flt_match_json(const flt_filter *f, const char *payload, size_t len,
 
 static char *path_key(const fpath *p, size_t *len) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, FLT_MAX_PATH_KEY);
   vf_error e;
   vf_status st = VF_OK;
   for (size_t i = 0; st == VF_OK && i < p->n; i++) {

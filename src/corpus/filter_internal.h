@@ -16,6 +16,9 @@
 enum { FJ_NULL = 0, FJ_FALSE, FJ_TRUE, FJ_NUM, FJ_STR, FJ_ARR, FJ_OBJ };
 
 #define FJ_MAX_DEPTH 128
+/* a path's index key ("K<len>:<key>" per key step, "I<n>" per index, "W" per wildcard): every
+ * step costs at least one byte of the filter text, which filter.c caps at FLT_MAX_TEXT */
+#define FLT_MAX_PATH_KEY (4 * FLT_MAX_TEXT)
 
 typedef struct fj_node {
   uint8_t t;

@@ -22,7 +22,7 @@
 
 void fj_init(fj_tape *t) {
   memset(t, 0, sizeof *t);
-  vf_buf_init(&t->text, 0);
+  VF_BUF_INIT(&t->text, VF_BUF_MAX_ROWS_HELD);
 }
 
 void fj_free(fj_tape *t) {

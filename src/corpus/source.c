@@ -83,7 +83,7 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
 static vf_status bundle_config(const char *uri, const char *dir, vf_config *cfg, vf_error *err) {
   vf_buf y, pl;
   vf_buf_init(&y, 512);
-  vf_buf_init(&pl, 0);
+  VF_BUF_INIT(&pl, VF_BUF_MAX_TEXT);
   vf_status st = vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir);
   if (st == VF_OK) st = vf_buf_append(&pl, "", 1, err);
   FILE *fp = st == VF_OK ? fopen((const char *)pl.data, "rb") : NULL;

@@ -79,7 +79,7 @@ vf_status de_write_worker(const dist_manifest *m, char *const *const *argvs, vf_
   free(p);
   for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, DIST_MAX_COMMAND);
     for (size_t i = 0; st == VF_OK && argvs[s][i]; i++) {
       const char *a = argvs[s][i];
       if (strchr(a, '\n') || strchr(a, '\r'))
@@ -105,7 +105,7 @@ void de_argv_free(char **argv) {
 
 char *de_argv_show(char *const *argv) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, DIST_MAX_COMMAND);
   vf_error e;
   vf_status st = VF_OK;
   for (size_t i = 0; st == VF_OK && argv[i]; i++) {
@@ -425,7 +425,7 @@ vf_status de_sbatch_argv(const dist_manifest *m, const de_resources *res, const 
   *argv = NULL;
   size_t na = 0;
   vf_buf spec;
-  vf_buf_init(&spec, 0);
+  VF_BUF_INIT(&spec, VF_BUF_MAX_TEXT);
   char num[32];
   char *logs = pct_escape(m->run_dir);
   char *script = dm_path(m, "worker.sh");
@@ -465,8 +465,8 @@ static vf_status slurm_submit(dist_manifest *m, const de_resources *res, const i
   vf_status st = de_sbatch_argv(m, res, shards, n, &argv, err);
   if (st != VF_OK) return st;
   vf_buf out, eb;
-  vf_buf_init(&out, 0);
-  vf_buf_init(&eb, 0);
+  VF_BUF_INIT(&out, DIST_MAX_CAPTURE);
+  VF_BUF_INIT(&eb, DIST_MAX_CAPTURE);
   int rc = 0;
   st = run_capture(argv, &out, &eb, &rc, err);
   if (st == VF_OK && !m->submit_command) m->submit_command = de_argv_show(argv);
@@ -503,8 +503,8 @@ static vf_status slurm_submit(dist_manifest *m, const de_resources *res, const i
 static void slurm_hint(const char *job, char *why, size_t cap) {
   char *const argv[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
   vf_buf out, eb;
-  vf_buf_init(&out, 0);
-  vf_buf_init(&eb, 0);
+  VF_BUF_INIT(&out, DIST_MAX_CAPTURE);
+  VF_BUF_INIT(&eb, DIST_MAX_CAPTURE);
   int rc = 0;
   vf_error e;
   snprintf(why, cap, "Slurm no longer lists it");
@@ -525,8 +525,8 @@ static void slurm_hint(const char *job, char *why, size_t cap) {
 static vf_status slurm_query(const char *jobid, int num_shards, int *tasks, vf_error *err) {
   char *const argv[] = {"squeue", "-h", "-r", "-j", (char *)jobid, "-o", "%i|%T", NULL};
   vf_buf out, eb;
-  vf_buf_init(&out, 0);
-  vf_buf_init(&eb, 0);
+  VF_BUF_INIT(&out, DIST_MAX_CAPTURE);
+  VF_BUF_INIT(&eb, DIST_MAX_CAPTURE);
   int rc = 0;
   vf_status st = run_capture(argv, &out, &eb, &rc, err);
   char line[512];
@@ -707,7 +707,7 @@ vf_status de_drive(dist_manifest *m, const de_resources *res, int parallel, doub
   int failed = count_state(m, DIST_FAILED);
   if (failed > 0) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
     vf_error ignore;
     for (int s = 0, k = 0; s < m->num_shards && k < 20; s++)
       if (m->shards[s].state == DIST_FAILED) (void)vf_buf_printf(&b, &ignore, "%s%d", k++ ? ", " : "", s);

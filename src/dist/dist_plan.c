@@ -236,7 +236,7 @@ static vf_status kv_str(vf_buf *b, const char *key, const char *v, vf_error *err
 
 vf_status dm_write(const dist_manifest *m, vf_error *err) {
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, DIST_MAX_MANIFEST);
   vf_status st = vf_buf_printf(&b, err, "{\"version\":1,\"kind\":\"%s\",\"engine\":\"%s\"",
                                m->kind == DIST_KIND_LOAD ? "load" : "brute-force",
                                m->engine == DIST_ENGINE_SLURM ? "slurm" : "local");
@@ -353,7 +353,7 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
   snprintf(path, n, "%s/manifest.json", run_dir);
   char *text = NULL;
   size_t len = 0;
-  vf_status st = read_file(path, &text, &len, (size_t)1 << 30, err);
+  vf_status st = read_file(path, &text, &len, DIST_MAX_MANIFEST, err);
   if (st == VF_ENOTFOUND)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: no such run (no manifest.json)", run_dir);
   vf_json_val root = {0};
@@ -501,7 +501,7 @@ vf_status dm_to_report(const dist_manifest *m, dist_report *r, vf_error *err) {
     o->points = h->points;
     o->seconds = h->seconds;
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
     vf_status st = vf_buf_append(&b, "", 0, err);
     for (size_t j = 0; st == VF_OK && j < h->njob_ids; j++)
       st = vf_buf_printf(&b, err, "%s%s", j ? "," : "", h->job_ids[j]);

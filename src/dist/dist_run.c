@@ -479,7 +479,7 @@ static vf_status write_configs(dist_manifest *m, const vf_config *cfg, const dis
     if (!id_root) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, DIST_MAX_MANIFEST);
   w.b = &b;
   /* config.json: the resolved config, secrets masked */
   if (st == VF_OK) st = vf_config_render_json(cfg, &b, err);
@@ -670,7 +670,7 @@ vf_status dist_finalize(const char *runs_dir, const char *run, const dist_option
   vf_status st = open_run(runs_dir, run, &m, err);
   if (st != VF_OK) return st;
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
   int missing = 0;
   for (int s = 0; s < m.num_shards; s++)
     if (m.shards[s].state != DIST_DONE) {

@@ -6,6 +6,15 @@
 
 #include "vforge/dist.h"
 
+/* the run manifest and the run's config.yaml (both list every file of the corpus) */
+#define DIST_MAX_MANIFEST ((size_t)1 << 30)
+/* a worker's argument list or its shell-quoted command line (Linux's ARG_MAX is 2 MiB unless the
+ * stack limit is raised) */
+#define DIST_MAX_COMMAND ((size_t)8 << 20)
+/* an engine tool's stdout or stderr (sbatch, squeue, scontrol): run_capture stops appending
+ * after 1 MiB, so at most 1 MiB, one 4 KiB read and the NUL */
+#define DIST_MAX_CAPTURE ((size_t)2 << 20)
+
 typedef struct dm_shard {
   dist_state state;
   int attempts;

@@ -103,7 +103,7 @@ static vf_status json_str_nouser(vf_buf *out, const char *s, vf_error *err) {
     if (at) {
       size_t pre = (size_t)(auth - s);
       vf_buf tmp;
-      vf_buf_init(&tmp, 0);
+      VF_BUF_INIT(&tmp, VF_BUF_MAX_URL);
       vf_status st = vf_buf_append(&tmp, s, pre, err);
       if (st == VF_OK) st = vf_buf_append(&tmp, at + 1, strlen(at + 1), err);
       if (st == VF_OK) st = vf_json_string(out, (const char *)tmp.data, tmp.len, err);
@@ -206,7 +206,7 @@ vf_status bench_per_query_json(const bench_point *p, size_t i, const bench_queri
     return vf_error_set(err, VF_EUSAGE, "bench: the point has no per-query results (set per_query)");
   /* the params object once, reused on every line */
   vf_buf params;
-  vf_buf_init(&params, 0);
+  VF_BUF_INIT(&params, VF_BUF_MAX_JSON_DOC);
   vf_status st = bench_point_json(p, &params, err); /* {"params":{...},"k":...} */
   size_t plen = 0;
   if (st == VF_OK) { /* keep "{"params":{...}" */

@@ -36,7 +36,7 @@ vf_status ev_ivf_filter_open(ev_ivf_filter *x, const ivf_index *ix, const corpus
   corpus_record_spec spec = {.payload = psrc, .npayload = npsrc, .id = records ? records->id : NULL};
   /* every corpus row: its payload (a docs row) and its id text (for the index's ids) */
   vf_buf ids;
-  vf_buf_init(&ids, 0);
+  VF_BUF_INIT(&ids, VF_BUF_MAX_ROWS_HELD);
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   uint64_t base = 0;

@@ -317,9 +317,9 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
       pc->rows_pos = 0;
       /* render the wanted rows now, while the leaves are alive */
       vf_buf tmp;
-      vf_buf_init(&tmp, 0);
+      VF_BUF_INIT(&tmp, VF_BUF_MAX_RECORD);
       vf_buf pre;
-      vf_buf_init(&pre, 0);
+      VF_BUF_INIT(&pre, VF_BUF_MAX_TEXT);
       if (st == VF_OK) st = vf_json_string(&pre, pc->name, strlen(pc->name), err);
       if (st == VF_OK) st = vf_buf_append(&pre, ":", 1, err);
       for (uint64_t q = *next, i = g->done; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
@@ -617,15 +617,15 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     g.id_off = vf_calloc(g.n + 1, sizeof(int64_t));
     g.src_rows = vf_calloc(g.n, sizeof(int64_t));
     g.moff = vf_calloc(g.n + 1, sizeof(int64_t));
-    vf_buf_init(&g.mvals, 0);
-    vf_buf_init(&g.sidx, 0);
+    VF_BUF_INIT(&g.mvals, VF_BUF_MAX_ROWS_HELD);
+    VF_BUF_INIT(&g.sidx, VF_BUF_MAX_ROWS_HELD);
     if (!g.cols || !g.key_off || !g.id_off || !g.src_rows || !g.moff) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    vf_buf_init(&g.ids, 0);
-    vf_buf_init(&g.keys, 0);
+    VF_BUF_INIT(&g.ids, VF_BUF_MAX_ROWS_HELD);
+    VF_BUF_INIT(&g.keys, VF_BUF_MAX_ROWS_HELD);
     for (int c = 0; st == VF_OK && c < g.ncols; c++) {
       pcol *pc = &g.cols[c];
       pc->name = o->columns[c];
-      vf_buf_init(&pc->bytes, 0);
+      VF_BUF_INIT(&pc->bytes, VF_BUF_MAX_ROWS_HELD);
       pqt_leaf_data_init(&pc->leaf);
       pc->offsets = vf_calloc(g.n + 1, sizeof(int64_t));
       pc->ints = vf_calloc(g.n, sizeof(int64_t));

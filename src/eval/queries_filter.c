@@ -177,8 +177,8 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
   uint64_t *need = vf_mallocarray(n * (nh ? nh : 1) + 1, sizeof *need);
   int64_t *offs = vf_mallocarray(n * (nh ? nh : 1) + 2, sizeof *offs);
   vf_buf texts, val;
-  vf_buf_init(&texts, 0);
-  vf_buf_init(&val, 0);
+  VF_BUF_INIT(&texts, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&val, VF_BUF_MAX_RECORD);
   if (st == VF_OK && (!values || !draw || !need || !offs)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   /* the query rows' own values */
   if (st == VF_OK && own && nkeys) st = read_payloads(files, bases, &spec, qrows, (size_t)n, &texts, offs, err);
@@ -239,7 +239,7 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
   if (st == VF_OK && !filters) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < n; i++) {
     vf_buf b;
-    vf_buf_init(&b, 0);
+    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
     size_t at = 0;
     for (size_t h = 0; st == VF_OK && h < nh; h++) {
       st = vf_buf_append(&b, tmpl + at, holes[h].a - at, err);

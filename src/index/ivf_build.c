@@ -233,10 +233,10 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
                         (unsigned long long)(cap * rowb + stream_fixed));
   }
   b->cap = cap;
-  vf_buf_init(&b->sv, 0);
-  vf_buf_init(&b->sl, 0);
-  vf_buf_init(&b->si, 0);
-  vf_buf_init(&b->comp, 0);
+  VF_BUF_INIT(&b->sv, IVF_MAX_SPILL_FRAME);
+  VF_BUF_INIT(&b->sl, IVF_MAX_SPILL_FRAME);
+  VF_BUF_INIT(&b->si, IVF_MAX_SPILL_FRAME);
+  VF_BUF_INIT(&b->comp, IVF_MAX_SPILL_FRAME);
   vf_status st = ivf_sampler_open(b->d, cap, total_rows, b->p.seed, &b->smp, err);
   if (st) {
     ivf_builder_abort(b);
@@ -395,8 +395,8 @@ static vf_status replay_next(ivf_builder *b, replay *r, bool *eof, vf_error *err
   memcpy(&plain, h + 4, 4);
   memcpy(&raw, h + 8, 8);
   memcpy(&cl, h + 16, 8);
-  if (cl > b->spill_off - r->off - 24 || raw < (uint64_t)n * (b->d * 4 + 4) || raw > ((uint64_t)1 << 34) ||
-      plain > 1 || (plain && cl != raw))
+  if (cl > b->spill_off - r->off - 24 || raw < (uint64_t)n * (b->d * 4 + 4) ||
+      raw > IVF_MAX_SPILL_FRAME || plain > 1 || (plain && cl != raw))
     return vf_error_set(err, VF_ECORRUPT, "%s: spill frame at %llu is damaged", b->spill_path,
                         (unsigned long long)r->off);
   vf_buf_reset(&r->comp);
@@ -775,8 +775,8 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     }
   }
   if (!f->counts) return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
-  vf_buf_init(&f->r.comp, 0);
-  vf_buf_init(&f->r.raw, 0);
+  VF_BUF_INIT(&f->r.comp, IVF_MAX_SPILL_FRAME);
+  VF_BUF_INIT(&f->r.raw, IVF_MAX_SPILL_FRAME);
   uint64_t aoff = 0, arows = 0;
   size_t ascap = 0;
   vf_stage sg;
@@ -932,7 +932,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   } else {
     w->cap = UNLIMITED_LISTBUF;
   }
-  vf_buf_init(&f->ids, 0);
+  VF_BUF_INIT(&f->ids, IVF_MAX_SPILL_FRAME);
   uint64_t id_pos = 0, row = 0, idoff_w = h.off[IVF_S_IDOFF], idb_w = h.off[IVF_S_IDBYTES];
   {
     uint64_t zero = 0;

@@ -20,6 +20,10 @@
 #define IVF_ALIGN 64u
 #define IVF_PQ_BLOCK 32u /* PQ codes are stored in blocks of 32 rows, transposed per block */
 #define IVF_PQ4_CHUNK 128u /* 4-bit PQ: code pairs summed in u16 per call (128*2*255 < 65536) */
+/* a spill frame (staged, compressed or read back) and a frame's id offsets: a frame is flushed
+ * once its vectors or ids pass chunk_bytes (4 MiB, or 64 rows of a 65536-dim vector, 16 MiB), so
+ * it holds three chunks and one row's id; replay_next() refuses a frame header claiming more */
+#define IVF_MAX_SPILL_FRAME ((size_t)1 << 34)
 #define IVF_QGROUP 4u      /* queries scored together against the centroids */
 #define IVF_RABITQ_NF 4u /* floats per RaBitQ row record before the code bytes */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "vf_test.h"
+#include "corpus/filter_internal.h"
 #include "vforge/filter.h"
 
 static int match_rc(const char *filter, const char *payload, const corpus_id *id) {
@@ -402,4 +403,11 @@ VF_TEST(test_docs_select) {
   CHECK(strstr(err.msg, "row 1001") != NULL);
   vf_buf_free(&text);
   flt_docs_free(d);
+}
+
+/* The filter's path-key ceiling (issue 15 item 5): it refuses to grow past itself, naming
+ * itself, and is four bytes per byte of the longest filter text, which a path key never exceeds
+ * (each step costs a byte of text; its key adds "K<len>:"). */
+VF_TEST(filter_path_key_ceiling) {
+  CHECK_BUF_CEILING(FLT_MAX_PATH_KEY, 4 * FLT_MAX_TEXT);
 }

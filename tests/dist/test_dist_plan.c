@@ -206,3 +206,14 @@ VF_TEST(test_config_vars) {
   CHECK(raw == NULL); /* a mapping, not a scalar */
   vf_config_free(&cfg);
 }
+
+/* dist's named buffer ceilings (issue 15 item 5): each refuses to grow past itself, naming
+ * itself; the capture ceiling covers what run_capture keeps (1 MiB, one 4 KiB read, the NUL),
+ * so a chatty sbatch is truncated, never failed; a manifest is written under the ceiling its
+ * reader accepts. */
+VF_TEST(test_dist_buffer_ceilings) {
+  CHECK_BUF_CEILING(DIST_MAX_MANIFEST, (size_t)1 << 30);
+  CHECK_BUF_CEILING(DIST_MAX_COMMAND, (size_t)8 << 20);
+  CHECK_BUF_CEILING(DIST_MAX_CAPTURE, (size_t)2 << 20);
+  CHECK(DIST_MAX_CAPTURE >= ((size_t)1 << 20) + 4096 + 1);
+}

@@ -1050,3 +1050,11 @@ VF_TEST(ivf_spill_plain_frames) {
   free(lens);
   free(x);
 }
+
+/* The spill's named ceiling (issue 15 item 5): the buffers that stage, compress and read back a
+ * frame refuse to grow past IVF_MAX_SPILL_FRAME, naming it, and it is far above what a frame of
+ * the widest vectors holds (three 16 MiB chunks). */
+VF_TEST(ivf_spill_frame_ceiling) {
+  CHECK_BUF_CEILING(IVF_MAX_SPILL_FRAME, (size_t)16 << 30);
+  CHECK(IVF_MAX_SPILL_FRAME > 3 * (64 * ((size_t)65536 * 4 + 16)));
+}
