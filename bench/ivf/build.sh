@@ -123,14 +123,7 @@ PY
     synth)
       all="$work/synth-$((SIZE + NQ))-$DIM.npy"
       [ -f "$all" ] || "$py0" "$here/gen_synth.py" "$all" "$((SIZE + NQ))" "$DIM" 1
-      "$py0" - "$all" "$SIZE" "$work/synth-base.npy" "$work/synth-queries.npy" <<'PY'
-import sys
-import numpy as np
-x = np.load(sys.argv[1], mmap_mode="r")
-n = int(sys.argv[2])
-np.save(sys.argv[3], x[:n])
-np.save(sys.argv[4], x[n:])
-PY
+      "$py0" "$here/split_npy.py" "$all" "$SIZE" "$work/synth-base.npy" "$work/synth-queries.npy"
       rm -rf "$work/synth-corpus"
       "$V" --quiet convert "$work/synth-base.npy" --rows-per-file "$SIZE" --output "$work/synth-corpus"
       queries_from "$work/synth-queries.npy" "$work/synth-queries.parquet"
