@@ -9,6 +9,6 @@ if len(sys.argv) != 5:
 x = np.load(sys.argv[1], mmap_mode="r")
 n = int(sys.argv[2])
 if not 0 < n < len(x):
-    sys.exit("split_npy: N %d must be between 1 and the %d rows of %s less one" % (n, len(x), sys.argv[1]))
+    sys.exit("split_npy: N is %d, but %s has %d rows: N must be 1..%d" % (n, sys.argv[1], len(x), len(x) - 1))
 np.save(sys.argv[3], x[:n])
 np.save(sys.argv[4], x[n:])
