@@ -163,7 +163,7 @@ def cmd_report(argv):
         print("  FAISS [%s] %s (%s), BLAS %s" % (tag[k], k[1], k[0], k[2]))
     hdr = ("nlist", "type", "F", "build vf", "FAISS", "vf/FAISS", "<=0.5", "iters vf", "FAISS",
            "nprobe", "R@10 vf", "FAISS", "diff", ">=-.002")
-    print("%5s %-4s %1s | %8s %8s %8s %5s | %8s %5s | %6s %7s %7s %7s %7s" % hdr)
+    print("%5s %-4s %1s | %9s %9s %8s %5s | %8s %5s | %6s %7s %7s %7s %7s" % hdr)
     checks = {"build": [0, 0], "recall": [0, 0]}
     truth = {h["query_id"]: h["hit_ids"] for h in read_jsonl(os.path.join(vfdir, "gt.jsonl"))}
     seen = set()
@@ -188,7 +188,7 @@ def cmd_report(argv):
             rok = diff >= RECALL_SLACK
             checks["recall"][0] += rok
             checks["recall"][1] += 1
-            left = ("%5d %-4s %1s | %7.2fs %7.2fs %8.3f %5s | %5d/%-2d %5d"
+            left = ("%5d %-4s %1s | %8.3fs %8.3fs %8.3f %5s | %5d/%-2d %5d"
                     % (nl, t, tag[(r["python"], r["faiss"], r["blas"])], vb["wall"], r["seconds"], ratio,
                        "yes" if ok else "NO", vb["kmeans_iterations"], vb["kmeans_max_iterations"],
                        r["niter"] * r["nredo"])) if first else " " * width
