@@ -53,14 +53,7 @@ for ds in $DATASETS; do
     synth)
       all="$work/synth-$((SIZE + NQ))-$DIM.npy"
       [ -f "$all" ] || "${pys[0]}" "$here/gen_synth.py" "$all" "$((SIZE + NQ))" "$DIM" 1
-      "${pys[0]}" - "$all" "$SIZE" "$work/synth-base.npy" "$work/synth-queries.npy" <<'PY'
-import sys
-import numpy as np
-x = np.load(sys.argv[1], mmap_mode="r")
-n = int(sys.argv[2])
-np.save(sys.argv[3], x[:n])
-np.save(sys.argv[4], x[n:])
-PY
+      "${pys[0]}" "$here/split_npy.py" "$all" "$SIZE" "$work/synth-base.npy" "$work/synth-queries.npy"
       nl=$("${pys[0]}" -c "import math; print(max(16, min(4096, 2 ** round(math.log2(math.sqrt($SIZE))))))")
       sweep "synthetic" "$work/synth-base.npy" "$work/synth-queries.npy" "$nl" $((DIM / 4))
       ;;
