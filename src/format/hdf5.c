@@ -3,7 +3,7 @@
  * datasets `train` (N x d), `test` (Q x d), `neighbors` (Q x k int), `distances` (Q x k) and the
  * root attribute `distance` ("angular", "euclidean", ...).
  *
- * Why an io_source view: the shared row reader (npy.c) streams element ranges of a row-major
+ * Why an io_source view: the shared row reader (vecfile.c) streams element ranges of a row-major
  * layout through io_read_at.  This file exposes a dataset's elements, already converted by
  * HDF5 to native float32 (float datasets) or int64 (integer datasets), as the bytes of a virtual
  * source (offset 0 = element 0), so vec_open_raw() and vec_read_rows() work unchanged whatever

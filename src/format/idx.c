@@ -7,7 +7,7 @@
  *   0x09 signed byte, 0x0B short (2 bytes), 0x0C int (4), 0x0D float (4), 0x0E double (8).
  *   Images are 0x00000803 (N, 28, 28): each image is one row of 784 values; labels are
  *   0x00000801 (N,).
- * After the header the file is the shared raw layout (vecfile.h), so the row reader of npy.c
+ * After the header the file is the shared raw layout (vecfile.h), so the row reader of vecfile.c
  * serves it, converting from big-endian.
  *
  * Why gzip is inflated into memory: the files are distributed gzipped (Debian's

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness for the IDX reader, plain and gzipped (src/format/idx.c), and the shared
- * row reader (src/format/npy.c).
+ * row reader (src/format/vecfile.c).
  *
  * The input is a whole IDX file in memory (a gzip stream when it starts with 1f 8b).
  * idx_open() must either refuse it with VF_ECORRUPT / VF_EUNSUPPORTED (or VF_ENOMEM) and a
@@ -10,9 +10,7 @@
  * read completely (capped at 1M elements) as float32 and, for integer types, as int64; a range
  * past the last row must be VF_EUSAGE.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc tests/fuzz/fuzz_idx.c \
- *     src/format/npy.c src/format/idx.c src/format/pqt_encoding.c src/io/io.c src/io/local.c \
- *     src/util/util.c src/util/sys.c src/util/json.c src/util/md5.c src/util/atomic.c -lz
+ * Built by `make fuzz-build` (tests/fuzz/CMakeLists.txt links libvforge), run by `make fuzz-smoke`.
  */
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the .npy reader and the shared row reader (src/format/npy.c).
+ * libFuzzer harness for the .npy reader and the shared row reader (src/format/vecfile.c).
  *
  * The input is a whole .npy file in memory: npy_open() must either refuse it with
  * VF_ECORRUPT / VF_EUNSUPPORTED (or VF_ENOMEM) and a message, or describe a layout that is
@@ -7,9 +7,7 @@
  * completely (capped at 1M elements, in uneven row chunks), as float32 and, for integer
  * dtypes, as int64; a range past the last row must be VF_EUSAGE.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc tests/fuzz/fuzz_npy.c \
- *     src/format/npy.c src/format/idx.c src/format/pqt_encoding.c src/io/io.c src/io/local.c \
- *     src/util/util.c src/util/sys.c src/util/json.c src/util/md5.c src/util/atomic.c -lz
+ * Built by `make fuzz-build` (tests/fuzz/CMakeLists.txt links libvforge), run by `make fuzz-smoke`.
  */
 #include <stdlib.h>
 
