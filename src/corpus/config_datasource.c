@@ -294,7 +294,7 @@ static vf_status build_uri(cctx *c, const char *scheme, const char *container, c
   while (*tail == '/')
     tail++;
   vf_buf u;
-  vf_buf_init(&u, 0);
+  VF_BUF_INIT(&u, VF_BUF_MAX_URL);
   vf_status st = vf_buf_printf(&u, c->err, "%s%s%s%s", scheme, container,
                                *tail || always_slash ? "/" : "", tail);
   if (st == VF_OK) st = vf_buf_append(&u, "", 1, c->err);

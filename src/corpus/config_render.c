@@ -364,7 +364,7 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
     return vf_error_set(err, VF_EUSAGE, "part %" PRId64 " is outside %" PRId64 "..%" PRId64, i,
                         parts->start, parts->start + parts->count - 1);
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT); /* one part's path */
   vf_status st = VF_OK;
   for (const char *p = tmpl; *p && st == VF_OK; p++) {
     if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {

@@ -53,6 +53,10 @@
 
 #define PW_DEFAULT_RG_ROWS 65536
 #define PW_DEFAULT_PAGE_BYTES ((int64_t)1 << 20)
+/* Buffer ceilings: one page, raw or compressed (a page header's sizes are int32); the page
+ * headers and the footer (the reader refuses a footer above 256 MiB, PQT_DEFAULT_MAX_FOOTER). */
+#define PW_MAX_PAGE ((size_t)INT32_MAX)
+#define PW_MAX_FOOTER ((size_t)256 << 20)
 #define PW_MAX_PAGE_LEVELS ((int64_t)1 << 24) /* keeps num_values far below INT32_MAX */
 #define PW_MAX_COLUMNS 32767
 
@@ -153,9 +157,9 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
   w->level = o.zstd_level ? o.zstd_level : 3;
   w->rg_rows = o.row_group_rows ? o.row_group_rows : PW_DEFAULT_RG_ROWS;
   w->page_bytes = o.page_bytes ? o.page_bytes : PW_DEFAULT_PAGE_BYTES;
-  vf_buf_init(&w->raw, 0);
-  vf_buf_init(&w->comp, 0);
-  vf_buf_init(&w->hdr, 0);
+  VF_BUF_INIT(&w->raw, PW_MAX_PAGE);
+  VF_BUF_INIT(&w->comp, PW_MAX_PAGE);
+  VF_BUF_INIT(&w->hdr, PW_MAX_FOOTER);
   w->path = vf_strdup(path);
   int nleaves = 0;
   for (int i = 0; i < ncols; i++) nleaves += cols[i].type == PQT_W_SPARSE ? 2 : 1;
@@ -169,10 +173,11 @@ vf_status pqt_writer_open(const char *path, const pqt_wcolumn *cols, int ncols,
     int part = cols[i].type == PQT_W_SPARSE ? 1 : 0;
   again:;
     pw_col *c = &w->cols[li];
-    vf_buf_init(&c->def, 0);
-    vf_buf_init(&c->rep, 0);
-    vf_buf_init(&c->vals, 0);
-    vf_buf_init(&c->chunk, 0);
+    /* a row group's levels, values and compressed chunk of this column, staged whole */
+    VF_BUF_INIT(&c->def, VF_BUF_MAX_BATCH);
+    VF_BUF_INIT(&c->rep, VF_BUF_MAX_BATCH);
+    VF_BUF_INIT(&c->vals, VF_BUF_MAX_BATCH);
+    VF_BUF_INIT(&c->chunk, VF_BUF_MAX_BATCH);
     w->ncols = li + 1;
     c->name = vf_strdup(cols[i].name);
     if (!c->name) {

@@ -243,8 +243,8 @@ vf_status store_local_open(const store_config *cfg, store **out, vf_error *err) 
   local_store *s = vf_calloc(1, sizeof *s);
   if (!s) return vf_error_set(err, VF_ENOMEM, "local store: out of memory");
   s->lock_fd = -1;
-  vf_buf_init(&s->idtext, 0);
-  vf_buf_init(&s->sparse, 0);
+  VF_BUF_INIT(&s->idtext, VF_BUF_MAX_BATCH); /* one upsert batch's ids, as text */
+  VF_BUF_INIT(&s->sparse, VF_BUF_MAX_BATCH); /* one upsert batch's sparse vectors, as JSON */
   vf_status st = store_head_init(&s->base, &local_vt, cfg, err);
   if (st != VF_OK) goto fail;
   for (int j = 0; j < s->base.nvectors; j++) {

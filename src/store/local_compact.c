@@ -162,7 +162,7 @@ static vf_status ls_rewrite_segment(local_store *s, ls_seg *sg, vf_error *err) {
   }
   for (int i = 0; i < nc; i++) {
     pqt_leaf_data_init(&ld[i]);
-    vf_buf_init(&cb[i].bytes, 0);
+    VF_BUF_INIT(&cb[i].bytes, VF_BUF_MAX_BATCH); /* a segment row group's column bytes */
   }
   if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) goto out;
   for (int i = 0; i < nc; i++)

@@ -260,7 +260,7 @@ vf_status ls_build_indexes(local_store *s, vf_error *err) {
       uint32_t nprobe = ip->nprobe ? ip->nprobe : ivf_default_nprobe(rep.nlist);
       if (nprobe > rep.nlist) nprobe = rep.nlist;
       vf_buf mj;
-      vf_buf_init(&mj, 0);
+      VF_BUF_INIT(&mj, VF_BUF_MAX_JSON_DOC); /* the index manifest */
       if (st == VF_OK)
         st = vf_buf_printf(&mj, err, "{\"vector\":%d,\"type\":\"%s\",\"nlist\":%u,\"nprobe\":%u,"
                            "\"rows\":%llu,\"segments\":[", j, ivf_code_name(rep.type), rep.nlist,

@@ -11,7 +11,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-mk() { mkdir -p "$T/$1/src/x" "$T/$1/src/store" && cat > "$T/$1/$2"; }
+mk() { mkdir -p "$T/$1/src/x" "$(dirname "$T/$1/$2")" && cat > "$T/$1/$2"; }
 
 # a named ceiling and zeros in comments/strings: ok
 mk ok src/x/a.c <<'EOF'
@@ -36,17 +36,19 @@ done
 
 # an allowlisted file: at its count or under passes (under: a note), over fails
 zeros() { for _ in $(seq "$1"); do echo '  vf_buf_init(&b, 0);'; done; }
-allowed=$(awk '$1 == "src/store/local.c" {print $2}' "$CHK")
-[ -n "$allowed" ] || fail "src/store/local.c is not in the allowlist any more: pick another file"
-{ echo 'void f(void) { vf_buf b;'; zeros "$allowed"; echo '}'; } | mk at src/store/local.c
+# the allowlist entry with the most calls (the list shrinks as files get named ceilings)
+read -r af allowed < <(awk '$1 ~ /^src\/.*\.[ch]$/ && $2 ~ /^[0-9]+$/ {print $2, $1}' "$CHK" |
+  sort -rn | head -1 | awk '{print $2, $1}')
+[ -n "${allowed:-}" ] || { echo "the allowlist is empty: nothing left to check"; exit 77; }
+{ echo 'void f(void) { vf_buf b;'; zeros "$allowed"; echo '}'; } | mk at $af
 bash "$CHK" "$T/at" >/dev/null 2>&1 || fail "an allowlisted file at its count failed"
-{ echo 'void f(void) { vf_buf b;'; zeros $((allowed + 1)); echo '}'; } | mk over src/store/local.c
+{ echo 'void f(void) { vf_buf b;'; zeros $((allowed + 1)); echo '}'; } | mk over $af
 out=$(bash "$CHK" "$T/over" 2>&1) && fail "an allowlisted file over its count passed"
-echo "$out" | grep -q "src/store/local.c may keep $allowed, has $((allowed + 1))" || fail "over-count message: $out"
+echo "$out" | grep -q "$af may keep $allowed, has $((allowed + 1))" || fail "over-count message: $out"
 if [ "$allowed" -gt 1 ]; then
-  { echo 'void f(void) { vf_buf b;'; zeros $((allowed - 1)); echo '}'; } | mk under src/store/local.c
+  { echo 'void f(void) { vf_buf b;'; zeros $((allowed - 1)); echo '}'; } | mk under $af
   out=$(bash "$CHK" "$T/under" 2>&1) || fail "an allowlisted file under its count failed: $out"
-  echo "$out" | grep -q "note: src/store/local.c has $((allowed - 1)) unnamed ceilings" || fail "no note: $out"
+  echo "$out" | grep -q "note: $af has $((allowed - 1)) unnamed ceilings" || fail "no note: $out"
 fi
 
 # the tree itself
