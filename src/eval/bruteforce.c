@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ typedef struct bf_scan {
   double *qq;          /* exact sum of squares per query (fixed order) */
   float *qnorm;        /* |q| (float) for margins */
   idx_topk *heaps;
+  _Atomic(float) *bound; /* per query: the best k-th exact score of any worker's heap (or -inf) */
   double gamma;
   /* current block */
   const float *x;      /* raw rows */
@@ -64,31 +66,68 @@ typedef struct bf_scan {
 
 typedef struct bf_worker {
   bf_scan *s;
-  uint64_t q0, q1;     /* the chunk of queries it scores now */
-  float *c;            /* qc * BF_RB scores (qc: bf_chunk_queries) */
+  size_t r0, r1;       /* the rows of the current block it scores now */
+  float *c;            /* min(nq, BF_QB) * BF_RB scores */
+  idx_topk *heaps;     /* its own top k per query (worker 0: s->heaps), merged by bf_workers_merge */
   uint64_t rescored;
 } bf_worker;
 
-/* Queries per chunk of one block's scoring loop: on one thread a whole BF_QB block (the order a
- * single thread always used); else about 8 chunks per worker, so a worker slowed by a busy core
- * leaves its share to the others, but at least 16 queries, so each sgemm stays efficient.  Each
- * query's heap is updated by one chunk at a time, rows in order, so the result does not depend on
- * which worker runs a chunk. */
-static uint64_t bf_chunk_queries(uint64_t nq, int threads) {
-  if (threads <= 1) return BF_QB;
-  uint64_t per = (uint64_t)threads * 8, c = (nq + per - 1) / per;
-  return c < 16 ? 16 : c > BF_QB ? BF_QB : c;
+/* Rows per chunk of one block's scoring loop: on one thread the whole block (the order a single
+ * thread always used); else about 4 chunks per worker, so a worker slowed by a busy core leaves
+ * its share to the others, but at least BF_RT_MIN rows.  A chunk scores its rows against every
+ * query (tiles of BF_QB queries x BF_RB rows), so each sgemm has large M and N and the BLAS packs
+ * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
+ * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
+#define BF_RT_MIN 256
+static size_t bf_chunk_rows(size_t nrows, int threads) {
+  if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
+  size_t per = (size_t)threads * 4, c = (nrows + per - 1) / per;
+  return c < BF_RT_MIN ? BF_RT_MIN : c;
 }
 
-/* scratch for `threads` workers scoring chunks of qc queries (multi: none needed) */
-static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint64_t qc, bool multi,
-                                 vf_error *err) {
+/* scratch and heaps for `threads` workers (multi: none needed); the heaps of workers 1.. order
+ * ties by `tie` as s->heaps do */
+static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_t k, bool multi,
+                                 idx_tie_fn tie, const void *user, vf_error *err) {
+  uint64_t span = s->nq < BF_QB ? s->nq : BF_QB;
   for (int t = 0; t < threads; t++) {
     wk[t].s = s;
-    wk[t].c = vf_mallocarray((size_t)(multi ? 1 : qc) * BF_RB, sizeof(float));
+    wk[t].heaps = s->heaps;
+    if (multi) continue;
+    wk[t].c = vf_mallocarray((size_t)(span ? span : 1) * BF_RB, sizeof(float));
     if (!wk[t].c) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (t == 0) continue;
+    wk[t].heaps = vf_calloc(s->nq ? s->nq : 1, sizeof(idx_topk));
+    if (!wk[t].heaps) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    for (uint64_t i = 0; i < s->nq; i++) {
+      vf_status st = idx_topk_init(&wk[t].heaps[i], k, tie, user, err);
+      if (st != VF_OK) return st;
+    }
   }
   return VF_OK;
+}
+
+/* the hits of workers 1.. offered to s->heaps: the same selection (a total order on score and
+ * id), so the result does not depend on which worker scored which rows */
+static void bf_workers_merge(bf_worker *wk, int threads) {
+  for (int t = 1; t < threads; t++) {
+    bf_scan *s = wk[t].s;
+    for (uint64_t i = 0; wk[t].heaps && wk[t].heaps != s->heaps && i < s->nq; i++) {
+      idx_topk *h = &wk[t].heaps[i];
+      for (size_t j = 0; j < h->n; j++) idx_topk_push(&s->heaps[i], h->heap[j].score, h->heap[j].key);
+      idx_topk_reset(h);
+    }
+  }
+}
+
+static void bf_workers_free(bf_worker *wk, int threads) {
+  for (int t = 0; wk && t < threads; t++) {
+    free(wk[t].c);
+    if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
+    for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
+    free(wk[t].heaps);
+  }
+  free(wk);
 }
 
 /* tie order: the point id text of each key */
@@ -189,18 +228,34 @@ static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, 
 
 #define BF_SPAN 64
 
+/* the k-th best exact score known for query qi: its own heap's when full, or a better one another
+ * worker reached (k rows score at least that much, so a row scoring less is no hit) */
+static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
+  return b;
+}
+
+/* raise the shared bound of query qi to its own heap's k-th best */
+static inline void bf_raise(bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float w = h->heap[0].score, cur = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->bound[qi], &cur, w, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+  }
+}
+
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
   size_t d = s->d;
   for (size_t i = 0; i < nqb; i++) {
     uint64_t qi = qa + i;
-    idx_topk *h = &s->heaps[qi];
+    idx_topk *h = &wk->heaps[qi];
     const float *row = wk->c + i * nr;
     double qnm = s->qnorm[qi], g = s->gamma;
-    double thr = -INFINITY;
-    if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
+      float kth = bf_kth(s, h, qi);
+      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
       if (thr > -INFINITY) {
         double b = span_bound(s, row, r0, j0, j1, (float)qnm);
         if (b < thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)) continue;
@@ -228,20 +283,24 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
         wk->rescored++;
         idx_topk_push(h, e, key);
-        if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
+        if (h->n == h->k) {
+          bf_raise(s, h, qi);
+          thr = fast_threshold(s->metric, bf_kth(s, h, qi));
+        }
       }
     }
   }
 }
 
+/* rows [wk->r0, wk->r1) of the current block against every query */
 static void *worker_run(void *arg) {
   bf_worker *wk = arg;
   bf_scan *s = wk->s;
   size_t d = s->d;
-  for (uint64_t qa = wk->q0; qa < wk->q1; qa += BF_QB) {
-    size_t nqb = (size_t)(wk->q1 - qa < BF_QB ? wk->q1 - qa : BF_QB);
-    for (size_t r0 = 0; r0 < s->nrows; r0 += BF_RB) {
-      size_t nr = s->nrows - r0 < BF_RB ? s->nrows - r0 : BF_RB;
+  for (uint64_t qa = 0; qa < s->nq; qa += BF_QB) {
+    size_t nqb = (size_t)(s->nq - qa < BF_QB ? s->nq - qa : BF_QB);
+    for (size_t r0 = wk->r0; r0 < wk->r1; r0 += BF_RB) {
+      size_t nr = wk->r1 - r0 < BF_RB ? wk->r1 - r0 : BF_RB;
       if (s->metric == CORPUS_MANHATTAN) {
         for (size_t i = 0; i < nqb; i++) {
           float *out = wk->c + i * nr;
@@ -855,7 +914,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
 /* --memory-budget (DESIGN.md "CLI"): what the scan holds at once is the queries and their
  * heaps/results (queries x (dim + K)), two decoded row groups of the vector column (the slot
  * being scored and the one being prefetched: leaf values, the float matrix, the normalised copy
- * for cosine, the compressed chunk) and one sgemm scratch block per worker.  The largest row
+ * for cosine, the compressed chunk) and one sgemm scratch block per worker (workers beyond the
+ * first also their own heaps: queries x K hits).  The largest row
  * group of this job's files is taken from the footers before anything is decoded; the workers
  * are reduced when their scratch does not fit, and the run is refused when one worker cannot. */
 /* a byte count for messages: MiB from 10 MiB up, else KiB (rounded up) */
@@ -951,7 +1011,9 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
                         vcol ? vcol : "?", files->n ? files->files[slot_file].uri : "?", slot_rg,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }
-  uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
+  /* workers beyond the first also keep their own heaps (bf_workers_init) */
+  uint64_t heaps = q->kind == CORPUS_VEC_DENSE ? q->n * (uint64_t)o->k * sizeof(idx_hit) : 0;
+  uint64_t fit = 1 + (budget - need1) / (per_worker + heaps);
   if ((uint64_t)*threads > fit) {
     char a[32];
     vf_log(VF_LOG_INFO, "memory budget %s: brute-force with %" PRIu64 " worker(s) instead of %d",
@@ -961,23 +1023,24 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   return VF_OK;
 }
 
-/* score the current block: chunks of qc queries on the pool, worker w on wk[w]'s scratch */
+/* score the current block: chunks of rows (bf_chunk_rows) on the pool, worker w on wk[w] */
 typedef struct bf_block_job {
   bf_worker *wk;
-  uint64_t nq, qc;
+  size_t nrows, rc;
 } bf_block_job;
 
 static void score_chunk(void *arg, size_t c, int w) {
   bf_block_job *j = arg;
   bf_worker *wk = &j->wk[w];
-  wk->q0 = (uint64_t)c * j->qc;
-  wk->q1 = j->nq - wk->q0 < j->qc ? j->nq : wk->q0 + j->qc;
+  wk->r0 = c * j->rc;
+  wk->r1 = j->nrows - wk->r0 < j->rc ? j->nrows : wk->r0 + j->rc;
   worker_run(wk);
 }
 
-static vf_status score_block(bf_worker *wk, int threads, uint64_t nq, uint64_t qc, vf_error *err) {
-  bf_block_job j = {wk, nq, qc};
-  return vf_pool_for((size_t)((nq + qc - 1) / qc), threads, score_chunk, &j, err);
+static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error *err) {
+  if (nrows == 0) return VF_OK;
+  bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
+  return vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
@@ -1120,12 +1183,13 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
   s.heaps = vf_calloc(q.n ? q.n : 1, sizeof(idx_topk));
+  s.bound = vf_mallocarray(q.n ? q.n : 1, sizeof *s.bound);
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  uint64_t qc = bf_chunk_queries(q.n, threads);
-  if (!s.qq || !s.qnorm || !s.heaps || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
+    atomic_init(&s.bound[i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err);
   }
   if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
@@ -1138,7 +1202,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   } else {
     s.qn = q.vecs;
   }
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, multi, err);
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, o->k, multi, bf_tie, &ids, err);
   /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
   if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
@@ -1201,7 +1265,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
     s.docs = sl->docs;
     s.prefiltered = sl->compacted;
-    st = score_block(wk, threads, q.n, qc, err);
+    st = score_block(wk, threads, s.nrows, err);
     out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped + sl->masked;
     sg.p.files_done = sl->fi / jobs;
@@ -1228,6 +1292,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   out->empty_files = plan.empty;
   corpus_plan_free(&plan);
   vf_blas_single_end(blas_saved);
+  if (st == VF_OK && !multi) bf_workers_merge(wk, threads);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
@@ -1292,10 +1357,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   free(rd.work.before);
   pthread_mutex_destroy(&rd.mu);
   pthread_cond_destroy(&rd.cv);
-  for (int t = 0; wk && t < threads; t++) free(wk[t].c);
-  free(wk);
+  bf_workers_free(wk, threads);
   for (uint64_t i = 0; s.heaps && i < q.n; i++) idx_topk_free(&s.heaps[i]);
   free(s.heaps);
+  free(s.bound);
   if (s.qn != q.vecs) free(s.qn);
   free(s.qq);
   free(s.qnorm);
@@ -1339,14 +1404,15 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   double *xx = vf_mallocarray(blk, sizeof(double));
   float *xnorm = vf_mallocarray(blk, sizeof(float));
   float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
+  s.bound = vf_mallocarray(nq, sizeof *s.bound);
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  uint64_t qc = bf_chunk_queries(nq, threads);
   vf_status st = VF_OK;
-  if (!s.qq || !s.qnorm || !s.heaps || !xx || !xnorm || (cos && !xn) || !wk)
+  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !xx || !xnorm || (cos && !xn) || !wk)
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
     s.qq[i] = sumsq(q + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
+    atomic_init(&s.bound[i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], k, NULL, NULL, err);
   }
   float *qn = NULL;
@@ -1359,7 +1425,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     }
   }
   s.qn = cos ? qn : (float *)q; /* only read */
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, false, err);
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, k, false, NULL, NULL, err);
   if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
@@ -1380,15 +1446,16 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.xnorm = xnorm;
     s.nrows = nr;
     s.key0 = (int64_t)r0;
-    st = score_block(wk, threads, nq, qc, err);
+    st = score_block(wk, threads, nr, err);
   }
   vf_blas_single_end(blas_saved);
+  if (st == VF_OK) bf_workers_merge(wk, threads);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
-  for (int t = 0; wk && t < threads; t++) free(wk[t].c);
-  free(wk);
+  bf_workers_free(wk, threads);
   free(s.heaps);
+  free(s.bound);
   free(s.qq);
   free(s.qnorm);
   free(qn);
