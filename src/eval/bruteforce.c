@@ -2,16 +2,19 @@
  * vforge brute-force: exact top-K ground truth (issue 5, DESIGN.md "Corpus layout").
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
- * and one decoded row group).  For each row group the queries are cut into chunks handed out one at
- * a time to the process pool's workers (vforge/pool.h: a busy core takes fewer chunks instead of
- * holding back a fixed share); each chunk's queries are scored against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
- * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
- * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
+ * per worker and one decoded row group).  Each row group's rows are cut into chunks handed out one
+ * at a time to the process pool's workers (vforge/pool.h: a busy core takes fewer chunks instead
+ * of holding back a fixed share); each chunk's rows are scored against every query in tiles of
+ * BF_QB queries x BF_RB rows with a blocked sgemm (vf_sgemm_nt: the BLAS, one thread per caller)
+ * for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 - 2 q.x), or the SIMD L1
+ * kernel of index.h for manhattan.  Each worker keeps its own heaps, merged after each row group;
+ * the K-th best exact score of any heap is shared per query as the filter's threshold.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
  * a candidate when its fast score plus a rigorous error margin (gamma = (d+16) * 2^-21, well
  * above the d*u bound of a float dot product, scaled by |q||x|, (|q|+|x|)^2 or the L1 itself)
- * reaches the current K-th best exact score.  Every candidate is then re-scored by one exact
+ * reaches the current K-th best exact score (or, within a tile, the K-th best lower bound of the
+ * tile's candidates: filter_block).  Every candidate is then re-scored by one exact
  * kernel (bf_exact.c: double accumulation in a fixed order, the same bits on every CPU) and
  * rounded to float, and kept in a per-query heap ordered by (score, point id).  The result
  * therefore depends only on the data: byte-
@@ -69,19 +72,28 @@ typedef struct bf_worker {
   size_t r0, r1;       /* the rows of the current block it scores now */
   float *c;            /* min(nq, BF_QB) * BF_RB scores */
   idx_topk *heaps;     /* its own top k per query (worker 0: s->heaps), merged by bf_workers_merge */
+  uint32_t *cand;      /* BF_RB: one query's candidates in the current tile (filter_block) */
+  float *low;          /* lowk: a min-heap of the tile's best lower bounds (0: none, k too large) */
+  size_t lowk;
   uint64_t rescored;
 } bf_worker;
 
 /* Rows per chunk of one block's scoring loop: on one thread the whole block (the order a single
- * thread always used); else about 4 chunks per worker, so a worker slowed by a busy core leaves
- * its share to the others, but at least BF_RT_MIN rows.  A chunk scores its rows against every
+ * thread always used); else as few chunks of at most BF_RB rows as give every worker the same
+ * number, at least 2 (so a worker slowed by a busy core leaves its share to the others), but at
+ * least BF_RT_MIN rows: the BLAS packs the queries once per call, so fewer, larger calls
+ * spend less on packing.  A chunk scores its rows against every
  * query (tiles of BF_QB queries x BF_RB rows), so each sgemm has large M and N and the BLAS packs
  * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
  * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
 #define BF_RT_MIN 256
+#define BF_LOW_K 1024 /* the tile's lower-bound heap (filter_block) is kept for k up to this */
 static size_t bf_chunk_rows(size_t nrows, int threads) {
   if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
-  size_t per = (size_t)threads * 4, c = (nrows + per - 1) / per;
+  size_t t = (size_t)threads, n = (nrows + BF_RB - 1) / BF_RB;
+  n = (n + t - 1) / t * t;
+  if (n < 2 * t) n = 2 * t;
+  size_t c = (nrows + n - 1) / n;
   return c < BF_RT_MIN ? BF_RT_MIN : c;
 }
 
@@ -95,7 +107,10 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
     wk[t].heaps = s->heaps;
     if (multi) continue;
     wk[t].c = vf_mallocarray((size_t)(span ? span : 1) * BF_RB, sizeof(float));
-    if (!wk[t].c) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    wk[t].cand = vf_mallocarray(BF_RB, sizeof *wk[t].cand);
+    wk[t].lowk = k <= BF_LOW_K ? k : 0;
+    wk[t].low = vf_mallocarray(BF_LOW_K, sizeof *wk[t].low);
+    if (!wk[t].c || !wk[t].cand || !wk[t].low) return vf_error_set(err, VF_ENOMEM, "out of memory");
     if (t == 0) continue;
     wk[t].heaps = vf_calloc(s->nq ? s->nq : 1, sizeof(idx_topk));
     if (!wk[t].heaps) return vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -107,22 +122,59 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
   return VF_OK;
 }
 
-/* the hits of workers 1.. offered to s->heaps: the same selection (a total order on score and
- * id), so the result does not depend on which worker scored which rows */
-static void bf_workers_merge(bf_worker *wk, int threads) {
-  for (int t = 1; t < threads; t++) {
-    bf_scan *s = wk[t].s;
-    for (uint64_t i = 0; wk[t].heaps && wk[t].heaps != s->heaps && i < s->nq; i++) {
-      idx_topk *h = &wk[t].heaps[i];
-      for (size_t j = 0; j < h->n; j++) idx_topk_push(&s->heaps[i], h->heap[j].score, h->heap[j].key);
+/* the k-th best exact score known for query qi: its own heap's when full, or a better one another
+ * worker reached (k rows score at least that much, so a row scoring less is no hit) */
+static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
+  return b;
+}
+
+/* raise the shared bound of query qi to its own heap's k-th best */
+static inline void bf_raise(bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float w = h->heap[0].score, cur = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->bound[qi], &cur, w, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+  }
+}
+
+/* The hits of workers 1.. offered to s->heaps after each block: the same selection (a total
+ * order on score and id), so the result does not depend on which worker scored which rows; and
+ * the shared bound becomes the K-th best of all the rows scored so far (each worker's own heap
+ * only saw its chunks). */
+typedef struct bf_merge_job {
+  bf_worker *wk;
+  int threads;
+} bf_merge_job;
+
+#define BF_MERGE_Q 64 /* queries per merge chunk */
+
+static void merge_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  const bf_merge_job *j = arg;
+  bf_scan *s = j->wk[0].s;
+  uint64_t q0 = (uint64_t)c * BF_MERGE_Q, q1 = s->nq - q0 < BF_MERGE_Q ? s->nq : q0 + BF_MERGE_Q;
+  for (uint64_t i = q0; i < q1; i++) {
+    for (int t = 1; t < j->threads; t++) {
+      idx_topk *h = &j->wk[t].heaps[i];
+      for (size_t e = 0; e < h->n; e++) idx_topk_push(&s->heaps[i], h->heap[e].score, h->heap[e].key);
       idx_topk_reset(h);
     }
+    if (s->heaps[i].n == s->heaps[i].k) bf_raise(s, &s->heaps[i], i);
   }
+}
+
+static vf_status bf_workers_merge(bf_worker *wk, int threads, vf_error *err) {
+  if (threads <= 1 || !wk[0].s->nq) return VF_OK;
+  bf_merge_job j = {wk, threads};
+  return vf_pool_for((size_t)((wk[0].s->nq + BF_MERGE_Q - 1) / BF_MERGE_Q), threads, merge_chunk, &j, err);
 }
 
 static void bf_workers_free(bf_worker *wk, int threads) {
   for (int t = 0; wk && t < threads; t++) {
     free(wk[t].c);
+    free(wk[t].cand);
+    free(wk[t].low);
     if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
     for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
     free(wk[t].heaps);
@@ -228,22 +280,51 @@ static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, 
 
 #define BF_SPAN 64
 
-/* the k-th best exact score known for query qi: its own heap's when full, or a better one another
- * worker reached (k rows score at least that much, so a row scoring less is no hit) */
-static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
-  float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
-  if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
-  return b;
-}
-
-/* raise the shared bound of query qi to its own heap's k-th best */
-static inline void bf_raise(bf_scan *s, const idx_topk *h, uint64_t qi) {
-  float w = h->heap[0].score, cur = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
-  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->bound[qi], &cur, w, memory_order_relaxed,
-                                                          memory_order_relaxed)) {
+/* the fast score of query qi and block row rj (f: the sgemm / L1 value) and its error margin */
+static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f, double *margin) {
+  double qnm = s->qnorm[qi], g = s->gamma;
+  if (s->metric == CORPUS_EUCLID) f = 2 * f - s->qq[qi] - s->xx[rj];
+  switch (s->metric) {
+    case CORPUS_DOT: *margin = g * qnm * s->xnorm[rj]; break;
+    case CORPUS_COSINE: *margin = 4 * g; break;
+    case CORPUS_EUCLID: {
+      double t = qnm + s->xnorm[rj];
+      *margin = g * t * t;
+      break;
+    }
+    default: *margin = g * fabs(f); break;
   }
+  return f;
 }
 
+/* the min-heap of the `n` best lower bounds (fast score - margin) seen in a tile: low[0] is the
+ * worst kept */
+static void low_push(float *low, size_t *n, size_t k, float v) {
+  size_t i;
+  if (*n < k) {
+    for (i = (*n)++; i > 0 && low[(i - 1) / 2] > v; i = (i - 1) / 2) low[i] = low[(i - 1) / 2];
+    low[i] = v;
+    return;
+  }
+  if (!(v > low[0])) return;
+  for (i = 0;;) {
+    size_t c = 2 * i + 1;
+    if (c >= k) break;
+    if (c + 1 < k && low[c + 1] < low[c]) c++;
+    if (!(low[c] < v)) break;
+    low[i] = low[c];
+    i = c;
+  }
+  low[i] = v;
+}
+
+/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k, in two
+ * passes.  The first keeps the rows whose fast score plus margin reaches the threshold: the
+ * K-th best exact score known (bf_kth), or — once k rows of this tile have passed — the K-th
+ * best of their lower bounds (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a
+ * row below it scores strictly less, in float, than k others and is no hit even on a tie).
+ * The second re-scores, exactly, only the kept rows that still reach the tile's final
+ * threshold: the tile's first rows are no longer all re-scored while the heap fills. */
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
   size_t d = s->d;
@@ -251,43 +332,53 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
     uint64_t qi = qa + i;
     idx_topk *h = &wk->heaps[qi];
     const float *row = wk->c + i * nr;
-    double qnm = s->qnorm[qi], g = s->gamma;
+    double qnm = s->qnorm[qi];
+    size_t nc = 0, nlow = 0;
+    double tlow = -INFINITY;
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
       float kth = bf_kth(s, h, qi);
       double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+      if (tlow > thr) thr = tlow;
       if (thr > -INFINITY) {
         double b = span_bound(s, row, r0, j0, j1, (float)qnm);
         if (b < thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)) continue;
       }
       for (size_t j = j0; j < j1; j++) {
         size_t rj = r0 + j;
-        double f = row[j];
-        if (s->metric == CORPUS_EUCLID) f = 2 * f - s->qq[qi] - s->xx[rj];
-        double margin;
-        switch (s->metric) {
-          case CORPUS_DOT: margin = g * qnm * s->xnorm[rj]; break;
-          case CORPUS_COSINE: margin = 4 * g; break;
-          case CORPUS_EUCLID: {
-            double t = qnm + s->xnorm[rj];
-            margin = g * t * t;
-            break;
-          }
-          default: margin = g * fabs(f); break;
-        }
+        double margin, f = bf_fast(s, qi, rj, row[j], &margin);
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
         if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
-        float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
-        wk->rescored++;
-        idx_topk_push(h, e, key);
-        if (h->n == h->k) {
-          bf_raise(s, h, qi);
-          thr = fast_threshold(s->metric, bf_kth(s, h, qi));
+        wk->cand[nc++] = (uint32_t)j;
+        if (!wk->lowk) continue;
+        low_push(wk->low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
+        if (nlow == wk->lowk) {
+          double l = wk->low[0];
+          l -= fabs(l) * 0x1p-19 + 1e-30;
+          if (l > tlow) tlow = l;
+          if (tlow > thr) thr = tlow;
         }
       }
+    }
+    for (size_t c = 0; c < nc; c++) {
+      size_t j = wk->cand[c], rj = r0 + j;
+      if (c + 1 < nc) {
+        const float *nx = s->x + (r0 + wk->cand[c + 1]) * d;
+        for (size_t o = 0; o < d; o += 16) __builtin_prefetch(nx + o);
+      }
+      float kth = bf_kth(s, h, qi);
+      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+      if (tlow > thr) thr = tlow;
+      double margin, f = bf_fast(s, qi, rj, row[j], &margin);
+      if (!(f + margin >= thr)) continue;
+      int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+      float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
+      wk->rescored++;
+      idx_topk_push(h, e, key);
+      if (h->n == h->k) bf_raise(s, h, qi);
     }
   }
 }
@@ -1040,7 +1131,8 @@ static void score_chunk(void *arg, size_t c, int w) {
 static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error *err) {
   if (nrows == 0) return VF_OK;
   bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
-  return vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
+  vf_status st = vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
+  return st == VF_OK ? bf_workers_merge(wk, threads, err) : st;
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
@@ -1292,7 +1384,6 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   out->empty_files = plan.empty;
   corpus_plan_free(&plan);
   vf_blas_single_end(blas_saved);
-  if (st == VF_OK && !multi) bf_workers_merge(wk, threads);
   /* results */
   ev_hit *hits = NULL;
   uint32_t *nhits = NULL;
@@ -1449,7 +1540,6 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     st = score_block(wk, threads, nr, err);
   }
   vf_blas_single_end(blas_saved);
-  if (st == VF_OK) bf_workers_merge(wk, threads);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
