@@ -247,7 +247,58 @@ static inline double fast_threshold(corpus_distance m, float w) {
 /* largest value of (fast score + 1.25 x margin) over rows [j0, j1) of one query: a float
  * upper bound used to skip whole spans before the exact double-precision test (the extra
  * quarter of the margin covers this float evaluation's own rounding) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* span_bound()'s loops eight rows at a time: each row's value by the same float operations in
+ * the same order (no FMA), and max is exact, so the bound is bit-identical to the scalar loop's
+ * (a NaN row is skipped by both: max_ps returns its second operand). */
+__attribute__((target("avx2"))) static float span_bound_avx2(corpus_distance m, const float *f,
+                                                             const float *xn, size_t j0, size_t j1,
+                                                             float qnm, float g) {
+  __m256 best = _mm256_set1_ps(-INFINITY), vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g);
+  __m256 gq = _mm256_set1_ps(g * qnm), qq = _mm256_set1_ps(qnm * qnm), two = _mm256_set1_ps(2.0f);
+  size_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    __m256 vf = _mm256_loadu_ps(f + j), v;
+    switch (m) {
+      case CORPUS_DOT: v = _mm256_add_ps(vf, _mm256_mul_ps(gq, _mm256_loadu_ps(xn + j))); break;
+      case CORPUS_COSINE: v = vf; break;
+      case CORPUS_EUCLID: {
+        __m256 x = _mm256_loadu_ps(xn + j), t = _mm256_add_ps(vq, x);
+        v = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(two, vf), qq), _mm256_mul_ps(x, x));
+        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, t), t));
+        break;
+      }
+      default: v = _mm256_sub_ps(vf, _mm256_mul_ps(vg, vf)); break;
+    }
+    best = _mm256_max_ps(v, best);
+  }
+  float lanes[8], b = -INFINITY;
+  _mm256_storeu_ps(lanes, best);
+  for (int l = 0; l < 8; l++) b = lanes[l] > b ? lanes[l] : b;
+  for (; j < j1; j++) {
+    float v;
+    switch (m) {
+      case CORPUS_DOT: v = f[j] + g * qnm * xn[j]; break;
+      case CORPUS_COSINE: v = f[j]; break;
+      case CORPUS_EUCLID: {
+        float t = qnm + xn[j];
+        v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
+        break;
+      }
+      default: v = f[j] - g * f[j]; break;
+    }
+    b = v > b ? v : b;
+  }
+  return m == CORPUS_COSINE ? b + 4 * g : b;
+}
+#endif
+
 static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1, float qnm) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (s->kern->simd != IDX_SIMD_SCALAR)
+    return span_bound_avx2(s->metric, f, s->xnorm + r0, j0, j1, qnm, (float)(s->gamma * 1.25));
+#endif
   float g = (float)(s->gamma * 1.25), best = -INFINITY;
   const float *xn = s->xnorm + r0;
   switch (s->metric) {
