@@ -2,16 +2,19 @@
  * vforge brute-force: exact top-K ground truth (issue 5, DESIGN.md "Corpus layout").
  *
  * The corpus is streamed once, one row group at a time (memory: the queries, K hits per query
- * and one decoded row group).  For each row group the queries are cut into chunks handed out one at
- * a time to the process pool's workers (vforge/pool.h: a busy core takes fewer chunks instead of
- * holding back a fixed share); each chunk's queries are scored against blocks of rows with a blocked sgemm (vf_sgemm_nt: the
- * BLAS, one thread per caller) for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 -
- * 2 q.x), or the SIMD L1 kernel of index.h for manhattan.
+ * per worker and one decoded row group).  Each row group's rows are cut into chunks handed out one
+ * at a time to the process pool's workers (vforge/pool.h: a busy core takes fewer chunks instead
+ * of holding back a fixed share); each chunk's rows are scored against every query in tiles of
+ * BF_QB queries x BF_RB rows with a blocked sgemm (vf_sgemm_nt: the BLAS, one thread per caller)
+ * for dot / cosine (both sides unit-normalised) / euclid (|q|^2 + |x|^2 - 2 q.x), or the SIMD L1
+ * kernel of index.h for manhattan.  Each worker keeps its own heaps, merged after each row group;
+ * the K-th best exact score of any heap is shared per query as the filter's threshold.
  *
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
  * a candidate when its fast score plus a rigorous error margin (gamma = (d+16) * 2^-21, well
  * above the d*u bound of a float dot product, scaled by |q||x|, (|q|+|x|)^2 or the L1 itself)
- * reaches the current K-th best exact score.  Every candidate is then re-scored by one exact
+ * reaches the current K-th best exact score (or, within a tile, the K-th best lower bound of the
+ * tile's candidates: filter_block).  Every candidate is then re-scored by one exact
  * kernel (bf_exact.c: double accumulation in a fixed order, the same bits on every CPU) and
  * rounded to float, and kept in a per-query heap ordered by (score, point id).  The result
  * therefore depends only on the data: byte-
@@ -21,6 +24,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +49,7 @@ typedef struct bf_scan {
   double *qq;          /* exact sum of squares per query (fixed order) */
   float *qnorm;        /* |q| (float) for margins */
   idx_topk *heaps;
+  _Atomic(float) *bound; /* per query: the best k-th exact score of any worker's heap (or -inf) */
   double gamma;
   /* current block */
   const float *x;      /* raw rows */
@@ -64,31 +69,117 @@ typedef struct bf_scan {
 
 typedef struct bf_worker {
   bf_scan *s;
-  uint64_t q0, q1;     /* the chunk of queries it scores now */
-  float *c;            /* qc * BF_RB scores (qc: bf_chunk_queries) */
+  size_t r0, r1;       /* the rows of the current block it scores now */
+  float *c;            /* min(nq, BF_QB) * BF_RB scores */
+  idx_topk *heaps;     /* its own top k per query (worker 0: s->heaps), merged by bf_workers_merge */
+  uint32_t *cand;      /* BF_RB: one query's candidates in the current tile (filter_block) */
+  float *low;          /* lowk: a min-heap of the tile's best lower bounds (0: none, k too large) */
+  size_t lowk;
   uint64_t rescored;
 } bf_worker;
 
-/* Queries per chunk of one block's scoring loop: on one thread a whole BF_QB block (the order a
- * single thread always used); else about 8 chunks per worker, so a worker slowed by a busy core
- * leaves its share to the others, but at least 16 queries, so each sgemm stays efficient.  Each
- * query's heap is updated by one chunk at a time, rows in order, so the result does not depend on
- * which worker runs a chunk. */
-static uint64_t bf_chunk_queries(uint64_t nq, int threads) {
-  if (threads <= 1) return BF_QB;
-  uint64_t per = (uint64_t)threads * 8, c = (nq + per - 1) / per;
-  return c < 16 ? 16 : c > BF_QB ? BF_QB : c;
+/* Rows per chunk of one block's scoring loop: on one thread the whole block (the order a single
+ * thread always used); else as few chunks of at most BF_RB rows as give every worker the same
+ * number, at least 2 (so a worker slowed by a busy core leaves its share to the others), but at
+ * least BF_RT_MIN rows: the BLAS packs the queries once per call, so fewer, larger calls
+ * spend less on packing.  A chunk scores its rows against every
+ * query (tiles of BF_QB queries x BF_RB rows), so each sgemm has large M and N and the BLAS packs
+ * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
+ * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
+#define BF_RT_MIN 256
+#define BF_LOW_K 1024 /* the tile's lower-bound heap (filter_block) is kept for k up to this */
+static size_t bf_chunk_rows(size_t nrows, int threads) {
+  if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
+  size_t t = (size_t)threads, n = (nrows + BF_RB - 1) / BF_RB;
+  n = (n + t - 1) / t * t;
+  if (n < 2 * t) n = 2 * t;
+  size_t c = (nrows + n - 1) / n;
+  return c < BF_RT_MIN ? BF_RT_MIN : c;
 }
 
-/* scratch for `threads` workers scoring chunks of qc queries (multi: none needed) */
-static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint64_t qc, bool multi,
-                                 vf_error *err) {
+/* scratch and heaps for `threads` workers (multi: none needed); the heaps of workers 1.. order
+ * ties by `tie` as s->heaps do */
+static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_t k, bool multi,
+                                 idx_tie_fn tie, const void *user, vf_error *err) {
+  uint64_t span = s->nq < BF_QB ? s->nq : BF_QB;
   for (int t = 0; t < threads; t++) {
     wk[t].s = s;
-    wk[t].c = vf_mallocarray((size_t)(multi ? 1 : qc) * BF_RB, sizeof(float));
-    if (!wk[t].c) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    wk[t].heaps = s->heaps;
+    if (multi) continue;
+    wk[t].c = vf_mallocarray((size_t)(span ? span : 1) * BF_RB, sizeof(float));
+    wk[t].cand = vf_mallocarray(BF_RB, sizeof *wk[t].cand);
+    wk[t].lowk = k <= BF_LOW_K ? k : 0;
+    wk[t].low = vf_mallocarray(BF_LOW_K, sizeof *wk[t].low);
+    if (!wk[t].c || !wk[t].cand || !wk[t].low) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (t == 0) continue;
+    wk[t].heaps = vf_calloc(s->nq ? s->nq : 1, sizeof(idx_topk));
+    if (!wk[t].heaps) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    for (uint64_t i = 0; i < s->nq; i++) {
+      vf_status st = idx_topk_init(&wk[t].heaps[i], k, tie, user, err);
+      if (st != VF_OK) return st;
+    }
   }
   return VF_OK;
+}
+
+/* the k-th best exact score known for query qi: its own heap's when full, or a better one another
+ * worker reached (k rows score at least that much, so a row scoring less is no hit) */
+static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
+  return b;
+}
+
+/* raise the shared bound of query qi to its own heap's k-th best */
+static inline void bf_raise(bf_scan *s, const idx_topk *h, uint64_t qi) {
+  float w = h->heap[0].score, cur = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
+  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->bound[qi], &cur, w, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+  }
+}
+
+/* The hits of workers 1.. offered to s->heaps after each block: the same selection (a total
+ * order on score and id), so the result does not depend on which worker scored which rows; and
+ * the shared bound becomes the K-th best of all the rows scored so far (each worker's own heap
+ * only saw its chunks). */
+typedef struct bf_merge_job {
+  bf_worker *wk;
+  int threads;
+} bf_merge_job;
+
+#define BF_MERGE_Q 64 /* queries per merge chunk */
+
+static void merge_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  const bf_merge_job *j = arg;
+  bf_scan *s = j->wk[0].s;
+  uint64_t q0 = (uint64_t)c * BF_MERGE_Q, q1 = s->nq - q0 < BF_MERGE_Q ? s->nq : q0 + BF_MERGE_Q;
+  for (uint64_t i = q0; i < q1; i++) {
+    for (int t = 1; t < j->threads; t++) {
+      idx_topk *h = &j->wk[t].heaps[i];
+      for (size_t e = 0; e < h->n; e++) idx_topk_push(&s->heaps[i], h->heap[e].score, h->heap[e].key);
+      idx_topk_reset(h);
+    }
+    if (s->heaps[i].n == s->heaps[i].k) bf_raise(s, &s->heaps[i], i);
+  }
+}
+
+static vf_status bf_workers_merge(bf_worker *wk, int threads, vf_error *err) {
+  if (threads <= 1 || !wk[0].s->nq) return VF_OK;
+  bf_merge_job j = {wk, threads};
+  return vf_pool_for((size_t)((wk[0].s->nq + BF_MERGE_Q - 1) / BF_MERGE_Q), threads, merge_chunk, &j, err);
+}
+
+static void bf_workers_free(bf_worker *wk, int threads) {
+  for (int t = 0; wk && t < threads; t++) {
+    free(wk[t].c);
+    free(wk[t].cand);
+    free(wk[t].low);
+    if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
+    for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
+    free(wk[t].heaps);
+  }
+  free(wk);
 }
 
 /* tie order: the point id text of each key */
@@ -156,7 +247,58 @@ static inline double fast_threshold(corpus_distance m, float w) {
 /* largest value of (fast score + 1.25 x margin) over rows [j0, j1) of one query: a float
  * upper bound used to skip whole spans before the exact double-precision test (the extra
  * quarter of the margin covers this float evaluation's own rounding) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* span_bound()'s loops eight rows at a time: each row's value by the same float operations in
+ * the same order (no FMA), and max is exact, so the bound is bit-identical to the scalar loop's
+ * (a NaN row is skipped by both: max_ps returns its second operand). */
+__attribute__((target("avx2"))) static float span_bound_avx2(corpus_distance m, const float *f,
+                                                             const float *xn, size_t j0, size_t j1,
+                                                             float qnm, float g) {
+  __m256 best = _mm256_set1_ps(-INFINITY), vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g);
+  __m256 gq = _mm256_set1_ps(g * qnm), qq = _mm256_set1_ps(qnm * qnm), two = _mm256_set1_ps(2.0f);
+  size_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    __m256 vf = _mm256_loadu_ps(f + j), v;
+    switch (m) {
+      case CORPUS_DOT: v = _mm256_add_ps(vf, _mm256_mul_ps(gq, _mm256_loadu_ps(xn + j))); break;
+      case CORPUS_COSINE: v = vf; break;
+      case CORPUS_EUCLID: {
+        __m256 x = _mm256_loadu_ps(xn + j), t = _mm256_add_ps(vq, x);
+        v = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(two, vf), qq), _mm256_mul_ps(x, x));
+        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, t), t));
+        break;
+      }
+      default: v = _mm256_sub_ps(vf, _mm256_mul_ps(vg, vf)); break;
+    }
+    best = _mm256_max_ps(v, best);
+  }
+  float lanes[8], b = -INFINITY;
+  _mm256_storeu_ps(lanes, best);
+  for (int l = 0; l < 8; l++) b = lanes[l] > b ? lanes[l] : b;
+  for (; j < j1; j++) {
+    float v;
+    switch (m) {
+      case CORPUS_DOT: v = f[j] + g * qnm * xn[j]; break;
+      case CORPUS_COSINE: v = f[j]; break;
+      case CORPUS_EUCLID: {
+        float t = qnm + xn[j];
+        v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
+        break;
+      }
+      default: v = f[j] - g * f[j]; break;
+    }
+    b = v > b ? v : b;
+  }
+  return m == CORPUS_COSINE ? b + 4 * g : b;
+}
+#endif
+
 static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1, float qnm) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (s->kern->simd != IDX_SIMD_SCALAR)
+    return span_bound_avx2(s->metric, f, s->xnorm + r0, j0, j1, qnm, (float)(s->gamma * 1.25));
+#endif
   float g = (float)(s->gamma * 1.25), best = -INFINITY;
   const float *xn = s->xnorm + r0;
   switch (s->metric) {
@@ -189,59 +331,118 @@ static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, 
 
 #define BF_SPAN 64
 
+/* the fast score of query qi and block row rj (f: the sgemm / L1 value) and its error margin */
+static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f, double *margin) {
+  double qnm = s->qnorm[qi], g = s->gamma;
+  if (s->metric == CORPUS_EUCLID) f = 2 * f - s->qq[qi] - s->xx[rj];
+  switch (s->metric) {
+    case CORPUS_DOT: *margin = g * qnm * s->xnorm[rj]; break;
+    case CORPUS_COSINE: *margin = 4 * g; break;
+    case CORPUS_EUCLID: {
+      double t = qnm + s->xnorm[rj];
+      *margin = g * t * t;
+      break;
+    }
+    default: *margin = g * fabs(f); break;
+  }
+  return f;
+}
+
+/* the min-heap of the `n` best lower bounds (fast score - margin) seen in a tile: low[0] is the
+ * worst kept */
+static void low_push(float *low, size_t *n, size_t k, float v) {
+  size_t i;
+  if (*n < k) {
+    for (i = (*n)++; i > 0 && low[(i - 1) / 2] > v; i = (i - 1) / 2) low[i] = low[(i - 1) / 2];
+    low[i] = v;
+    return;
+  }
+  if (!(v > low[0])) return;
+  for (i = 0;;) {
+    size_t c = 2 * i + 1;
+    if (c >= k) break;
+    if (c + 1 < k && low[c + 1] < low[c]) c++;
+    if (!(low[c] < v)) break;
+    low[i] = low[c];
+    i = c;
+  }
+  low[i] = v;
+}
+
+/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k, in two
+ * passes.  The first keeps the rows whose fast score plus margin reaches the threshold: the
+ * K-th best exact score known (bf_kth), or — once k rows of this tile have passed — the K-th
+ * best of their lower bounds (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a
+ * row below it scores strictly less, in float, than k others and is no hit even on a tie).
+ * The second re-scores, exactly, only the kept rows that still reach the tile's final
+ * threshold: the tile's first rows are no longer all re-scored while the heap fills. */
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
   size_t d = s->d;
   for (size_t i = 0; i < nqb; i++) {
     uint64_t qi = qa + i;
-    idx_topk *h = &s->heaps[qi];
+    idx_topk *h = &wk->heaps[qi];
     const float *row = wk->c + i * nr;
-    double qnm = s->qnorm[qi], g = s->gamma;
-    double thr = -INFINITY;
-    if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
+    double qnm = s->qnorm[qi];
+    size_t nc = 0, nlow = 0;
+    double tlow = -INFINITY;
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
+      float kth = bf_kth(s, h, qi);
+      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+      if (tlow > thr) thr = tlow;
       if (thr > -INFINITY) {
         double b = span_bound(s, row, r0, j0, j1, (float)qnm);
         if (b < thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)) continue;
       }
       for (size_t j = j0; j < j1; j++) {
         size_t rj = r0 + j;
-        double f = row[j];
-        if (s->metric == CORPUS_EUCLID) f = 2 * f - s->qq[qi] - s->xx[rj];
-        double margin;
-        switch (s->metric) {
-          case CORPUS_DOT: margin = g * qnm * s->xnorm[rj]; break;
-          case CORPUS_COSINE: margin = 4 * g; break;
-          case CORPUS_EUCLID: {
-            double t = qnm + s->xnorm[rj];
-            margin = g * t * t;
-            break;
-          }
-          default: margin = g * fabs(f); break;
-        }
+        double margin, f = bf_fast(s, qi, rj, row[j], &margin);
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
         if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
-        float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
-        wk->rescored++;
-        idx_topk_push(h, e, key);
-        if (h->n == h->k) thr = fast_threshold(s->metric, h->heap[0].score);
+        wk->cand[nc++] = (uint32_t)j;
+        if (!wk->lowk) continue;
+        low_push(wk->low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
+        if (nlow == wk->lowk) {
+          double l = wk->low[0];
+          l -= fabs(l) * 0x1p-19 + 1e-30;
+          if (l > tlow) tlow = l;
+          if (tlow > thr) thr = tlow;
+        }
       }
+    }
+    for (size_t c = 0; c < nc; c++) {
+      size_t j = wk->cand[c], rj = r0 + j;
+      if (c + 1 < nc) {
+        const float *nx = s->x + (r0 + wk->cand[c + 1]) * d;
+        for (size_t o = 0; o < d; o += 16) __builtin_prefetch(nx + o);
+      }
+      float kth = bf_kth(s, h, qi);
+      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+      if (tlow > thr) thr = tlow;
+      double margin, f = bf_fast(s, qi, rj, row[j], &margin);
+      if (!(f + margin >= thr)) continue;
+      int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+      float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
+      wk->rescored++;
+      idx_topk_push(h, e, key);
+      if (h->n == h->k) bf_raise(s, h, qi);
     }
   }
 }
 
+/* rows [wk->r0, wk->r1) of the current block against every query */
 static void *worker_run(void *arg) {
   bf_worker *wk = arg;
   bf_scan *s = wk->s;
   size_t d = s->d;
-  for (uint64_t qa = wk->q0; qa < wk->q1; qa += BF_QB) {
-    size_t nqb = (size_t)(wk->q1 - qa < BF_QB ? wk->q1 - qa : BF_QB);
-    for (size_t r0 = 0; r0 < s->nrows; r0 += BF_RB) {
-      size_t nr = s->nrows - r0 < BF_RB ? s->nrows - r0 : BF_RB;
+  for (uint64_t qa = 0; qa < s->nq; qa += BF_QB) {
+    size_t nqb = (size_t)(s->nq - qa < BF_QB ? s->nq - qa : BF_QB);
+    for (size_t r0 = wk->r0; r0 < wk->r1; r0 += BF_RB) {
+      size_t nr = wk->r1 - r0 < BF_RB ? wk->r1 - r0 : BF_RB;
       if (s->metric == CORPUS_MANHATTAN) {
         for (size_t i = 0; i < nqb; i++) {
           float *out = wk->c + i * nr;
@@ -855,7 +1056,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
 /* --memory-budget (DESIGN.md "CLI"): what the scan holds at once is the queries and their
  * heaps/results (queries x (dim + K)), two decoded row groups of the vector column (the slot
  * being scored and the one being prefetched: leaf values, the float matrix, the normalised copy
- * for cosine, the compressed chunk) and one sgemm scratch block per worker.  The largest row
+ * for cosine, the compressed chunk) and one sgemm scratch block per worker (workers beyond the
+ * first also their own heaps: queries x K hits).  The largest row
  * group of this job's files is taken from the footers before anything is decoded; the workers
  * are reduced when their scratch does not fit, and the run is refused when one worker cannot. */
 /* a byte count for messages: MiB from 10 MiB up, else KiB (rounded up) */
@@ -951,7 +1153,9 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
                         vcol ? vcol : "?", files->n ? files->files[slot_file].uri : "?", slot_rg,
                         bf_size(2 * slot, c), bf_size(per_worker, e), bf_size(budget, f));
   }
-  uint64_t fit = (budget - fixed - 2 * slot) / per_worker;
+  /* workers beyond the first also keep their own heaps (bf_workers_init) */
+  uint64_t heaps = q->kind == CORPUS_VEC_DENSE ? q->n * (uint64_t)o->k * sizeof(idx_hit) : 0;
+  uint64_t fit = 1 + (budget - need1) / (per_worker + heaps);
   if ((uint64_t)*threads > fit) {
     char a[32];
     vf_log(VF_LOG_INFO, "memory budget %s: brute-force with %" PRIu64 " worker(s) instead of %d",
@@ -961,23 +1165,25 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   return VF_OK;
 }
 
-/* score the current block: chunks of qc queries on the pool, worker w on wk[w]'s scratch */
+/* score the current block: chunks of rows (bf_chunk_rows) on the pool, worker w on wk[w] */
 typedef struct bf_block_job {
   bf_worker *wk;
-  uint64_t nq, qc;
+  size_t nrows, rc;
 } bf_block_job;
 
 static void score_chunk(void *arg, size_t c, int w) {
   bf_block_job *j = arg;
   bf_worker *wk = &j->wk[w];
-  wk->q0 = (uint64_t)c * j->qc;
-  wk->q1 = j->nq - wk->q0 < j->qc ? j->nq : wk->q0 + j->qc;
+  wk->r0 = c * j->rc;
+  wk->r1 = j->nrows - wk->r0 < j->rc ? j->nrows : wk->r0 + j->rc;
   worker_run(wk);
 }
 
-static vf_status score_block(bf_worker *wk, int threads, uint64_t nq, uint64_t qc, vf_error *err) {
-  bf_block_job j = {wk, nq, qc};
-  return vf_pool_for((size_t)((nq + qc - 1) / qc), threads, score_chunk, &j, err);
+static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error *err) {
+  if (nrows == 0) return VF_OK;
+  bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
+  vf_status st = vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
+  return st == VF_OK ? bf_workers_merge(wk, threads, err) : st;
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
@@ -1120,12 +1326,13 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
   s.heaps = vf_calloc(q.n ? q.n : 1, sizeof(idx_topk));
+  s.bound = vf_mallocarray(q.n ? q.n : 1, sizeof *s.bound);
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  uint64_t qc = bf_chunk_queries(q.n, threads);
-  if (!s.qq || !s.qnorm || !s.heaps || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
+    atomic_init(&s.bound[i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err);
   }
   if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
@@ -1138,7 +1345,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   } else {
     s.qn = q.vecs;
   }
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, multi, err);
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, o->k, multi, bf_tie, &ids, err);
   /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
   if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
@@ -1201,7 +1408,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     s.rows = sl->compacted ? sl->crows : rd.spec ? sl->bt.file_rows : NULL;
     s.docs = sl->docs;
     s.prefiltered = sl->compacted;
-    st = score_block(wk, threads, q.n, qc, err);
+    st = score_block(wk, threads, s.nrows, err);
     out->rows_scanned += sl->rows_in + sl->skipped;
     out->rows_skipped += sl->skipped + sl->masked;
     sg.p.files_done = sl->fi / jobs;
@@ -1292,10 +1499,10 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   free(rd.work.before);
   pthread_mutex_destroy(&rd.mu);
   pthread_cond_destroy(&rd.cv);
-  for (int t = 0; wk && t < threads; t++) free(wk[t].c);
-  free(wk);
+  bf_workers_free(wk, threads);
   for (uint64_t i = 0; s.heaps && i < q.n; i++) idx_topk_free(&s.heaps[i]);
   free(s.heaps);
+  free(s.bound);
   if (s.qn != q.vecs) free(s.qn);
   free(s.qq);
   free(s.qnorm);
@@ -1339,14 +1546,15 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   double *xx = vf_mallocarray(blk, sizeof(double));
   float *xnorm = vf_mallocarray(blk, sizeof(float));
   float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
+  s.bound = vf_mallocarray(nq, sizeof *s.bound);
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  uint64_t qc = bf_chunk_queries(nq, threads);
   vf_status st = VF_OK;
-  if (!s.qq || !s.qnorm || !s.heaps || !xx || !xnorm || (cos && !xn) || !wk)
+  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !xx || !xnorm || (cos && !xn) || !wk)
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
     s.qq[i] = sumsq(q + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
+    atomic_init(&s.bound[i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], k, NULL, NULL, err);
   }
   float *qn = NULL;
@@ -1359,7 +1567,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     }
   }
   s.qn = cos ? qn : (float *)q; /* only read */
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, qc, false, err);
+  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, k, false, NULL, NULL, err);
   if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
   int blas_saved = vf_blas_single_begin();
   for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
@@ -1380,15 +1588,15 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.xnorm = xnorm;
     s.nrows = nr;
     s.key0 = (int64_t)r0;
-    st = score_block(wk, threads, nq, qc, err);
+    st = score_block(wk, threads, nr, err);
   }
   vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; st == VF_OK && i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
-  for (int t = 0; wk && t < threads; t++) free(wk[t].c);
-  free(wk);
+  bf_workers_free(wk, threads);
   free(s.heaps);
+  free(s.bound);
   free(s.qq);
   free(s.qnorm);
   free(qn);
