@@ -1690,8 +1690,13 @@ static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_head
   if (st != VF_OK) return page_prefix(x, st);
   if (pqt_buf_grow(&f->zwin, PQT_STREAM_CHUNK, &e) != VF_OK) return VF_OK;
   zread z = {f, at + hlen};
-  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->zwin.data, PQT_STREAM_CHUNK, f->page.data,
-                      (size_t)ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+  /* the page's first bytes already in the window (read with its header) feed the decompressor
+   * in place; the rest is read through zwin */
+  uint64_t in_win = f->win.len - (at - f->win_off) - hlen;
+  size_t head_len = (size_t)(in_win < psize ? in_win : psize);
+  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->win.data + (at - f->win_off) + hlen,
+                      head_len, f->zwin.data, PQT_STREAM_CHUNK, f->page.data, (size_t)ulen,
+                      want_crc ? &crc : NULL, &e) != VF_OK ||
       (want_crc && crc != h->crc))
     return VF_OK;
   *p = f->win.data + (at - f->win_off); /* + hlen by the caller */
