@@ -1558,8 +1558,17 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   if (lf->max_rep > 0) {
     st = grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
     if (st != VF_OK) return page_prefix(x, st);
-    memcpy(d->rep + d->nlevels, pg->rep + a, n);
-    size_t pd = ls->pg_dim; /* regular levels: the records starting in [a, b) by arithmetic */
+    /* regular levels: the records starting in [a, b) by arithmetic, and a single list level
+     * (every non-zero level is 1) written from the pattern, without reading the page's levels */
+    size_t pd = ls->pg_dim;
+    if (pd && lf->max_rep == 1) {
+      uint8_t *dst = d->rep + d->nlevels;
+      memset(dst, 1, n);
+      for (size_t k = (a + pd - 1) / pd * pd; k < b; k += pd)
+        dst[k - a] = 0;
+    } else {
+      memcpy(d->rep + d->nlevels, pg->rep + a, n);
+    }
     d->nrows += pd ? (int64_t)((b + pd - 1) / pd - (a + pd - 1) / pd)
                    : (int64_t)count_byte(pg->rep + a, n, 0);
   } else {

@@ -14,6 +14,7 @@
 #   all_null      every list null: def one RLE run of a value below the maximum
 #   split_pages   v1 pages of ~1 KiB with lists of 300 values: records split across pages
 #   v2_pages      data page v2, regular lists
+#   nested        list<list<float>>, 3 lists of 4 per row: zeros regular, the other levels 1 and 2
 set -u
 V=${VFORGE:?set VFORGE to the vforge binary}
 PY=${VF_PY:-}
@@ -60,9 +61,11 @@ write("all_null", lists([12] * 500, null_rows=set(range(500))), row_group_size=5
 write("split_pages", lists([300] * 800), row_group_size=800, data_page_size=1 << 10,
       write_batch_size=16)
 write("v2_pages", fixed, data_page_size=64 << 10, data_page_version="2.0")
+nested = [[[float(x) for x in vals(4)] for _ in range(3)] for _ in range(N)]
+write("nested", pa.array(nested, type=pa.list_(pa.list_(pa.float32()))), data_page_size=64 << 10)
 EOF
 
-files="regular null_list short_list same_mean null_elem all_null split_pages v2_pages"
+files="regular null_list short_list same_mean null_elem all_null split_pages v2_pages nested"
 for f in $files; do
   "$V" --quiet cat "$tmp/$f.parquet" > "$tmp/$f.whole" 2> "$tmp/err" ||
     fail "$f whole: cat exit $?: $(tail -c 300 "$tmp/err")"
@@ -73,6 +76,15 @@ done
 "$PY" - "$tmp" $files <<'EOF2' || fail "cat rows differ from pyarrow"
 import json, sys, numpy as np, pyarrow.parquet as pq
 d, bad = sys.argv[1], 0
+def same(i, g, w):  # JSON value g as cat prints it, w as pyarrow reads it; floats as float32
+    if w is None or g is None:
+        assert g is None and w is None, (i, g, w)
+    elif isinstance(w, list):
+        assert isinstance(g, list) and len(g) == len(w), (i, g, w)
+        for a, b in zip(g, w):
+            same(i, a, b)
+    else:
+        assert np.float32(g) == np.float32(w), (i, g, w)
 for f in sys.argv[2:]:
     t = pq.read_table(f"{d}/{f}.parquet").to_pylist()
     for mode in ("whole", "sliced"):
@@ -81,14 +93,7 @@ for f in sys.argv[2:]:
             assert len(rows) == len(t), (len(rows), len(t))
             for i, (g, w) in enumerate(zip(rows, t)):
                 assert g["id"] == w["id"] == i, i
-                ge, we = g.get("emb"), w["emb"]
-                if we is None:
-                    assert ge is None, (i, ge)
-                    continue
-                assert ge is not None and len(ge) == len(we), (i, ge, we)
-                for a, b in zip(ge, we):
-                    assert (a is None) == (b is None), (i, a, b)
-                    assert a is None or np.float32(a) == np.float32(b), (i, a, b)
+                same(i, g.get("emb"), w["emb"])
             print(f"ok: {f} {mode}: every row equals pyarrow's")
         except AssertionError as e:
             print(f"FAIL: {f} {mode}: row differs from pyarrow: {str(e)[:200]}")
