@@ -34,6 +34,9 @@ def parse():
     ap.add_argument("--memory-budget", default="")
     ap.add_argument("--stores", default="discard,local")
     ap.add_argument("--describe", default="")
+    ap.add_argument("--baseline", default="",
+                    help="another vforge binary: its discard loads interleaved with this one's, "
+                         "and the ratio of points per CPU-second printed")
     return ap.parse_args()
 
 
@@ -72,19 +75,36 @@ def main():
         print(f"{row:<15} {pts:>8} {r.wall:8.2f} {pps:10.0f} {r.cpu:7.2f} {per_cpu:12.0f} {r.rss / 1e6:11.0f} {load:>6}{extra}")
         results[row] = (pts, r.wall, pps, r.cpu, per_cpu, r.rss)
 
+    def per_cpu(r):
+        return r.json().get("points", 0) / r.cpu if r.cpu > 0 else 0.0
+
     stores = [s for s in a.stores.split(",") if s]
     if "discard" in stores:
-        best = None
+        # with --baseline: the two binaries alternate run by run (same corpus, same sitting), each
+        # keeps its best points per CPU-second, and the ratio is printed
+        sides = [("discard", vf)] + ([("discard (base)", [a.baseline, "--quiet"])] if a.baseline else [])
+        best = {row: None for row, _ in sides}
+        failed = False
         for _ in range(a.runs):
-            clean()
-            r = benchlib.run_child(vf + ["load", "load", a.config, "--no-manage-indexing", "--json", "--store", "discard",
-                                         "--state-dir", state], a.load_timeout)
-            if not r.ok:
-                best = r
+            for row, cmd in sides:
+                clean()
+                r = benchlib.run_child(cmd + ["load", "load", a.config, "--no-manage-indexing", "--json", "--store",
+                                              "discard", "--state-dir", state], a.load_timeout)
+                b = best[row]
+                if not r.ok:
+                    best[row], failed = r, True
+                    break
+                key = per_cpu if a.baseline else (lambda x: x.json().get("points_per_s", 0))
+                if b is None or key(r) > key(b):
+                    best[row] = r
+            if failed:
                 break
-            if best is None or r.json().get("points_per_s", 0) > best.json().get("points_per_s", 0):
-                best = r
-        show("discard", best, benchlib.loadavg(), target=True)
+        for row, _ in sides:
+            show(row, best[row], benchlib.loadavg(), target=row == "discard")
+        if a.baseline and not failed:
+            print(f"discard points per CPU-second, this / base: "
+                  f"{per_cpu(best['discard']) / per_cpu(best['discard (base)']):.2f}x "
+                  f"(best of {a.runs} each, runs interleaved)")
     if "local" in stores:
         best = fin_best = None
         fin_load = None

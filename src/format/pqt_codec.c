@@ -226,9 +226,9 @@ static ZSTD_DCtx *zstd_thread_sctx(void) {
 }
 
 /*! pqt_zstd_stream() : see pqt_internal.h. */
-vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *win,
-                          size_t win_cap, uint8_t *dst, size_t dst_len, uint32_t *crc,
-                          vf_error *err) {
+vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, const uint8_t *head,
+                          size_t head_len, uint8_t *win, size_t win_cap, uint8_t *dst,
+                          size_t dst_len, uint32_t *crc, vf_error *err) {
   const int codec = PQT_ZSTD;
   uLong c = crc32(0L, Z_NULL, 0);
   if (src_len == 0 && dst_len == 0) {
@@ -243,12 +243,19 @@ vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *w
   if (ZSTD_isError(r)) return corrupt(err, codec, ZSTD_getErrorName(r));
   ZSTD_outBuffer out = {dst, dst_len, 0};
   size_t last = 1; /* 0 once a frame is complete and no other has started */
+  if (!head || head_len > src_len || head_len > ZCHUNK) head_len = 0;
   for (size_t pos = 0; pos < src_len;) {
+    const uint8_t *src = win;
     size_t n = src_len - pos < win_cap ? src_len - pos : win_cap;
-    vf_status st = rd(arg, pos, win, n, err);
-    if (st != VF_OK) return st;
-    if (crc) c = crc32(c, win, (uInt)n);
-    ZSTD_inBuffer in = {win, n, 0};
+    if (pos < head_len) { /* the bytes the caller holds: in place */
+      src = head;
+      n = head_len;
+    } else {
+      vf_status st = rd(arg, pos, win, n, err);
+      if (st != VF_OK) return st;
+    }
+    if (crc) c = crc32(c, src, (uInt)n);
+    ZSTD_inBuffer in = {src, n, 0};
     while (in.pos < in.size) {
       size_t ip = in.pos, op = out.pos;
       last = ZSTD_decompressStream(d, &out, &in);

@@ -14,6 +14,9 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "format/pqt_internal.h"
 
@@ -68,11 +71,25 @@ static void convert(float *dst, const uint8_t *src, size_t n, vec_kind k) {
   }
 }
 
-/* non-zero unless every byte of p[0..n) is 1 (8 bytes at a time) */
+/* non-zero unless every byte of p[0..n) is 1 (SSE2, baseline on x86-64: 32 bytes a step; else 8) */
 static uint64_t not_all_ones(const uint8_t *p, size_t n) {
   const uint64_t ones = 0x0101010101010101ull;
   uint64_t acc = 0;
   size_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 32) {
+    const __m128i o = _mm_set1_epi8(1);
+    __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+    for (; i + 32 <= n; i += 32) {
+      a = _mm_or_si128(
+          a, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), o));
+      b = _mm_or_si128(
+          b, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 16)), o));
+    }
+    acc = (uint64_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(a, b), _mm_setzero_si128())) ^
+                     0xffff);
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);

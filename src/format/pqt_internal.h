@@ -147,10 +147,12 @@ vf_status pqt_compress(int codec, int level, const uint8_t *src, size_t src_len,
 typedef vf_status (*pqt_chunk_fn)(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_error *err);
 /*! pqt_zstd_stream() : pqt_decompress(PQT_ZSTD, ...) of src_len bytes fed by rd in chunks of at
  *  most win_cap bytes (< 4 GiB) through win, so a 100 MB page needs no 100 MB input buffer;
- *  *crc (optional): CRC-32 of the compressed bytes.  Exactly dst_len bytes or VF_ECORRUPT. */
-vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, uint8_t *win,
-                          size_t win_cap, uint8_t *dst, size_t dst_len, uint32_t *crc,
-                          vf_error *err);
+ *  the first head_len bytes (head_len <= src_len; 0: none) are read from `head` in place, no
+ *  copy.  *crc (optional): CRC-32 of the compressed bytes.  Exactly dst_len bytes or
+ *  VF_ECORRUPT. */
+vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, const uint8_t *head,
+                          size_t head_len, uint8_t *win, size_t win_cap, uint8_t *dst,
+                          size_t dst_len, uint32_t *crc, vf_error *err);
 
 /*! pqt_codec_max_ratio() : the largest uncompressed/compressed ratio `codec` can produce (deflate
  *  1032, snappy 22, LZ4 255, zstd 32768 with slack), 0 when unbounded (BROTLI, UNCOMPRESSED,

@@ -160,8 +160,8 @@ static bool pf_body(pqt_pf *pf, pqt_pf_page *pg, int codec, vf_buf *chunk) {
     chunk_arg ca = {pf, at + hlen};
     if (vf_buf_reserve(chunk, PF_CHUNK, &e) != VF_OK ||
         pqt_buf_grow(&pg->out, ulen ? ulen : 1, &e) != VF_OK ||
-        pqt_zstd_stream(chunk_read, &ca, (size_t)psize, chunk->data, PF_CHUNK, pg->out.data,
-                        ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+        pqt_zstd_stream(chunk_read, &ca, (size_t)psize, NULL, 0, chunk->data, PF_CHUNK,
+                        pg->out.data, ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
         (want_crc && crc != h->crc))
       return false; /* the consumer reads it itself and says what is wrong */
     raw->len = (size_t)hlen;

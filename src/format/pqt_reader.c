@@ -105,6 +105,9 @@ typedef struct leaf_stream {
    * first entry, which made a slice loop over a 100 MB page quadratic */
   size_t pg_k;
   int64_t pg_krow;
+  /* repeated columns: D when the kept page's repetition levels are regular (R records of D
+   * entries each: zeros exactly at 0, D, 2D, ...), so record boundaries are arithmetic; else 0 */
+  size_t pg_dim;
   vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
   int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
   /* read-ahead (f->pf): the page being looked at, and the one kept as ls->pg (its bytes) */
@@ -226,6 +229,39 @@ static size_t nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
   for (; i < n; i++)
     if (p[i] == 0 && --m == 0) return i;
   return n;
+}
+
+/* D when rep[0..n) holds `zeros` zeros (the page's record count, counted once) and they are
+ * exactly at 0, D, 2D, ... (every record D entries: a fixed-size list with nothing null or
+ * empty, as DuckDB writes FLOAT[768]); 0 otherwise.  Costs one read per record: with exactly
+ * `zeros` zeros in the page, finding one at each multiple of D leaves none anywhere else. */
+static size_t regular_dim(const uint8_t *rep, size_t n, int64_t zeros) {
+  if (zeros <= 0 || n % (uint64_t)zeros != 0) return 0;
+  size_t d = n / (size_t)zeros;
+  for (size_t k = 0; k < n; k += d)
+    if (rep[k] != 0) return 0;
+  return d;
+}
+
+/* nth_zero() of levels that regular_dim() found to have D entries per record */
+static size_t nth_zero_regular(size_t d, size_t from, size_t n, int64_t m) {
+  size_t first = (from + d - 1) / d; /* the record starting at or after `from` */
+  uint64_t j = (uint64_t)first + (uint64_t)(m - 1);
+  return j < n / d ? (size_t)j * d : n;
+}
+
+/* Whether the RLE/bit-packed hybrid p[0..len) of bit width bw (1..8) opens with one RLE run of
+ * at least n copies of a value <= max: the decoder would write n copies of it (*v). */
+static bool rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n, uint8_t *v) {
+  vf_cursor c;
+  uint64_t header;
+  if (bw < 1 || bw > 8 || len == 0) return false;
+  vf_cur_init(&c, p, len, 0);
+  if (!vf_cur_uvarint(&c, &header) || (header & 1) || vf_cur_remaining(&c) < 1) return false;
+  uint64_t count = header >> 1;
+  if (count < n || count > (uint64_t)INT32_MAX || *c.p > max) return false;
+  *v = *c.p;
+  return true;
 }
 
 static int32_t physical_width(pqt_physical t, int32_t type_length) {
@@ -768,7 +804,7 @@ static vf_status decode_bit_packed_levels(chunk_ctx *x, const uint8_t *p, size_t
 
 /* Decode n levels.  `prefixed`: v1 RLE has a 4-byte length first; v2 gives the length. */
 static vf_status decode_levels(chunk_ctx *x, vf_cursor *c, int encoding, bool prefixed,
-                               size_t v2_len, int max, uint8_t *out, size_t n) {
+                               size_t v2_len, int max, uint8_t *out, size_t n, bool *all_max) {
   int bw = bit_width_of(max);
   const uint8_t *p;
   if (encoding == PQT_ENC_BIT_PACKED && prefixed) {
@@ -794,6 +830,11 @@ static vf_status decode_levels(chunk_ctx *x, vf_cursor *c, int encoding, bool pr
                     "levels of %" PRIu64 " bytes at offset %" PRIu64
                     " run past the page (%zu left)",
                     len, vf_cur_offset(c), vf_cur_remaining(c));
+  uint8_t one;
+  if (all_max && rle_one_run(p, (size_t)len, bw, max, n, &one) && one == max) {
+    *all_max = true; /* one run of the maximum: nothing to write or count */
+    return VF_OK;
+  }
   vf_status st = pqt_rle_decode_u8(p, (size_t)len, bw, (uint8_t)max, out, n, x->err);
   if (st != VF_OK) return page_prefix(x, st);
   return VF_OK;
@@ -1131,6 +1172,9 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
       def_out = f->lvl;
     }
   }
+  /* def levels that are one RLE run of max_def (nothing null) are neither written nor counted
+   * while the leaf's levels are not materialised */
+  bool def_full = false, *def_fullp = x->def_mat ? NULL : &def_full;
   const uint8_t *vals;
   size_t vlen;
   if (h->type == PQT_DATA_PAGE) {
@@ -1141,11 +1185,11 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
     vf_cursor c;
     vf_cur_init(&c, u, ulen, 0);
     if (lf->max_rep > 0) {
-      st = decode_levels(x, &c, h->rep_encoding, true, 0, lf->max_rep, rep_out, n);
+      st = decode_levels(x, &c, h->rep_encoding, true, 0, lf->max_rep, rep_out, n, NULL);
       if (st != VF_OK) return st;
     }
     if (lf->max_def > 0) {
-      st = decode_levels(x, &c, h->def_encoding, true, 0, lf->max_def, def_out, n);
+      st = decode_levels(x, &c, h->def_encoding, true, 0, lf->max_def, def_out, n, def_fullp);
       if (st != VF_OK) return st;
     }
     vals = c.p;
@@ -1159,14 +1203,14 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
     vf_cur_init(&c, p, len, 0);
     if (lf->max_rep > 0) {
       st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->rep_levels_byte_length, lf->max_rep,
-                         rep_out, n);
+                         rep_out, n, NULL);
       if (st != VF_OK) return st;
     } else {
       vf_cur_skip(&c, (uint64_t)h->rep_levels_byte_length);
     }
     if (lf->max_def > 0) {
       st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->def_levels_byte_length, lf->max_def,
-                         def_out, n);
+                         def_out, n, def_fullp);
       if (st != VF_OK) return st;
     } else {
       vf_cur_skip(&c, (uint64_t)h->def_levels_byte_length);
@@ -1183,7 +1227,7 @@ static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const 
     }
   }
   size_t nn = n;
-  if (lf->max_def > 0) {
+  if (lf->max_def > 0 && !def_full) {
     st = store_def(x, def_out, n, &nn);
     if (st != VF_OK) return st;
   }
@@ -1514,8 +1558,19 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   if (lf->max_rep > 0) {
     st = grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
     if (st != VF_OK) return page_prefix(x, st);
-    memcpy(d->rep + d->nlevels, pg->rep + a, n);
-    d->nrows += (int64_t)count_byte(pg->rep + a, n, 0);
+    /* regular levels: the records starting in [a, b) by arithmetic, and a single list level
+     * (every non-zero level is 1) written from the pattern, without reading the page's levels */
+    size_t pd = ls->pg_dim;
+    if (pd && lf->max_rep == 1) {
+      uint8_t *dst = d->rep + d->nlevels;
+      memset(dst, 1, n);
+      for (size_t k = (a + pd - 1) / pd * pd; k < b; k += pd)
+        dst[k - a] = 0;
+    } else {
+      memcpy(d->rep + d->nlevels, pg->rep + a, n);
+    }
+    d->nrows += pd ? (int64_t)((b + pd - 1) / pd - (a + pd - 1) / pd)
+                   : (int64_t)count_byte(pg->rep + a, n, 0);
   } else {
     d->nrows += (int64_t)n;
   }
@@ -1644,8 +1699,13 @@ static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_head
   if (st != VF_OK) return page_prefix(x, st);
   if (pqt_buf_grow(&f->zwin, PQT_STREAM_CHUNK, &e) != VF_OK) return VF_OK;
   zread z = {f, at + hlen};
-  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->zwin.data, PQT_STREAM_CHUNK, f->page.data,
-                      (size_t)ulen, want_crc ? &crc : NULL, &e) != VF_OK ||
+  /* the page's first bytes already in the window (read with its header) feed the decompressor
+   * in place; the rest is read through zwin */
+  uint64_t in_win = f->win.len - (at - f->win_off) - hlen;
+  size_t head_len = (size_t)(in_win < psize ? in_win : psize);
+  if (pqt_zstd_stream(zread_fn, &z, (size_t)psize, f->win.data + (at - f->win_off) + hlen,
+                      head_len, f->zwin.data, PQT_STREAM_CHUNK, f->page.data, (size_t)ulen,
+                      want_crc ? &crc : NULL, &e) != VF_OK ||
       (want_crc && crc != h->crc))
     return VF_OK;
   *p = f->win.data + (at - f->win_off); /* + hlen by the caller */
@@ -1890,6 +1950,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       ls->pg_view = x.view;
       ls->pg_k = 0;
       ls->pg_krow = ls->rows - 1;
+      ls->pg_dim =
+          lf->max_rep > 0 ? regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
     }
     const pqt_leaf_data *pg = &ls->pg;
     size_t n = (size_t)pg->nlevels;
@@ -1907,8 +1969,13 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
         row = ls->pg_krow;
       }
       /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
-      a = row >= r0 ? k0 : nth_zero(pg->rep, k0, n, r0 - row);
-      b = row >= r1 ? k0 : nth_zero(pg->rep, k0, n, r1 - row);
+      if (ls->pg_dim) {
+        a = row >= r0 ? k0 : nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
+        b = row >= r1 ? k0 : nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
+      } else {
+        a = row >= r0 ? k0 : nth_zero(pg->rep, k0, n, r0 - row);
+        b = row >= r1 ? k0 : nth_zero(pg->rep, k0, n, r1 - row);
+      }
       if (a > b) a = b;
     }
     if (a < b) {
@@ -1925,7 +1992,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     }
     ls->next = ls->pg_end;
     if (ls->levels >= 0) ls->levels += (int64_t)n;
-    ls->rows += lf->max_rep > 0 ? (int64_t)count_byte(pg->rep, n, 0) : (int64_t)n;
+    ls->rows += lf->max_rep > 0 ? pg->nrows : (int64_t)n; /* its zeros, counted when decoded */
     if (a < b) { /* counted once: by the slice that finishes the page */
       d->npages++;
       d->compressed_bytes += ls->pg_psize;

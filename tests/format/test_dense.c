@@ -142,6 +142,43 @@ VF_TEST(list_float_fast_path_and_inference) {
   fx_close(&x);
 }
 
+/* 40-d rows: the level check of the fast path runs its 32-byte SSE2 steps, and a level other than
+ * 0 or 1 anywhere in them (here past the first step, in the second row) sends the row group to
+ * the general walk, which names it */
+VF_TEST(list_fast_path_wide_level_check) {
+  fx x;
+  if (!open_list(&x, PQT_FLOAT, 0, false)) return;
+  int top = pqt_find_top(x.f, "emb");
+  enum { D = 40, R = 3 };
+  float v[D * R];
+  uint8_t rep[D * R];
+  for (int i = 0; i < D * R; i++) {
+    v[i] = (float)i;
+    rep[i] = i % D != 0;
+  }
+  pqt_leaf_data d;
+  set_leaf(&d, PQT_FLOAT, 4, NULL, rep, D * R, v, D * R);
+  pqt_dense out = {0};
+  int32_t dim = 0;
+  vf_error err = {0};
+  CHECK_OK(pqt_dense_from_leaf(x.f, top, &d, 0, &dim, &out, &err));
+  CHECK_EQ_INT(dim, D);
+  CHECK(out.data && memcmp(out.data, v, sizeof v) == 0);
+  for (int k = 0; k < 3; k++) { /* in the first and second SSE2 lane, and in the 8-byte tail */
+    int at = D + (k == 0 ? 1 : k == 1 ? 30 : 37);
+    pqt_leaf_data_free(&d);
+    rep[at] = 2;
+    set_leaf(&d, PQT_FLOAT, 4, NULL, rep, D * R, v, D * R);
+    rep[at] = 1;
+    dim = 0;
+    CHECK_STATUS(pqt_dense_from_leaf(x.f, top, &d, 0, &dim, &out, &err), VF_ECORRUPT);
+    CHECK(strstr(err.msg, "row 1") != NULL && strstr(err.msg, "repetition level 2") != NULL);
+  }
+  pqt_leaf_data_free(&d);
+  pqt_dense_free(&out);
+  fx_close(&x);
+}
+
 VF_TEST(list_dimension_mismatch_names_row) {
   fx x;
   if (!open_list(&x, PQT_FLOAT, 0, false)) return;
