@@ -17,19 +17,7 @@ command -v "$PY" >/dev/null || { echo "skip: no python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$PY" - "$tmp/dup.npy" <<'PY'
-import random, struct, sys
-random.seed(7)
-d, distinct = 16, 1500
-base = [[float(random.randint(-4, 4)) for _ in range(d)] for _ in range(distinct)]
-rows = [base[i % distinct] for i in range(3 * distinct)]
-random.shuffle(rows)
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), d)
-hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-    for r in rows: f.write(struct.pack("<%df" % d, *r))
-PY
+"$PY" "$here/tests/eval/dup_npy.py" "$tmp/dup.npy" 7 16 1500 4
 C=$tmp/c
 "$V" convert "$tmp/dup.npy" --output "$C" --rows-per-file 1500 --row-group-rows 1500 2>/dev/null
 [ "$(ls "$C"/*.parquet | wc -l)" = 3 ] || fail "expected 3 corpus files"

@@ -15,19 +15,7 @@ command -v "$PY" >/dev/null || { echo "skip: no python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$PY" - "$tmp/dup.npy" <<'PY'
-import random, struct, sys
-random.seed(5)
-d, distinct = 8, 100
-base = [[float(random.randint(-3, 3)) for _ in range(d)] for _ in range(distinct)]
-rows = [base[i % distinct] for i in range(3 * distinct)]
-random.shuffle(rows)
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), d)
-hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-    for r in rows: f.write(struct.pack("<%df" % d, *r))
-PY
+"$PY" "$here/tests/eval/dup_npy.py" "$tmp/dup.npy" 5 8 100 3
 C=$tmp/c
 "$V" convert "$tmp/dup.npy" --output "$C" --rows-per-file 100 --row-group-rows 40 2>/dev/null
 [ "$(ls "$C"/*.parquet | wc -l)" = 3 ] || fail "expected 3 corpus files"
