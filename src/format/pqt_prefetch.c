@@ -89,7 +89,7 @@ static vf_status chunk_read(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_
   return pqt_pf_read_at(a->pf, a->pf->src, a->base + pos, dst, n, err);
 }
 
-/* Checks decompress_into_page() makes before decompressing ulen bytes from inlen: the page
+/* Checks pr_decompress_into_page() makes before decompressing ulen bytes from inlen: the page
  * passes them here too, or the consumer is left to refuse it. */
 static bool pf_sizes_ok(const pqt_pf *pf, int codec, int64_t ulen, size_t inlen) {
   if (ulen < 0 || ulen > INT32_MAX) return false;
@@ -182,7 +182,7 @@ static bool pf_body(pqt_pf *pf, pqt_pf_page *pg, int codec, vf_buf *chunk) {
       return false;
   }
   raw->len = (size_t)total;
-  /* what the consumer decompresses (decode_data_page / the dictionary branch) */
+  /* what the consumer decompresses (pr_decode_data_page / the dictionary branch) */
   const uint8_t *p = raw->data + hlen;
   const uint8_t *in = NULL;
   size_t inlen = 0;

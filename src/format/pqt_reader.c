@@ -41,6 +41,9 @@
  *    produce from its compressed size (deflate 1032:1, snappy 22:1, LZ4 255:1, zstd 32768:1;
  *    brotli has no useful bound and is capped by the budget and the i32 size only) is refused
  *    before anything is allocated; the decompressors write into exactly the declared size.
+ *
+ * Files (issue 15 item 6): page decoding is pqt_page.c; what the two share (pqt_file,
+ * leaf_stream, chunk_ctx, pr_*) is pqt_reader_internal.h.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -50,13 +53,10 @@
 #include <emmintrin.h>
 #endif
 
-#include "format/pqt_internal.h"
+#include "format/pqt_reader_internal.h"
 
 #define PQT_TAIL_READ (64u * 1024u)
 #define PQT_DEFAULT_MAX_FOOTER ((uint64_t)256 << 20)
-/* thrift page sizes are i32; a page may legitimately inflate to ~1 GiB (large_string_map.brotli),
- * so the only cap beyond the type is the memory budget (checked in buf_reserve). */
-#define PQT_MAX_PAGE_BYTES ((int64_t)INT32_MAX)
 #define PQT_MAX_INDEX_BYTES ((int64_t)64 << 20)
 /* slicing: a slice holds about budget/PQT_SLICE_DIV decoded bytes (brute-force keeps two
  * slices of 4-5x their decoded size, scan three), at least PQT_MIN_SLICE; at most
@@ -79,85 +79,14 @@
 #define PQT_STREAM_MIN ((uint64_t)8 << 20)
 #define PQT_STREAM_CHUNK ((size_t)4 << 20)
 
-/* Streaming position of one leaf inside one (physical) row group, kept between slices. */
-typedef struct leaf_stream {
-  int phys;          /* physical row group, -1 when unpositioned */
-  uint64_t start, end; /* column chunk byte range */
-  uint64_t next;     /* file offset of the next page header */
-  int64_t levels;    /* level entries before `next`; -1 after a jump in a repeated column */
-  int64_t rows;      /* records started before `next` */
-  bool seen_data;
-  vf_buf dict;       /* the chunk's dictionary (swapped into pqt_file while decoding) */
-  int64_t *dict_off;
-  int64_t dict_off_cap;
-  int64_t dict_n;
-  int oi_rg;         /* physical row group of `oi`; -1 not loaded, -2 the chunk has none */
-  pqt_offset_index oi; /* page locations: skip to a slice's first page without reading the rest */
-  /* the last decoded page, kept while it straddles slices (so a large page is decoded once) */
-  pqt_leaf_data pg;  /* its levels, and its values unless they are a view */
-  const uint8_t *pg_view; /* PLAIN fixed-width values: a view into the page bytes, else NULL */
-  uint64_t pg_at;    /* file offset of its header; UINT64_MAX: no page decoded */
-  uint64_t pg_end, pg_psize;
-  int32_t pg_usize;
-  bool pg_def;       /* pg.def holds real levels */
-  /* repeated columns: where the previous slice stopped in the kept page (entry pg_k starts
-   * record pg_krow + 1), so each slice walks only its own levels — not the page again from its
-   * first entry, which made a slice loop over a 100 MB page quadratic */
-  size_t pg_k;
-  int64_t pg_krow;
-  /* repeated columns: D when the kept page's repetition levels are regular (R records of D
-   * entries each: zeros exactly at 0, D, 2D, ...), so record boundaries are arithmetic; else 0 */
-  size_t pg_dim;
-  vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
-  int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
-  /* read-ahead (f->pf): the page being looked at, and the one kept as ls->pg (its bytes) */
-  pqt_pf_page *pf_take, *pf_cur;
-} leaf_stream;
-
-struct pqt_file {
-  io_source *src;
-  pqt_open_opts opts;
-  pqt_file_meta meta;
-  pqt_schema schema;
-  uint64_t data_end; /* first byte of the footer (FileMetaData): column data lies before it */
-  /* scratch reused across pages and chunks */
-  vf_buf *chunks; /* one per requested leaf of the current pqt_read_leaves call */
-  int nchunks_cap;
-  vf_buf page; /* decompressed page */
-  vf_buf dict; /* dictionary values: fixed width packed, or concatenated bytes */
-  int64_t *dict_off;
-  int64_t dict_off_cap;
-  int64_t dict_n; /* -1: no dictionary in this chunk */
-  uint32_t *idx;  /* dictionary indices of one page */
-  size_t idx_cap;
-  uint8_t *lvl; /* definition levels of one page (before materialising) */
-  size_t lvl_cap;
-  vf_buf tmp; /* byte arrays being converted to FLBA */
-  int64_t *tmp_off;
-  size_t tmp_off_cap;
-  /* row-group slices (NULL/0 when no row group is sliced): meta.row_groups holds the slices,
-   * phys_rgs the row groups as written */
-  pqt_row_group *phys_rgs;
-  int nphys;
-  int *v_phys;      /* slice -> physical row group */
-  int64_t *v_row0;  /* slice -> first row inside its physical row group */
-  uint64_t window;  /* read window for streamed pages */
-  leaf_stream *streams; /* per leaf, allocated on the first streamed read */
-  vf_buf win;       /* file bytes [win_off, win_off + win.len) */
-  uint64_t win_off;
-  pqt_pf *pf;       /* page read-ahead of streamed chunks (opts.read_ahead), else NULL */
-  vf_buf zwin;      /* the read window of a large ZSTD page decompressed as a stream */
-  uint64_t nstreamed; /* pages decompressed that way (tests) */
-};
-
 /* ----------------------------------------------------------------- helpers */
 
-static const char *leaf_path(const pqt_file *f, int leaf) {
+const char *pr_leaf_path(const pqt_file *f, int leaf) {
   const char *p = f->schema.leaves[leaf].path;
   return p ? p : "?";
 }
 
-static int bit_width_of(int v) {
+int pr_bit_width_of(int v) {
   int w = 0;
   while (v > 0) {
     w++;
@@ -171,7 +100,7 @@ static int bit_width_of(int v) {
 /* Count bytes equal to v.  Levels are counted once per page (non-null values, rows), which for
  * 768-d vectors is two passes over 768 bytes per row: SSE2 (baseline on x86-64) compares 16
  * bytes at a time and adds the 0/-1 masks into byte lanes, flushed every 255 steps. */
-static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
+size_t pr_count_byte(const uint8_t *p, size_t n, uint8_t v) {
   const __m128i vv = _mm_set1_epi8((char)v), zero = _mm_setzero_si128();
   size_t cnt = 0, i = 0;
   while (i + 16 <= n) {
@@ -187,7 +116,7 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
   return cnt;
 }
 #else
-static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
+size_t pr_count_byte(const uint8_t *p, size_t n, uint8_t v) {
   const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
   const uint64_t vv = ones * v;
   size_t cnt = 0, i = 0;
@@ -207,7 +136,7 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t v) {
 /* Index of the m-th (m >= 1) zero byte of p[from..n), or n when there are fewer: where a record
  * starts in a page's repetition levels (the slice walk over a 100 MB page is on the scan's hot
  * path: 16 levels per compare). */
-static size_t nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
+size_t pr_nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
   size_t i = from;
 #if defined(__SSE2__)
   const __m128i zero = _mm_setzero_si128();
@@ -235,7 +164,7 @@ static size_t nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
  * exactly at 0, D, 2D, ... (every record D entries: a fixed-size list with nothing null or
  * empty, as DuckDB writes FLOAT[768]); 0 otherwise.  Costs one read per record: with exactly
  * `zeros` zeros in the page, finding one at each multiple of D leaves none anywhere else. */
-static size_t regular_dim(const uint8_t *rep, size_t n, int64_t zeros) {
+size_t pr_regular_dim(const uint8_t *rep, size_t n, int64_t zeros) {
   if (zeros <= 0 || n % (uint64_t)zeros != 0) return 0;
   size_t d = n / (size_t)zeros;
   for (size_t k = 0; k < n; k += d)
@@ -243,8 +172,8 @@ static size_t regular_dim(const uint8_t *rep, size_t n, int64_t zeros) {
   return d;
 }
 
-/* nth_zero() of levels that regular_dim() found to have D entries per record */
-static size_t nth_zero_regular(size_t d, size_t from, size_t n, int64_t m) {
+/* pr_nth_zero() of levels that pr_regular_dim() found to have D entries per record */
+size_t pr_nth_zero_regular(size_t d, size_t from, size_t n, int64_t m) {
   size_t first = (from + d - 1) / d; /* the record starting at or after `from` */
   uint64_t j = (uint64_t)first + (uint64_t)(m - 1);
   return j < n / d ? (size_t)j * d : n;
@@ -252,7 +181,7 @@ static size_t nth_zero_regular(size_t d, size_t from, size_t n, int64_t m) {
 
 /* Whether the RLE/bit-packed hybrid p[0..len) of bit width bw (1..8) opens with one RLE run of
  * at least n copies of a value <= max: the decoder would write n copies of it (*v). */
-static bool rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n, uint8_t *v) {
+bool pr_rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n, uint8_t *v) {
   vf_cursor c;
   uint64_t header;
   if (bw < 1 || bw > 8 || len == 0) return false;
@@ -264,7 +193,7 @@ static bool rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n,
   return true;
 }
 
-static int32_t physical_width(pqt_physical t, int32_t type_length) {
+int32_t pr_physical_width(pqt_physical t, int32_t type_length) {
   switch (t) {
   case PQT_BOOLEAN: return 1;
   case PQT_INT32:
@@ -278,7 +207,7 @@ static int32_t physical_width(pqt_physical t, int32_t type_length) {
 }
 
 /* Grow a plain array (count elements of `size`) to hold `need` elements; geometric growth. */
-static vf_status grow_array(void **p, int64_t *cap, int64_t need, size_t size, vf_error *err) {
+vf_status pr_grow_array(void **p, int64_t *cap, int64_t need, size_t size, vf_error *err) {
   if (need <= *cap && *p) return VF_OK;
   int64_t ncap = *cap > 0 ? *cap : 1024;
   while (ncap < need)
@@ -307,15 +236,15 @@ static vf_status grow_array(void **p, int64_t *cap, int64_t need, size_t size, v
   return VF_OK;
 }
 
-static vf_status grow_sz(void **p, size_t *cap, size_t need, size_t size, vf_error *err) {
+vf_status pr_grow_sz(void **p, size_t *cap, size_t need, size_t size, vf_error *err) {
   int64_t c = (int64_t)*cap;
-  vf_status st = grow_array(p, &c, (int64_t)need, size, err);
+  vf_status st = pr_grow_array(p, &c, (int64_t)need, size, err);
   *cap = (size_t)c;
   return st;
 }
 
 /* reserve in a value buffer, honouring the memory budget */
-static vf_status buf_reserve(vf_buf *b, uint64_t extra, vf_error *err) {
+vf_status pr_buf_reserve(vf_buf *b, uint64_t extra, vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (budget && b->len + extra > budget)
     return vf_error_set(err, VF_ENOMEM,
@@ -600,7 +529,8 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
             vf_error_set(err, VF_ECORRUPT,
                          "%s: row group %d, column %s: column chunk at offset %" PRId64 " (%" PRId64
                          " bytes, %" PRId64 " values) is outside the data area [4, %" PRIu64 ")",
-                         name, g, leaf_path(f, c), cm->data_page_offset, cm->total_compressed_size,
+                         name, g, pr_leaf_path(f, c), cm->data_page_offset,
+                         cm->total_compressed_size,
                          cm->num_values, fstart);
         goto fail;
       }
@@ -740,754 +670,6 @@ void pqt_leaf_data_free(pqt_leaf_data *d) {
   pqt_leaf_data_init(d);
 }
 
-/* ------------------------------------------------------------ page decoding */
-
-/* State of one column chunk being decoded. */
-typedef struct chunk_ctx {
-  pqt_file *f;
-  int rg, leaf;
-  const pqt_leaf *lf;
-  const pqt_column_meta *cm;
-  pqt_leaf_data *d;
-  int32_t width;
-  bool def_mat;      /* d->def holds real levels */
-  bool seen_data;    /* a data page has been decoded */
-  uint64_t page_off; /* file offset of the current page header */
-  bool cont;         /* streaming: levels of this chunk were decoded before this page */
-  bool view_ok;      /* streaming: PLAIN fixed-width values may stay in the page (x->view) */
-  const uint8_t *view;
-  /* a page decompressed before decode_data_page ran (by the read-ahead thread, or streamed from
-   * a bounded window): decompressing pre_in[0..pre_inlen) to pre_ulen bytes yields pre_out */
-  const uint8_t *pre_in, *pre_out;
-  size_t pre_inlen;
-  int64_t pre_ulen;
-  bool pre_streamed; /* pre_in is a position only (never read) */
-  vf_error *err;
-} chunk_ctx;
-
-static vf_status page_err(chunk_ctx *x, vf_status code, const char *fmt, ...) VF_PRINTF(3, 4);
-static vf_status page_err(chunk_ctx *x, vf_status code, const char *fmt, ...) {
-  char msg[VF_ERROR_MSG_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return vf_error_set(x->err, code, "%s: row group %d, column %s, page at offset %" PRIu64 ": %s",
-                      pqt_name(x->f), x->rg, leaf_path(x->f, x->leaf), x->page_off, msg);
-}
-
-/* prefix an error set by a decoder below us (keeps its code) */
-static vf_status page_prefix(chunk_ctx *x, vf_status st) {
-  if (x->err)
-    vf_error_prefix(x->err, "%s: row group %d, column %s, page at offset %" PRIu64 ": ",
-                    pqt_name(x->f), x->rg, leaf_path(x->f, x->leaf), x->page_off);
-  return st;
-}
-
-/* Legacy BIT_PACKED levels (Encodings.md "Bit-packed (Deprecated)"): MSB first. */
-static vf_status decode_bit_packed_levels(chunk_ctx *x, const uint8_t *p, size_t len, int bw,
-                                          uint8_t max, uint8_t *out, size_t n) {
-  uint64_t bits = (uint64_t)n * (uint64_t)bw;
-  if ((bits + 7) / 8 > len)
-    return page_err(x, VF_ECORRUPT, "BIT_PACKED levels need %" PRIu64 " bytes, page has %zu",
-                    (bits + 7) / 8, len);
-  uint64_t pos = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned v = 0;
-    for (int b = 0; b < bw; b++, pos++)
-      v = (v << 1) | ((p[pos >> 3] >> (7 - (pos & 7))) & 1u);
-    if (v > max) return page_err(x, VF_ECORRUPT, "level %u above the maximum %u", v, (unsigned)max);
-    out[i] = (uint8_t)v;
-  }
-  return VF_OK;
-}
-
-/* Decode n levels.  `prefixed`: v1 RLE has a 4-byte length first; v2 gives the length. */
-static vf_status decode_levels(chunk_ctx *x, vf_cursor *c, int encoding, bool prefixed,
-                               size_t v2_len, int max, uint8_t *out, size_t n, bool *all_max) {
-  int bw = bit_width_of(max);
-  const uint8_t *p;
-  if (encoding == PQT_ENC_BIT_PACKED && prefixed) {
-    uint64_t nbytes = ((uint64_t)n * (uint64_t)bw + 7) / 8;
-    if (!vf_cur_take(c, nbytes, &p))
-      return page_err(x, VF_ECORRUPT, "BIT_PACKED levels need %" PRIu64 " bytes, page has %zu",
-                      nbytes, vf_cur_remaining(c));
-    return decode_bit_packed_levels(x, p, (size_t)nbytes, bw, (uint8_t)max, out, n);
-  }
-  if (encoding != PQT_ENC_RLE && prefixed)
-    return page_err(x, VF_EUNSUPPORTED, "level encoding %s is not supported",
-                    pqt_encoding_name(encoding));
-  uint64_t len = v2_len;
-  if (prefixed) {
-    uint32_t l32;
-    if (!vf_cur_u32le(c, &l32))
-      return page_err(x, VF_ECORRUPT, "truncated level length prefix at offset %" PRIu64,
-                      vf_cur_offset(c));
-    len = l32;
-  }
-  if (!vf_cur_take(c, len, &p))
-    return page_err(x, VF_ECORRUPT,
-                    "levels of %" PRIu64 " bytes at offset %" PRIu64
-                    " run past the page (%zu left)",
-                    len, vf_cur_offset(c), vf_cur_remaining(c));
-  uint8_t one;
-  if (all_max && rle_one_run(p, (size_t)len, bw, max, n, &one) && one == max) {
-    *all_max = true; /* one run of the maximum: nothing to write or count */
-    return VF_OK;
-  }
-  vf_status st = pqt_rle_decode_u8(p, (size_t)len, bw, (uint8_t)max, out, n, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  return VF_OK;
-}
-
-/* Ensure room for `n` more level entries in the leaf. */
-static vf_status reserve_levels(chunk_ctx *x, int64_t n) {
-  pqt_leaf_data *d = x->d;
-  int64_t need = d->nlevels + n;
-  vf_status st;
-  if (x->lf->max_rep > 0) {
-    st = grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-  }
-  if (x->def_mat) {
-    st = grow_array((void **)&d->def, &d->def_cap, need, 1, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-  }
-  return VF_OK;
-}
-
-/* Append nn fixed-width values gathered from the dictionary. */
-static vf_status gather_dict(chunk_ctx *x, const uint32_t *idx, size_t nn) {
-  pqt_file *f = x->f;
-  pqt_leaf_data *d = x->d;
-  uint32_t dn = (uint32_t)f->dict_n;
-  for (size_t i = 0; i < nn; i++) {
-    if (VF_UNLIKELY(idx[i] >= dn))
-      return page_err(x, VF_ECORRUPT,
-                      "dictionary index %u out of range (dictionary has %u entries)", idx[i], dn);
-  }
-  if (x->lf->type == PQT_BYTE_ARRAY) {
-    uint64_t total = 0;
-    for (size_t i = 0; i < nn; i++)
-      total += (uint64_t)(f->dict_off[idx[i] + 1] - f->dict_off[idx[i]]);
-    vf_status st = buf_reserve(&d->values, total, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                    sizeof(int64_t), x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    int64_t *o = d->offsets + d->nvalues;
-    for (size_t i = 0; i < nn; i++) {
-      int64_t a = f->dict_off[idx[i]], b = f->dict_off[idx[i] + 1];
-      vf_buf_put(&d->values, f->dict.data + a, (size_t)(b - a));
-      o[i + 1] = (int64_t)d->values.len;
-    }
-    return VF_OK;
-  }
-  size_t w = (size_t)x->width;
-  vf_status st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  uint8_t *dst = d->values.data + d->values.len;
-  const uint8_t *src = f->dict.data;
-  if (w == 4) {
-    const uint32_t *s = (const uint32_t *)(const void *)src;
-    for (size_t i = 0; i < nn; i++)
-      memcpy(dst + 4 * i, &s[idx[i]], 4);
-  } else if (w == 8) {
-    for (size_t i = 0; i < nn; i++)
-      memcpy(dst + 8 * i, src + 8 * (size_t)idx[i], 8);
-  } else {
-    for (size_t i = 0; i < nn; i++)
-      memcpy(dst + w * i, src + w * (size_t)idx[i], w);
-  }
-  d->values.len += nn * w;
-  return VF_OK;
-}
-
-/* Byte arrays decoded into f->tmp/f->tmp_off (n values) appended as FLBA values of x->width. */
-static vf_status append_tmp_as_flba(chunk_ctx *x, size_t n) {
-  pqt_file *f = x->f;
-  size_t w = (size_t)x->width;
-  for (size_t i = 0; i < n; i++) {
-    if ((size_t)(f->tmp_off[i + 1] - f->tmp_off[i]) != w)
-      return page_err(x, VF_ECORRUPT,
-                      "value %zu has %" PRId64 " bytes, FIXED_LEN_BYTE_ARRAY(%zu) expected", i,
-                      f->tmp_off[i + 1] - f->tmp_off[i], w);
-  }
-  vf_status st = buf_reserve(&x->d->values, (uint64_t)n * w, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  if (n) vf_buf_put(&x->d->values, f->tmp.data + f->tmp_off[0], n * w);
-  return VF_OK;
-}
-
-/* Decode `nn` non-null values of a data page's values section. */
-static vf_status decode_values(chunk_ctx *x, int encoding, const uint8_t *p, size_t len,
-                               size_t nn) {
-  pqt_file *f = x->f;
-  pqt_leaf_data *d = x->d;
-  pqt_physical t = x->lf->type;
-  size_t w = (size_t)x->width;
-  vf_status st;
-  size_t consumed = 0;
-  if (nn == 0) return VF_OK;
-  switch (encoding) {
-  case PQT_ENC_PLAIN:
-    if (t == PQT_BYTE_ARRAY) {
-      st = grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                      sizeof(int64_t), x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      if (len / 4 < nn)
-        return page_err(x, VF_ECORRUPT, "%zu PLAIN byte arrays cannot fit in %zu bytes", nn, len);
-      st = pqt_plain_ba_decode(p, len, nn, &d->values, d->offsets + d->nvalues, &consumed, x->err);
-      return st == VF_OK ? VF_OK : page_prefix(x, st);
-    }
-    if (t == PQT_BOOLEAN) {
-      st = buf_reserve(&d->values, nn, x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      st = pqt_plain_bool_decode(p, len, d->values.data + d->values.len, nn, &consumed, x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      d->values.len += nn;
-      return VF_OK;
-    }
-    if (len / w < nn)
-      return page_err(x, VF_ECORRUPT,
-                      "%zu PLAIN values of %zu bytes need %zu bytes, the page has %zu", nn, w,
-                      nn * w, len);
-    if (x->view_ok && d->values.len == 0) { /* streaming: no copy, the page bytes are kept */
-      x->view = p;
-      return VF_OK;
-    }
-    st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    vf_buf_put(&d->values, p, nn * w); /* the fast path: floats straight from the page */
-    return VF_OK;
-  case PQT_ENC_PLAIN_DICTIONARY:
-  case PQT_ENC_RLE_DICTIONARY: {
-    if (f->dict_n < 0)
-      return page_err(x, VF_ECORRUPT,
-                      "dictionary-encoded page but the column chunk has no dictionary page");
-    if (len < 1) return page_err(x, VF_ECORRUPT, "dictionary-encoded page has no bit width byte");
-    int bw = p[0];
-    if (bw > 32) return page_err(x, VF_ECORRUPT, "dictionary index bit width %d is over 32", bw);
-    st = grow_sz((void **)&f->idx, &f->idx_cap, nn, sizeof(uint32_t), x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = pqt_rle_decode_u32(p + 1, len - 1, bw, f->idx, nn, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    return gather_dict(x, f->idx, nn);
-  }
-  case PQT_ENC_RLE: {
-    if (t != PQT_BOOLEAN)
-      return page_err(x, VF_EUNSUPPORTED, "RLE encoding for %s values is not supported",
-                      pqt_physical_name(t));
-    if (len < 4) return page_err(x, VF_ECORRUPT, "RLE boolean values lack their 4-byte length");
-    uint32_t l = vf_load_u32le(p);
-    if (l > len - 4)
-      return page_err(x, VF_ECORRUPT, "RLE boolean length %u runs past the page (%zu bytes)", l,
-                      len - 4);
-    st = buf_reserve(&d->values, nn, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = pqt_rle_decode_u8(p + 4, l, 1, 1, d->values.data + d->values.len, nn, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    d->values.len += nn;
-    return VF_OK;
-  }
-  case PQT_ENC_DELTA_BINARY_PACKED:
-    if (t != PQT_INT32 && t != PQT_INT64)
-      return page_err(x, VF_ECORRUPT, "DELTA_BINARY_PACKED used for %s values",
-                      pqt_physical_name(t));
-    st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = pqt_delta_bp_decode(p, len, (int)w, d->values.data + d->values.len, nn, &consumed, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    d->values.len += nn * w;
-    return VF_OK;
-  case PQT_ENC_DELTA_LENGTH_BYTE_ARRAY:
-  case PQT_ENC_DELTA_BYTE_ARRAY:
-    if (t == PQT_BYTE_ARRAY) {
-      st = grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                      sizeof(int64_t), x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      st = encoding == PQT_ENC_DELTA_BYTE_ARRAY
-               ? pqt_delta_ba_decode(p, len, nn, &d->values, d->offsets + d->nvalues, &consumed,
-                                     x->err)
-               : pqt_delta_length_ba_decode(p, len, nn, &d->values, d->offsets + d->nvalues,
-                                            &consumed, x->err);
-      return st == VF_OK ? VF_OK : page_prefix(x, st);
-    }
-    if (t == PQT_FIXED_LEN_BYTE_ARRAY) {
-      vf_buf_reset(&f->tmp);
-      st = grow_sz((void **)&f->tmp_off, &f->tmp_off_cap, nn + 1, sizeof(int64_t), x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      f->tmp_off[0] = 0;
-      st = encoding == PQT_ENC_DELTA_BYTE_ARRAY
-               ? pqt_delta_ba_decode(p, len, nn, &f->tmp, f->tmp_off, &consumed, x->err)
-               : pqt_delta_length_ba_decode(p, len, nn, &f->tmp, f->tmp_off, &consumed, x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      return append_tmp_as_flba(x, nn);
-    }
-    return page_err(x, VF_ECORRUPT, "%s used for %s values", pqt_encoding_name(encoding),
-                    pqt_physical_name(t));
-  case PQT_ENC_BYTE_STREAM_SPLIT:
-    if (t == PQT_BYTE_ARRAY || t == PQT_BOOLEAN || t == PQT_INT96)
-      return page_err(x, VF_ECORRUPT, "BYTE_STREAM_SPLIT used for %s values", pqt_physical_name(t));
-    st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = pqt_bss_decode(p, len, (int)w, d->values.data + d->values.len, nn, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    d->values.len += nn * w;
-    return VF_OK;
-  default:
-    return page_err(x, VF_EUNSUPPORTED, "value encoding %s (%d) is not supported",
-                    pqt_encoding_name(encoding), encoding);
-  }
-}
-
-/* Dictionary page: PLAIN values into f->dict. */
-static vf_status decode_dict_page(chunk_ctx *x, const pqt_page_header *h, const uint8_t *p,
-                                  size_t len) {
-  pqt_file *f = x->f;
-  pqt_physical t = x->lf->type;
-  if (x->seen_data) return page_err(x, VF_ECORRUPT, "dictionary page after data pages");
-  if (f->dict_n >= 0) return page_err(x, VF_ECORRUPT, "second dictionary page in one column chunk");
-  if (h->dict_encoding != PQT_ENC_PLAIN && h->dict_encoding != PQT_ENC_PLAIN_DICTIONARY)
-    return page_err(x, VF_EUNSUPPORTED, "dictionary page encoding %s is not supported",
-                    pqt_encoding_name(h->dict_encoding));
-  if (h->dict_num_values < 0)
-    return page_err(x, VF_ECORRUPT, "dictionary page has a negative value count %d",
-                    h->dict_num_values);
-  size_t n = (size_t)h->dict_num_values;
-  vf_buf_reset(&f->dict);
-  size_t consumed = 0;
-  vf_status st;
-  if (t == PQT_BYTE_ARRAY) {
-    if (len / 4 < n)
-      return page_err(x, VF_ECORRUPT, "%zu dictionary strings cannot fit in %zu bytes", n, len);
-    int64_t cap = f->dict_off_cap;
-    st = grow_array((void **)&f->dict_off, &cap, (int64_t)n + 1, sizeof(int64_t), x->err);
-    f->dict_off_cap = cap;
-    if (st != VF_OK) return page_prefix(x, st);
-    f->dict_off[0] = 0;
-    st = pqt_plain_ba_decode(p, len, n, &f->dict, f->dict_off, &consumed, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-  } else if (t == PQT_BOOLEAN) {
-    if (len < (n + 7) / 8)
-      return page_err(x, VF_ECORRUPT, "%zu dictionary booleans cannot fit in %zu bytes", n, len);
-    st = buf_reserve(&f->dict, n, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    st = pqt_plain_bool_decode(p, len, f->dict.data, n, &consumed, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    f->dict.len = n;
-  } else {
-    size_t w = (size_t)x->width;
-    if (len / w < n)
-      return page_err(x, VF_ECORRUPT, "%zu dictionary values of %zu bytes cannot fit in %zu bytes",
-                      n, w, len);
-    st = vf_buf_append(&f->dict, p, n * w, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-  }
-  f->dict_n = (int64_t)n;
-  return VF_OK;
-}
-
-/* Decompress `len` bytes at p into f->page (exactly `ulen` bytes); returns the bytes to use. */
-static vf_status decompress_into_page(chunk_ctx *x, const uint8_t *p, size_t len, int64_t ulen,
-                                      const uint8_t **outp, size_t *outlen) {
-  int codec = x->cm->codec;
-  if (codec == PQT_UNCOMPRESSED) {
-    *outp = p;
-    *outlen = len;
-    return VF_OK;
-  }
-  if (ulen < 0 || ulen > PQT_MAX_PAGE_BYTES)
-    return page_err(x, VF_ECORRUPT, "uncompressed page size %" PRId64 " is out of range", ulen);
-  uint64_t ratio = pqt_codec_max_ratio(codec);
-  if (ratio && (uint64_t)ulen > ratio * (uint64_t)len + 4096)
-    return page_err(x, VF_ECORRUPT,
-                    "declared uncompressed size %" PRId64 " bytes is more than %s can produce from "
-                    "%zu compressed bytes (at most %" PRIu64 ":1): refusing a decompression bomb",
-                    ulen, pqt_codec_name(codec), len, ratio);
-  uint64_t budget = vf_memory_budget();
-  if (budget && (uint64_t)ulen > budget)
-    return page_err(x, VF_ENOMEM,
-                    "page declares %" PRId64 " uncompressed bytes (%zu compressed), more than the "
-                    "memory budget of %" PRIu64 " bytes (raise --memory-budget)",
-                    ulen, len, budget);
-  if (x->pre_out && p == x->pre_in && len == x->pre_inlen && ulen == x->pre_ulen) {
-    *outp = x->pre_out; /* decompressed already */
-    *outlen = (size_t)ulen;
-    return VF_OK;
-  }
-  if (x->pre_streamed) /* its bytes were never in memory whole (cannot happen) */
-    return page_err(x, VF_EINTERNAL, "read-ahead page without its decompressed bytes");
-  vf_buf_reset(&x->f->page);
-  vf_status st = buf_reserve(&x->f->page, (uint64_t)ulen, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  st = pqt_decompress(codec, p, len, x->f->page.data, (size_t)ulen, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  *outp = x->f->page.data;
-  *outlen = (size_t)ulen;
-  return VF_OK;
-}
-
-/* Store one page's def levels (in `lv`, n entries) into the leaf, materialising lazily;
- * returns the non-null count. */
-static vf_status store_def(chunk_ctx *x, const uint8_t *lv, size_t n, size_t *nn_out) {
-  pqt_leaf_data *d = x->d;
-  uint8_t maxd = (uint8_t)x->lf->max_def;
-  size_t nn = count_byte(lv, n, maxd);
-  *nn_out = nn;
-  if (x->def_mat) {
-    if (lv != d->def + d->nlevels) memcpy(d->def + d->nlevels, lv, n);
-    return VF_OK;
-  }
-  if (nn == n) return VF_OK;
-  x->def_mat = true;
-  vf_status st = grow_array((void **)&d->def, &d->def_cap, d->nlevels + (int64_t)n, 1, x->err);
-  if (st != VF_OK) return page_prefix(x, st);
-  memset(d->def, maxd, (size_t)d->nlevels);
-  memcpy(d->def + d->nlevels, lv, n);
-  return VF_OK;
-}
-
-/* Decode one data page (v1 or v2) whose bytes (as stored) are p[0..len). */
-static vf_status decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint8_t *p,
-                                  size_t len) {
-  pqt_file *f = x->f;
-  pqt_leaf_data *d = x->d;
-  const pqt_leaf *lf = x->lf;
-  vf_status st;
-  x->seen_data = true;
-  if (h->num_values < 0) return page_err(x, VF_ECORRUPT, "negative value count %d", h->num_values);
-  size_t n = (size_t)h->num_values;
-  if (n == 0) return VF_OK; /* an empty page: some writers omit even the level length prefixes */
-  st = reserve_levels(x, (int64_t)n);
-  if (st != VF_OK) return st;
-  uint8_t *rep_out = lf->max_rep > 0 ? d->rep + d->nlevels : NULL;
-  uint8_t *def_out = NULL;
-  if (lf->max_def > 0) {
-    if (x->def_mat) {
-      def_out = d->def + d->nlevels;
-    } else {
-      st = grow_sz((void **)&f->lvl, &f->lvl_cap, n ? n : 1, 1, x->err);
-      if (st != VF_OK) return page_prefix(x, st);
-      def_out = f->lvl;
-    }
-  }
-  /* def levels that are one RLE run of max_def (nothing null) are neither written nor counted
-   * while the leaf's levels are not materialised */
-  bool def_full = false, *def_fullp = x->def_mat ? NULL : &def_full;
-  const uint8_t *vals;
-  size_t vlen;
-  if (h->type == PQT_DATA_PAGE) {
-    const uint8_t *u;
-    size_t ulen;
-    st = decompress_into_page(x, p, len, h->uncompressed_size, &u, &ulen);
-    if (st != VF_OK) return st;
-    vf_cursor c;
-    vf_cur_init(&c, u, ulen, 0);
-    if (lf->max_rep > 0) {
-      st = decode_levels(x, &c, h->rep_encoding, true, 0, lf->max_rep, rep_out, n, NULL);
-      if (st != VF_OK) return st;
-    }
-    if (lf->max_def > 0) {
-      st = decode_levels(x, &c, h->def_encoding, true, 0, lf->max_def, def_out, n, def_fullp);
-      if (st != VF_OK) return st;
-    }
-    vals = c.p;
-    vlen = vf_cur_remaining(&c);
-  } else {
-    if (h->rep_levels_byte_length < 0 || h->def_levels_byte_length < 0 ||
-        (uint64_t)h->rep_levels_byte_length + (uint64_t)h->def_levels_byte_length > len)
-      return page_err(x, VF_ECORRUPT, "level lengths %d + %d exceed the page size %zu",
-                      h->rep_levels_byte_length, h->def_levels_byte_length, len);
-    vf_cursor c;
-    vf_cur_init(&c, p, len, 0);
-    if (lf->max_rep > 0) {
-      st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->rep_levels_byte_length, lf->max_rep,
-                         rep_out, n, NULL);
-      if (st != VF_OK) return st;
-    } else {
-      vf_cur_skip(&c, (uint64_t)h->rep_levels_byte_length);
-    }
-    if (lf->max_def > 0) {
-      st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->def_levels_byte_length, lf->max_def,
-                         def_out, n, def_fullp);
-      if (st != VF_OK) return st;
-    } else {
-      vf_cur_skip(&c, (uint64_t)h->def_levels_byte_length);
-    }
-    vals = c.p;
-    vlen = vf_cur_remaining(&c);
-    int64_t vulen =
-        (int64_t)h->uncompressed_size - h->rep_levels_byte_length - h->def_levels_byte_length;
-    if (h->is_compressed && x->cm->codec != PQT_UNCOMPRESSED && vulen != 0) {
-      st = decompress_into_page(x, vals, vlen, vulen, &vals, &vlen);
-      if (st != VF_OK) return st;
-    } else if (vulen == 0) {
-      vlen = 0;
-    }
-  }
-  size_t nn = n;
-  if (lf->max_def > 0 && !def_full) {
-    st = store_def(x, def_out, n, &nn);
-    if (st != VF_OK) return st;
-  }
-  if (rep_out) {
-    int64_t r = (int64_t)count_byte(rep_out, n, 0);
-    if (d->nlevels == 0 && !x->cont && n > 0 && rep_out[0] != 0)
-      return page_err(x, VF_ECORRUPT,
-                      "the column chunk starts with repetition level %u instead of 0", rep_out[0]);
-    d->nrows += r;
-  } else {
-    d->nrows += (int64_t)n;
-  }
-  st = decode_values(x, h->encoding, vals, vlen, nn);
-  if (st != VF_OK) return st;
-  d->nlevels += (int64_t)n;
-  d->nvalues += (int64_t)nn;
-  return VF_OK;
-}
-
-/* Whether the pages decoded so far complete the chunk's `want` records.  The pages are the
- * truth, as DuckDB and arrow-rs take them: ColumnMetaData.num_values (some writers get it wrong,
- * 0 included) only says, for a repeated column whose records are all started, whether the last
- * one may continue on a next page. */
-static bool chunk_done(const pqt_leaf *lf, const pqt_column_meta *cm, const pqt_leaf_data *d,
-                       int64_t want) {
-  if (lf->max_rep == 0) return d->nlevels >= want;
-  return d->nrows >= want && d->nlevels >= cm->num_values;
-}
-
-/* Decode the pages of one whole column chunk b[0..len) (file offset `start`) until they hold the
- * row group's `want` records or the chunk ends (the caller checks the count). */
-static vf_status decode_chunk(chunk_ctx *x, vf_buf *b, uint64_t start, int64_t want) {
-  pqt_file *f = x->f;
-  pqt_leaf_data *d = x->d;
-  const pqt_column_meta *cm = x->cm;
-  vf_status st;
-  size_t pos = 0;
-  f->dict_n = -1;
-  while (!chunk_done(x->lf, cm, d, want) && pos < b->len) {
-    x->page_off = start + pos;
-    pqt_page_header h;
-    vf_cursor c;
-    vf_cur_init(&c, b->data + pos, b->len - pos, start + pos);
-    memset(&h, 0, sizeof h);
-    st = pqt_parse_page_header(&c, &h, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
-    size_t hlen = (size_t)(c.p - (b->data + pos));
-    if (h.compressed_size < 0 || h.uncompressed_size < 0)
-      return page_err(x, VF_ECORRUPT, "negative page size");
-    uint64_t psize = (uint64_t)h.compressed_size;
-    if (psize > b->len - pos - hlen)
-      return page_err(x, VF_ECORRUPT,
-                      "page of %" PRIu64
-                      " bytes runs past the end of the column chunk (which ends at offset %" PRIu64
-                      ")",
-                      psize, start + b->len);
-    const uint8_t *p = b->data + pos + hlen;
-    pos += hlen + (size_t)psize;
-    if (h.has_crc && f->opts.verify_crc &&
-        (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
-      uint32_t crc = pqt_crc32(p, (size_t)psize);
-      if (crc != h.crc)
-        return page_err(x, VF_ECORRUPT,
-                        "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
-                        x->page_off, h.crc, crc);
-    }
-    switch (h.type) {
-    case PQT_DICTIONARY_PAGE: {
-      const uint8_t *u;
-      size_t ulen;
-      st = decompress_into_page(x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
-      if (st != VF_OK) return st;
-      st = decode_dict_page(x, &h, u, ulen);
-      if (st != VF_OK) return st;
-      break;
-    }
-    case PQT_DATA_PAGE:
-    case PQT_DATA_PAGE_V2: {
-      /* every record started and num_values says more levels follow: this page continues the
-       * last record, unless it starts a new one (num_values was wrong), which is undone */
-      bool tentative = x->lf->max_rep > 0 && d->nrows >= want;
-      int64_t nlevels = d->nlevels, nvalues = d->nvalues, nrows = d->nrows;
-      size_t vlen = d->values.len;
-      st = decode_data_page(x, &h, p, (size_t)psize);
-      if (st != VF_OK) return st;
-      if (tentative && d->nlevels > nlevels && d->rep[nlevels] == 0) {
-        d->nlevels = nlevels;
-        d->nvalues = nvalues;
-        d->nrows = nrows;
-        d->values.len = vlen;
-        return VF_OK;
-      }
-      break;
-    }
-    default: /* INDEX_PAGE and unknown page types carry nothing we need */ break;
-    }
-    d->npages++;
-    d->compressed_bytes += psize;
-    d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
-  }
-  return VF_OK;
-}
-
-/* Checks shared by both read paths: the chunk exists, is readable, and matches the schema. */
-static vf_status check_chunk(pqt_file *f, int rg, const pqt_row_group *g, int leaf, vf_error *err) {
-  const char *name = pqt_name(f);
-  if (leaf < 0 || leaf >= f->schema.nleaves || leaf >= g->ncolumns)
-    return vf_error_set(err, VF_EUSAGE, "%s: leaf column %d does not exist", name, leaf);
-  const pqt_column_chunk *cc = &g->columns[leaf];
-  if (cc->file_path)
-    return vf_error_set(
-        err, VF_EUNSUPPORTED,
-        "%s: row group %d, column %s is stored in another file (%s), which is not supported", name,
-        rg, leaf_path(f, leaf), cc->file_path);
-  if (cc->encrypted)
-    return vf_error_set(err, VF_EUNSUPPORTED,
-                        "%s: row group %d, column %s is encrypted (parquet modular encryption), "
-                        "which is not supported",
-                        name, rg, leaf_path(f, leaf));
-  if (!cc->has_meta_data)
-    return vf_error_set(err, VF_ECORRUPT, "%s: row group %d, column %s has no column metadata",
-                        name, rg, leaf_path(f, leaf));
-  const pqt_leaf *lf = &f->schema.leaves[leaf];
-  if (cc->meta.type != (int)lf->type)
-    return vf_error_set(err, VF_ECORRUPT,
-                        "%s: row group %d, column %s: chunk type %s differs from the schema's %s",
-                        name, rg, leaf_path(f, leaf), pqt_physical_name(cc->meta.type),
-                        pqt_physical_name(lf->type));
-  if (lf->type == PQT_FIXED_LEN_BYTE_ARRAY && (lf->type_length <= 0 || lf->type_length > (1 << 24)))
-    return vf_error_set(err, VF_ECORRUPT,
-                        "%s: column %s: FIXED_LEN_BYTE_ARRAY length %d is out of range", name,
-                        leaf_path(f, leaf), lf->type_length);
-  return VF_OK;
-}
-
-/* The chunk's byte range: from the dictionary page when its offset is plausible, clamped to the
- * data area. */
-static void chunk_range(const pqt_file *f, const pqt_column_meta *cm, uint64_t *start,
-                        uint64_t *len) {
-  uint64_t s0 = (uint64_t)cm->data_page_offset;
-  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset)
-    s0 = (uint64_t)cm->dictionary_page_offset;
-  uint64_t l = (uint64_t)cm->total_compressed_size;
-  if (s0 >= f->data_end) s0 = (uint64_t)cm->data_page_offset;
-  if (l > f->data_end - s0) l = f->data_end - s0; /* clamp sizes that overshoot */
-  *start = s0;
-  *len = l;
-}
-
-/* Empty an output leaf for a new read (allocations kept; levels it cannot have dropped). */
-static vf_status leaf_reset(pqt_file *f, int leaf, pqt_leaf_data *d, vf_error *err) {
-  const pqt_leaf *lf = &f->schema.leaves[leaf];
-  d->leaf = leaf;
-  d->type = lf->type;
-  d->width = lf->type == PQT_BYTE_ARRAY ? 0 : physical_width(lf->type, lf->type_length);
-  d->nlevels = d->nvalues = d->nrows = 0;
-  d->compressed_bytes = d->uncompressed_bytes = 0;
-  d->npages = 0;
-  vf_buf_reset(&d->values);
-  if (lf->type == PQT_BYTE_ARRAY) {
-    vf_status st = grow_array((void **)&d->offsets, &d->off_cap, 1, sizeof(int64_t), err);
-    if (st != VF_OK) return st;
-    d->offsets[0] = 0;
-  }
-  if (lf->max_def == 0 && d->def) {
-    free(d->def);
-    d->def = NULL;
-    d->def_cap = 0;
-  }
-  if (lf->max_rep == 0 && d->rep) {
-    free(d->rep);
-    d->rep = NULL;
-    d->rep_cap = 0;
-  }
-  return VF_OK;
-}
-
-
-/* Whole column chunks of (physical) row group `rg` = *g: one coalesced io_read_ranges(). */
-static vf_status read_whole(pqt_file *f, int rg, const pqt_row_group *g, const int *leaves,
-                            int nleaves, pqt_leaf_data *outs, vf_error *err) {
-  const char *name = pqt_name(f);
-  if (nleaves > f->nchunks_cap) {
-    vf_buf *nb = realloc(f->chunks, (size_t)nleaves * sizeof *nb);
-    if (!nb) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
-    for (int i = f->nchunks_cap; i < nleaves; i++)
-      vf_buf_init(&nb[i], 0);
-    f->chunks = nb;
-    f->nchunks_cap = nleaves;
-  }
-  io_range *ranges = vf_calloc((size_t)nleaves, sizeof *ranges);
-  if (!ranges) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
-  vf_status st = VF_OK;
-  size_t nr = 0;
-  uint64_t *starts = vf_calloc((size_t)nleaves, sizeof *starts);
-  if (!starts) {
-    free(ranges);
-    return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
-  }
-  for (int i = 0; i < nleaves; i++) {
-    int leaf = leaves[i];
-    st = check_chunk(f, rg, g, leaf, err);
-    if (st != VF_OK) goto out;
-    const pqt_column_meta *cm = &g->columns[leaf].meta;
-    starts[i] = 0;
-    vf_buf_reset(&f->chunks[i]);
-    if (g->num_rows == 0) continue; /* the row group's count decides, not num_values */
-    uint64_t start, len;
-    chunk_range(f, cm, &start, &len);
-    starts[i] = start;
-    vf_buf *b = &f->chunks[i];
-    vf_buf_reset(b);
-    st = buf_reserve(b, len ? len : 1, err);
-    if (st != VF_OK) goto out;
-    b->len = (size_t)len;
-    ranges[nr].offset = start;
-    ranges[nr].len = len;
-    ranges[nr].dst = b->data;
-    nr++;
-  }
-  st = pqt_pf_read_ranges(f->pf, f->src, ranges, nr, IO_DEFAULT_COALESCE_GAP, err);
-  if (st != VF_OK) {
-    vf_error_prefix(err, "%s: row group %d: reading column chunks: ", name, rg);
-    goto out;
-  }
-  for (int i = 0; i < nleaves; i++) {
-    int leaf = leaves[i];
-    const pqt_leaf *lf = &f->schema.leaves[leaf];
-    pqt_leaf_data *d = &outs[i];
-    chunk_ctx x = {
-        .f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = &g->columns[leaf].meta, .d = d, .err = err};
-    x.width = physical_width(lf->type, lf->type_length);
-    st = leaf_reset(f, leaf, d, err);
-    if (st != VF_OK) goto out;
-    x.def_mat = d->def != NULL; /* reuse an allocation; freed below if no nulls */
-    st = decode_chunk(&x, &f->chunks[i], starts[i], g->num_rows);
-    if (st != VF_OK) goto out;
-    if (x.def_mat && d->def) {
-      /* a reused buffer: drop it when this chunk had no nulls */
-      if (count_byte(d->def, (size_t)d->nlevels, (uint8_t)lf->max_def) == (size_t)d->nlevels) {
-        free(d->def);
-        d->def = NULL;
-        d->def_cap = 0;
-      }
-    }
-    int64_t want_rows = g->num_rows;
-    if ((lf->max_rep == 0 ? d->nlevels : d->nrows) != want_rows) {
-      st = vf_error_set(
-          err, VF_ECORRUPT,
-          "%s: row group %d, column %s: decoded %" PRId64 " rows, the row group has %" PRId64, name,
-          rg, leaf_path(f, leaf), lf->max_rep == 0 ? d->nlevels : d->nrows, want_rows);
-      goto out;
-    }
-  }
-out:
-  free(ranges);
-  free(starts);
-  return st;
-}
-
 /* ------------------------------------------------------- streamed slices */
 
 static void swap_dict(pqt_file *f, leaf_stream *ls) {
@@ -1516,7 +698,8 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   }
   uint64_t len = want > need ? want : need;
   if (len > end - off) len = end - off;
-  if (len < need) return page_err(x, VF_ECORRUPT, "the column chunk ends at offset %" PRIu64, end);
+  if (len < need) return pr_page_err(x, VF_ECORRUPT, "the column chunk ends at offset %" PRIu64,
+                                     end);
   /* bytes of [off, ...) the window already holds (a page larger than the read-ahead that
    * follows its header) move to the front and only the rest is read */
   uint64_t keep = 0;
@@ -1527,14 +710,14 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   }
   f->win.len = (size_t)keep;
   f->win_off = off;
-  vf_status st = buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
+  vf_status st = pr_buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
   if (st == VF_OK && len > keep)
     st = pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
                         x->err);
   if (st != VF_OK) {
     vf_buf_reset(&f->win);
     f->win_off = 0;
-    return page_prefix(x, st);
+    return pr_page_prefix(x, st);
   }
   f->win.len = (size_t)len;
   *p = f->win.data;
@@ -1551,13 +734,13 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   uint8_t maxd = (uint8_t)lf->max_def;
   size_t n = b - a;
   if (n == 0) return VF_OK;
-  size_t va = pg_def ? count_byte(pg->def, a, maxd) : a;
-  size_t nn = pg_def ? count_byte(pg->def + a, n, maxd) : n;
+  size_t va = pg_def ? pr_count_byte(pg->def, a, maxd) : a;
+  size_t nn = pg_def ? pr_count_byte(pg->def + a, n, maxd) : n;
   int64_t need = d->nlevels + (int64_t)n;
   vf_status st;
   if (lf->max_rep > 0) {
-    st = grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
+    st = pr_grow_array((void **)&d->rep, &d->rep_cap, need, 1, x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
     /* regular levels: the records starting in [a, b) by arithmetic, and a single list level
      * (every non-zero level is 1) written from the pattern, without reading the page's levels */
     size_t pd = ls->pg_dim;
@@ -1570,13 +753,13 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
       memcpy(d->rep + d->nlevels, pg->rep + a, n);
     }
     d->nrows += pd ? (int64_t)((b + pd - 1) / pd - (a + pd - 1) / pd)
-                   : (int64_t)count_byte(pg->rep + a, n, 0);
+                   : (int64_t)pr_count_byte(pg->rep + a, n, 0);
   } else {
     d->nrows += (int64_t)n;
   }
   if (*d_def || nn != n) {
-    st = grow_array((void **)&d->def, &d->def_cap, need, 1, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
+    st = pr_grow_array((void **)&d->def, &d->def_cap, need, 1, x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
     if (!*d_def) memset(d->def, maxd, (size_t)d->nlevels);
     *d_def = true;
     if (pg_def) memcpy(d->def + d->nlevels, pg->def + a, n);
@@ -1584,19 +767,19 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   }
   if (lf->type == PQT_BYTE_ARRAY) {
     int64_t lo = pg->offsets[va], hi = pg->offsets[va + nn];
-    st = buf_reserve(&d->values, (uint64_t)(hi - lo), x->err);
+    st = pr_buf_reserve(&d->values, (uint64_t)(hi - lo), x->err);
     if (st == VF_OK)
-      st = grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                      sizeof(int64_t), x->err);
-    if (st != VF_OK) return page_prefix(x, st);
+      st = pr_grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
+                         sizeof(int64_t), x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
     int64_t base = (int64_t)d->values.len;
     if (hi > lo) vf_buf_put(&d->values, pg->values.data + lo, (size_t)(hi - lo));
     for (size_t k = 1; k <= nn; k++)
       d->offsets[d->nvalues + (int64_t)k] = base + (pg->offsets[va + k] - lo);
   } else {
     size_t w = (size_t)x->width;
-    st = buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-    if (st != VF_OK) return page_prefix(x, st);
+    st = pr_buf_reserve(&d->values, (uint64_t)nn * w, x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
     vf_buf_put(&d->values, (ls->pg_view ? ls->pg_view : pg->values.data) + va * w, nn * w);
   }
   d->nlevels = need;
@@ -1677,7 +860,7 @@ static vf_status zread_fn(void *arg, uint64_t pos, uint8_t *dst, size_t n, vf_er
 /* A large ZSTD page (header of hlen bytes at `at`, already in the window) decompressed into
  * f->page from a PQT_STREAM_CHUNK window of the file instead of a copy of the whole stored page
  * (DuckDB writes ~90 MiB pages).  On success *p is the page's position in the window (never read:
- * decompress_into_page() takes x->pre_out) and *crc_checked says the CRC was verified.  Anything
+ * pr_decompress_into_page() takes x->pre_out) and *crc_checked says the CRC was verified.  Anything
  * that goes wrong leaves *p NULL: the caller reads the page whole, which reports it as always. */
 static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_header *h, size_t hlen,
                                   const uint8_t **p, bool *crc_checked) {
@@ -1695,8 +878,8 @@ static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_head
   bool want_crc = h->has_crc && f->opts.verify_crc;
   uint32_t crc = 0;
   vf_buf_reset(&f->page);
-  vf_status st = buf_reserve(&f->page, (uint64_t)(ulen ? ulen : 1), x->err);
-  if (st != VF_OK) return page_prefix(x, st);
+  vf_status st = pr_buf_reserve(&f->page, (uint64_t)(ulen ? ulen : 1), x->err);
+  if (st != VF_OK) return pr_page_prefix(x, st);
   if (pqt_buf_grow(&f->zwin, PQT_STREAM_CHUNK, &e) != VF_OK) return VF_OK;
   zread z = {f, at + hlen};
   /* the page's first bytes already in the window (read with its header) feed the decompressor
@@ -1727,12 +910,12 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
   const pqt_column_meta *cm = &g->columns[leaf].meta;
   leaf_stream *ls = &f->streams[leaf];
   chunk_ctx x = {.f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = cm, .err = err};
-  x.width = physical_width(lf->type, lf->type_length);
+  x.width = pr_physical_width(lf->type, lf->type_length);
   if (ls->phys != rg || r0 < ls->rows) { /* position at the chunk's first page */
     ls->phys = rg;
     uint64_t len = 0;
     ls->start = ls->end = 0;
-    if (g->num_rows > 0) chunk_range(f, cm, &ls->start, &len);
+    if (g->num_rows > 0) pr_chunk_range(f, cm, &ls->start, &len);
     ls->end = ls->start + len;
     ls->next = ls->start;
     ls->levels = ls->rows = 0;
@@ -1748,7 +931,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
   for (;;) {
     /* done: the slice's records (flat columns: one entry each); at the row group's end a repeated
      * column stops where num_values says, or at the next page that starts a record, or at the
-     * chunk's end — the pages decide, as in chunk_done(); a shortfall is reported below */
+     * chunk's end — the pages decide, as in pr_chunk_done(); a shortfall is reported below */
     if (lf->max_rep == 0 && ls->levels >= r1) break;
     if (lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
         ls->levels >= cm->num_values)
@@ -1803,21 +986,21 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
           break;
         }
         if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) {
-          st = page_prefix(&x, st);
+          st = pr_page_prefix(&x, st);
           break;
         }
       }
       if (st != VF_OK) break;
       if (h.compressed_size < 0 || h.uncompressed_size < 0) {
-        st = page_err(&x, VF_ECORRUPT, "negative page size");
+        st = pr_page_err(&x, VF_ECORRUPT, "negative page size");
         break;
       }
       uint64_t psize = (uint64_t)h.compressed_size;
       if (psize > ls->end - ls->next - hlen) {
-        st = page_err(&x, VF_ECORRUPT,
-                      "page of %" PRIu64 " bytes runs past the end of the column chunk (which ends "
-                      "at offset %" PRIu64 ")",
-                      psize, ls->end);
+        st = pr_page_err(&x, VF_ECORRUPT,
+                         "page of %" PRIu64 " bytes runs past the end of the column chunk (which "
+                         "ends at offset %" PRIu64 ")",
+                         psize, ls->end);
         break;
       }
       uint64_t page_end = ls->next + hlen + psize;
@@ -1873,11 +1056,11 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       uint64_t pneed = hlen + psize + ((cm->codec != PQT_UNCOMPRESSED ? 1u : 0u) +
                                        (viewed ? 0u : 1u)) * (uint64_t)h.uncompressed_size;
       if (budget && pneed > budget) {
-        st = page_err(&x, VF_ENOMEM,
-                      "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
-                      " bytes to read and decode, more than the memory budget of %" PRIu64
-                      " bytes (raise --memory-budget)",
-                      psize, h.uncompressed_size, pneed, budget);
+        st = pr_page_err(&x, VF_ENOMEM,
+                         "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
+                         " bytes to read and decode, more than the memory budget of %" PRIu64
+                         " bytes (raise --memory-budget)",
+                         psize, h.uncompressed_size, pneed, budget);
         break;
       }
       const uint8_t *p = pp ? pp->raw.data : NULL;
@@ -1894,9 +1077,9 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
           (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
         uint32_t crc = pqt_crc32(p, (size_t)psize);
         if (crc != h.crc) {
-          st = page_err(&x, VF_ECORRUPT,
-                        "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
-                        x.page_off, h.crc, crc);
+          st = pr_page_err(&x, VF_ECORRUPT,
+                           "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
+                           x.page_off, h.crc, crc);
           break;
         }
       }
@@ -1905,8 +1088,8 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
         size_t ulen;
         x.seen_data = ls->seen_data;
         x.d = d;
-        st = decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
-        if (st == VF_OK) st = decode_dict_page(&x, &h, u, ulen);
+        st = pr_decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
+        if (st == VF_OK) st = pr_decode_dict_page(&x, &h, u, ulen);
         if (st != VF_OK) break;
         if (r0 == 0) {
           d->npages++;
@@ -1929,7 +1112,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       pg->nlevels = pg->nvalues = pg->nrows = 0;
       vf_buf_reset(&pg->values);
       if (lf->type == PQT_BYTE_ARRAY) {
-        st = grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
+        st = pr_grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
         if (st != VF_OK) break;
         pg->offsets[0] = 0;
       }
@@ -1940,7 +1123,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       x.view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
       x.view = NULL;
       ls->seen_data = true;
-      st = decode_data_page(&x, &h, p, (size_t)psize);
+      st = pr_decode_data_page(&x, &h, p, (size_t)psize);
       if (st != VF_OK) break;
       ls->pg_at = ls->next;
       ls->pg_end = page_end;
@@ -1951,7 +1134,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       ls->pg_k = 0;
       ls->pg_krow = ls->rows - 1;
       ls->pg_dim =
-          lf->max_rep > 0 ? regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
+          lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
     }
     const pqt_leaf_data *pg = &ls->pg;
     size_t n = (size_t)pg->nlevels;
@@ -1970,11 +1153,11 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
       }
       /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
       if (ls->pg_dim) {
-        a = row >= r0 ? k0 : nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
-        b = row >= r1 ? k0 : nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
+        a = row >= r0 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
+        b = row >= r1 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
       } else {
-        a = row >= r0 ? k0 : nth_zero(pg->rep, k0, n, r0 - row);
-        b = row >= r1 ? k0 : nth_zero(pg->rep, k0, n, r1 - row);
+        a = row >= r0 ? k0 : pr_nth_zero(pg->rep, k0, n, r0 - row);
+        b = row >= r1 ? k0 : pr_nth_zero(pg->rep, k0, n, r1 - row);
       }
       if (a > b) a = b;
     }
@@ -2021,7 +1204,7 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     return vf_error_set(err, VF_ECORRUPT,
                         "%s: row group %d, column %s: rows %" PRId64 "..%" PRId64
                         ": decoded %" PRId64 " rows, expected %" PRId64,
-                        pqt_name(f), rg, leaf_path(f, leaf), r0, r1, got, r1 - r0);
+                        pqt_name(f), rg, pr_leaf_path(f, leaf), r0, r1, got, r1 - r0);
   return VF_OK;
 }
 
@@ -2050,8 +1233,8 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
   }
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
-    vf_status st = check_chunk(f, rg, g, leaf, err);
-    if (st == VF_OK) st = leaf_reset(f, leaf, &outs[i], err);
+    vf_status st = pr_check_chunk(f, rg, g, leaf, err);
+    if (st == VF_OK) st = pr_leaf_reset(f, leaf, &outs[i], err);
     if (st == VF_OK) st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
     if (st != VF_OK) return st;
   }
@@ -2066,11 +1249,12 @@ vf_status pqt_read_leaves(pqt_file *f, int rg, const int *leaves, int nleaves, p
     return vf_error_set(err, VF_EUSAGE, "%s: row group %d does not exist (the file has %d)",
                         pqt_name(f), rg, f->meta.nrow_groups);
   if (nleaves <= 0) return VF_OK;
-  if (!f->phys_rgs) return read_whole(f, rg, &f->meta.row_groups[rg], leaves, nleaves, outs, err);
+  if (!f->phys_rgs) return pr_read_whole(f, rg, &f->meta.row_groups[rg], leaves, nleaves, outs,
+                                         err);
   int p = f->v_phys[rg];
   const pqt_row_group *pg = &f->phys_rgs[p];
   if (f->meta.row_groups[rg].num_rows == pg->num_rows)
-    return read_whole(f, p, pg, leaves, nleaves, outs, err);
+    return pr_read_whole(f, p, pg, leaves, nleaves, outs, err);
   return read_slice(f, p, f->v_row0[rg], f->meta.row_groups[rg].num_rows, leaves, nleaves, outs,
                     err);
 }
@@ -2090,7 +1274,7 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
   const pqt_column_chunk *cc = &rgp->columns[leaf];
   if (cc->offset_index_offset < 0 || cc->offset_index_length <= 0)
     return vf_error_set(err, VF_ENOTFOUND, "%s: row group %d, column %s has no page index", name,
-                        rg, leaf_path(f, leaf));
+                        rg, pr_leaf_path(f, leaf));
   uint64_t limit = f->src->size - 8;
   struct {
     int64_t off;
@@ -2106,7 +1290,7 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
                         "%s: row group %d, column %s: %s index at offset %" PRId64
                         " (%d bytes) is outside the file "
                         "(%" PRIu64 " bytes)",
-                        name, rg, leaf_path(f, leaf), k ? "column" : "offset", parts[k].off,
+                        name, rg, pr_leaf_path(f, leaf), k ? "column" : "offset", parts[k].off,
                         parts[k].len, f->src->size);
       goto fail;
     }
@@ -2122,8 +1306,8 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
                : pqt_parse_column_index(buf, (size_t)parts[k].len, (uint64_t)parts[k].off, ci, err);
     free(buf);
     if (st != VF_OK) {
-      vf_error_prefix(err, "%s: row group %d, column %s: %s index: ", name, rg, leaf_path(f, leaf),
-                      k ? "column" : "offset");
+      vf_error_prefix(err, "%s: row group %d, column %s: %s index: ", name, rg,
+                      pr_leaf_path(f, leaf), k ? "column" : "offset");
       goto fail;
     }
   }
@@ -2137,7 +1321,7 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
                         "%s: row group %d, column %s: offset index page %d at offset %" PRId64
                         " (%d bytes) is "
                         "outside the data area",
-                        name, rg, leaf_path(f, leaf), p, pl->offset, pl->compressed_page_size);
+                        name, rg, pr_leaf_path(f, leaf), p, pl->offset, pl->compressed_page_size);
       goto fail;
     }
   }
