@@ -25,7 +25,8 @@ src/corpus/records.c 2
 src/eval/bf_merge.c 2
 src/format/pqt_page.c 1
 src/format/pqt_prefetch.c 3
-src/format/pqt_reader.c 8
+src/format/pqt_reader.c 6
+src/format/pqt_slice.c 2
 src/format/pqt_rows.c 1
 '
 

@@ -1,8 +1,9 @@
 /*
  * pqt_reader_internal.h — the parquet reader's handle, its per-leaf streaming position and the
- * chunk decoding state, shared by pqt_reader.c and pqt_page.c (page decoding, whole chunks).
- * The reader was one file of 2,100 lines (issue 15 item 6); this header is what its parts
- * share.  Private to those files.
+ * chunk decoding state, shared by pqt_reader.c (open, helpers, page index), pqt_page.c (page
+ * decoding, whole chunks) and pqt_slice.c (row-group slices, streamed slices).  The reader was
+ * one file of 2,100 lines (issue 15 item 6); this header is what its parts share.  Private to
+ * those three files.
  */
 #ifndef VFORGE_PQT_READER_INTERNAL_H
 #define VFORGE_PQT_READER_INTERNAL_H
@@ -119,6 +120,9 @@ int32_t pr_physical_width(pqt_physical t, int32_t type_length);
 vf_status pr_grow_array(void **p, int64_t *cap, int64_t need, size_t size, vf_error *err);
 vf_status pr_grow_sz(void **p, size_t *cap, size_t need, size_t size, vf_error *err);
 vf_status pr_buf_reserve(vf_buf *b, uint64_t extra, vf_error *err);
+
+/* pqt_slice.c: row-group slices at open */
+vf_status pr_slice_row_groups(pqt_file *f, vf_error *err);
 
 /* pqt_page.c: page decoding */
 vf_status pr_page_err(chunk_ctx *x, vf_status code, const char *fmt, ...) VF_PRINTF(3, 4);
