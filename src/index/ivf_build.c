@@ -206,7 +206,8 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
     return vf_error_set(err, VF_ENOMEM, "index build: out of memory");
   }
   /* memory plan for the streaming phase */
-  size_t rowb = b->d * 4 + 8 + (b->p.sample_by_id ? sizeof(size_t) : 0); /* + key/count, heap */
+  /* a sampled row; keyed sampling (sample_by_id) adds its key and heap slot */
+  size_t rowb = b->d * 4 + (b->p.sample_by_id ? 8 + sizeof(size_t) : 0);
   b->chunk_bytes = (size_t)4 << 20;
   if (b->budget && b->chunk_bytes > b->budget / 32) b->chunk_bytes = (size_t)(b->budget / 32);
   if (b->chunk_bytes < 64 * rowb) b->chunk_bytes = 64 * rowb;
