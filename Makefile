@@ -2,8 +2,8 @@
 #   make demo   install deps, build, run vforge on the bundled example corpus
 #   make check  install deps, the source checks (make lint), build (-Werror), run every test, then
 #               the ASan+UBSan pass and fuzz smoke
-#   make lint   the layer rule's #include side, the banned libc calls and the unnamed buffer
-#               ceilings (scripts/check-*.sh);
+#   make lint   the layer rule's #include side, the banned libc calls, the unnamed buffer
+#               ceilings and the cleanup idiom (scripts/check-*.sh);
 #               the build itself links each layer alone (vforge_layer_*), which holds the call side
 #   make wheel  the Python package (pyproject.toml, scikit-build-core from .venv) as a wheel in $(BUILD)/wheel
 #   make fuzz   build the libFuzzer harnesses (clang) and run each for FUZZ_SECONDS (default 60) on
@@ -55,6 +55,7 @@ lint:
 	bash scripts/check-layers.sh
 	bash scripts/check-banned.sh
 	bash scripts/check-buflimits.sh
+	bash scripts/check-idiom.sh
 
 # The services (radosgw, nginx, Slurm) start once, as children, for both test passes.
 check: deps lint

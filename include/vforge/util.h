@@ -52,6 +52,23 @@ typedef struct vf_error {
   char msg[VF_ERROR_MSG_MAX];
 } vf_error;
 
+/* The cleanup idiom (issue 15; zstd's FORWARD_IF_ERROR): a function that holds anything to
+ * release declares `vf_status st = VF_OK;`, releases it once, after one `out:` label, and returns
+ * st.  Each step that can fail forwards its failure there, so before `out:` st is VF_OK by
+ * construction and nothing tests it; after `out:` a test of st (commit on success, unlink a
+ * temporary on failure) is the cleanup's own business.  scripts/check-idiom.sh holds this. */
+#define VF_TRY(expr)                                                                               \
+  do {                                                                                             \
+    st = (expr);                                                                                   \
+    if (VF_UNLIKELY(st != VF_OK)) goto out;                                                        \
+  } while (0)
+/* A failure decided here, st = vf_error_set(err, ...) or another status, leaves the same way. */
+#define VF_FAIL(expr)                                                                              \
+  do {                                                                                             \
+    st = (expr);                                                                                   \
+    goto out;                                                                                      \
+  } while (0)
+
 /*! vf_error_set() : record an error (printf-style message) in `err` (may be NULL).
  *  @return : `code`, so callers can `return vf_error_set(err, VF_ECORRUPT, "...")`. */
 vf_status vf_error_set(vf_error *err, vf_status code, const char *fmt, ...) VF_PRINTF(3, 4);
