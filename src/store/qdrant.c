@@ -142,7 +142,8 @@ static vf_status qd_call(qd_store *q, const char *method, const char *suffix, co
 
 static vf_status qd_put_name(vf_buf *b, const char *name, vf_error *err) {
   vf_status st = vf_json_string(b, name, strlen(name), err);
-  return st == VF_OK ? vf_buf_append(b, ":", 1, err) : st;
+  if (st != VF_OK) return st;
+  return vf_buf_append(b, ":", 1, err);
 }
 
 /* A params member passed through verbatim under another key. */
@@ -150,7 +151,8 @@ static vf_status qd_pass(qd_store *q, vf_buf *b, const char *from, const char *t
   const vf_json_val *v = vf_json_get(&q->params, from);
   if (!v || v->t == VF_JSON_NULL) return VF_OK;
   vf_status st = vf_buf_printf(b, err, ",\"%s\":", to);
-  return st == VF_OK ? vf_buf_append(b, v->raw, v->raw_len, err) : st;
+  if (st != VF_OK) return st;
+  return vf_buf_append(b, v->raw, v->raw_len, err);
 }
 
 static vf_status qd_compare(qd_store *q, vf_error *err);
@@ -165,15 +167,16 @@ static vf_status qd_vector_params(const char *pj, vf_buf *b, bool first, vf_erro
   if (st != VF_OK) return st;
   static const char *const ren[][2] = {{"hnsw", "hnsw_config"},
                                        {"quantization", "quantization_config"}};
-  for (size_t i = 0; i < p.n && st == VF_OK; i++) {
+  for (size_t i = 0; i < p.n; i++) {
     const char *key = p.keys[i];
     for (size_t r = 0; r < sizeof ren / sizeof ren[0]; r++)
       if (strcmp(key, ren[r][0]) == 0) key = ren[r][1];
-    if (!first) st = vf_buf_append(b, ",", 1, err);
+    if (!first) VF_TRY(vf_buf_append(b, ",", 1, err));
     first = false;
-    if (st == VF_OK) st = qd_put_name(b, key, err);
-    if (st == VF_OK) st = vf_buf_append(b, p.items[i].raw, p.items[i].raw_len, err);
+    VF_TRY(qd_put_name(b, key, err));
+    VF_TRY(vf_buf_append(b, p.items[i].raw, p.items[i].raw_len, err));
   }
+out:
   vf_json_free(&p);
   return st;
 }
@@ -181,41 +184,41 @@ static vf_status qd_vector_params(const char *pj, vf_buf *b, bool first, vf_erro
 static vf_status qd_create(qd_store *q, vf_error *err) {
   vf_buf *b = &q->body;
   vf_buf_reset(b);
-  vf_status st = vf_buf_append(b, "{\"vectors\":{", 12, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_append(b, "{\"vectors\":{", 12, err));
   bool first = true, any_sparse = false;
-  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+  for (int i = 0; i < q->base.nvectors; i++) {
     const store_vector_spec *v = &q->base.vectors[i];
     if (v->kind == CORPUS_VEC_SPARSE) {
       any_sparse = true;
       continue;
     }
-    if (!first) st = vf_buf_append(b, ",", 1, err);
+    if (!first) VF_TRY(vf_buf_append(b, ",", 1, err));
     first = false;
-    if (st == VF_OK) st = qd_put_name(b, v->name, err);
-    if (st == VF_OK)
-      st = vf_buf_printf(b, err, "{\"size\":%d,\"distance\":\"%s\"%s", (int)v->dim,
+    VF_TRY(qd_put_name(b, v->name, err));
+    VF_TRY(vf_buf_printf(b, err, "{\"size\":%d,\"distance\":\"%s\"%s", (int)v->dim,
                          qd_distance(v->distance),
                          v->kind == CORPUS_VEC_MULTI
                              ? ",\"multivector_config\":{\"comparator\":\"max_sim\"}"
-                             : "");
-    if (st == VF_OK) st = qd_vector_params(q->vparams[i], b, false, err);
-    if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+                             : ""));
+    VF_TRY(qd_vector_params(q->vparams[i], b, false, err));
+    VF_TRY(vf_buf_append(b, "}", 1, err));
   }
-  if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
-  if (st == VF_OK && any_sparse) {
-    st = vf_buf_append(b, ",\"sparse_vectors\":{", 19, err);
+  VF_TRY(vf_buf_append(b, "}", 1, err));
+  if (any_sparse) {
+    VF_TRY(vf_buf_append(b, ",\"sparse_vectors\":{", 19, err));
     first = true;
-    for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+    for (int i = 0; i < q->base.nvectors; i++) {
       const store_vector_spec *v = &q->base.vectors[i];
       if (v->kind != CORPUS_VEC_SPARSE) continue;
-      if (!first) st = vf_buf_append(b, ",", 1, err);
+      if (!first) VF_TRY(vf_buf_append(b, ",", 1, err));
       first = false;
-      if (st == VF_OK) st = qd_put_name(b, v->name, err);
-      if (st == VF_OK) st = vf_buf_append(b, "{", 1, err);
-      if (st == VF_OK) st = qd_vector_params(q->vparams[i], b, true, err);
-      if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+      VF_TRY(qd_put_name(b, v->name, err));
+      VF_TRY(vf_buf_append(b, "{", 1, err));
+      VF_TRY(qd_vector_params(q->vparams[i], b, true, err));
+      VF_TRY(vf_buf_append(b, "}", 1, err));
     }
-    if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+    VF_TRY(vf_buf_append(b, "}", 1, err));
   }
   static const char *const pass[][2] = {{"hnsw", "hnsw_config"},
                                         {"optimizers", "optimizers_config"},
@@ -224,24 +227,27 @@ static vf_status qd_create(qd_store *q, vf_error *err) {
                                         {"replication_factor", "replication_factor"},
                                         {"write_consistency_factor", "write_consistency_factor"},
                                         {"on_disk_payload", "on_disk_payload"}};
-  for (size_t i = 0; i < sizeof pass / sizeof pass[0] && st == VF_OK; i++)
-    st = qd_pass(q, b, pass[i][0], pass[i][1], err);
-  if (st == VF_OK) st = vf_buf_append(b, "}", 1, err);
+  for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++)
+    VF_TRY(qd_pass(q, b, pass[i][0], pass[i][1], err));
+  VF_TRY(vf_buf_append(b, "}", 1, err));
   long status = 0;
-  if (st == VF_OK) st = qd_call(q, "PUT", "", b, false, &status, err);
-  if (st == VF_OK) vf_log(VF_LOG_INFO, "qdrant: created collection '%s'", q->base.collection);
+  st = qd_call(q, "PUT", "", b, false, &status, err);
   if (st != VF_OK && status == 409) {
     /* "already exists": our own create whose response was lost and then retried, or another
      * process preparing at the same time — accept it when its schema is ours */
     vf_log(VF_LOG_WARN, "qdrant: collection '%s' already exists after the create request "
            "(a retried create or a concurrent one); checking its schema", q->base.collection);
     long gs = 0;
-    st = qd_call(q, "GET", "", NULL, true, &gs, err);
-    if (st == VF_OK && gs == 404)
-      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': create answered 409 but the "
-                        "collection does not exist", q->base.collection);
-    if (st == VF_OK) st = qd_compare(q, err);
+    VF_TRY(qd_call(q, "GET", "", NULL, true, &gs, err));
+    if (gs == 404)
+      VF_FAIL(vf_error_set(err, VF_ENET, "qdrant collection '%s': create answered 409 but the "
+                           "collection does not exist", q->base.collection));
+    VF_TRY(qd_compare(q, err));
+  } else {
+    VF_TRY(st);
+    vf_log(VF_LOG_INFO, "qdrant: created collection '%s'", q->base.collection);
   }
+out:
   return st;
 }
 
@@ -339,7 +345,8 @@ static vf_status qd_ensure(store *s, vf_error *err) {
   if (q->recreate) {
     vf_log(VF_LOG_INFO, "qdrant: recreate: dropping collection '%s'", s->collection);
     st = qd_call(q, "DELETE", "", NULL, true, NULL, err);
-    return st == VF_OK ? qd_create(q, err) : st;
+    if (st != VF_OK) return st;
+    return qd_create(q, err);
   }
   return qd_compare(q, err);
 }
@@ -355,7 +362,8 @@ static bool qd_uint(const vf_json_val *v, int64_t *out) {
 static vf_status qd_patch(qd_store *q, const char *json, vf_error *err) {
   vf_buf_reset(&q->body);
   vf_status st = vf_buf_append(&q->body, json, strlen(json), err);
-  return st == VF_OK ? qd_call(q, "PATCH", "", &q->body, false, NULL, err) : st;
+  if (st != VF_OK) return st;
+  return qd_call(q, "PATCH", "", &q->body, false, NULL, err);
 }
 
 static vf_status qd_payload_indexes(qd_store *q, vf_error *err);
@@ -438,7 +446,8 @@ static vf_status qd_wait(store *s, double timeout_s, vf_error *err) {
   vf_stage_begin(&sg, "finalize", "wait for green", "s", 0);
   for (;;) {
     vf_status st = vf_check_cancel(err);
-    if (st == VF_OK) st = qd_call(q, "GET", "", NULL, false, NULL, err);
+    if (st != VF_OK) return st;
+    st = qd_call(q, "GET", "", NULL, false, NULL, err);
     if (st != VF_OK) return st;
     const vf_json_val *os = vf_json_path(&q->doc, "result.optimizer_status");
     const vf_json_val *oe = vf_json_get(os, "error");
@@ -507,14 +516,13 @@ static vf_status qd_upsert(store *s, const corpus_batch *b, vf_error *err) {
   }
   static const char head[] = "{\"points\":[";
   vf_buf_reset(&q->body);
-  st = vf_buf_append(&q->body, head, sizeof head - 1, err);
   bool first = true;
   size_t in_body = 0;
-  for (size_t r = 0; r < b->n && st == VF_OK; r++) {
+  VF_TRY(vf_buf_append(&q->body, head, sizeof head - 1, err));
+  for (size_t r = 0; r < b->n; r++) {
     size_t mark = q->body.len;
     bool was_first = first;
-    st = qd_points_json(s, b, q->map, r, r + 1, &first, &q->body, err);
-    if (st != VF_OK) break;
+    VF_TRY(qd_points_json(s, b, q->map, r, r + 1, &first, &q->body, err));
     if (q->body.len + 2 <= QD_MAX_BODY) {
       in_body++;
       continue;
@@ -526,15 +534,15 @@ static vf_status qd_upsert(store *s, const corpus_batch *b, vf_error *err) {
                           b->file_key ? b->file_key : "batch", r, q->body.len - mark);
     q->body.len = mark; /* send what fits, restart with this point */
     first = was_first;
-    st = qd_send_points(q, err);
-    if (st != VF_OK) break;
+    VF_TRY(qd_send_points(q, err));
     vf_buf_reset(&q->body);
     first = true;
     in_body = 0;
-    st = vf_buf_append(&q->body, head, sizeof head - 1, err);
+    VF_TRY(vf_buf_append(&q->body, head, sizeof head - 1, err));
     r--;
   }
-  if (st == VF_OK && in_body > 0) st = qd_send_points(q, err);
+  if (in_body > 0) VF_TRY(qd_send_points(q, err));
+out:
   if (q->body.cap > ((size_t)64 << 20)) vf_buf_free(&q->body);
   return st;
 }
@@ -550,7 +558,8 @@ static vf_status qd_count(store *s, bool exact, uint64_t *out, vf_error *err) {
   *out = 0;
   vf_buf_reset(&q->body);
   vf_status st = vf_buf_printf(&q->body, err, "{\"exact\":%s}", exact ? "true" : "false");
-  if (st == VF_OK) st = qd_call(q, "POST", "/points/count", &q->body, false, NULL, err);
+  if (st != VF_OK) return st;
+  st = qd_call(q, "POST", "/points/count", &q->body, false, NULL, err);
   if (st != VF_OK) return st;
   int64_t n;
   if (!qd_uint(vf_json_path(&q->doc, "result.count"), &n))
@@ -619,7 +628,7 @@ static vf_status qd_search_impl(store *s, const char *vector, const float *queri
   }
   snprintf(params + pl, sizeof params - (size_t)pl, "}");
   vf_status st = VF_OK;
-  for (size_t q0 = 0; q0 < nq && st == VF_OK; q0 += QD_QUERY_CHUNK) {
+  for (size_t q0 = 0; q0 < nq; q0 += QD_QUERY_CHUNK) {
     size_t qn = nq - q0 < QD_QUERY_CHUNK ? nq - q0 : QD_QUERY_CHUNK;
     if (q->grpc) { /* Points/QueryBatch with the same search options and filters */
       const char *ftext[QD_QUERY_CHUNK];
@@ -629,9 +638,9 @@ static vf_status qd_search_impl(store *s, const char *vector, const float *queri
         ftext[i] = fq && !flt_is_empty(fq) ? flt_json(fq) : NULL;
         anyf = anyf || ftext[i];
       }
-      st = qdg_query(q->grpc, sp->name, queries + q0 * (size_t)dim, qn, dim, k, &q->sopts,
-                     anyf ? ftext : NULL, out->hits + q0 * k, out->counts + q0, err);
-      for (size_t i = 0; i < qn && st == VF_OK; i++) {
+      VF_TRY(qdg_query(q->grpc, sp->name, queries + q0 * (size_t)dim, qn, dim, k, &q->sopts,
+                       anyf ? ftext : NULL, out->hits + q0 * k, out->counts + q0, err));
+      for (size_t i = 0; i < qn; i++) {
         store_hit *h = out->hits + (q0 + i) * k;
         if (sp->distance == CORPUS_EUCLID || sp->distance == CORPUS_MANHATTAN)
           for (size_t j = 0; j < out->counts[q0 + i]; j++)
@@ -642,44 +651,36 @@ static vf_status qd_search_impl(store *s, const char *vector, const float *queri
     }
     vf_buf *b = &q->body;
     vf_buf_reset(b);
-    st = vf_buf_append(b, "{\"searches\":[", 13, err);
-    for (size_t i = 0; i < qn && st == VF_OK; i++) {
+    VF_TRY(vf_buf_append(b, "{\"searches\":[", 13, err));
+    for (size_t i = 0; i < qn; i++) {
       const float *f = queries + (q0 + i) * (size_t)dim;
-      st = vf_buf_reserve(b, (size_t)dim * (QD_F32_MAX_CHARS + 1) + 16, err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_buf_reserve(b, (size_t)dim * (QD_F32_MAX_CHARS + 1) + 16, err));
       vf_buf_put(b, i ? ",{\"query\":[" : "{\"query\":[", i ? 11 : 10);
       for (int32_t d = 0; d < dim; d++) {
-        if (!isfinite(f[d])) {
-          st = vf_error_set(err, VF_EUSAGE, "search: query %zu value %d is NaN or infinite",
-                            q0 + i, (int)d);
-          break;
-        }
+        if (!isfinite(f[d]))
+          VF_FAIL(vf_error_set(err, VF_EUSAGE, "search: query %zu value %d is NaN or infinite",
+                               q0 + i, (int)d));
         if (d) vf_buf_putc(b, ',');
         b->len += qd_fmt_f32((char *)b->data + b->len, f[d]);
       }
-      if (st != VF_OK) break;
-      st = vf_buf_append(b, "],\"using\":", 10, err);
-      if (st == VF_OK) st = vf_json_string(b, sp->name, strlen(sp->name), err);
+      VF_TRY(vf_buf_append(b, "],\"using\":", 10, err));
+      VF_TRY(vf_json_string(b, sp->name, strlen(sp->name), err));
       /* the filter, as Qdrant Filter JSON (validated and compiled by flt_parse) */
       const flt_filter *fq = filters ? filters[q0 + i] : NULL;
-      if (st == VF_OK && fq && !flt_is_empty(fq)) {
-        st = vf_buf_append(b, ",\"filter\":", 10, err);
-        if (st == VF_OK) st = vf_buf_append(b, flt_json(fq), strlen(flt_json(fq)), err);
+      if (fq && !flt_is_empty(fq)) {
+        VF_TRY(vf_buf_append(b, ",\"filter\":", 10, err));
+        VF_TRY(vf_buf_append(b, flt_json(fq), strlen(flt_json(fq)), err));
       }
-      if (st == VF_OK)
-        st = vf_buf_printf(b, err, ",\"limit\":%zu,\"with_payload\":false,%s}", k, params);
+      VF_TRY(vf_buf_printf(b, err, ",\"limit\":%zu,\"with_payload\":false,%s}", k, params));
     }
-    if (st == VF_OK) st = vf_buf_append(b, "]}", 2, err);
-    if (st == VF_OK) st = qd_call(q, "POST", "/points/query/batch", b, false, NULL, err);
-    if (st != VF_OK) break;
+    VF_TRY(vf_buf_append(b, "]}", 2, err));
+    VF_TRY(qd_call(q, "POST", "/points/query/batch", b, false, NULL, err));
     const vf_json_val *res = vf_json_get(&q->doc, "result");
-    if (!res || res->t != VF_JSON_ARR || res->n != qn) {
-      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the query response has %zu "
-                        "results for %zu queries", s->collection,
-                        res && res->t == VF_JSON_ARR ? res->n : 0, qn);
-      break;
-    }
-    for (size_t i = 0; i < qn && st == VF_OK; i++) {
+    if (!res || res->t != VF_JSON_ARR || res->n != qn)
+      VF_FAIL(vf_error_set(err, VF_ENET, "qdrant collection '%s': the query response has %zu "
+                           "results for %zu queries", s->collection,
+                           res && res->t == VF_JSON_ARR ? res->n : 0, qn));
+    for (size_t i = 0; i < qn; i++) {
       const vf_json_val *pts = vf_json_get(&res->items[i], "points");
       size_t np = pts && pts->t == VF_JSON_ARR ? pts->n : 0;
       if (np > k) np = k;
@@ -690,23 +691,20 @@ static vf_status qd_search_impl(store *s, const char *vector, const float *queri
                   (id->t == VF_JSON_STR ? store_id_parse(id->str, strlen(id->str), &h[j].id)
                    : id->t == VF_JSON_NUM ? store_id_parse(id->raw, id->raw_len, &h[j].id)
                                      : false);
-        if (!ok) {
-          st = vf_error_set(err, VF_ENET, "qdrant collection '%s': query %zu hit %zu has no "
-                            "valid id and score", s->collection, q0 + i, j);
-          break;
-        }
+        if (!ok)
+          VF_FAIL(vf_error_set(err, VF_ENET, "qdrant collection '%s': query %zu hit %zu has no "
+                               "valid id and score", s->collection, q0 + i, j));
         /* Qdrant reports distances for Euclid/Manhattan (smaller = nearer): negate so larger
          * is nearer, as store_search promises */
         double score = sc->num;
         if (sp->distance == CORPUS_EUCLID || sp->distance == CORPUS_MANHATTAN) score = -score;
         h[j].score = (float)score;
       }
-      if (st == VF_OK) {
-        qsort(h, np, sizeof *h, qd_hit_cmp);
-        out->counts[q0 + i] = np;
-      }
+      qsort(h, np, sizeof *h, qd_hit_cmp);
+      out->counts[q0 + i] = np;
     }
   }
+out:
   if (st != VF_OK) store_results_free(out);
   return st;
 }
@@ -793,15 +791,16 @@ static vf_status qd_payload_index(qd_store *q, const char *field, const vf_json_
                         : pf->kind == STORE_PK_UUID   ? "uuid, keyword"
                                                       : qd_kind_index(pf->kind));
   vf_buf_reset(&q->body);
-  vf_status st = vf_buf_append(&q->body, "{\"field_name\":", 14, err);
-  if (st == VF_OK) st = vf_json_string(&q->body, field, strlen(field), err);
-  if (st == VF_OK) st = vf_buf_append(&q->body, ",\"field_schema\":", 16, err);
-  if (st == VF_OK) st = vf_json_string(&q->body, t, strlen(t), err);
-  if (st == VF_OK) st = vf_buf_append(&q->body, "}", 1, err);
-  if (st == VF_OK) st = qd_call(q, "PUT", "/index?wait=true", &q->body, false, NULL, err);
-  if (st == VF_OK)
-    vf_log(VF_LOG_INFO, "qdrant: collection '%s': payload index on '%s' (%s)", q->base.collection,
-           field, t);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_append(&q->body, "{\"field_name\":", 14, err));
+  VF_TRY(vf_json_string(&q->body, field, strlen(field), err));
+  VF_TRY(vf_buf_append(&q->body, ",\"field_schema\":", 16, err));
+  VF_TRY(vf_json_string(&q->body, t, strlen(t), err));
+  VF_TRY(vf_buf_append(&q->body, "}", 1, err));
+  VF_TRY(qd_call(q, "PUT", "/index?wait=true", &q->body, false, NULL, err));
+  vf_log(VF_LOG_INFO, "qdrant: collection '%s': payload index on '%s' (%s)", q->base.collection,
+         field, t);
+out:
   return st;
 }
 
@@ -819,9 +818,9 @@ static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
         return vf_error_set(err, VF_ECONFIG, "vectorstore.params.payload_indexes.field_types.%s: "
                             "not a payload field of the datasource (mode: all indexes those)",
                             types->keys[i]);
-    for (int i = 0; i < q->npfields && st == VF_OK; i++)
-      st = qd_payload_index(q, q->pfields[i].key, types, true, err);
-    return st;
+    for (int i = 0; i < q->npfields; i++)
+      VF_TRY(qd_payload_index(q, q->pfields[i].key, types, true, err));
+    goto out;
   }
   for (size_t i = 0; types && i < types->n; i++) {
     bool listed = false;
@@ -832,8 +831,9 @@ static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
       return vf_error_set(err, VF_ECONFIG, "vectorstore.params.payload_indexes.field_types.%s: "
                           "'%s' is not in payload_indexes.fields", types->keys[i], types->keys[i]);
   }
-  for (size_t j = 0; fields && j < fields->n && st == VF_OK; j++)
-    if (fields->items[j].t == VF_JSON_STR) st = qd_payload_index(q, fields->items[j].str, types, false, err);
+  for (size_t j = 0; fields && j < fields->n; j++)
+    if (fields->items[j].t == VF_JSON_STR) VF_TRY(qd_payload_index(q, fields->items[j].str, types, false, err));
+out:
   return st;
 }
 
@@ -844,20 +844,20 @@ static vf_status qd_vector_ms(qd_store *q, const vf_json_val *from, const char *
                               const char *leaf, vf_buf *b, bool zero, vf_error *err) {
   vf_status st = VF_OK;
   bool first = true;
-  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+  for (int i = 0; i < q->base.nvectors; i++) {
     const store_vector_spec *v = &q->base.vectors[i];
     if (v->kind == CORPUS_VEC_SPARSE) continue;
     char p[400];
     snprintf(p, sizeof p, "%s.%s%s", path, v->name, leaf);
     int64_t m;
     if (!qd_uint(vf_json_path(from, p), &m) || (!zero && m == 0)) continue;
-    if (!first) st = vf_buf_append(b, ",", 1, err);
+    if (!first) VF_TRY(vf_buf_append(b, ",", 1, err));
     first = false;
-    if (st == VF_OK) st = qd_put_name(b, v->name, err);
-    if (st == VF_OK)
-      st = zero ? vf_buf_append(b, "{\"hnsw_config\":{\"m\":0}}", 23, err)
-                : vf_buf_printf(b, err, "%lld", (long long)m);
+    VF_TRY(qd_put_name(b, v->name, err));
+    VF_TRY(zero ? vf_buf_append(b, "{\"hnsw_config\":{\"m\":0}}", 23, err)
+                : vf_buf_printf(b, err, "%lld", (long long)m));
   }
+out:
   return st;
 }
 
@@ -875,29 +875,27 @@ static vf_status qd_defer_hnsw(qd_store *q, vf_error *err) {
   vf_buf vm, vz;
   vf_buf_init(&vm, 1u << 20);
   vf_buf_init(&vz, 1u << 20);
+  vf_buf_reset(&q->body); /* q->body and saved_threshold change whether or not the PATCH is sent */
+  q->saved_threshold = -1;
   /* vectors with their own m: remember it (an earlier prepare's value when it is 0 now) */
-  st = qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vm, false,
-                    err);
-  if (st == VF_OK && vm.len == 0)
-    st = qd_vector_ms(q, &q->doc, "result.config.metadata." QD_VEC_HNSW_KEY, "", &vm, false,
-                      err);
-  if (st == VF_OK)
-    st = qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vz, true,
-                      err);
-  vf_buf_reset(&q->body);
-  if (st == VF_OK)
-    st = vf_buf_printf(&q->body, err, "{\"hnsw_config\":{\"m\":0}%s%.*s%s,\"metadata\":{\""
+  VF_TRY(qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vm, false,
+                      err));
+  if (vm.len == 0)
+    VF_TRY(qd_vector_ms(q, &q->doc, "result.config.metadata." QD_VEC_HNSW_KEY, "", &vm, false,
+                        err));
+  VF_TRY(qd_vector_ms(q, &q->doc, "result.config.params.vectors", ".hnsw_config.m", &vz, true,
+                      err));
+  VF_TRY(vf_buf_printf(&q->body, err, "{\"hnsw_config\":{\"m\":0}%s%.*s%s,\"metadata\":{\""
                        QD_DEFER_KEY "\":\"hnsw_m\",\"" QD_HNSW_KEY "\":%lld,\"" QD_VEC_HNSW_KEY
                        "\":{%.*s}}}",
                        vz.len ? ",\"vectors\":{" : "", (int)vz.len, (const char *)vz.data,
-                       vz.len ? "}" : "", (long long)keep, (int)vm.len, (const char *)vm.data);
+                       vz.len ? "}" : "", (long long)keep, (int)vm.len, (const char *)vm.data));
+  VF_TRY(qd_call(q, "PATCH", "", &q->body, false, NULL, err));
+  vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m 0 for the load (was %lld)",
+         q->base.collection, (long long)keep);
+out:
   vf_buf_free(&vm);
   vf_buf_free(&vz);
-  q->saved_threshold = -1;
-  if (st == VF_OK) st = qd_call(q, "PATCH", "", &q->body, false, NULL, err);
-  if (st == VF_OK)
-    vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m 0 for the load (was %lld)",
-           q->base.collection, (long long)keep);
   return st;
 }
 
@@ -909,28 +907,28 @@ static vf_status qd_enable_hnsw(qd_store *q, vf_error *err) {
       m = QD_DEFAULT_HNSW_M;
   vf_buf b;
   vf_buf_init(&b, 1u << 20);
-  vf_status st = vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}", (long long)m);
+  vf_status st = VF_OK;
   bool first = true;
-  for (int i = 0; i < q->base.nvectors && st == VF_OK; i++) {
+  VF_TRY(vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}", (long long)m));
+  for (int i = 0; i < q->base.nvectors; i++) {
     const store_vector_spec *v = &q->base.vectors[i];
     if (v->kind == CORPUS_VEC_SPARSE) continue;
     char p[400];
     snprintf(p, sizeof p, "result.config.metadata." QD_VEC_HNSW_KEY ".%s", v->name);
     int64_t vm;
     if (!qd_uint(vf_json_path(&q->doc, p), &vm) || vm <= 0) continue;
-    st = vf_buf_printf(&b, err, "%s", first ? ",\"vectors\":{" : ",");
+    VF_TRY(vf_buf_printf(&b, err, "%s", first ? ",\"vectors\":{" : ","));
     first = false;
-    if (st == VF_OK) st = qd_put_name(&b, v->name, err);
-    if (st == VF_OK) st = vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}}", (long long)vm);
+    VF_TRY(qd_put_name(&b, v->name, err));
+    VF_TRY(vf_buf_printf(&b, err, "{\"hnsw_config\":{\"m\":%lld}}", (long long)vm));
   }
-  if (st == VF_OK && !first) st = vf_buf_append(&b, "}", 1, err);
-  if (st == VF_OK) st = vf_buf_append(&b, "}", 1, err);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st == VF_OK) {
-    vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m restored to %lld", q->base.collection,
-           (long long)m);
-    st = qd_patch(q, (const char *)b.data, err);
-  }
+  if (!first) VF_TRY(vf_buf_append(&b, "}", 1, err));
+  VF_TRY(vf_buf_append(&b, "}", 1, err));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
+  vf_log(VF_LOG_INFO, "qdrant: collection '%s': hnsw m restored to %lld", q->base.collection,
+         (long long)m);
+  VF_TRY(qd_patch(q, (const char *)b.data, err));
+out:
   vf_buf_free(&b);
   return st;
 }
@@ -950,54 +948,52 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
                         "first)", s->collection);
   vf_buf b;
   vf_buf_init(&b, 64u << 20);
-  st = vf_buf_append(&b, "{", 1, err);
+  vf_json_val p = {0}; /* one vector's params, freed each round and at out: */
   bool any = false;
+  VF_TRY(vf_buf_append(&b, "{", 1, err));
   static const char *const pass[][2] = {{"hnsw", "hnsw_config"},
                                         {"optimizers", "optimizers_config"},
                                         {"quantization", "quantization_config"}};
-  for (size_t i = 0; i < 3 && st == VF_OK; i++) {
+  for (size_t i = 0; i < 3; i++) {
     const vf_json_val *v = vf_json_get(&q->params, pass[i][0]);
     if (!v || v->t == VF_JSON_NULL) continue;
-    st = vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len, v->raw);
+    VF_TRY(vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len, v->raw));
     any = true;
   }
   bool vfirst = true;
-  for (int i = 0; i < s->nvectors && st == VF_OK; i++) {
+  for (int i = 0; i < s->nvectors; i++) {
     const store_vector_spec *v = &s->vectors[i];
     const char *pj = q->vparams[i];
     if (v->kind == CORPUS_VEC_SPARSE || !pj) continue;
-    vf_json_val p;
-    if ((st = vf_json_parse(pj, strlen(pj), "vector params", &p, err)) != VF_OK)
-      break;
+    VF_TRY(vf_json_parse(pj, strlen(pj), "vector params", &p, err));
     const vf_json_val *h = vf_json_get(&p, "hnsw"), *qz = vf_json_get(&p, "quantization");
     if (h || qz) {
-      st = vf_buf_printf(&b, err, "%s", vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ",");
+      VF_TRY(vf_buf_printf(&b, err, "%s", vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ","));
       vfirst = false;
       any = true;
-      if (st == VF_OK) st = qd_put_name(&b, v->name, err);
-      if (st == VF_OK)
-        st = vf_buf_printf(&b, err, "{%s%.*s%s%s%.*s}", h ? "\"hnsw_config\":" : "",
+      VF_TRY(qd_put_name(&b, v->name, err));
+      VF_TRY(vf_buf_printf(&b, err, "{%s%.*s%s%s%.*s}", h ? "\"hnsw_config\":" : "",
                            h ? (int)h->raw_len : 0, h ? h->raw : "", h && qz ? "," : "",
                            qz ? "\"quantization_config\":" : "", qz ? (int)qz->raw_len : 0,
-                           qz ? qz->raw : "");
+                           qz ? qz->raw : ""));
     }
     vf_json_free(&p);
   }
-  if (st == VF_OK && !vfirst) st = vf_buf_append(&b, "}", 1, err);
-  if (st == VF_OK) st = vf_buf_append(&b, "}", 1, err);
-  if (st == VF_OK && !any)
-    st = vf_error_set(err, VF_ECONFIG, "load reindex: the config sets no hnsw, quantization or "
-                      "optimizers (vectorstore.params.* or vectors.<name>.hnsw / quantization)");
-  if (st == VF_OK) {
-    vf_buf_reset(&q->body);
-    st = vf_buf_append(&q->body, b.data, b.len, err);
-  }
-  if (st == VF_OK) st = qd_call(q, "PATCH", "", &q->body, false, NULL, err);
+  if (!vfirst) VF_TRY(vf_buf_append(&b, "}", 1, err));
+  VF_TRY(vf_buf_append(&b, "}", 1, err));
+  if (!any)
+    VF_FAIL(vf_error_set(err, VF_ECONFIG, "load reindex: the config sets no hnsw, quantization or "
+                         "optimizers (vectorstore.params.* or vectors.<name>.hnsw / quantization)"));
+  vf_buf_reset(&q->body);
+  VF_TRY(vf_buf_append(&q->body, b.data, b.len, err));
+  VF_TRY(qd_call(q, "PATCH", "", &q->body, false, NULL, err));
+out:
+  vf_json_free(&p);
   vf_buf_free(&b);
-  if (st == VF_OK)
-    vf_log(VF_LOG_INFO, "qdrant: collection '%s': index settings updated; waiting for green",
-           s->collection);
-  return st == VF_OK ? qd_wait(s, timeout_s, err) : st;
+  if (st != VF_OK) return st;
+  vf_log(VF_LOG_INFO, "qdrant: collection '%s': index settings updated; waiting for green",
+         s->collection);
+  return qd_wait(s, timeout_s, err);
 }
 
 /* store_qdrant_describe(): the collection's existence, points and status (load delete). */
@@ -1022,7 +1018,8 @@ vf_status store_qdrant_describe(store *s, store_collection_info *out, vf_error *
 vf_status store_qdrant_drop(store *s, vf_error *err) {
   qd_store *q = (qd_store *)s;
   vf_status st = qd_call(q, "DELETE", "", NULL, true, NULL, err);
-  if (st == VF_OK) vf_log(VF_LOG_INFO, "qdrant: dropped collection '%s'", s->collection);
+  if (st != VF_OK) return st;
+  vf_log(VF_LOG_INFO, "qdrant: dropped collection '%s'", s->collection);
   return st;
 }
 
@@ -1073,13 +1070,14 @@ static vf_status qd_set_record(store *s, const store_record *r, vf_error *err) {
   qd_store *q = (qd_store *)s;
   vf_buf b;
   vf_buf_init(&b, 1 << 20);
-  vf_status st = vf_json_raw(&b, "{\"metadata\":{\"" QD_RECORD_KEY "\":", err);
-  if (st == VF_OK) st = store_record_json(&b, r, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\"" QD_LOAD_KEY "\":\"%s\"}}",
-                       r->load_finished ? "finalized" : "in progress");
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st == VF_OK) st = qd_patch(q, (const char *)b.data, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(&b, "{\"metadata\":{\"" QD_RECORD_KEY "\":", err));
+  VF_TRY(store_record_json(&b, r, err));
+  VF_TRY(vf_buf_printf(&b, err, ",\"" QD_LOAD_KEY "\":\"%s\"}}",
+                       r->load_finished ? "finalized" : "in progress"));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
+  VF_TRY(qd_patch(q, (const char *)b.data, err));
+out:
   vf_buf_free(&b);
   return st;
 }
@@ -1108,28 +1106,27 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
   vf_status st = VF_OK;
   size_t *ord = vf_mallocarray(QD_LOOKUP_BATCH, sizeof *ord);
   if (!ord) return qd_nomem(err);
-  for (size_t b0 = 0; st == VF_OK && b0 < n; b0 += QD_LOOKUP_BATCH) {
+  for (size_t b0 = 0; b0 < n; b0 += QD_LOOKUP_BATCH) {
     size_t m = n - b0 < QD_LOOKUP_BATCH ? n - b0 : QD_LOOKUP_BATCH;
     vf_buf_reset(&q->body);
-    st = vf_json_raw(&q->body, "{\"ids\":[", err);
-    for (size_t i = 0; st == VF_OK && i < m; i++) {
+    VF_TRY(vf_json_raw(&q->body, "{\"ids\":[", err));
+    for (size_t i = 0; i < m; i++) {
       char t[37];
       store_id_format(&ids[b0 + i], t);
-      st = ids[b0 + i].is_uuid ? vf_buf_printf(&q->body, err, "%s\"%s\"", i ? "," : "", t)
-                               : vf_buf_printf(&q->body, err, "%s%s", i ? "," : "", t);
+      VF_TRY(ids[b0 + i].is_uuid ? vf_buf_printf(&q->body, err, "%s\"%s\"", i ? "," : "", t)
+                                 : vf_buf_printf(&q->body, err, "%s%s", i ? "," : "", t));
     }
-    if (st == VF_OK)
-      st = vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err);
-    if (st == VF_OK) st = qd_call(q, "POST", "/points", &q->body, false, NULL, err);
-    const vf_json_val *res = st == VF_OK ? vf_json_get(&q->doc, "result") : NULL;
-    if (st == VF_OK && (!res || res->t != VF_JSON_ARR))
-      st = vf_error_set(err, VF_ENET, "qdrant collection '%s': the retrieve response has no result "
-                        "list", s->collection);
+    VF_TRY(vf_json_raw(&q->body, "],\"with_payload\":false,\"with_vector\":false}", err));
+    VF_TRY(qd_call(q, "POST", "/points", &q->body, false, NULL, err));
+    const vf_json_val *res = vf_json_get(&q->doc, "result");
+    if (!res || res->t != VF_JSON_ARR)
+      VF_FAIL(vf_error_set(err, VF_ENET, "qdrant collection '%s': the retrieve response has no "
+                           "result list", s->collection));
     for (size_t i = 0; i < m; i++) ord[i] = b0 + i;
     g_qd_sort_ids = ids;
     qsort(ord, m, sizeof *ord, qd_idx_cmp);
     g_qd_sort_ids = NULL;
-    for (size_t j = 0; st == VF_OK && j < res->n; j++) {
+    for (size_t j = 0; j < res->n; j++) {
       const vf_json_val *id = vf_json_get(&res->items[j], "id");
       corpus_id got;
       bool ok = id && (id->t == VF_JSON_STR   ? store_id_parse(id->str, strlen(id->str), &got)
@@ -1145,6 +1142,7 @@ static vf_status qd_contains(store *s, const corpus_id *ids, size_t n, bool *fou
       for (; lo < m && store_id_cmp(&ids[ord[lo]], &got) == 0; lo++) found[ord[lo]] = true;
     }
   }
+out:
   free(ord);
   return st;
 }
@@ -1179,57 +1177,54 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
   q->wait = cfg->upsert_wait;
   VF_BUF_INIT(&q->body, VF_BUF_MAX_HTTP_BODY);
   VF_BUF_INIT(&q->resp.body, VF_BUF_MAX_HTTP_BODY);
-  vf_status st = store_head_init(&q->base, &qdrant_vt, cfg, err);
-  if (st == VF_OK) {
-    const char *pj = cfg->params_json && *cfg->params_json ? cfg->params_json : "{}";
-    q->params_txt = vf_strdup(pj);
-    if (!q->params_txt) st = qd_nomem(err);
-    if (st == VF_OK)
-      st = vf_json_parse(q->params_txt, strlen(q->params_txt), "vectorstore.params", &q->params, err);
-    if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
-    if (st == VF_OK && q->params.t != VF_JSON_OBJ)
-      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params must be a mapping");
-    /* params.recreate is not read here: cfg->recreate carries it, and the runner clears it
-     * for worker handles (they must never drop the collection) */
-  }
-  if (st == VF_OK) { /* issue 18: params.defer */
+  vf_status st = VF_OK;
+  VF_TRY(store_head_init(&q->base, &qdrant_vt, cfg, err));
+  const char *pj = cfg->params_json && *cfg->params_json ? cfg->params_json : "{}";
+  q->params_txt = vf_strdup(pj);
+  if (!q->params_txt) VF_FAIL(qd_nomem(err));
+  st = vf_json_parse(q->params_txt, strlen(q->params_txt), "vectorstore.params", &q->params, err);
+  if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
+  VF_TRY(st);
+  if (q->params.t != VF_JSON_OBJ)
+    VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params must be a mapping"));
+  /* params.recreate is not read here: cfg->recreate carries it, and the runner clears it
+   * for worker handles (they must never drop the collection) */
+  { /* issue 18: params.defer */
     const vf_json_val *d = vf_json_get(&q->params, "defer");
     const char *dm = d && d->t == VF_JSON_STR ? d->str : "indexing_threshold";
     if (strcmp(dm, "indexing_threshold") == 0) q->defer = QD_DEFER_THRESHOLD;
     else if (strcmp(dm, "hnsw_m") == 0) q->defer = QD_DEFER_HNSW_M;
     else if (strcmp(dm, "none") == 0) q->defer = QD_DEFER_NONE;
     else
-      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.defer: '%.40s' (expected "
-                        "indexing_threshold, hnsw_m or none)", dm);
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.defer: '%.40s' (expected "
+                           "indexing_threshold, hnsw_m or none)", dm));
   }
-  if (st == VF_OK) {
-    q->vparams = vf_calloc((size_t)q->base.nvectors + 1, sizeof *q->vparams);
-    if (!q->vparams) st = qd_nomem(err);
-    for (int i = 0; st == VF_OK && cfg->vector_params_json && i < q->base.nvectors; i++)
-      if (cfg->vector_params_json[i] && !(q->vparams[i] = vf_strdup(cfg->vector_params_json[i])))
-        st = qd_nomem(err);
-  }
-  if (st == VF_OK && cfg->npayload_fields > 0) {
+  q->vparams = vf_calloc((size_t)q->base.nvectors + 1, sizeof *q->vparams);
+  if (!q->vparams) VF_FAIL(qd_nomem(err));
+  for (int i = 0; cfg->vector_params_json && i < q->base.nvectors; i++)
+    if (cfg->vector_params_json[i] && !(q->vparams[i] = vf_strdup(cfg->vector_params_json[i])))
+      VF_FAIL(qd_nomem(err));
+  if (cfg->npayload_fields > 0) {
     q->pfields = vf_calloc((size_t)cfg->npayload_fields, sizeof *q->pfields);
-    if (!q->pfields) st = qd_nomem(err);
-    for (int i = 0; st == VF_OK && i < cfg->npayload_fields; i++) {
+    if (!q->pfields) VF_FAIL(qd_nomem(err));
+    for (int i = 0; i < cfg->npayload_fields; i++) {
       q->pfields[i] = cfg->payload_fields[i];
       q->pfields[i].key = vf_strdup(cfg->payload_fields[i].key);
       q->pfields[i].column = vf_strdup(cfg->payload_fields[i].column ? cfg->payload_fields[i].column : "");
       q->npfields = i + 1;
-      if (!q->pfields[i].key || !q->pfields[i].column) st = qd_nomem(err);
+      if (!q->pfields[i].key || !q->pfields[i].column) VF_FAIL(qd_nomem(err));
     }
   }
-  if (st == VF_OK) {
+  {
     /* "/collections/" + percent-encoded name (RFC 3986 unreserved characters kept) */
     const char *n = q->base.collection;
     size_t len = strlen(n);
     q->cpath = vf_malloc(14 + 3 * len + 1);
     q->map = vf_calloc((size_t)q->base.nvectors + 1, sizeof *q->map);
     if (!q->cpath || !q->map || len > 255) {
-      st = len > 255 ? vf_error_set(err, VF_ECONFIG, "vectorstore.collection_name is longer "
-                                    "than 255 bytes")
-                     : qd_nomem(err);
+      VF_FAIL(len > 255 ? vf_error_set(err, VF_ECONFIG, "vectorstore.collection_name is longer "
+                                       "than 255 bytes")
+                        : qd_nomem(err));
     } else {
       static const char hx[] = "0123456789ABCDEF";
       char *p = q->cpath;
@@ -1248,19 +1243,21 @@ vf_status store_qdrant_open(const store_config *cfg, store **out, vf_error *err)
       *p = 0;
     }
   }
-  if (st == VF_OK) {
+  {
     io_http_opts ho = {0};
     ho.api_key = cfg->api_key;
     ho.max_retries = cfg->retries_given ? cfg->retries : -1;
     st = io_http_open(cfg->url, &ho, &q->http, err);
     if (st == VF_EUSAGE) err->code = st = VF_ECONFIG;
     if (st != VF_OK) vf_error_prefix(err, "vectorstore.url: ");
-    if (st == VF_OK && cfg->prefer_grpc) /* issue 18: the same client options over HTTP/2 */
-      st = qdg_open(cfg->url, cfg->grpc_port > 0 ? cfg->grpc_port : QD_GRPC_DEFAULT_PORT, &ho,
-                    cfg->grpc_max_message_bytes > 0 ? (size_t)cfg->grpc_max_message_bytes
-                                                    : QD_GRPC_DEFAULT_MAX,
-                    q->base.collection, &q->grpc, err);
+    VF_TRY(st);
+    if (cfg->prefer_grpc) /* issue 18: the same client options over HTTP/2 */
+      VF_TRY(qdg_open(cfg->url, cfg->grpc_port > 0 ? cfg->grpc_port : QD_GRPC_DEFAULT_PORT, &ho,
+                      cfg->grpc_max_message_bytes > 0 ? (size_t)cfg->grpc_max_message_bytes
+                                                      : QD_GRPC_DEFAULT_MAX,
+                      q->base.collection, &q->grpc, err));
   }
+out:
   if (st != VF_OK) {
     qd_close(&q->base);
     return st;

@@ -302,17 +302,19 @@ static vf_status qpb_enc_scalar(qpb_enc *e, uint32_t num, int type, int ref, con
 /* A packed repeated numeric field from a JSON array. */
 static vf_status qpb_enc_packed(qpb_enc *e, const qpb_field *f, const vf_json_val *arr) {
   size_t mark;
-  vf_status st = qpb_begin(e->out, f->number, &mark, e->err);
-  for (size_t i = 0; i < arr->n && st == VF_OK; i++) {
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(e->out, f->number, &mark, e->err));
+  for (size_t i = 0; i < arr->n; i++) {
     /* write as an unpacked field into the buffer, then strip the tag: simplest exact reuse of
      * the scalar encoder (tags of fields < 16 are one byte) */
     size_t before = e->out->len;
-    st = qpb_enc_scalar(e, 1, f->type, f->ref, &arr->items[i]);
-    if (st != VF_OK) break;
+    VF_TRY(qpb_enc_scalar(e, 1, f->type, f->ref, &arr->items[i]));
     memmove(e->out->data + before, e->out->data + before + 1, e->out->len - before - 1);
     e->out->len--;
   }
-  return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
+  VF_TRY(qpb_end(e->out, mark, e->err));
+out:
+  return st;
 }
 
 /* A scalar JSON value given for a message-typed field: the REST shorthands of oneof wrappers
@@ -342,22 +344,41 @@ static size_t qpb_qj_strlen(const vf_json_val *v);
 /* A value of message type `msg` as field `num` (tag + length + body). */
 static vf_status qpb_enc_submsg(qpb_enc *e, uint32_t num, int msg, const vf_json_val *v, int depth) {
   if (depth >= QPB_MAX_DEPTH) return qpb_enc_fail(e, "nested too deeply", NULL, NULL);
-  if (msg == QPB_M_qdrant_Filter) { /* the REST filter shape differs from the proto's */
-    size_t mark;
-    vf_status st = qpb_begin(e->out, num, &mark, e->err);
-    if (st == VF_OK) st = qpb_filter_body(e, v, depth + 1);
-    return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
-  }
-  if (msg == QPB_M_qdrant_Value) {
-    size_t mark;
-    vf_status st = qpb_begin(e->out, num, &mark, e->err);
-    if (st == VF_OK) st = qpb_encode_value(v, e->path, e->out, e->err);
-    return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
-  }
   size_t mark;
-  vf_status st = qpb_begin(e->out, num, &mark, e->err);
-  if (st == VF_OK) st = v->t == VF_JSON_OBJ ? qpb_enc_msg(e, msg, v, depth + 1) : qpb_enc_wrapped(e, msg, v);
-  return st == VF_OK ? qpb_end(e->out, mark, e->err) : st;
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(e->out, num, &mark, e->err));
+  if (msg == QPB_M_qdrant_Filter) { /* the REST filter shape differs from the proto's */
+    VF_TRY(qpb_filter_body(e, v, depth + 1));
+  } else if (msg == QPB_M_qdrant_Value) {
+    VF_TRY(qpb_encode_value(v, e->path, e->out, e->err));
+  } else {
+    VF_TRY(v->t == VF_JSON_OBJ ? qpb_enc_msg(e, msg, v, depth + 1) : qpb_enc_wrapped(e, msg, v));
+  }
+  VF_TRY(qpb_end(e->out, mark, e->err));
+out:
+  return st;
+}
+
+/* Entry i of the JSON object v as one entry of the map field f: MapEntry{key = 1, value = 2}. */
+static vf_status qpb_enc_map_entry(qpb_enc *e, const qpb_field *f, const vf_json_val *v, size_t i,
+                                   int depth) {
+  size_t mark;
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(e->out, f->number, &mark, e->err));
+  if (f->map_key == QPB_STRING) {
+    VF_TRY(qpb_add_bytes(e->out, 1, v->keys[i], strlen(v->keys[i]), e->err));
+  } else {
+    vf_json_val k = {0};
+    k.t = VF_JSON_STR;
+    k.str = v->keys[i];
+    VF_TRY(qpb_enc_scalar(e, 1, f->map_key, -1, &k));
+  }
+  if (v->items[i].t != VF_JSON_NULL)
+    VF_TRY(f->map_val == QPB_MESSAGE ? qpb_enc_submsg(e, 2, f->map_ref, &v->items[i], depth)
+                                     : qpb_enc_scalar(e, 2, f->map_val, f->map_ref, &v->items[i]));
+  VF_TRY(qpb_end(e->out, mark, e->err));
+out:
+  return st;
 }
 
 static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const vf_json_val *v, int depth) {
@@ -365,42 +386,32 @@ static vf_status qpb_enc_field(qpb_enc *e, const qpb_field *f, const vf_json_val
   vf_status st = VF_OK;
   if (f->label == QPB_MAP) {
     if (v->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected an object (a map)", NULL, NULL);
-    for (size_t i = 0; i < v->n && st == VF_OK; i++) {
-      size_t mark, at = qpb_push(e, v->keys[i]);
-      st = qpb_begin(e->out, f->number, &mark, e->err);
-      if (st == VF_OK) {
-        if (f->map_key == QPB_STRING) {
-          st = qpb_add_bytes(e->out, 1, v->keys[i], strlen(v->keys[i]), e->err);
-        } else {
-          vf_json_val k = {0};
-          k.t = VF_JSON_STR;
-          k.str = v->keys[i];
-          st = qpb_enc_scalar(e, 1, f->map_key, -1, &k);
-        }
-      }
-      if (st == VF_OK && v->items[i].t != VF_JSON_NULL)
-        st = f->map_val == QPB_MESSAGE ? qpb_enc_submsg(e, 2, f->map_ref, &v->items[i], depth)
-                                       : qpb_enc_scalar(e, 2, f->map_val, f->map_ref, &v->items[i]);
-      if (st == VF_OK) st = qpb_end(e->out, mark, e->err);
+    for (size_t i = 0; i < v->n; i++) {
+      size_t at = qpb_push(e, v->keys[i]);
+      st = qpb_enc_map_entry(e, f, v, i, depth);
       qpb_pop(e, at);
+      VF_TRY(st);
     }
-    return st;
+    goto out;
   }
   if (f->label == QPB_REPEATED) {
     if (v->t != VF_JSON_ARR) return qpb_enc_fail(e, "expected an array", NULL, NULL);
     if (f->packed) return qpb_enc_packed(e, f, v);
-    for (size_t i = 0; i < v->n && st == VF_OK; i++) {
+    for (size_t i = 0; i < v->n; i++) {
       char ix[24];
       snprintf(ix, sizeof ix, "%zu", i);
       size_t at = qpb_push(e, ix);
       st = f->type == QPB_MESSAGE ? qpb_enc_submsg(e, f->number, f->ref, &v->items[i], depth)
                                   : qpb_enc_scalar(e, f->number, f->type, f->ref, &v->items[i]);
       qpb_pop(e, at);
+      VF_TRY(st);
     }
-    return st;
+    goto out;
   }
   return f->type == QPB_MESSAGE ? qpb_enc_submsg(e, f->number, f->ref, v, depth)
                                 : qpb_enc_scalar(e, f->number, f->type, f->ref, v);
+out:
+  return st;
 }
 
 /* REST `vectors` / `sparse_vectors` (objects of named parameters) -> `<key>_config`, which wraps
@@ -409,33 +420,35 @@ static vf_status qpb_enc_vectors_config(qpb_enc *e, const qpb_field *cf, const v
                                         int depth) {
   if (v->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected an object", NULL, NULL);
   size_t m1;
-  vf_status st = qpb_begin(e->out, cf->number, &m1, e->err);
-  if (st != VF_OK) return st;
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(e->out, cf->number, &m1, e->err));
   const qpb_field *map = qpb_field_by_name(cf->ref, "map");
   const qpb_field *pm = qpb_field_by_name(cf->ref, "params_map");
   const qpb_field *single = qpb_field_by_name(cf->ref, "params");
   if (map) {
-    st = qpb_enc_field(e, map, v, depth + 1);
+    VF_TRY(qpb_enc_field(e, map, v, depth + 1));
   } else if (pm && single) {
     const vf_json_val *size = vf_json_get(v, "size");
     if (size && size->t == VF_JSON_NUM) { /* the single unnamed vector form */
-      st = qpb_enc_submsg(e, single->number, single->ref, v, depth + 1);
+      VF_TRY(qpb_enc_submsg(e, single->number, single->ref, v, depth + 1));
     } else {
       size_t m2;
       const qpb_field *inner = qpb_field_by_name(pm->ref, "map");
-      st = qpb_begin(e->out, pm->number, &m2, e->err);
-      if (st == VF_OK) st = qpb_enc_field(e, inner, v, depth + 2);
-      if (st == VF_OK) st = qpb_end(e->out, m2, e->err);
+      VF_TRY(qpb_begin(e->out, pm->number, &m2, e->err));
+      VF_TRY(qpb_enc_field(e, inner, v, depth + 2));
+      VF_TRY(qpb_end(e->out, m2, e->err));
     }
   } else {
-    return qpb_enc_fail(e, "no vectors shape in ", QPB_MSGS[cf->ref].name, NULL);
+    VF_FAIL(qpb_enc_fail(e, "no vectors shape in ", QPB_MSGS[cf->ref].name, NULL));
   }
-  return st == VF_OK ? qpb_end(e->out, m1, e->err) : st;
+  VF_TRY(qpb_end(e->out, m1, e->err));
+out:
+  return st;
 }
 
 static vf_status qpb_enc_msg(qpb_enc *e, int msg, const vf_json_val *obj, int depth) {
   vf_status st = VF_OK;
-  for (size_t i = 0; i < obj->n && st == VF_OK; i++) {
+  for (size_t i = 0; i < obj->n; i++) {
     const char *key = obj->keys[i];
     size_t at = qpb_push(e, key);
     const qpb_field *f = qpb_field_by_name(msg, key);
@@ -455,7 +468,9 @@ static vf_status qpb_enc_msg(qpb_enc *e, int msg, const vf_json_val *obj, int de
       }
     }
     qpb_pop(e, at);
+    VF_TRY(st);
   }
+out:
   return st;
 }
 
@@ -501,26 +516,29 @@ static vf_status qpb_value_at(const vf_json_val *v, vf_buf *out, vf_error *err, 
       return qpb_add_varint(out, 3, (uint64_t)s, err);
     return qpb_add_double(out, 2, v->num, err);
   case VF_JSON_ARR:
-    st = qpb_begin(out, 7, &m1, err);
-    for (size_t i = 0; i < v->n && st == VF_OK; i++) {
-      st = qpb_begin(out, 1, &m2, err);
-      if (st == VF_OK) st = qpb_value_at(&v->items[i], out, err, depth + 1);
-      if (st == VF_OK) st = qpb_end(out, m2, err);
+    VF_TRY(qpb_begin(out, 7, &m1, err));
+    for (size_t i = 0; i < v->n; i++) {
+      VF_TRY(qpb_begin(out, 1, &m2, err));
+      VF_TRY(qpb_value_at(&v->items[i], out, err, depth + 1));
+      VF_TRY(qpb_end(out, m2, err));
     }
-    return st == VF_OK ? qpb_end(out, m1, err) : st;
+    VF_TRY(qpb_end(out, m1, err));
+    break;
   case VF_JSON_OBJ:
-    st = qpb_begin(out, 6, &m1, err);
-    for (size_t i = 0; i < v->n && st == VF_OK; i++) {
-      st = qpb_begin(out, 1, &m2, err);
-      if (st == VF_OK) st = qpb_add_bytes(out, 1, v->keys[i], strlen(v->keys[i]), err);
-      if (st == VF_OK) st = qpb_begin(out, 2, &m3, err);
-      if (st == VF_OK) st = qpb_value_at(&v->items[i], out, err, depth + 1);
-      if (st == VF_OK) st = qpb_end(out, m3, err);
-      if (st == VF_OK) st = qpb_end(out, m2, err);
+    VF_TRY(qpb_begin(out, 6, &m1, err));
+    for (size_t i = 0; i < v->n; i++) {
+      VF_TRY(qpb_begin(out, 1, &m2, err));
+      VF_TRY(qpb_add_bytes(out, 1, v->keys[i], strlen(v->keys[i]), err));
+      VF_TRY(qpb_begin(out, 2, &m3, err));
+      VF_TRY(qpb_value_at(&v->items[i], out, err, depth + 1));
+      VF_TRY(qpb_end(out, m3, err));
+      VF_TRY(qpb_end(out, m2, err));
     }
-    return st == VF_OK ? qpb_end(out, m1, err) : st;
+    VF_TRY(qpb_end(out, m1, err));
+    break;
   }
-  return VF_OK;
+out:
+  return st;
 }
 
 /* qpb_encode_value(): see qdrant_pb.h. */
@@ -630,23 +648,26 @@ static vf_status qpb_filter_match(qpb_enc *e, const vf_json_val *m) {
   if (v->t != VF_JSON_ARR) return qpb_enc_fail(e, "expected an array for match.", k, NULL);
   bool ints = v->n > 0 && v->items[0].t == VF_JSON_NUM;
   size_t m1, m2;
-  vf_status st = qpb_begin(b, any ? (ints ? FM_INTEGERS : FM_KEYWORDS)
-                                  : (ints ? FM_EXCEPT_INTEGERS : FM_EXCEPT_KEYWORDS), &m1, e->err);
-  if (st == VF_OK && ints) st = qpb_begin(b, 1, &m2, e->err); /* RepeatedIntegers.integers, packed */
-  for (size_t i = 0; i < v->n && st == VF_OK; i++) {
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(b, any ? (ints ? FM_INTEGERS : FM_KEYWORDS)
+                          : (ints ? FM_EXCEPT_INTEGERS : FM_EXCEPT_KEYWORDS), &m1, e->err));
+  if (ints) VF_TRY(qpb_begin(b, 1, &m2, e->err)); /* RepeatedIntegers.integers, packed */
+  for (size_t i = 0; i < v->n; i++) {
     const vf_json_val *x = &v->items[i];
     if (ints) {
       if (x->t != VF_JSON_NUM || !qpb_json_int(x, true, &s, &u))
         return qpb_enc_fail(e, "match.", k, ": expected integers only");
-      st = vf_buf_reserve(b, 10, e->err);
-      if (st == VF_OK) qpb_put_varint(b, (uint64_t)s);
+      VF_TRY(vf_buf_reserve(b, 10, e->err));
+      qpb_put_varint(b, (uint64_t)s);
     } else {
       if (x->t != VF_JSON_STR) return qpb_enc_fail(e, "match.", k, ": expected strings only");
-      st = qpb_add_bytes(b, 1, x->str, qpb_qj_strlen(x), e->err); /* RepeatedStrings.strings */
+      VF_TRY(qpb_add_bytes(b, 1, x->str, qpb_qj_strlen(x), e->err)); /* RepeatedStrings.strings */
     }
   }
-  if (st == VF_OK && ints) st = qpb_end(b, m2, e->err);
-  return st == VF_OK ? qpb_end(b, m1, e->err) : st;
+  if (ints) VF_TRY(qpb_end(b, m2, e->err));
+  VF_TRY(qpb_end(b, m1, e->err));
+out:
+  return st;
 }
 
 /* `range`: numbers -> Range (3); RFC 3339 strings -> DatetimeRange (8) of Timestamps */
@@ -658,8 +679,9 @@ static vf_status qpb_filter_range(qpb_enc *e, const vf_json_val *r) {
   if (!dt) return qpb_enc_submsg(e, FFC_RANGE, QPB_M_qdrant_Range, r, 1);
   static const char *const keys[] = {"lt", "gt", "gte", "lte"};
   size_t m1;
-  vf_status st = qpb_begin(e->out, FFC_DATETIME_RANGE, &m1, e->err);
-  for (size_t i = 0; i < r->n && st == VF_OK; i++) {
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(e->out, FFC_DATETIME_RANGE, &m1, e->err));
+  for (size_t i = 0; i < r->n; i++) {
     const vf_json_val *x = &r->items[i];
     if (x->t == VF_JSON_NULL) continue;
     uint32_t field = 0;
@@ -671,12 +693,14 @@ static vf_status qpb_filter_range(qpb_enc *e, const vf_json_val *r) {
     if (x->t != VF_JSON_STR || !qpb_rfc3339(x->str, &sec, &ns))
       return qpb_enc_fail(e, "range.", r->keys[i], ": expected an RFC 3339 date-time");
     size_t m2; /* google.protobuf.Timestamp{seconds = 1, nanos = 2} */
-    st = qpb_begin(e->out, field, &m2, e->err);
-    if (st == VF_OK && sec) st = qpb_add_varint(e->out, 1, (uint64_t)sec, e->err);
-    if (st == VF_OK && ns) st = qpb_add_varint(e->out, 2, (uint64_t)ns, e->err);
-    if (st == VF_OK) st = qpb_end(e->out, m2, e->err);
+    VF_TRY(qpb_begin(e->out, field, &m2, e->err));
+    if (sec) VF_TRY(qpb_add_varint(e->out, 1, (uint64_t)sec, e->err));
+    if (ns) VF_TRY(qpb_add_varint(e->out, 2, (uint64_t)ns, e->err));
+    VF_TRY(qpb_end(e->out, m2, e->err));
   }
-  return st == VF_OK ? qpb_end(e->out, m1, e->err) : st;
+  VF_TRY(qpb_end(e->out, m1, e->err));
+out:
+  return st;
 }
 
 /* One Condition (field `num` of the enclosing message): its kind by its keys. */
@@ -685,22 +709,22 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const vf_json_va
   if (c->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected a condition object", NULL, NULL);
   vf_buf *b = e->out;
   size_t m1, m2;
-  vf_status st = qpb_begin(b, num, &m1, e->err);
-  if (st != VF_OK) return st;
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(b, num, &m1, e->err));
   const vf_json_val *key = vf_json_get(c, "key"), *x;
   if (key) { /* FieldCondition */
     if (key->t != VF_JSON_STR) return qpb_enc_fail(e, "key: expected a string", NULL, NULL);
-    st = qpb_begin(b, FC_FIELD, &m2, e->err);
-    if (st == VF_OK) st = qpb_add_bytes(b, FFC_KEY, key->str, qpb_qj_strlen(key), e->err);
-    for (size_t i = 0; i < c->n && st == VF_OK; i++) {
+    VF_TRY(qpb_begin(b, FC_FIELD, &m2, e->err));
+    VF_TRY(qpb_add_bytes(b, FFC_KEY, key->str, qpb_qj_strlen(key), e->err));
+    for (size_t i = 0; i < c->n; i++) {
       const char *k = c->keys[i];
       const vf_json_val *v = &c->items[i];
       if (strcmp(k, "key") == 0 || v->t == VF_JSON_NULL) continue;
       size_t at = qpb_push(e, k), mm;
       if (strcmp(k, "match") == 0) {
-        st = qpb_begin(b, FFC_MATCH, &mm, e->err);
-        if (st == VF_OK) st = qpb_filter_match(e, v);
-        if (st == VF_OK) st = qpb_end(b, mm, e->err);
+        VF_TRY(qpb_begin(b, FFC_MATCH, &mm, e->err));
+        VF_TRY(qpb_filter_match(e, v));
+        st = qpb_end(b, mm, e->err);
       } else if (strcmp(k, "range") == 0) {
         st = qpb_filter_range(e, v);
       } else if (strcmp(k, "geo_bounding_box") == 0) {
@@ -717,75 +741,80 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const vf_json_va
         st = qpb_enc_fail(e, "not a field condition key", NULL, NULL);
       }
       qpb_pop(e, at);
+      VF_TRY(st);
     }
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_end(b, m2, e->err));
   } else if ((x = vf_json_get(c, "is_empty")) || (x = vf_json_get(c, "is_null"))) {
     const vf_json_val *k = vf_json_get(x, "key");
     if (!k || k->t != VF_JSON_STR) return qpb_enc_fail(e, "expected {key: ...}", NULL, NULL);
-    st = qpb_begin(b, x == vf_json_get(c, "is_empty") ? FC_IS_EMPTY : FC_IS_NULL, &m2, e->err);
-    if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, qpb_qj_strlen(k), e->err);
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_begin(b, x == vf_json_get(c, "is_empty") ? FC_IS_EMPTY : FC_IS_NULL, &m2, e->err));
+    VF_TRY(qpb_add_bytes(b, 1, k->str, qpb_qj_strlen(k), e->err));
+    VF_TRY(qpb_end(b, m2, e->err));
   } else if ((x = vf_json_get(c, "has_id"))) {
     if (x->t != VF_JSON_ARR) return qpb_enc_fail(e, "has_id: expected an array of ids", NULL, NULL);
-    st = qpb_begin(b, FC_HAS_ID, &m2, e->err);
-    for (size_t i = 0; i < x->n && st == VF_OK; i++) { /* PointId{num = 1 | uuid = 2} */
+    VF_TRY(qpb_begin(b, FC_HAS_ID, &m2, e->err));
+    for (size_t i = 0; i < x->n; i++) { /* PointId{num = 1 | uuid = 2} */
       const vf_json_val *id = &x->items[i];
       int64_t s;
       uint64_t u;
       size_t m3;
-      st = qpb_begin(b, 1, &m3, e->err);
-      if (st == VF_OK && id->t == VF_JSON_STR) st = qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err);
-      else if (st == VF_OK && id->t == VF_JSON_NUM && qpb_json_int(id, false, &s, &u))
-        st = qpb_add_varint(b, 1, u, e->err);
-      else if (st == VF_OK) st = qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL, NULL);
-      if (st == VF_OK) st = qpb_end(b, m3, e->err);
+      VF_TRY(qpb_begin(b, 1, &m3, e->err));
+      if (id->t == VF_JSON_STR) VF_TRY(qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err));
+      else if (id->t == VF_JSON_NUM && qpb_json_int(id, false, &s, &u))
+        VF_TRY(qpb_add_varint(b, 1, u, e->err));
+      else VF_FAIL(qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL, NULL));
+      VF_TRY(qpb_end(b, m3, e->err));
     }
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_end(b, m2, e->err));
   } else if ((x = vf_json_get(c, "has_vector"))) {
     if (x->t != VF_JSON_STR) return qpb_enc_fail(e, "has_vector: expected a vector name", NULL, NULL);
-    st = qpb_begin(b, FC_HAS_VECTOR, &m2, e->err);
-    if (st == VF_OK) st = qpb_add_bytes(b, 1, x->str, strlen(x->str), e->err);
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_begin(b, FC_HAS_VECTOR, &m2, e->err));
+    VF_TRY(qpb_add_bytes(b, 1, x->str, strlen(x->str), e->err));
+    VF_TRY(qpb_end(b, m2, e->err));
   } else if ((x = vf_json_get(c, "nested"))) { /* NestedCondition{key = 1, filter = 2} */
     const vf_json_val *k = vf_json_get(x, "key"), *f = vf_json_get(x, "filter");
     if (!k || k->t != VF_JSON_STR || !f) return qpb_enc_fail(e, "nested: expected {key, filter}", NULL, NULL);
     size_t m3;
-    st = qpb_begin(b, FC_NESTED, &m2, e->err);
-    if (st == VF_OK) st = qpb_add_bytes(b, 1, k->str, strlen(k->str), e->err);
-    if (st == VF_OK) st = qpb_begin(b, 2, &m3, e->err);
-    if (st == VF_OK) st = qpb_filter_body(e, f, depth + 1);
-    if (st == VF_OK) st = qpb_end(b, m3, e->err);
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_begin(b, FC_NESTED, &m2, e->err));
+    VF_TRY(qpb_add_bytes(b, 1, k->str, strlen(k->str), e->err));
+    VF_TRY(qpb_begin(b, 2, &m3, e->err));
+    VF_TRY(qpb_filter_body(e, f, depth + 1));
+    VF_TRY(qpb_end(b, m3, e->err));
+    VF_TRY(qpb_end(b, m2, e->err));
   } else if (vf_json_get(c, "must") || vf_json_get(c, "should") || vf_json_get(c, "must_not") ||
              vf_json_get(c, "min_should")) {
-    st = qpb_begin(b, FC_FILTER, &m2, e->err);
-    if (st == VF_OK) st = qpb_filter_body(e, c, depth + 1);
-    if (st == VF_OK) st = qpb_end(b, m2, e->err);
+    VF_TRY(qpb_begin(b, FC_FILTER, &m2, e->err));
+    VF_TRY(qpb_filter_body(e, c, depth + 1));
+    VF_TRY(qpb_end(b, m2, e->err));
   } else {
     return qpb_enc_fail(e, "not a filter condition (key, is_empty, is_null, has_id, has_vector, "
                         "nested, or a nested filter)", NULL, NULL);
   }
-  return st == VF_OK ? qpb_end(b, m1, e->err) : st;
+  VF_TRY(qpb_end(b, m1, e->err));
+out:
+  return st;
 }
 
 /* A condition or an array of them as repeated field `num`. */
 static vf_status qpb_filter_list(qpb_enc *e, uint32_t num, const vf_json_val *v, int depth) {
   if (v->t != VF_JSON_ARR) return qpb_filter_condition(e, num, v, depth);
   vf_status st = VF_OK;
-  for (size_t i = 0; i < v->n && st == VF_OK; i++) {
+  for (size_t i = 0; i < v->n; i++) {
     char ix[24];
     snprintf(ix, sizeof ix, "%zu", i);
     size_t at = qpb_push(e, ix);
     st = qpb_filter_condition(e, num, &v->items[i], depth);
     qpb_pop(e, at);
+    VF_TRY(st);
   }
+out:
   return st;
 }
 
 static vf_status qpb_filter_body(qpb_enc *e, const vf_json_val *f, int depth) {
   if (f->t != VF_JSON_OBJ) return qpb_enc_fail(e, "expected a filter object", NULL, NULL);
   vf_status st = VF_OK;
-  for (size_t i = 0; i < f->n && st == VF_OK; i++) {
+  for (size_t i = 0; i < f->n; i++) {
     const char *k = f->keys[i];
     const vf_json_val *v = &f->items[i];
     if (v->t == VF_JSON_NULL) continue;
@@ -802,16 +831,18 @@ static vf_status qpb_filter_body(qpb_enc *e, const vf_json_val *f, int depth) {
         st = qpb_enc_fail(e, "expected {conditions, min_count}", NULL, NULL);
       } else {
         size_t m1;
-        st = qpb_begin(e->out, FF_MIN_SHOULD, &m1, e->err);
-        if (st == VF_OK) st = qpb_filter_list(e, FMS_CONDITIONS, cs, depth);
-        if (st == VF_OK) st = qpb_enc_scalar(e, FMS_MIN_COUNT, QPB_UINT64, -1, mc);
-        if (st == VF_OK) st = qpb_end(e->out, m1, e->err);
+        VF_TRY(qpb_begin(e->out, FF_MIN_SHOULD, &m1, e->err));
+        VF_TRY(qpb_filter_list(e, FMS_CONDITIONS, cs, depth));
+        VF_TRY(qpb_enc_scalar(e, FMS_MIN_COUNT, QPB_UINT64, -1, mc));
+        st = qpb_end(e->out, m1, e->err);
       }
     } else {
       st = qpb_enc_fail(e, "not a filter key (must, should, must_not, min_should)", NULL, NULL);
     }
     qpb_pop(e, at);
+    VF_TRY(st);
   }
+out:
   return st;
 }
 
@@ -895,21 +926,20 @@ static vf_status qpb_js_members(qpb_js *j, uint32_t num, int depth) {
     j->pos++;
     return VF_OK;
   }
+  vf_status st = VF_OK;
   for (;;) {
     qpb_js_ws(j);
     if (j->pos >= j->len || j->s[j->pos] != '"') return qpb_js_fail(j, "a member name");
     size_t m1, m2;
-    vf_status st = qpb_begin(j->out, num, &m1, j->err);
-    if (st == VF_OK) st = qpb_js_string(j, 1);
-    if (st != VF_OK) return st;
+    VF_TRY(qpb_begin(j->out, num, &m1, j->err));
+    VF_TRY(qpb_js_string(j, 1));
     qpb_js_ws(j);
     if (j->pos >= j->len || j->s[j->pos] != ':') return qpb_js_fail(j, "':'");
     j->pos++;
-    st = qpb_begin(j->out, 2, &m2, j->err);
-    if (st == VF_OK) st = qpb_js_value(j, depth + 1);
-    if (st == VF_OK) st = qpb_end(j->out, m2, j->err);
-    if (st == VF_OK) st = qpb_end(j->out, m1, j->err);
-    if (st != VF_OK) return st;
+    VF_TRY(qpb_begin(j->out, 2, &m2, j->err));
+    VF_TRY(qpb_js_value(j, depth + 1));
+    VF_TRY(qpb_end(j->out, m2, j->err));
+    VF_TRY(qpb_end(j->out, m1, j->err));
     qpb_js_ws(j);
     if (j->pos < j->len && j->s[j->pos] == ',') {
       j->pos++;
@@ -921,6 +951,8 @@ static vf_status qpb_js_members(qpb_js *j, uint32_t num, int depth) {
     }
     return qpb_js_fail(j, "',' or '}'");
   }
+out:
+  return st;
 }
 
 /* A JSON value at j->pos as the body of a Value message. */
@@ -932,13 +964,12 @@ static vf_status qpb_js_value(qpb_js *j, int depth) {
   vf_status st = VF_OK;
   size_t m1, m2;
   if (ch == '{') {
-    st = qpb_begin(j->out, 6, &m1, j->err);
-    if (st == VF_OK) st = qpb_js_members(j, 1, depth);
-    return st == VF_OK ? qpb_end(j->out, m1, j->err) : st;
+    VF_TRY(qpb_begin(j->out, 6, &m1, j->err));
+    VF_TRY(qpb_js_members(j, 1, depth));
+    return qpb_end(j->out, m1, j->err);
   }
   if (ch == '[') {
-    st = qpb_begin(j->out, 7, &m1, j->err);
-    if (st != VF_OK) return st;
+    VF_TRY(qpb_begin(j->out, 7, &m1, j->err));
     j->pos++;
     qpb_js_ws(j);
     if (j->pos < j->len && j->s[j->pos] == ']') {
@@ -946,10 +977,9 @@ static vf_status qpb_js_value(qpb_js *j, int depth) {
       return qpb_end(j->out, m1, j->err);
     }
     for (;;) {
-      st = qpb_begin(j->out, 1, &m2, j->err);
-      if (st == VF_OK) st = qpb_js_value(j, depth + 1);
-      if (st == VF_OK) st = qpb_end(j->out, m2, j->err);
-      if (st != VF_OK) return st;
+      VF_TRY(qpb_begin(j->out, 1, &m2, j->err));
+      VF_TRY(qpb_js_value(j, depth + 1));
+      VF_TRY(qpb_end(j->out, m2, j->err));
       qpb_js_ws(j);
       if (j->pos < j->len && j->s[j->pos] == ',') {
         j->pos++;
@@ -1007,6 +1037,8 @@ static vf_status qpb_js_value(qpb_js *j, int depth) {
     free(big);
   }
   return qpb_add_double(j->out, 2, d, j->err);
+out:
+  return st;
 }
 
 /* qpb_payload_from_json(): see qdrant_pb.h. */
@@ -1160,17 +1192,19 @@ static vf_status qpb_dec_packed(qpb_dec *d, int type, int ref, const qpb_item *i
   vf_cur_init(&c, it->p, it->n, 0);
   int wt = qpb_wire_of(type);
   vf_status st = VF_OK;
-  while (vf_cur_remaining(&c) > 0 && st == VF_OK) {
+  while (vf_cur_remaining(&c) > 0) {
     uint64_t v = 0;
     const uint8_t *q;
     bool ok = wt == QPB_WT_VARINT ? vf_cur_uvarint(&c, &v)
               : wt == QPB_WT_I64  ? (vf_cur_take(&c, 8, &q) && (memcpy(&v, q, 8), true))
                                   : (vf_cur_take(&c, 4, &q) && (memcpy(&v, q, 4), true));
     if (!ok) return qpb_dec_fail(d, "packed field", it->p, NULL);
-    if (!*first) st = vf_json_raw(d->out, ",", d->err);
+    bool comma = !*first;
     *first = false;
-    if (st == VF_OK) st = qpb_dec_scalar(d, type, ref, v, NULL, 0);
+    if (comma) VF_TRY(vf_json_raw(d->out, ",", d->err));
+    VF_TRY(qpb_dec_scalar(d, type, ref, v, NULL, 0));
   }
+out:
   return st;
 }
 
@@ -1191,15 +1225,14 @@ static vf_status qpb_dec_entry(qpb_dec *d, const qpb_field *f, const qpb_item *i
     }
   }
   if (r < 0) return qpb_dec_fail(d, "map entry", it->p, NULL);
-  vf_status st;
+  vf_status st = VF_OK;
   if (f->map_key == QPB_STRING) {
     if (have_key && key.wt != QPB_WT_LEN) return qpb_dec_fail(d, "map key", it->p, NULL);
-    st = vf_json_string(d->out, have_key ? (const char *)key.p : "", have_key ? key.n : 0, d->err);
+    VF_TRY(vf_json_string(d->out, have_key ? (const char *)key.p : "", have_key ? key.n : 0, d->err));
   } else {
-    st = vf_buf_printf(d->out, d->err, "\"%llu\"", (unsigned long long)(have_key ? key.v : 0));
+    VF_TRY(vf_buf_printf(d->out, d->err, "\"%llu\"", (unsigned long long)(have_key ? key.v : 0)));
   }
-  if (st == VF_OK) st = vf_json_raw(d->out, ":", d->err);
-  if (st != VF_OK) return st;
+  VF_TRY(vf_json_raw(d->out, ":", d->err));
   if (!have_val) {
     if (f->map_val == QPB_MESSAGE) return qpb_dec_msg(d, f->map_ref, NULL, 0, depth + 1);
     qpb_item z = {0};
@@ -1207,6 +1240,8 @@ static vf_status qpb_dec_entry(qpb_dec *d, const qpb_field *f, const qpb_item *i
     return qpb_dec_item(d, f->map_val, f->map_ref, &z, depth);
   }
   return qpb_dec_item(d, f->map_val, f->map_ref, &val, depth);
+out:
+  return st;
 }
 
 /* Value / Struct / ListValue bodies as plain JSON. */
@@ -1218,8 +1253,9 @@ static vf_status qpb_dec_struct(qpb_dec *d, const uint8_t *p, size_t n, int dept
   qpb_item it;
   int r;
   bool first = true;
-  vf_status st = vf_json_raw(d->out, "{", d->err);
-  while (st == VF_OK && (r = qpb_next(&c, &it)) == 1) {
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(d->out, "{", d->err));
+  while ((r = qpb_next(&c, &it)) == 1) {
     if (it.field != 1 || it.wt != QPB_WT_LEN) continue;
     vf_cursor e;
     vf_cur_init(&e, it.p, it.n, 0);
@@ -1230,14 +1266,16 @@ static vf_status qpb_dec_struct(qpb_dec *d, const uint8_t *p, size_t n, int dept
       if (x.field == 2 && x.wt == QPB_WT_LEN) val = x;
     }
     if (r2 < 0) return qpb_dec_fail(d, "Struct entry", it.p, NULL);
-    if (!first) st = vf_json_raw(d->out, ",", d->err);
+    if (!first) VF_TRY(vf_json_raw(d->out, ",", d->err));
     first = false;
-    if (st == VF_OK) st = vf_json_string(d->out, key.p ? (const char *)key.p : "", key.n, d->err);
-    if (st == VF_OK) st = vf_json_raw(d->out, ":", d->err);
-    if (st == VF_OK) st = qpb_dec_value(d, val.p, val.n, depth + 1);
+    VF_TRY(vf_json_string(d->out, key.p ? (const char *)key.p : "", key.n, d->err));
+    VF_TRY(vf_json_raw(d->out, ":", d->err));
+    VF_TRY(qpb_dec_value(d, val.p, val.n, depth + 1));
   }
-  if (st == VF_OK && r < 0) return qpb_dec_fail(d, "Struct", p, NULL);
-  return st == VF_OK ? vf_json_raw(d->out, "}", d->err) : st;
+  if (r < 0) return qpb_dec_fail(d, "Struct", p, NULL);
+  VF_TRY(vf_json_raw(d->out, "}", d->err));
+out:
+  return st;
 }
 
 static vf_status qpb_dec_value(qpb_dec *d, const uint8_t *p, size_t n, int depth) {
@@ -1257,6 +1295,7 @@ static vf_status qpb_dec_value(qpb_dec *d, const uint8_t *p, size_t n, int depth
   static const int wt[8] = {0, QPB_WT_VARINT, QPB_WT_I64, QPB_WT_VARINT, QPB_WT_LEN,
                             QPB_WT_VARINT, QPB_WT_LEN, QPB_WT_LEN};
   if (last.wt != wt[last.field]) return qpb_dec_fail(d, "Value", p, "wrong wire type");
+  vf_status st = VF_OK;
   switch (last.field) {
   case 1: return vf_json_raw(d->out, "null", d->err);
   case 2: {
@@ -1271,18 +1310,20 @@ static vf_status qpb_dec_value(qpb_dec *d, const uint8_t *p, size_t n, int depth
   default: {
     vf_cursor l;
     vf_cur_init(&l, last.p, last.n, 0);
-    vf_status st = vf_json_raw(d->out, "[", d->err);
+    VF_TRY(vf_json_raw(d->out, "[", d->err));
     bool first = true;
-    while (st == VF_OK && (r = qpb_next(&l, &it)) == 1) {
+    while ((r = qpb_next(&l, &it)) == 1) {
       if (it.field != 1 || it.wt != QPB_WT_LEN) continue;
-      if (!first) st = vf_json_raw(d->out, ",", d->err);
+      if (!first) VF_TRY(vf_json_raw(d->out, ",", d->err));
       first = false;
-      if (st == VF_OK) st = qpb_dec_value(d, it.p, it.n, depth + 1);
+      VF_TRY(qpb_dec_value(d, it.p, it.n, depth + 1));
     }
-    if (st == VF_OK && r < 0) return qpb_dec_fail(d, "ListValue", last.p, NULL);
-    return st == VF_OK ? vf_json_raw(d->out, "]", d->err) : st;
+    if (r < 0) return qpb_dec_fail(d, "ListValue", last.p, NULL);
+    VF_TRY(vf_json_raw(d->out, "]", d->err));
   }
   }
+out:
+  return st;
 }
 
 /* The items of one message, grouped by field afterwards. */
@@ -1300,8 +1341,9 @@ static int qpb_slot_cmp(const void *a, const void *b) {
 /* The REST rendering of a message whose JSON shape differs from the proto's; false when `msg`
  * renders generically. */
 static bool qpb_dec_special(qpb_dec *d, int msg, const qpb_slot *s, size_t ns, int depth,
-                            vf_status *st) {
+                            vf_status *stp) {
   const qpb_slot *a = ns ? &s[0] : NULL, *z = ns ? &s[ns - 1] : NULL; /* first / last */
+  vf_status st = VF_OK;
   switch (msg) {
   case QPB_M_qdrant_OptimizerStatus: { /* "ok" | {"error": "..."} */
     const qpb_slot *err = NULL;
@@ -1311,23 +1353,23 @@ static bool qpb_dec_special(qpb_dec *d, int msg, const qpb_slot *s, size_t ns, i
       if (s[i].f->number == 2 && s[i].it.wt == QPB_WT_LEN) err = &s[i];
     }
     if (ok || !err || err->it.n == 0) {
-      *st = vf_json_string(d->out, "ok", 2, d->err);
+      VF_TRY(vf_json_string(d->out, "ok", 2, d->err));
     } else {
-      *st = vf_json_raw(d->out, "{\"error\":", d->err);
-      if (*st == VF_OK) *st = vf_json_string(d->out, (const char *)err->it.p, err->it.n, d->err);
-      if (*st == VF_OK) *st = vf_json_raw(d->out, "}", d->err);
+      VF_TRY(vf_json_raw(d->out, "{\"error\":", d->err));
+      VF_TRY(vf_json_string(d->out, (const char *)err->it.p, err->it.n, d->err));
+      VF_TRY(vf_json_raw(d->out, "}", d->err));
     }
-    return true;
+    break;
   }
   case QPB_M_qdrant_PointId: /* a number or a UUID string */
-    if (!z) *st = vf_json_raw(d->out, "null", d->err);
-    else *st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
-    return true;
+    if (!z) st = vf_json_raw(d->out, "null", d->err);
+    else st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
+    break;
   case QPB_M_qdrant_MaxOptimizationThreads: /* n | "auto" */
-    if (!z) *st = vf_json_raw(d->out, "null", d->err);
-    else if (z->f->number == 1) *st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
-    else *st = vf_json_string(d->out, "auto", 4, d->err);
-    return true;
+    if (!z) st = vf_json_raw(d->out, "null", d->err);
+    else if (z->f->number == 1) st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
+    else st = vf_json_string(d->out, "auto", 4, d->err);
+    break;
   case QPB_M_qdrant_Value:
   case QPB_M_qdrant_Struct:
   case QPB_M_qdrant_ListValue: return false; /* handled by the caller with the raw bytes */
@@ -1337,24 +1379,27 @@ static bool qpb_dec_special(qpb_dec *d, int msg, const qpb_slot *s, size_t ns, i
   case QPB_M_qdrant_VectorParamsDiffMap:
   case QPB_M_qdrant_SparseVectorConfig: { /* the wrapped object itself */
     if (!z) {
-      *st = vf_json_raw(d->out, "{}", d->err);
-      return true;
+      st = vf_json_raw(d->out, "{}", d->err);
+      break;
     }
     if (z->f->label == QPB_MAP) { /* every entry of the map */
-      *st = vf_json_raw(d->out, "{", d->err);
-      for (size_t i = 0; i < ns && *st == VF_OK; i++) {
-        if (i) *st = vf_json_raw(d->out, ",", d->err);
-        if (*st == VF_OK) *st = qpb_dec_entry(d, s[i].f, &s[i].it, depth);
+      VF_TRY(vf_json_raw(d->out, "{", d->err));
+      for (size_t i = 0; i < ns; i++) {
+        if (i) VF_TRY(vf_json_raw(d->out, ",", d->err));
+        VF_TRY(qpb_dec_entry(d, s[i].f, &s[i].it, depth));
       }
-      if (*st == VF_OK) *st = vf_json_raw(d->out, "}", d->err);
+      VF_TRY(vf_json_raw(d->out, "}", d->err));
     } else {
-      *st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
+      st = qpb_dec_item(d, z->f->type, z->f->ref, &z->it, depth);
     }
     (void)a;
-    return true;
+    break;
   }
   default: return false;
   }
+out:
+  *stp = st;
+  return true;
 }
 
 /* The JSON key of field f: REST renames. */
@@ -1385,19 +1430,13 @@ static vf_status qpb_dec_msg(qpb_dec *d, int msg, const uint8_t *p, size_t n, in
     s[ns].it = it;
     ns++;
   }
-  if (r < 0) {
-    free(s);
-    return qpb_dec_fail(d, m->name, c.p, NULL);
-  }
+  if (r < 0) VF_FAIL(qpb_dec_fail(d, m->name, c.p, NULL));
   if (ns > 1) qsort(s, ns, sizeof *s, qpb_slot_cmp);
-  if (qpb_dec_special(d, msg, s, ns, depth, &st)) {
-    free(s);
-    return st;
-  }
-  st = vf_json_raw(d->out, "{", d->err);
+  if (qpb_dec_special(d, msg, s, ns, depth, &st)) goto out;
+  VF_TRY(vf_json_raw(d->out, "{", d->err));
   bool firstkey = true;
   size_t i = 0;
-  for (uint16_t fi = 0; fi < m->nfields && st == VF_OK; fi++) {
+  for (uint16_t fi = 0; fi < m->nfields; fi++) {
     const qpb_field *f = &m->fields[fi];
     size_t j = i;
     while (j < ns && s[j].f == f)
@@ -1407,46 +1446,46 @@ static vf_status qpb_dec_msg(qpb_dec *d, int msg, const uint8_t *p, size_t n, in
                       f->type != QPB_BYTES)) {
       continue;
     }
-    if (!firstkey) st = vf_json_raw(d->out, ",", d->err);
+    if (!firstkey) VF_TRY(vf_json_raw(d->out, ",", d->err));
     firstkey = false;
-    if (st == VF_OK) st = vf_json_string(d->out, qpb_dec_key(msg, f), strlen(qpb_dec_key(msg, f)), d->err);
-    if (st == VF_OK) st = vf_json_raw(d->out, ":", d->err);
-    if (st != VF_OK) break;
+    VF_TRY(vf_json_string(d->out, qpb_dec_key(msg, f), strlen(qpb_dec_key(msg, f)), d->err));
+    VF_TRY(vf_json_raw(d->out, ":", d->err));
     if (!present) { /* proto3 default of an implicit-presence scalar */
       qpb_item z = {0};
       z.wt = qpb_wire_of(f->type);
       z.p = (const uint8_t *)"";
-      st = qpb_dec_item(d, f->type, f->ref, &z, depth);
+      VF_TRY(qpb_dec_item(d, f->type, f->ref, &z, depth));
       continue;
     }
     if (f->label == QPB_MAP) {
-      st = vf_json_raw(d->out, "{", d->err);
-      for (size_t k = i; k < j && st == VF_OK; k++) {
-        if (s[k].it.wt != QPB_WT_LEN) st = qpb_dec_fail(d, "map field", d->base, f->name);
-        if (st == VF_OK && k > i) st = vf_json_raw(d->out, ",", d->err);
-        if (st == VF_OK) st = qpb_dec_entry(d, f, &s[k].it, depth);
+      VF_TRY(vf_json_raw(d->out, "{", d->err));
+      for (size_t k = i; k < j; k++) {
+        if (s[k].it.wt != QPB_WT_LEN) VF_FAIL(qpb_dec_fail(d, "map field", d->base, f->name));
+        if (k > i) VF_TRY(vf_json_raw(d->out, ",", d->err));
+        VF_TRY(qpb_dec_entry(d, f, &s[k].it, depth));
       }
-      if (st == VF_OK) st = vf_json_raw(d->out, "}", d->err);
+      VF_TRY(vf_json_raw(d->out, "}", d->err));
     } else if (f->label == QPB_REPEATED) {
-      st = vf_json_raw(d->out, "[", d->err);
+      VF_TRY(vf_json_raw(d->out, "[", d->err));
       bool first = true;
-      for (size_t k = i; k < j && st == VF_OK; k++) {
+      for (size_t k = i; k < j; k++) {
         if (f->type != QPB_STRING && f->type != QPB_BYTES && f->type != QPB_MESSAGE &&
             s[k].it.wt == QPB_WT_LEN) {
-          st = qpb_dec_packed(d, f->type, f->ref, &s[k].it, &first);
+          VF_TRY(qpb_dec_packed(d, f->type, f->ref, &s[k].it, &first));
           continue;
         }
-        if (!first) st = vf_json_raw(d->out, ",", d->err);
+        if (!first) VF_TRY(vf_json_raw(d->out, ",", d->err));
         first = false;
-        if (st == VF_OK) st = qpb_dec_item(d, f->type, f->ref, &s[k].it, depth);
+        VF_TRY(qpb_dec_item(d, f->type, f->ref, &s[k].it, depth));
       }
-      if (st == VF_OK) st = vf_json_raw(d->out, "]", d->err);
+      VF_TRY(vf_json_raw(d->out, "]", d->err));
     } else {
-      st = qpb_dec_item(d, f->type, f->ref, &s[j - 1].it, depth); /* the last one wins */
+      VF_TRY(qpb_dec_item(d, f->type, f->ref, &s[j - 1].it, depth)); /* the last one wins */
     }
     i = j;
   }
-  if (st == VF_OK) st = vf_json_raw(d->out, "}", d->err);
+  VF_TRY(vf_json_raw(d->out, "}", d->err));
+out:
   free(s);
   return st;
 }
