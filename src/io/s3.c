@@ -79,15 +79,16 @@ static int param_cmp(const void *a, const void *b) {
 vf_status s3_query(vf_buf *b, s3_param *params, size_t n, vf_error *err) {
   qsort(params, n, sizeof *params, param_cmp);
   vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && i < n; i++) {
-    st = vf_buf_append(b, i == 0 ? "?" : "&", 1, err);
-    if (st == VF_OK) st = s3_uri_encode(b, params[i].name, strlen(params[i].name), false, err);
-    if (st == VF_OK) st = vf_buf_append(b, "=", 1, err);
+  for (size_t i = 0; i < n; i++) {
+    VF_TRY(vf_buf_append(b, i == 0 ? "?" : "&", 1, err));
+    VF_TRY(s3_uri_encode(b, params[i].name, strlen(params[i].name), false, err));
+    VF_TRY(vf_buf_append(b, "=", 1, err));
     const char *v = params[i].value ? params[i].value : "";
-    if (st == VF_OK) st = s3_uri_encode(b, v, strlen(v), false, err);
+    VF_TRY(s3_uri_encode(b, v, strlen(v), false, err));
   }
-  if (st == VF_OK) st = vf_buf_append(b, "", 1, err); /* NUL */
-  if (st == VF_OK) b->len--;
+  VF_TRY(vf_buf_append(b, "", 1, err)); /* NUL */
+  b->len--;
+out:
   return st;
 }
 
@@ -102,23 +103,24 @@ char *s3_object_url(const char *bucket, const char *key, const char *region, vf_
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_URL);
   const char *ep = endpoint_env();
-  vf_status st;
+  vf_status st = VF_OK;
   if (ep) {
     size_t el = strlen(ep);
     while (el > 0 && ep[el - 1] == '/')
       el--;
-    st = vf_buf_printf(&b, err, "%.*s/", (int)el, ep);
-    if (st == VF_OK) st = s3_uri_encode(&b, bucket, strlen(bucket), false, err);
-    if (st == VF_OK && *key) st = vf_buf_append(&b, "/", 1, err);
+    VF_TRY(vf_buf_printf(&b, err, "%.*s/", (int)el, ep));
+    VF_TRY(s3_uri_encode(&b, bucket, strlen(bucket), false, err));
+    if (*key) VF_TRY(vf_buf_append(&b, "/", 1, err));
   } else if (strchr(bucket, '.')) {
-    st = vf_buf_printf(&b, err, "https://s3.%s.amazonaws.com/", region);
-    if (st == VF_OK) st = s3_uri_encode(&b, bucket, strlen(bucket), false, err);
-    if (st == VF_OK && *key) st = vf_buf_append(&b, "/", 1, err);
+    VF_TRY(vf_buf_printf(&b, err, "https://s3.%s.amazonaws.com/", region));
+    VF_TRY(s3_uri_encode(&b, bucket, strlen(bucket), false, err));
+    if (*key) VF_TRY(vf_buf_append(&b, "/", 1, err));
   } else {
-    st = vf_buf_printf(&b, err, "https://%s.s3.%s.amazonaws.com/", bucket, region);
+    VF_TRY(vf_buf_printf(&b, err, "https://%s.s3.%s.amazonaws.com/", bucket, region));
   }
-  if (st == VF_OK) st = s3_uri_encode(&b, key, strlen(key), true, err);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  VF_TRY(s3_uri_encode(&b, key, strlen(key), true, err));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
+out:
   if (st != VF_OK) {
     vf_buf_free(&b);
     return NULL;
@@ -165,18 +167,14 @@ vf_status io_s3_resolve(const char *bucket, const char *key, io_s3_creds **holde
   if (st) return st;
   io_s3_creds *c = vf_calloc(1, sizeof *c);
   if (!c) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  st = s3_creds_get(c, err);
-  if (st == VF_OK) {
-    *url = s3_object_url(bucket, key ? key : "", c->region, err);
-    if (!*url) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  if (st != VF_OK) {
-    io_s3_creds_free(c);
-    return st;
-  }
+  VF_TRY(s3_creds_get(c, err));
+  *url = s3_object_url(bucket, key ? key : "", c->region, err);
+  if (!*url) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   fill_opts(c, opts);
   *holder = c;
-  return VF_OK;
+out:
+  if (st != VF_OK) io_s3_creds_free(c);
+  return st;
 }
 
 /* --------------------------------------------------------------- errors */
@@ -254,8 +252,7 @@ static vf_status s3_call(io_http *h, io_http_req *rq, io_http_resp *rs, const ch
   vf_error he;
   vf_error_clear(&he);
   vf_status st = io_http_request(h, rq, rs, &he);
-  if (st == VF_OK && rs->status == 404 && rq->allow_404) return VF_OK;
-  if (st == VF_OK) return VF_OK;
+  if (!st) return VF_OK; /* a 404 with allow_404 included */
   if (st == VF_ENOMEM) return vf_error_set(err, VF_ENOMEM, "%s", he.msg);
   if (rs->status == 0 && st != VF_ENET) return vf_error_set(err, st, "%s: %s", uri, he.msg);
   return s3_error(err, uri, bucket, op, c, rs->status, &rs->body, &he);
@@ -274,7 +271,25 @@ static vf_status s3_head(io_http *h, const char *url, const char *uri, const cha
   *found = false;
   *size = 0;
   vf_status st = io_http_request(h, &rq, &rs, &he);
-  if (st == VF_OK && rs.status == 404) {
+  if (st != VF_OK) {
+    if (rs.status >= 400) {
+      long hs = rs.status;
+      io_http_req g = {.method = "GET",
+                       .path = "",
+                       .headers = S3_HDRS,
+                       .url = url,
+                       .range = "0-0",
+                       .allow_404 = true};
+      vf_error he2;
+      (void)io_http_request(h, &g, &rs, &he2);
+      if (rs.status < 300) rs.status = hs; /* the GET passed: keep the HEAD's status */
+      st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
+    } else {
+      st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
+    }
+    goto out;
+  }
+  if (rs.status == 404) {
     /* the key, or the whole bucket? */
     io_http_req g = {.method = "GET",
                      .path = "",
@@ -290,34 +305,13 @@ static vf_status s3_head(io_http *h, const char *url, const char *uri, const cha
           strcmp(code, "NoSuchBucket") == 0)
         st = s3_error(err, uri, bucket, "HEAD", c, 404, &rs.body, NULL);
     }
-    io_http_resp_free(&rs);
-    return st;
+    goto out;
   }
-  if (st == VF_OK) {
-    if (rs.content_length < 0)
-      st = vf_error_set(err, VF_ENET, "%s: HEAD answered without a Content-Length", uri);
-    else {
-      *found = true;
-      *size = (uint64_t)rs.content_length;
-    }
-    io_http_resp_free(&rs);
-    return st;
-  }
-  if (rs.status >= 400) {
-    long hs = rs.status;
-    io_http_req g = {.method = "GET",
-                     .path = "",
-                     .headers = S3_HDRS,
-                     .url = url,
-                     .range = "0-0",
-                     .allow_404 = true};
-    vf_error he2;
-    (void)io_http_request(h, &g, &rs, &he2);
-    if (rs.status < 300) rs.status = hs; /* the GET passed: keep the HEAD's status */
-    st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
-  } else {
-    st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
-  }
+  if (rs.content_length < 0)
+    VF_FAIL(vf_error_set(err, VF_ENET, "%s: HEAD answered without a Content-Length", uri));
+  *found = true;
+  *size = (uint64_t)rs.content_length;
+out:
   io_http_resp_free(&rs);
   return st;
 }
@@ -340,16 +334,19 @@ vf_status io_s3_open(const char *uri, const char *bucket, const char *key, int64
   /* the size from a listing saves the HEAD (one request per file); without it the HEAD also
    * turns a missing key or bad credentials into a clear error before any read */
   uint64_t size = known_size >= 0 ? (uint64_t)known_size : 0;
+  io_http *h = NULL;
   if (known_size < 0) {
-    io_http *h = NULL;
-    st = io_http_open(NULL, &o, &h, err);
+    VF_TRY(io_http_open(NULL, &o, &h, err));
     bool found = false;
-    if (st == VF_OK) st = s3_head(h, url, uri, bucket, c, &found, &size, err);
+    st = s3_head(h, url, uri, bucket, c, &found, &size, err);
     io_http_close(h);
-    if (st == VF_OK && !found)
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey)", uri);
+    h = NULL;
+    VF_TRY(st);
+    if (!found) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey)", uri));
   }
-  if (st == VF_OK) st = io_httpsrc_open(url, uri, &o, (int64_t)size, out, err);
+  VF_TRY(io_httpsrc_open(url, uri, &o, (int64_t)size, out, err));
+out:
+  io_http_close(h);
   free(url);
   io_s3_creds_free(c);
   return st;
@@ -392,19 +389,19 @@ vf_status io_s3_list(const char *uri, const char *bucket, const char *prefix, io
   char *lp = vf_malloc(plen + 2); /* the listing prefix: "<prefix>/" */
   if (lp) snprintf(lp, plen + 2, "%s%s", prefix, dir ? "" : "/");
   io_http *h = NULL;
-  if (!lp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = io_http_open(NULL, &o, &h, err);
   io_http_resp rs = {0};
   vf_buf_init(&rs.body, S3_LIST_BODY_MAX);
   vf_buf url;
   VF_BUF_INIT(&url, VF_BUF_MAX_URL);
   char *token = NULL;
   size_t cap = 0;
+  if (!lp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(io_http_open(NULL, &o, &h, err));
   int max_keys = env_max_keys();
   char mk[16];
   snprintf(mk, sizeof mk, "%d", max_keys);
   uint64_t pages = 0;
-  while (st == VF_OK) {
+  for (;;) {
     s3_param params[4];
     size_t np = 0;
     params[np++] = (s3_param){"list-type", "2"};
@@ -412,22 +409,22 @@ vf_status io_s3_list(const char *uri, const char *bucket, const char *prefix, io
     if (max_keys) params[np++] = (s3_param){"max-keys", mk};
     if (token) params[np++] = (s3_param){"continuation-token", token};
     vf_buf_reset(&url);
-    st = vf_buf_append(&url, burl, strlen(burl), err);
-    if (st == VF_OK) st = s3_query(&url, params, np, err);
-    if (st) break;
+    VF_TRY(vf_buf_append(&url, burl, strlen(burl), err));
+    VF_TRY(s3_query(&url, params, np, err));
     io_http_req rq = {
         .method = "GET", .path = "", .headers = S3_HDRS, .url = (const char *)url.data};
-    st = s3_call(h, &rq, &rs, uri, bucket, "ListObjectsV2", c, err);
-    if (st) break;
+    VF_TRY(s3_call(h, &rq, &rs, uri, bucket, "ListObjectsV2", c, err));
     s3_list_page pg;
     st = s3_xml_list((const char *)rs.body.data, rs.body.len, &pg, err);
     if (st) {
       vf_error_prefix(err, "%s: ListObjectsV2 page %" PRIu64 ": ", uri, pages + 1);
-      break;
+      goto out;
     }
     pages++;
-    for (size_t i = 0; st == VF_OK && i < pg.n; i++)
+    for (size_t i = 0; i < pg.n; i++) {
       st = io_listing_add(out, &cap, entry_uri(bucket, pg.objects[i].key), pg.objects[i].size, err);
+      if (st) break; /* the page is freed below first */
+    }
     bool more = pg.truncated;
     if (more && token && strcmp(token, pg.next_token) == 0)
       st = vf_error_set(err, VF_ENET,
@@ -436,26 +433,32 @@ vf_status io_s3_list(const char *uri, const char *bucket, const char *prefix, io
     token = pg.next_token;
     pg.next_token = NULL;
     s3_list_page_free(&pg);
+    VF_TRY(st);
     if (!more) break;
   }
-  if (st == VF_OK)
-    vf_log(VF_LOG_DEBUG, "%s: %zu objects in %" PRIu64 " ListObjectsV2 page%s", uri, out->n, pages,
-           pages == 1 ? "" : "s");
-  if (st == VF_OK && out->n == 0 && !dir) { /* a single object? */
+  vf_log(VF_LOG_DEBUG, "%s: %zu objects in %" PRIu64 " ListObjectsV2 page%s", uri, out->n, pages,
+         pages == 1 ? "" : "s");
+  if (out->n == 0 && !dir) { /* a single object? */
     char *ourl = s3_object_url(bucket, prefix, c->region, err);
     bool found = false;
     uint64_t size = 0;
     st = ourl ? s3_head(h, ourl, uri, bucket, c, &found, &size, err) : VF_ENOMEM;
-    if (st == VF_OK && found) st = io_listing_add(out, &cap, entry_uri(bucket, prefix), size, err);
+    if (st != VF_OK) {
+      free(ourl);
+      goto out;
+    }
+    if (found) st = io_listing_add(out, &cap, entry_uri(bucket, prefix), size, err);
     free(ourl);
+    VF_TRY(st);
   }
-  if (st == VF_OK && out->n == 0) {
+  if (out->n == 0) {
     if (dir)
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: no objects under this prefix", uri);
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no objects under this prefix", uri));
     else
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey), nor objects below it",
-                        uri);
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no such object (NoSuchKey), nor objects below "
+                           "it", uri));
   }
+out:
   free(token);
   vf_buf_free(&url);
   io_http_resp_free(&rs);
@@ -503,7 +506,7 @@ static vf_status url_with_query(vf_buf *b, const char *base, s3_param *p, size_t
 
 static vf_status xml_escape_append(vf_buf *b, const char *s, vf_error *err) {
   vf_status st = VF_OK;
-  for (; st == VF_OK && *s; s++) {
+  for (; *s; s++) {
     switch (*s) {
     case '&': st = vf_buf_append(b, "&amp;", 5, err); break;
     case '<': st = vf_buf_append(b, "&lt;", 4, err); break;
@@ -511,7 +514,30 @@ static vf_status xml_escape_append(vf_buf *b, const char *s, vf_error *err) {
     case '"': st = vf_buf_append(b, "&quot;", 6, err); break;
     default: st = vf_buf_append(b, s, 1, err);
     }
+    VF_TRY(st);
   }
+out:
+  return st;
+}
+
+/* CreateMultipartUpload: *upload_id. */
+static vf_status multipart_create(io_http *h, const char *url, vf_buf *qurl, io_http_resp *rs,
+                                  const char *uri, const char *bucket, const io_s3_creds *c,
+                                  char **upload_id, vf_error *err) {
+  s3_param p[] = {{"uploads", ""}};
+  vf_status st = VF_OK;
+  VF_TRY(url_with_query(qurl, url, p, 1, err));
+  io_http_req rq = {.method = "POST",
+                    .path = "",
+                    .headers = S3_HDRS,
+                    .url = (const char *)qurl->data,
+                    .body = "",
+                    .body_len = 0,
+                    .content_type = "application/octet-stream"};
+  VF_TRY(s3_call(h, &rq, rs, uri, bucket, "CreateMultipartUpload", c, err));
+  st = s3_xml_upload_id((const char *)rs->body.data, rs->body.len, upload_id, err);
+  if (st) vf_error_prefix(err, "%s: ", uri);
+out:
   return st;
 }
 
@@ -533,81 +559,59 @@ static vf_status multipart(io_http *h, const char *url, int fd, uint64_t size, c
   char **etags = vf_calloc(nparts, sizeof *etags);
   uint8_t *buf = vf_malloc((size_t)part);
   vf_status st = etags && buf
-                     ? VF_OK
+                     ? multipart_create(h, url, &qurl, &rs, uri, bucket, c, &upload_id, err)
                      : vf_error_set(err, VF_ENOMEM, "%s: out of memory for a %" PRIu64 "-byte part",
                                     uri, part);
-  if (st == VF_OK) {
-    s3_param p[] = {{"uploads", ""}};
-    st = url_with_query(&qurl, url, p, 1, err);
+  /* logged also when the create failed, as before */
+  vf_log(VF_LOG_INFO, "%s: multipart upload of %" PRIu64 " bytes in %" PRIu64 " parts of %" PRIu64,
+         uri, size, nparts, part);
+  VF_TRY(st);
+  for (uint64_t i = 0; i < nparts; i++) {
+    uint64_t off = i * part;
+    size_t n = (size_t)(size - off < part ? size - off : part);
+    VF_TRY(read_exact(fd, off, buf, n, src, err));
+    char pn[24];
+    snprintf(pn, sizeof pn, "%" PRIu64, i + 1);
+    s3_param p[] = {{"partNumber", pn}, {"uploadId", upload_id}};
+    VF_TRY(url_with_query(&qurl, url, p, 2, err));
+    io_http_req rq = {.method = "PUT",
+                      .path = "",
+                      .headers = S3_HDRS,
+                      .url = (const char *)qurl.data,
+                      .body = buf,
+                      .body_len = n,
+                      .content_type = "application/octet-stream"};
+    VF_TRY(s3_call(h, &rq, &rs, uri, bucket, "UploadPart", c, err));
+    if (!rs.etag || !*rs.etag)
+      VF_FAIL(vf_error_set(err, VF_ENET, "%s: UploadPart %" PRIu64 " answered without an ETag", uri,
+                           i + 1));
+    else if (!(etags[i] = vf_strdup(rs.etag)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
-  if (st == VF_OK) {
+  VF_TRY(vf_buf_printf(
+      &xml, err, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"));
+  for (uint64_t i = 0; i < nparts; i++) {
+    VF_TRY(vf_buf_printf(&xml, err, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>", i + 1));
+    VF_TRY(xml_escape_append(&xml, etags[i], err));
+    VF_TRY(vf_buf_printf(&xml, err, "</ETag></Part>"));
+  }
+  VF_TRY(vf_buf_printf(&xml, err, "</CompleteMultipartUpload>"));
+  {
+    s3_param p[] = {{"uploadId", upload_id}};
+    VF_TRY(url_with_query(&qurl, url, p, 1, err));
     io_http_req rq = {.method = "POST",
                       .path = "",
                       .headers = S3_HDRS,
                       .url = (const char *)qurl.data,
-                      .body = "",
-                      .body_len = 0,
-                      .content_type = "application/octet-stream"};
-    st = s3_call(h, &rq, &rs, uri, bucket, "CreateMultipartUpload", c, err);
-  }
-  if (st == VF_OK) {
-    st = s3_xml_upload_id((const char *)rs.body.data, rs.body.len, &upload_id, err);
-    if (st) vf_error_prefix(err, "%s: ", uri);
-  }
-  vf_log(VF_LOG_INFO, "%s: multipart upload of %" PRIu64 " bytes in %" PRIu64 " parts of %" PRIu64,
-         uri, size, nparts, part);
-  for (uint64_t i = 0; st == VF_OK && i < nparts; i++) {
-    uint64_t off = i * part;
-    size_t n = (size_t)(size - off < part ? size - off : part);
-    st = read_exact(fd, off, buf, n, src, err);
-    char pn[24];
-    snprintf(pn, sizeof pn, "%" PRIu64, i + 1);
-    s3_param p[] = {{"partNumber", pn}, {"uploadId", upload_id}};
-    if (st == VF_OK) st = url_with_query(&qurl, url, p, 2, err);
-    if (st == VF_OK) {
-      io_http_req rq = {.method = "PUT",
-                        .path = "",
-                        .headers = S3_HDRS,
-                        .url = (const char *)qurl.data,
-                        .body = buf,
-                        .body_len = n,
-                        .content_type = "application/octet-stream"};
-      st = s3_call(h, &rq, &rs, uri, bucket, "UploadPart", c, err);
-    }
-    if (st == VF_OK) {
-      if (!rs.etag || !*rs.etag)
-        st = vf_error_set(err, VF_ENET, "%s: UploadPart %" PRIu64 " answered without an ETag", uri,
-                          i + 1);
-      else if (!(etags[i] = vf_strdup(rs.etag)))
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
-  }
-  if (st == VF_OK) {
-    st = vf_buf_printf(
-        &xml, err, "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
-    for (uint64_t i = 0; st == VF_OK && i < nparts; i++) {
-      st = vf_buf_printf(&xml, err, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>", i + 1);
-      if (st == VF_OK) st = xml_escape_append(&xml, etags[i], err);
-      if (st == VF_OK) st = vf_buf_printf(&xml, err, "</ETag></Part>");
-    }
-    if (st == VF_OK) st = vf_buf_printf(&xml, err, "</CompleteMultipartUpload>");
-    s3_param p[] = {{"uploadId", upload_id}};
-    if (st == VF_OK) st = url_with_query(&qurl, url, p, 1, err);
-    if (st == VF_OK) {
-      io_http_req rq = {.method = "POST",
-                        .path = "",
-                        .headers = S3_HDRS,
-                        .url = (const char *)qurl.data,
-                        .body = xml.data,
-                        .body_len = xml.len,
-                        .content_type = "application/xml"};
-      st = s3_call(h, &rq, &rs, uri, bucket, "CompleteMultipartUpload", c, err);
-    }
+                      .body = xml.data,
+                      .body_len = xml.len,
+                      .content_type = "application/xml"};
+    VF_TRY(s3_call(h, &rq, &rs, uri, bucket, "CompleteMultipartUpload", c, err));
     char code[80];
-    if (st == VF_OK &&
-        !s3_xml_complete_ok((const char *)rs.body.data, rs.body.len, code, sizeof code))
-      st = vf_error_set(err, VF_ENET, "%s: CompleteMultipartUpload failed (%s)", uri, code);
+    if (!s3_xml_complete_ok((const char *)rs.body.data, rs.body.len, code, sizeof code))
+      VF_FAIL(vf_error_set(err, VF_ENET, "%s: CompleteMultipartUpload failed (%s)", uri, code));
   }
+out:
   if (st != VF_OK && upload_id) { /* abort: no orphaned parts billed forever */
     s3_param p[] = {{"uploadId", upload_id}};
     vf_error e2;
@@ -656,31 +660,32 @@ vf_status io_s3_upload(const char *src, const char *uri, const char *bucket, con
     return vf_error_prefix(err, "%s: ", uri);
   }
   io_http *h = NULL;
+  uint8_t *buf = NULL; /* the whole file, for a single PutObject */
+  io_http_resp rs = {0};
+  vf_buf_init(&rs.body, (size_t)1 << 20);
   st = io_http_open(NULL, &o, &h, err);
   uint64_t threshold =
       env_bytes("VFORGE_S3_MULTIPART_THRESHOLD", S3_MULTIPART_THRESHOLD, S3_MIN_PART);
-  if (st == VF_OK && size > threshold) {
-    st = multipart(h, url, fd, size, src, uri, bucket, c, err);
-  } else if (st == VF_OK) {
-    uint8_t *buf = vf_malloc(size ? (size_t)size : 1);
-    if (!buf) st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", src);
-    if (st == VF_OK) st = read_exact(fd, 0, buf, (size_t)size, src, err);
-    io_http_resp rs = {0};
-    vf_buf_init(&rs.body, (size_t)1 << 20);
-    if (st == VF_OK) {
-      io_http_req rq = {.method = "PUT",
-                        .path = "",
-                        .headers = S3_HDRS,
-                        .url = url,
-                        .body = buf,
-                        .body_len = (size_t)size,
-                        .content_type = "application/octet-stream"};
-      st = s3_call(h, &rq, &rs, uri, bucket, "PutObject", c, err);
-    }
-    io_http_resp_free(&rs);
-    free(buf);
+  VF_TRY(st);
+  if (size > threshold) {
+    VF_TRY(multipart(h, url, fd, size, src, uri, bucket, c, err));
+  } else {
+    buf = vf_malloc(size ? (size_t)size : 1);
+    if (!buf) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", src));
+    VF_TRY(read_exact(fd, 0, buf, (size_t)size, src, err));
+    io_http_req rq = {.method = "PUT",
+                      .path = "",
+                      .headers = S3_HDRS,
+                      .url = url,
+                      .body = buf,
+                      .body_len = (size_t)size,
+                      .content_type = "application/octet-stream"};
+    VF_TRY(s3_call(h, &rq, &rs, uri, bucket, "PutObject", c, err));
   }
-  if (st == VF_OK) vf_log(VF_LOG_DEBUG, "%s: uploaded %" PRIu64 " bytes from %s", uri, size, src);
+  vf_log(VF_LOG_DEBUG, "%s: uploaded %" PRIu64 " bytes from %s", uri, size, src);
+out:
+  io_http_resp_free(&rs);
+  free(buf);
   io_http_close(h);
   close(fd);
   free(url);

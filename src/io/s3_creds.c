@@ -158,18 +158,21 @@ static vf_status read_small(const char *path, char **out, size_t *len, vf_error 
   char chunk[4096];
   size_t n;
   vf_status st = VF_OK;
-  while (st == VF_OK && (n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-    st = vf_buf_append(&b, chunk, n, err);
-  if (st == VF_OK && ferror(fp)) st = vf_error_set(err, VF_EIO, "cannot read %s", path);
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+    VF_TRY(vf_buf_append(&b, chunk, n, err));
+  if (ferror(fp)) VF_FAIL(vf_error_set(err, VF_EIO, "cannot read %s", path));
   fclose(fp);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err); /* NUL-terminated */
+  fp = NULL;
+  VF_TRY(vf_buf_append(&b, "", 1, err)); /* NUL-terminated */
+  *len = b.len - 1;
+  *out = (char *)vf_buf_take(&b, &n);
+out:
+  if (fp) fclose(fp);
   if (st != VF_OK) {
     if (b.data) memset(b.data, 0, b.len);
     vf_buf_free(&b);
     return vf_error_prefix(err, "%s: ", path);
   }
-  *len = b.len - 1;
-  *out = (char *)vf_buf_take(&b, &n);
   return VF_OK;
 }
 
@@ -205,28 +208,29 @@ static vf_status load_profile(s3_profile *p, char **cred_path, char **conf_path,
   *cred_path = cf ? vf_strdup(cf) : home_path(".aws/credentials");
   *conf_path = kf ? vf_strdup(kf) : home_path(".aws/config");
   vf_status st = VF_OK;
-  for (int pass = 0; pass < 2 && st == VF_OK; pass++) {
+  char *text = NULL; /* one file's text, wiped each pass and at out: */
+  size_t len = 0;
+  for (int pass = 0; pass < 2; pass++) {
     const char *path = pass == 0 ? *cred_path : *conf_path;
     if (!path) continue;
-    char *text = NULL;
-    size_t len = 0;
     vf_error e2;
     vf_status rs = read_small(path, &text, &len, &e2);
     if (rs == VF_ENOTFOUND) continue;
-    if (rs != VF_OK) {
-      st = vf_error_set(err, rs, "%s", e2.msg);
-      break;
-    }
+    if (rs != VF_OK) VF_FAIL(vf_error_set(err, rs, "%s", e2.msg));
     char sec[300];
     if (pass == 0 || strcmp(name, "default") == 0)
       snprintf(sec, sizeof sec, "%s", name);
     else
       snprintf(sec, sizeof sec, "profile %s", name);
-    st = s3_ini_profile(text, len, sec, p, err);
-    if (st == VF_OK && pass == 1 && strcmp(name, "default") == 0 && !p->found)
-      st = s3_ini_profile(text, len, "profile default", p, err);
+    VF_TRY(s3_ini_profile(text, len, sec, p, err));
+    if (pass == 1 && strcmp(name, "default") == 0 && !p->found)
+      VF_TRY(s3_ini_profile(text, len, "profile default", p, err));
     free_wiped(text, len);
+    text = NULL;
+    len = 0;
   }
+out:
+  free_wiped(text, len);
   return st;
 }
 
@@ -261,10 +265,10 @@ static char *json_str(const char *s, size_t len, size_t *i) {
   while (k < len && s[k] != '"') {
     char c = s[k++];
     if (c != '\\') {
-      if (vf_buf_append(&b, &c, 1, NULL)) goto oom;
+      if (vf_buf_append(&b, &c, 1, NULL)) goto out;
       continue;
     }
-    if (k >= len) goto oom;
+    if (k >= len) goto out;
     char e = s[k++];
     char out = e;
     switch (e) {
@@ -291,18 +295,18 @@ static char *json_str(const char *s, size_t len, size_t *i) {
         u[ul++] = (char)(0x80 | ((cp >> 6) & 0x3F));
         u[ul++] = (char)(0x80 | (cp & 0x3F));
       }
-      if (vf_buf_append(&b, u, ul, NULL)) goto oom;
+      if (vf_buf_append(&b, u, ul, NULL)) goto out;
       continue;
     }
     default: break;
     }
-    if (vf_buf_append(&b, &out, 1, NULL)) goto oom;
+    if (vf_buf_append(&b, &out, 1, NULL)) goto out;
   }
   *i = k + 1;
-  if (vf_buf_append(&b, "", 1, NULL)) goto oom;
+  if (vf_buf_append(&b, "", 1, NULL)) goto out;
   size_t n;
   return (char *)vf_buf_take(&b, &n);
-oom:
+out: /* out of memory, or a truncated escape */
   if (b.data) memset(b.data, 0, b.len);
   vf_buf_free(&b);
   return NULL;
@@ -354,10 +358,7 @@ vf_status s3_imds_json(const char *json, size_t len, s3_keys *out, vf_error *err
       i++;
     if (i >= len || json[i] == '}') break;
     char *key = json_str(json, len, &i);
-    if (!key) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    if (!key) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     while (i < len && json[i] != ':')
       i++;
     i++;
@@ -378,26 +379,25 @@ vf_status s3_imds_json(const char *json, size_t len, s3_keys *out, vf_error *err
     if (slot && i < len && json[i] == '"') {
       wipe_free(*slot);
       *slot = json_str(json, len, &i);
-      if (!*slot) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
-      }
+      if (!*slot) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     } else {
       json_skip(json, len, &i);
     }
   }
-  if (st == VF_OK && code && strcmp(code, "Success") != 0)
-    st = vf_error_set(err, VF_ENET, "the instance metadata service answered Code \"%.60s\"", code);
-  if (st == VF_OK && (!out->key_id || !*out->key_id || !out->secret || !*out->secret))
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "the instance metadata credentials lack AccessKeyId or SecretAccessKey");
-  if (st == VF_OK && exp && *exp && !s3_parse_iso8601(exp, &out->expires))
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "the instance metadata Expiration '%.40s' is not ISO 8601 UTC", exp);
-  if (st == VF_OK && out->token && !*out->token) {
+  if (code && strcmp(code, "Success") != 0)
+    VF_FAIL(vf_error_set(err, VF_ENET, "the instance metadata service answered Code \"%.60s\"",
+                         code));
+  if (!out->key_id || !*out->key_id || !out->secret || !*out->secret)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "the instance metadata credentials lack AccessKeyId or SecretAccessKey"));
+  if (exp && *exp && !s3_parse_iso8601(exp, &out->expires))
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "the instance metadata Expiration '%.40s' is not ISO 8601 UTC", exp));
+  if (out->token && !*out->token) {
     free(out->token);
     out->token = NULL;
   }
+out:
   free(code);
   free(exp);
   if (st) s3_keys_free(out);
@@ -420,10 +420,12 @@ static bool keys_dup(s3_keys *k, const char *id, const char *secret, const char 
 
 /* an application/x-www-form-urlencoded pair appended to b */
 static vf_status form_add(vf_buf *b, const char *name, const char *value, vf_error *err) {
-  vf_status st = b->len ? vf_buf_append(b, "&", 1, err) : VF_OK;
-  if (st == VF_OK) st = s3_uri_encode(b, name, strlen(name), false, err);
-  if (st == VF_OK) st = vf_buf_append(b, "=", 1, err);
-  if (st == VF_OK) st = s3_uri_encode(b, value, strlen(value), false, err);
+  vf_status st = VF_OK;
+  if (b->len) VF_TRY(vf_buf_append(b, "&", 1, err));
+  VF_TRY(s3_uri_encode(b, name, strlen(name), false, err));
+  VF_TRY(vf_buf_append(b, "=", 1, err));
+  VF_TRY(s3_uri_encode(b, value, strlen(value), false, err));
+out:
   return st;
 }
 
@@ -431,6 +433,19 @@ static io_http_opts base_opts(void) {
   io_http_opts o;
   io_remote_http_opts(&o);
   return o;
+}
+
+/* The AssumeRoleWithWebIdentity request body. */
+static vf_status web_identity_form(vf_buf *form, const char *role_arn, const char *sess,
+                                   const char *tok, vf_error *err) {
+  vf_status st = VF_OK;
+  VF_TRY(form_add(form, "Action", "AssumeRoleWithWebIdentity", err));
+  VF_TRY(form_add(form, "RoleArn", role_arn, err));
+  VF_TRY(form_add(form, "RoleSessionName", sess, err));
+  VF_TRY(form_add(form, "Version", "2011-06-15", err));
+  VF_TRY(form_add(form, "WebIdentityToken", tok, err));
+out:
+  return st;
 }
 
 /* STS AssumeRoleWithWebIdentity. */
@@ -464,20 +479,17 @@ static vf_status web_identity(const char *token_file, const char *role_arn, cons
   }
   vf_buf form;
   VF_BUF_INIT(&form, VF_BUF_MAX_URL);
-  st = form_add(&form, "Action", "AssumeRoleWithWebIdentity", err);
-  if (st == VF_OK) st = form_add(&form, "RoleArn", role_arn, err);
-  if (st == VF_OK) st = form_add(&form, "RoleSessionName", sess, err);
-  if (st == VF_OK) st = form_add(&form, "Version", "2011-06-15", err);
-  if (st == VF_OK) st = form_add(&form, "WebIdentityToken", tok, err);
-  free_wiped(tok, tlen);
   io_http *h = NULL;
+  io_http_resp rs = {0};
+  vf_buf_init(&rs.body, (size_t)1 << 20);
+  st = web_identity_form(&form, role_arn, sess, tok, err);
+  free_wiped(tok, tlen);
   io_http_opts o = base_opts();
   o.connect_timeout_s = 5;
   o.timeout_s = 30;
-  if (st == VF_OK) st = io_http_open(NULL, &o, &h, err);
-  io_http_resp rs = {0};
-  vf_buf_init(&rs.body, (size_t)1 << 20);
-  if (st == VF_OK) {
+  VF_TRY(st);
+  VF_TRY(io_http_open(NULL, &o, &h, err));
+  {
     static const char *const hdrs[] = {"Accept: application/xml", NULL};
     io_http_req rq = {.method = "POST",
                       .path = "",
@@ -501,11 +513,11 @@ static vf_status web_identity(const char *token_file, const char *role_arn, cons
     } else if (st != VF_OK) {
       st = vf_error_prefix(err, "STS AssumeRoleWithWebIdentity: ");
     }
+    VF_TRY(st);
   }
-  if (st == VF_OK) {
-    st = s3_xml_sts((const char *)rs.body.data, rs.body.len, out, err);
-    if (st) vf_error_prefix(err, "STS at %s: ", url);
-  }
+  st = s3_xml_sts((const char *)rs.body.data, rs.body.len, out, err);
+  if (st) vf_error_prefix(err, "STS at %s: ", url);
+out:
   if (form.data) memset(form.data, 0, form.len);
   vf_buf_free(&form);
   if (rs.body.data) memset(rs.body.data, 0, rs.body.len);
@@ -534,21 +546,18 @@ static vf_status imds(s3_keys *out, char *role_out, size_t role_cap, vf_error *e
       .method = "PUT",
       .path = "/latest/api/token",
       .headers = (const char *const[]){"X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL}};
-  st = io_http_request(h, &put, &rs, err);
-  if (st == VF_OK) {
-    if (rs.body.len == 0 || rs.body.len > 400)
-      st = vf_error_set(err, VF_ENET,
-                        "the instance metadata service at %s returned no session token", ep);
-    else
-      snprintf(tokhdr, sizeof tokhdr, "X-aws-ec2-metadata-token: %.*s", (int)rs.body.len,
-               rs.body.data);
-  }
   const char *hdrs[] = {tokhdr, NULL};
-  if (st == VF_OK) {
+  VF_TRY(io_http_request(h, &put, &rs, err));
+  if (rs.body.len == 0 || rs.body.len > 400)
+    VF_FAIL(vf_error_set(err, VF_ENET,
+                         "the instance metadata service at %s returned no session token", ep));
+  snprintf(tokhdr, sizeof tokhdr, "X-aws-ec2-metadata-token: %.*s", (int)rs.body.len,
+           rs.body.data);
+  {
     io_http_req get = {
         .method = "GET", .path = "/latest/meta-data/iam/security-credentials/", .headers = hdrs};
-    st = io_http_request(h, &get, &rs, err);
-    if (st == VF_OK) {
+    VF_TRY(io_http_request(h, &get, &rs, err));
+    {
       size_t n = 0;
       while (n < rs.body.len && n + 1 < sizeof role && rs.body.data[n] != '\n' &&
              rs.body.data[n] != '\r')
@@ -561,18 +570,19 @@ static vf_status imds(s3_keys *out, char *role_out, size_t role_cap, vf_error *e
               (role[k] >= '0' && role[k] <= '9') || strchr("+=,.@_-", role[k])))
           ok = false;
       if (!ok)
-        st = vf_error_set(err, VF_ENET,
-                          "the instance metadata service at %s lists no usable IAM role", ep);
+        VF_FAIL(vf_error_set(err, VF_ENET,
+                             "the instance metadata service at %s lists no usable IAM role", ep));
     }
   }
-  if (st == VF_OK) {
+  {
     char path[400];
     snprintf(path, sizeof path, "/latest/meta-data/iam/security-credentials/%s", role);
     io_http_req get = {.method = "GET", .path = path, .headers = hdrs};
-    st = io_http_request(h, &get, &rs, err);
-    if (st == VF_OK) st = s3_imds_json((const char *)rs.body.data, rs.body.len, out, err);
+    VF_TRY(io_http_request(h, &get, &rs, err));
+    VF_TRY(s3_imds_json((const char *)rs.body.data, rs.body.len, out, err));
   }
-  if (st == VF_OK) snprintf(role_out, role_cap, "%s", role);
+  snprintf(role_out, role_cap, "%s", role);
+out:
   memset(tokhdr, 0, sizeof tokhdr);
   if (rs.body.data) memset(rs.body.data, 0, rs.body.len);
   io_http_resp_free(&rs);
@@ -611,11 +621,12 @@ static vf_status chain(io_s3_creds *c, vf_error *err) {
   /* 2. profile */
   s3_profile p;
   char *cpath = NULL, *kpath = NULL;
-  vf_status st = load_profile(&p, &cpath, &kpath, err);
+  vf_status st = VF_OK;
+  VF_TRY(load_profile(&p, &cpath, &kpath, err));
   const char *pname = profile_name();
   bool named = env_nonempty("AWS_PROFILE") || env_nonempty("AWS_DEFAULT_PROFILE");
   char *wi_file = NULL, *wi_role = NULL, *wi_sess = NULL;
-  if (st == VF_OK) {
+  {
     if (p.key_id && p.secret) {
       if (!keys_dup(&c->keys, p.key_id, p.secret, p.token))
         st = vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -650,8 +661,6 @@ static vf_status chain(io_s3_creds *c, vf_error *err) {
       goto out;
     }
     TRIED(", profile '%s' (%s, %s)", pname, cpath ? cpath : "no HOME", kpath ? kpath : "no HOME");
-  } else {
-    goto out;
   }
   /* 3. web identity */
   if (!wi_file) {
@@ -668,10 +677,9 @@ static vf_status chain(io_s3_creds *c, vf_error *err) {
     }
   }
   if (wi_file) {
-    st = web_identity(wi_file, wi_role, wi_sess, c->region, &c->keys, err);
-    if (st == VF_OK)
-      snprintf(c->source, sizeof c->source,
-               "web identity (STS AssumeRoleWithWebIdentity, role %.100s)", wi_role);
+    VF_TRY(web_identity(wi_file, wi_role, wi_sess, c->region, &c->keys, err));
+    snprintf(c->source, sizeof c->source,
+             "web identity (STS AssumeRoleWithWebIdentity, role %.100s)", wi_role);
     goto out;
   }
   TRIED(", web identity (AWS_WEB_IDENTITY_TOKEN_FILE/AWS_ROLE_ARN unset)");
@@ -719,6 +727,20 @@ void s3_creds_forget(void) {
   pthread_mutex_unlock(&cache_mu);
 }
 
+/* The region, the credentials and the SigV4 scope into an empty cache entry. */
+static vf_status creds_fill(io_s3_creds *c, vf_error *err) {
+  vf_status st = VF_OK;
+  c->region = s3_region(err);
+  if (!c->region) VF_FAIL(VF_ENOMEM);
+  VF_TRY(chain(c, err));
+  size_t n = strlen(c->region) + 16;
+  c->sigv4 = vf_malloc(n);
+  if (!c->sigv4) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  snprintf(c->sigv4, n, "aws:amz:%s:s3", c->region);
+out:
+  return st;
+}
+
 /* s3_creds_get(): see s3_internal.h. */
 vf_status s3_creds_get(io_s3_creds *out, vf_error *err) {
   memset(out, 0, sizeof *out);
@@ -729,37 +751,27 @@ vf_status s3_creds_get(io_s3_creds *out, vf_error *err) {
     cache_valid = false;
   }
   if (!cache_valid) {
-    cache.region = s3_region(err);
-    if (!cache.region) st = VF_ENOMEM;
-    if (st == VF_OK) st = chain(&cache, err);
-    if (st == VF_OK) {
-      size_t n = strlen(cache.region) + 16;
-      cache.sigv4 = vf_malloc(n);
-      if (cache.sigv4)
-        snprintf(cache.sigv4, n, "aws:amz:%s:s3", cache.region);
-      else
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
-    if (st == VF_OK)
-      cache_valid = true;
-    else
+    st = creds_fill(&cache, err);
+    if (st != VF_OK) {
       creds_clear(&cache);
-  }
-  if (st == VF_OK) {
-    out->region = vf_strdup(cache.region);
-    out->sigv4 = vf_strdup(cache.sigv4);
-    memcpy(out->source, cache.source, sizeof out->source);
-    out->keys.expires = cache.keys.expires;
-    bool ok = out->region && out->sigv4;
-    if (cache.keys.key_id &&
-        !keys_dup(&out->keys, cache.keys.key_id, cache.keys.secret, cache.keys.token))
-      ok = false;
-    out->keys.expires = cache.keys.expires;
-    if (!ok) {
-      creds_clear(out);
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      goto out;
     }
+    cache_valid = true;
   }
+  out->region = vf_strdup(cache.region);
+  out->sigv4 = vf_strdup(cache.sigv4);
+  memcpy(out->source, cache.source, sizeof out->source);
+  out->keys.expires = cache.keys.expires;
+  bool ok = out->region && out->sigv4;
+  if (cache.keys.key_id &&
+      !keys_dup(&out->keys, cache.keys.key_id, cache.keys.secret, cache.keys.token))
+    ok = false;
+  out->keys.expires = cache.keys.expires;
+  if (!ok) {
+    creds_clear(out);
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  }
+out:
   pthread_mutex_unlock(&cache_mu);
   return st;
 }

@@ -170,7 +170,8 @@ static vf_status px_text(px *p, int node) {
       char u[4];
       size_t ul = 0;
       vf_status st = px_entity(p, u, &ul);
-      if (st == VF_OK) st = node_append(p, node, u, ul);
+      if (st) return st;
+      st = node_append(p, node, u, ul);
       if (st) return st;
     }
   }
@@ -313,10 +314,9 @@ vf_status s3x_parse(const char *xml, size_t len, s3x_doc *doc, vf_error *err) {
         return px_fail(&p, "bad byte in the XML declaration");
     p.i = (size_t)(e - xml) + 2;
   }
-  if ((st = px_misc(&p)) != VF_OK) goto fail;
+  VF_TRY(px_misc(&p));
   if (p.i >= len || xml[p.i] != '<') {
-    st = px_fail(&p, "expected the root element");
-    goto fail;
+    VF_FAIL(px_fail(&p, "expected the root element"));
   }
   /* stack of open elements: node index and qualified name span */
   struct {
@@ -328,29 +328,25 @@ vf_status s3x_parse(const char *xml, size_t len, s3x_doc *doc, vf_error *err) {
   bool root_done = false;
   while (!root_done) {
     if (p.i >= len) {
-      st = px_fail(&p, "unexpected end of document inside an element");
-      goto fail;
+      VF_FAIL(px_fail(&p, "unexpected end of document inside an element"));
     }
     if (xml[p.i] != '<') {
-      if ((st = px_text(&p, depth > 0 ? stack[depth - 1].node : -1)) != VF_OK) goto fail;
+      VF_TRY(px_text(&p, depth > 0 ? stack[depth - 1].node : -1));
       continue;
     }
     if (px_starts(&p, "</")) {
       if (depth == 0) {
-        st = px_fail(&p, "end tag without a start tag");
-        goto fail;
+        VF_FAIL(px_fail(&p, "end tag without a start tag"));
       }
       p.i += 2;
       const char *qn;
       size_t ql = px_name(&p, &qn);
       if (ql != stack[depth - 1].ql || memcmp(qn, stack[depth - 1].qn, ql) != 0) {
-        st = px_fail(&p, "end tag does not match the open element");
-        goto fail;
+        VF_FAIL(px_fail(&p, "end tag does not match the open element"));
       }
       px_skip_ws(&p);
       if (p.i >= len || xml[p.i] != '>') {
-        st = px_fail(&p, "expected '>' to close an end tag");
-        goto fail;
+        VF_FAIL(px_fail(&p, "expected '>' to close an end tag"));
       }
       p.i++;
       if (--depth == 0) root_done = true;
@@ -358,55 +354,47 @@ vf_status s3x_parse(const char *xml, size_t len, s3x_doc *doc, vf_error *err) {
     }
     if (px_starts(&p, "<!--")) {
       if (depth == 0) {
-        st = px_fail(&p, "expected the root element");
-        goto fail;
+        VF_FAIL(px_fail(&p, "expected the root element"));
       }
-      if ((st = px_comment(&p)) != VF_OK) goto fail;
+      VF_TRY(px_comment(&p));
       continue;
     }
     if (px_starts(&p, "<![CDATA[")) {
       if (depth == 0) {
-        st = px_fail(&p, "CDATA outside the root element");
-        goto fail;
+        VF_FAIL(px_fail(&p, "CDATA outside the root element"));
       }
       p.i += 9;
       size_t b = p.i;
       while (p.i + 3 <= len && memcmp(xml + p.i, "]]>", 3) != 0) {
         if (!px_char_ok((unsigned char)xml[p.i])) {
-          st = px_fail(&p, "control byte in CDATA");
-          goto fail;
+          VF_FAIL(px_fail(&p, "control byte in CDATA"));
         }
         p.i++;
       }
       if (p.i + 3 > len) {
-        st = px_fail(&p, "unterminated CDATA section");
-        goto fail;
+        VF_FAIL(px_fail(&p, "unterminated CDATA section"));
       }
-      if ((st = node_append(&p, stack[depth - 1].node, xml + b, p.i - b)) != VF_OK) goto fail;
+      VF_TRY(node_append(&p, stack[depth - 1].node, xml + b, p.i - b));
       p.i += 3;
       continue;
     }
     if (px_starts(&p, "<!") || px_starts(&p, "<?")) {
-      st = px_fail(&p, "declarations and processing instructions are not accepted in content");
-      goto fail;
+      VF_FAIL(px_fail(&p, "declarations and processing instructions are not accepted in content"));
     }
     /* start tag */
     p.i++;
     const char *qn;
     size_t ql = px_name(&p, &qn);
     if (ql == 0) {
-      st = px_fail(&p, "expected an element name after '<'");
-      goto fail;
+      VF_FAIL(px_fail(&p, "expected an element name after '<'"));
     }
     if (depth == S3X_MAX_DEPTH) {
-      st = px_fail(&p, "elements nested deeper than 32 levels");
-      goto fail;
+      VF_FAIL(px_fail(&p, "elements nested deeper than 32 levels"));
     }
     int node = -1;
-    if ((st = px_new_node(&p, qn, ql, depth > 0 ? stack[depth - 1].node : -1, &node)) != VF_OK)
-      goto fail;
+    VF_TRY(px_new_node(&p, qn, ql, depth > 0 ? stack[depth - 1].node : -1, &node));
     bool empty = false;
-    if ((st = px_attrs(&p, &empty)) != VF_OK) goto fail;
+    VF_TRY(px_attrs(&p, &empty));
     if (empty) {
       if (depth == 0) root_done = true;
       continue;
@@ -416,14 +404,12 @@ vf_status s3x_parse(const char *xml, size_t len, s3x_doc *doc, vf_error *err) {
     stack[depth].ql = ql;
     depth++;
   }
-  if ((st = px_misc(&p)) != VF_OK) goto fail;
+  VF_TRY(px_misc(&p));
   if (p.i != len) {
-    st = px_fail(&p, "content after the root element");
-    goto fail;
+    VF_FAIL(px_fail(&p, "content after the root element"));
   }
-  return VF_OK;
-fail:
-  s3x_free(doc);
+out:
+  if (st != VF_OK) s3x_free(doc);
   return st;
 }
 
@@ -472,65 +458,59 @@ vf_status s3_xml_list(const char *xml, size_t len, s3_list_page *out, vf_error *
   vf_status st = s3x_parse(xml, len, &d, err);
   if (st) return st;
   if (d.n == 0 || strcmp(d.nodes[0].name, "ListBucketResult") != 0) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "ListObjectsV2: the root element is <%s>, not <ListBucketResult>",
-                      d.n ? d.nodes[0].name : "");
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "ListObjectsV2: the root element is <%s>, not <ListBucketResult>",
+                         d.n ? d.nodes[0].name : ""));
   }
   size_t cnt = 0;
   for (int c = s3x_child(&d, 0, "Contents", -1); c >= 0; c = s3x_child(&d, 0, "Contents", c))
     cnt++;
   out->objects = vf_calloc(cnt ? cnt : 1, sizeof *out->objects);
   if (!out->objects) {
-    st = vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory");
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory"));
   }
   for (int c = s3x_child(&d, 0, "Contents", -1); c >= 0; c = s3x_child(&d, 0, "Contents", c)) {
     const char *key = s3x_child_text(&d, c, "Key");
     const char *size = s3x_child_text(&d, c, "Size");
     if (!key || !*key) {
-      st = vf_error_set(err, VF_ECORRUPT, "ListObjectsV2: entry %zu has no <Key>", out->n + 1);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "ListObjectsV2: entry %zu has no <Key>", out->n + 1));
     }
     if (strlen(key) != d.nodes[s3x_child(&d, c, "Key", -1)].text_len) {
-      st = vf_error_set(err, VF_ECORRUPT, "ListObjectsV2: entry %zu has a key with a NUL character",
-                        out->n + 1);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "ListObjectsV2: entry %zu has a key with a NUL character",
+                           out->n + 1));
     }
     uint64_t sz;
     if (!parse_u64(size, &sz)) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "ListObjectsV2: key '%.200s' has no decimal <Size> (got '%.40s')", key,
-                        size ? size : "");
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "ListObjectsV2: key '%.200s' has no decimal <Size> (got '%.40s')", key,
+                           size ? size : ""));
     }
     out->objects[out->n].key = vf_strdup(key);
     if (!out->objects[out->n].key) {
-      st = vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory");
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory"));
     }
     out->objects[out->n++].size = sz;
   }
   const char *tr = s3x_child_text(&d, 0, "IsTruncated");
   if (tr && strcmp(tr, "true") != 0 && strcmp(tr, "false") != 0) {
-    st = vf_error_set(err, VF_ECORRUPT, "ListObjectsV2: <IsTruncated> is '%.20s', not true/false",
-                      tr);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "ListObjectsV2: <IsTruncated> is '%.20s', not true/false",
+                         tr));
   }
   out->truncated = tr && strcmp(tr, "true") == 0;
   const char *tok = s3x_child_text(&d, 0, "NextContinuationToken");
   if (tok && *tok) {
     out->next_token = vf_strdup(tok);
     if (!out->next_token) {
-      st = vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory");
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "ListObjectsV2: out of memory"));
     }
   }
   if (out->truncated && !out->next_token)
     st =
         vf_error_set(err, VF_ECORRUPT,
                      "ListObjectsV2: the page is truncated but carries no <NextContinuationToken>");
-done:
+out:
   s3x_free(&d);
   if (st) s3_list_page_free(out);
   return st;
@@ -666,24 +646,23 @@ vf_status s3_xml_sts(const char *xml, size_t len, s3_keys *out, vf_error *err) {
              *sk = s3x_child_text(&d, c, "SecretAccessKey");
   const char *tk = s3x_child_text(&d, c, "SessionToken"), *ex = s3x_child_text(&d, c, "Expiration");
   if (c < 0 || !ak || !*ak || !sk || !*sk) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "AssumeRoleWithWebIdentity: the <%s> response has no Credentials with an "
-                      "AccessKeyId and a SecretAccessKey",
-                      d.nodes[0].name);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "AssumeRoleWithWebIdentity: the <%s> response has no Credentials with an "
+                         "AccessKeyId and a SecretAccessKey",
+                         d.nodes[0].name));
   }
   if (ex && *ex && !s3_parse_iso8601(ex, &out->expires)) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "AssumeRoleWithWebIdentity: <Expiration> '%.40s' is not an ISO 8601 UTC time",
-                      ex);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "AssumeRoleWithWebIdentity: <Expiration> '%.40s' is not an ISO 8601 "
+                         "UTC time",
+                         ex));
   }
   out->key_id = vf_strdup(ak);
   out->secret = vf_strdup(sk);
   if (tk && *tk) out->token = vf_strdup(tk);
   if (!out->key_id || !out->secret || (tk && *tk && !out->token))
     st = vf_error_set(err, VF_ENOMEM, "out of memory");
-done:
+out:
   s3x_free(&d);
   if (st) s3_keys_free(out);
   return st;

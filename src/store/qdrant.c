@@ -832,7 +832,8 @@ static vf_status qd_payload_indexes(qd_store *q, vf_error *err) {
                           "'%s' is not in payload_indexes.fields", types->keys[i], types->keys[i]);
   }
   for (size_t j = 0; fields && j < fields->n; j++)
-    if (fields->items[j].t == VF_JSON_STR) VF_TRY(qd_payload_index(q, fields->items[j].str, types, false, err));
+    if (fields->items[j].t == VF_JSON_STR)
+      VF_TRY(qd_payload_index(q, fields->items[j].str, types, false, err));
 out:
   return st;
 }
@@ -957,7 +958,8 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
   for (size_t i = 0; i < 3; i++) {
     const vf_json_val *v = vf_json_get(&q->params, pass[i][0]);
     if (!v || v->t == VF_JSON_NULL) continue;
-    VF_TRY(vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len, v->raw));
+    VF_TRY(vf_buf_printf(&b, err, "%s\"%s\":%.*s", any ? "," : "", pass[i][1], (int)v->raw_len,
+                         v->raw));
     any = true;
   }
   bool vfirst = true;
@@ -968,7 +970,8 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
     VF_TRY(vf_json_parse(pj, strlen(pj), "vector params", &p, err));
     const vf_json_val *h = vf_json_get(&p, "hnsw"), *qz = vf_json_get(&p, "quantization");
     if (h || qz) {
-      VF_TRY(vf_buf_printf(&b, err, "%s", vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ","));
+      VF_TRY(vf_buf_printf(&b, err, "%s",
+                           vfirst ? (any ? ",\"vectors\":{" : "\"vectors\":{") : ","));
       vfirst = false;
       any = true;
       VF_TRY(qd_put_name(&b, v->name, err));
@@ -982,8 +985,9 @@ vf_status store_qdrant_reindex(store *s, double timeout_s, vf_error *err) {
   if (!vfirst) VF_TRY(vf_buf_append(&b, "}", 1, err));
   VF_TRY(vf_buf_append(&b, "}", 1, err));
   if (!any)
-    VF_FAIL(vf_error_set(err, VF_ECONFIG, "load reindex: the config sets no hnsw, quantization or "
-                         "optimizers (vectorstore.params.* or vectors.<name>.hnsw / quantization)"));
+    VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                         "load reindex: the config sets no hnsw, quantization or optimizers "
+                         "(vectorstore.params.* or vectors.<name>.hnsw / quantization)"));
   vf_buf_reset(&q->body);
   VF_TRY(vf_buf_append(&q->body, b.data, b.len, err));
   VF_TRY(qd_call(q, "PATCH", "", &q->body, false, NULL, err));

@@ -762,7 +762,9 @@ static vf_status qpb_filter_condition(qpb_enc *e, uint32_t num, const vf_json_va
       if (id->t == VF_JSON_STR) VF_TRY(qpb_add_bytes(b, 2, id->str, strlen(id->str), e->err));
       else if (id->t == VF_JSON_NUM && qpb_json_int(id, false, &s, &u))
         VF_TRY(qpb_add_varint(b, 1, u, e->err));
-      else VF_FAIL(qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL, NULL));
+      else
+        VF_FAIL(qpb_enc_fail(e, "has_id: an id is neither an unsigned integer nor a UUID", NULL,
+                             NULL));
       VF_TRY(qpb_end(b, m3, e->err));
     }
     VF_TRY(qpb_end(b, m2, e->err));
@@ -1228,7 +1230,8 @@ static vf_status qpb_dec_entry(qpb_dec *d, const qpb_field *f, const qpb_item *i
   vf_status st = VF_OK;
   if (f->map_key == QPB_STRING) {
     if (have_key && key.wt != QPB_WT_LEN) return qpb_dec_fail(d, "map key", it->p, NULL);
-    VF_TRY(vf_json_string(d->out, have_key ? (const char *)key.p : "", have_key ? key.n : 0, d->err));
+    VF_TRY(vf_json_string(d->out, have_key ? (const char *)key.p : "", have_key ? key.n : 0,
+                          d->err));
   } else {
     VF_TRY(vf_buf_printf(d->out, d->err, "\"%llu\"", (unsigned long long)(have_key ? key.v : 0)));
   }
