@@ -112,32 +112,33 @@ vf_status io_hf_url(const char *endpoint, const char *kind, const char *repo, co
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_URL);
   bool ds = strcmp(kind, "datasets") == 0;
-  vf_status st = hf_lit(&b, endpoint, err);
-  if (st == VF_OK && tree) st = hf_lit(&b, "/api", err);
-  if (st == VF_OK) st = hf_lit(&b, ds ? "/datasets/" : "/buckets/", err);
-  if (st == VF_OK) st = hf_enc(&b, repo, true, err);
-  if (st == VF_OK) st = hf_lit(&b, tree ? "/tree" : "/resolve", err);
-  if (st == VF_OK && ds) {
+  char *r = NULL; /* the decoded revision */
+  vf_status st = VF_OK;
+  VF_TRY(hf_lit(&b, endpoint, err));
+  if (tree) VF_TRY(hf_lit(&b, "/api", err));
+  VF_TRY(hf_lit(&b, ds ? "/datasets/" : "/buckets/", err));
+  VF_TRY(hf_enc(&b, repo, true, err));
+  VF_TRY(hf_lit(&b, tree ? "/tree" : "/resolve", err));
+  if (ds) {
     /* "@refs%2Fconvert%2Fparquet" (the encoded form huggingface_hub's hf:// paths use, since a
      * raw '/' would end the revision) names the revision refs/convert/parquet: decode, then
      * encode it as one segment */
-    char *r = hf_pct_decode(rev && *rev ? rev : "main");
-    st = r ? hf_lit(&b, "/", err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) st = hf_enc(&b, r, false, err);
-    free(r);
+    r = hf_pct_decode(rev && *rev ? rev : "main");
+    if (!r) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    VF_TRY(hf_lit(&b, "/", err));
+    VF_TRY(hf_enc(&b, r, false, err));
   }
-  if (st == VF_OK && path && *path) {
-    st = hf_lit(&b, "/", err);
-    if (st == VF_OK) st = hf_enc(&b, path, ds || !tree, err);
+  if (path && *path) {
+    VF_TRY(hf_lit(&b, "/", err));
+    VF_TRY(hf_enc(&b, path, ds || !tree, err));
   }
-  if (st == VF_OK && tree) st = hf_lit(&b, "?recursive=true", err);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  if (tree) VF_TRY(hf_lit(&b, "?recursive=true", err));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
   *out = (char *)b.data;
-  return VF_OK;
+out:
+  free(r);
+  if (st != VF_OK) vf_buf_free(&b);
+  return st;
 }
 
 /* io_hf_open(): see remote_internal.h. */
@@ -148,12 +149,12 @@ vf_status io_hf_open(const char *uri, const char *kind, const char *repo, const 
     return vf_error_set(err, VF_EUSAGE, "%s: names a repository, not a file", uri);
   char *ep = hf_endpoint(), *url = NULL;
   if (!ep) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
-  vf_status st = io_hf_url(ep, kind, repo, rev, path, false, &url, err);
-  if (st == VF_OK) {
-    io_http_opts ho;
-    hf_http_opts(&ho);
-    st = hf_auth_hint(io_httpsrc_open(url, uri, &ho, size, out, err), err);
-  }
+  vf_status st = VF_OK;
+  VF_TRY(io_hf_url(ep, kind, repo, rev, path, false, &url, err));
+  io_http_opts ho;
+  hf_http_opts(&ho);
+  VF_TRY(hf_auth_hint(io_httpsrc_open(url, uri, &ho, size, out, err), err));
+out:
   free(url);
   free(ep);
   return st;
@@ -197,9 +198,11 @@ vf_status io_hf_list(const char *uri, const char *kind, const char *repo, const 
   VF_BUF_INIT(&rs.body, VF_BUF_MAX_HTTP_BODY);
   io_http_opts ho;
   hf_http_opts(&ho);
-  if (st == VF_OK) st = io_http_open(NULL, &ho, &h, err);
+  io_hf_tree t = {0}; /* one page, freed each page and at out: */
+  VF_TRY(st);
+  VF_TRY(io_http_open(NULL, &ho, &h, err));
   size_t cap = 0, origin = hf_origin_len(ep);
-  for (int page = 0; st == VF_OK && url; page++) {
+  for (int page = 0; url; page++) { /* every failure below leaves the loop */
     if (page >= HF_MAX_PAGES) {
       st = vf_error_set(err, VF_EUNSUPPORTED, "%s: the listing has more than %d pages", uri,
                         HF_MAX_PAGES);
@@ -237,15 +240,13 @@ vf_status io_hf_list(const char *uri, const char *kind, const char *repo, const 
                         dir);
       break;
     }
-    io_hf_tree t;
     char what[512];
     snprintf(what, sizeof what, "%s: listing page %d", uri, page + 1);
-    st = io_hf_parse_tree((const char *)rs.body.data, rs.body.len, what, &t, err);
-    for (size_t i = 0; st == VF_OK && i < t.n; i++)
-      st = io_listing_add(out, &cap, hf_entry_uri(kind, repo, rev, t.items[i].path),
-                          t.items[i].size, err);
+    VF_TRY(io_hf_parse_tree((const char *)rs.body.data, rs.body.len, what, &t, err));
+    for (size_t i = 0; i < t.n; i++)
+      VF_TRY(io_listing_add(out, &cap, hf_entry_uri(kind, repo, rev, t.items[i].path),
+                            t.items[i].size, err));
     io_hf_tree_free(&t);
-    if (st != VF_OK) break;
     free(prev);
     prev = url;
     url = NULL;
@@ -280,6 +281,8 @@ vf_status io_hf_list(const char *uri, const char *kind, const char *repo, const 
       url = next;
     }
   }
+out:
+  io_hf_tree_free(&t);
   io_http_resp_free(&rs);
   io_http_close(h);
   free(url);

@@ -138,6 +138,10 @@ static bool take_container(io_uri *out, const char *rest, size_t clen) {
   return out->container && out->path;
 }
 
+static vf_status uri_nomem(vf_error *err, const char *uri) {
+  return vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
+}
+
 /* io_uri_parse(): see corpus.h.  On error *out is left zeroed. */
 vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
   memset(out, 0, sizeof *out);
@@ -152,10 +156,9 @@ vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
   }
   if (!has_scheme) {
     out->scheme = IO_URI_LOCAL;
-    st = io_abs_path(uri, &out->path, err);
-    if (st != VF_OK) goto fail;
+    VF_TRY(io_abs_path(uri, &out->path, err));
     out->uri = vf_strdup(out->path);
-    if (!out->uri) goto nomem;
+    if (!out->uri) VF_FAIL(uri_nomem(err, uri));
     return VF_OK;
   }
   size_t slen = (size_t)(sep - uri);
@@ -166,20 +169,18 @@ vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
     const char *p = rest;
     if (strncasecmp(p, "localhost/", 10) == 0) p += 9;
     if (p[0] != '/' || p[1] == '\0') {
-      st = vf_error_set(err, VF_EUSAGE, "%s: malformed file URI (expected file:///absolute/path)",
-                        uri);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                           "%s: malformed file URI (expected file:///absolute/path)", uri));
     }
     out->path = io_normalize_abs(p);
-    if (!out->path) goto nomem;
+    if (!out->path) VF_FAIL(uri_nomem(err, uri));
   } else if (SCHEME_IS("s3")) {
     out->scheme = IO_URI_S3;
     size_t blen = strcspn(rest, "/");
     if (blen == 0 || has_space_or_ctl(rest, blen)) {
-      st = vf_error_set(err, VF_EUSAGE, "%s: malformed s3 URI (expected s3://bucket/key)", uri);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: malformed s3 URI (expected s3://bucket/key)", uri));
     }
-    if (!take_container(out, rest, blen)) goto nomem;
+    if (!take_container(out, rest, blen)) VF_FAIL(uri_nomem(err, uri));
   } else if (SCHEME_IS("hf")) {
     const char *p;
     if (strncmp(rest, "datasets/", 9) == 0) {
@@ -189,37 +190,35 @@ vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
       out->scheme = IO_URI_HF_BUCKET;
       p = rest + 8;
     } else {
-      st = vf_error_set(err, VF_EUSAGE,
-                        "%s: malformed hf URI (expected hf://datasets/<ns>/<repo>/<path> or "
-                        "hf://buckets/<ns>/<name>/<path>)",
-                        uri);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                           "%s: malformed hf URI (expected hf://datasets/<ns>/<repo>/<path> or "
+                           "hf://buckets/<ns>/<name>/<path>)",
+                           uri));
     }
     const char *a, *b, *tail;
     size_t alen, blen;
     if (!split2(p, &a, &alen, &b, &blen, &tail) || has_space_or_ctl(a, alen) ||
         has_space_or_ctl(b, blen)) {
-      st = vf_error_set(err, VF_EUSAGE,
-                        "%s: malformed hf URI (expected a namespace and a repository name)", uri);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                           "%s: malformed hf URI (expected a namespace and a repository name)",
+                           uri));
     }
     if (out->scheme == IO_URI_HF_DATASET) {
       const char *at = memchr(b, '@', blen);
       if (at) {
         size_t rlen = blen - (size_t)(at - b) - 1;
         if (at == b || rlen == 0) {
-          st = vf_error_set(err, VF_EUSAGE, "%s: malformed hf URI (empty repository or revision)",
-                            uri);
-          goto fail;
+          VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                               "%s: malformed hf URI (empty repository or revision)", uri));
         }
         out->revision = vf_strndup(at + 1, rlen);
-        if (!out->revision) goto nomem;
+        if (!out->revision) VF_FAIL(uri_nomem(err, uri));
         blen = (size_t)(at - b);
       }
     }
     out->container = join2(a, alen, b, blen);
     out->path = vf_strdup(tail);
-    if (!out->container || !out->path) goto nomem;
+    if (!out->container || !out->path) VF_FAIL(uri_nomem(err, uri));
   } else if (SCHEME_IS("http") || SCHEME_IS("https")) {
     out->scheme = SCHEME_IS("http") ? IO_URI_HTTP : IO_URI_HTTPS;
     size_t hlen = strcspn(rest, "/?#");
@@ -250,26 +249,21 @@ vf_status io_uri_parse(const char *uri, io_uri *out, vf_error *err) {
     if (!ok) {
       char shown[1024];
       bool creds = memchr(rest, '@', hlen) != NULL;
-      st = vf_error_set(err, VF_EUSAGE, "%s: malformed URL (expected %.*s://host[:port]/path%s)",
-                        vf_url_redact(uri, shown, sizeof shown), (int)slen, uri,
-                        creds ? "; a user or password in a corpus URL is not supported" : "");
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: malformed URL (expected %.*s://host[:port]/path%s)",
+                           vf_url_redact(uri, shown, sizeof shown), (int)slen, uri,
+                           creds ? "; a user or password in a corpus URL is not supported" : ""));
     }
-    if (!take_container(out, rest, hlen)) goto nomem;
+    if (!take_container(out, rest, hlen)) VF_FAIL(uri_nomem(err, uri));
   } else {
-    st = vf_error_set(err, VF_EUSAGE,
-                      "%s: unknown URI scheme \"%.*s\" (expected a path, file://, s3://, hf://, "
-                      "http:// or https://)",
-                      uri, (int)slen, uri);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                         "%s: unknown URI scheme \"%.*s\" (expected a path, file://, s3://, hf://, "
+                         "http:// or https://)",
+                         uri, (int)slen, uri));
   }
 #undef SCHEME_IS
   out->uri = vf_strdup(uri);
-  if (!out->uri) goto nomem;
-  return VF_OK;
-nomem:
-  st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
-fail:
-  io_uri_free(out);
+  if (!out->uri) VF_FAIL(uri_nomem(err, uri));
+out:
+  if (st != VF_OK) io_uri_free(out);
   return st;
 }

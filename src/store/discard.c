@@ -76,13 +76,12 @@ vf_status store_discard_open(const store_config *cfg, store **out, vf_error *err
   *out = NULL;
   discard_store *d = vf_calloc(1, sizeof *d);
   if (!d) return vf_error_set(err, VF_ENOMEM, "discard store: out of memory");
-  vf_status st = store_head_init(&d->base, &discard_vt, cfg, err);
-  if (st == VF_OK && !(d->map = vf_calloc((size_t)d->base.nvectors, sizeof *d->map)))
-    st = vf_error_set(err, VF_ENOMEM, "discard store: out of memory");
-  if (st != VF_OK) {
-    ds_close(&d->base);
-    return st;
-  }
+  vf_status st = VF_OK;
+  VF_TRY(store_head_init(&d->base, &discard_vt, cfg, err));
+  if (!(d->map = vf_calloc((size_t)d->base.nvectors, sizeof *d->map)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "discard store: out of memory"));
   *out = &d->base;
-  return VF_OK;
+out:
+  if (st != VF_OK) ds_close(&d->base);
+  return st;
 }

@@ -94,8 +94,10 @@ static vf_status ls_defer_indexing(store *base, vf_error *err) {
 static vf_status ls_enable_indexing(store *base, vf_error *err) {
   local_store *s = (local_store *)base;
   s->progress = "finalize";
-  vf_status st = ls_compact(s, err);
-  if (st == VF_OK) st = ls_build_indexes(s, err);
+  vf_status st = VF_OK;
+  VF_TRY(ls_compact(s, err));
+  VF_TRY(ls_build_indexes(s, err));
+out:
   s->progress = NULL;
   return st;
 }
@@ -148,21 +150,22 @@ static vf_status ls_set_record(store *base, const store_record *r, vf_error *err
   local_store *s = (local_store *)base;
   char *have = NULL;
   size_t len = 0;
-  vf_status st = ls_verify(s, err);
-  if (st == VF_OK) st = ls_read_small_file(s->json_path, &have, &len, err);
-  size_t e = st == VF_OK ? ls_spec_end(have) : 0;
-  if (st == VF_OK && !e)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after",
-                      s->json_path);
+  vf_status st = VF_OK;
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
-  if (st == VF_OK) st = vf_buf_append(&b, have, e, err);
-  if (st == VF_OK) st = vf_json_raw(&b, ",\n \"corpus\": ", err);
-  if (st == VF_OK) st = store_record_json(&b, r, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n",
-                       r->load_finished ? "finalized" : "in progress");
-  if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
+  VF_TRY(ls_verify(s, err));
+  VF_TRY(ls_read_small_file(s->json_path, &have, &len, err));
+  size_t e = ls_spec_end(have);
+  if (!e)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no vectors list to record the corpus after",
+                         s->json_path));
+  VF_TRY(vf_buf_append(&b, have, e, err));
+  VF_TRY(vf_json_raw(&b, ",\n \"corpus\": ", err));
+  VF_TRY(store_record_json(&b, r, err));
+  VF_TRY(vf_buf_printf(&b, err, ",\n \"load\": \"%s\"}\n",
+                       r->load_finished ? "finalized" : "in progress"));
+  VF_TRY(vf_atomic_write_file(s->json_path, b.data, b.len, err));
+out:
   vf_buf_free(&b);
   free(have);
   return st;
@@ -172,16 +175,16 @@ static vf_status ls_get_record(store *base, store_record *out, bool *found, vf_e
   local_store *s = (local_store *)base;
   char *have = NULL;
   size_t len = 0;
-  vf_status st = ls_verify(s, err);
-  if (st == VF_OK) st = ls_read_small_file(s->json_path, &have, &len, err);
+  vf_status st = VF_OK;
   vf_json_val doc;
   memset(&doc, 0, sizeof doc);
-  if (st == VF_OK) st = vf_json_parse(have, len, s->json_path, &doc, err);
-  if (st == VF_OK) {
-    const vf_json_val *c = vf_json_get(&doc, "corpus"), *l = vf_json_get(&doc, "load");
-    *found = c && store_record_from_json(c, out);
-    out->load_finished = !(l && l->t == VF_JSON_STR && strcmp(l->str, "finalized") != 0);
-  }
+  VF_TRY(ls_verify(s, err));
+  VF_TRY(ls_read_small_file(s->json_path, &have, &len, err));
+  VF_TRY(vf_json_parse(have, len, s->json_path, &doc, err));
+  const vf_json_val *c = vf_json_get(&doc, "corpus"), *l = vf_json_get(&doc, "load");
+  *found = c && store_record_from_json(c, out);
+  out->load_finished = !(l && l->t == VF_JSON_STR && strcmp(l->str, "finalized") != 0);
+out:
   vf_json_free(&doc);
   free(have);
   return st;
@@ -191,9 +194,11 @@ static vf_status ls_contains(store *base, const corpus_id *ids, size_t n, bool *
                              vf_error *err) {
   local_store *s = (local_store *)base;
   vf_status st = ls_verify(s, err);
-  if (st == VF_OK) st = ls_view_build(s, err);
+  if (st != VF_OK) return st;
+  st = ls_view_build(s, err);
+  if (st != VF_OK) return st;
   const ls_view *v = &s->view;
-  for (size_t i = 0; st == VF_OK && i < n && v->cap; i++) {
+  for (size_t i = 0; i < n && v->cap; i++) {
     uint64_t a, b;
     ls_key_of(&ids[i], &a, &b);
     uint8_t u = ids[i].is_uuid ? 1 : 0;
@@ -245,37 +250,34 @@ vf_status store_local_open(const store_config *cfg, store **out, vf_error *err) 
   s->lock_fd = -1;
   VF_BUF_INIT(&s->idtext, VF_BUF_MAX_BATCH); /* one upsert batch's ids, as text */
   VF_BUF_INIT(&s->sparse, VF_BUF_MAX_BATCH); /* one upsert batch's sparse vectors, as JSON */
-  vf_status st = store_head_init(&s->base, &local_vt, cfg, err);
-  if (st != VF_OK) goto fail;
+  vf_status st = VF_OK;
+  VF_TRY(store_head_init(&s->base, &local_vt, cfg, err));
   for (int j = 0; j < s->base.nvectors; j++) {
     const char *n = s->base.vectors[j].name;
-    if (strcmp(n, "id") == 0 || strcmp(n, "id_num") == 0 || strcmp(n, "payload") == 0) {
-      st = vf_error_set(err, VF_ECONFIG,
-                        "vectors.%s: the local store reserves the column names id, id_num and "
-                        "payload; rename the vector",
-                        n);
-      goto fail;
-    }
+    if (strcmp(n, "id") == 0 || strcmp(n, "id_num") == 0 || strcmp(n, "payload") == 0)
+      VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                           "vectors.%s: the local store reserves the column names id, id_num and "
+                           "payload; rename the vector",
+                           n));
   }
-  if (cfg->segment_rows < 0 || cfg->row_group_bytes < 0) {
-    st = vf_error_set(err, VF_ECONFIG, "local store: negative segment_rows or row_group_bytes");
-    goto fail;
-  }
+  if (cfg->segment_rows < 0 || cfg->row_group_bytes < 0)
+    VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                         "local store: negative segment_rows or row_group_bytes"));
   s->segment_rows = cfg->segment_rows ? cfg->segment_rows : LS_DEFAULT_SEGMENT_ROWS;
   s->rg_bytes = cfg->row_group_bytes ? cfg->row_group_bytes : LS_DEFAULT_RG_BYTES;
   s->recreate_pending = cfg->recreate;
-  if ((st = ls_index_params_parse(s, cfg->params_json, err)) != VF_OK) goto fail;
+  VF_TRY(ls_index_params_parse(s, cfg->params_json, err));
   const char *root = cfg->path && *cfg->path ? cfg->path : LS_DEFAULT_PATH;
   if (!(s->dir = ls_path_join(root, s->base.collection)) ||
       !(s->json_path = ls_path_join(s->dir, "collection.json")) ||
       !(s->lock_path = ls_path_join(s->dir, ".lock")) ||
       !(s->seq_path = ls_path_join(s->dir, ".seq")))
-    goto nomem;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "local store: out of memory"));
   s->ncols = LS_FIXED_COLS + s->base.nvectors + 1;
   if (!(s->cols = vf_calloc((size_t)s->ncols, sizeof *s->cols)) ||
       !(s->wb = vf_calloc((size_t)s->ncols, sizeof *s->wb)) ||
       !(s->map = vf_calloc((size_t)s->base.nvectors, sizeof *s->map)))
-    goto nomem;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "local store: out of memory"));
   s->cols[0] = (pqt_wcolumn){vf_strdup("id"), PQT_W_STRING, false, 0};
   s->cols[1] = (pqt_wcolumn){vf_strdup("id_num"), PQT_W_INT64, true, 0};
   for (int j = 0; j < s->base.nvectors; j++) {
@@ -288,14 +290,11 @@ vf_status store_local_open(const store_config *cfg, store **out, vf_error *err) 
   }
   s->cols[s->ncols - 1] = (pqt_wcolumn){vf_strdup("payload"), PQT_W_STRING, true, 0};
   for (int i = 0; i < s->ncols; i++)
-    if (!s->cols[i].name) goto nomem;
+    if (!s->cols[i].name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "local store: out of memory"));
   ls_writer_id(s->writer_id, sizeof s->writer_id);
   *out = &s->base;
-  return VF_OK;
-nomem:
-  st = vf_error_set(err, VF_ENOMEM, "local store: out of memory");
-fail:
-  ls_close(&s->base);
+out:
+  if (st != VF_OK) ls_close(&s->base);
   return st;
 }
 
@@ -317,7 +316,8 @@ vf_status store_local_describe(store *base, store_collection_info *out, vf_error
 vf_status store_local_drop(store *base, vf_error *err) {
   local_store *s = (local_store *)base;
   vf_status st = ls_remove_collection(s, err);
-  if (st == VF_OK) vf_log(VF_LOG_INFO, "local store: dropped collection '%s' (%s)", base->collection, s->dir);
+  if (st != VF_OK) return st;
+  vf_log(VF_LOG_INFO, "local store: dropped collection '%s' (%s)", base->collection, s->dir);
   return st;
 }
 

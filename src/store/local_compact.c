@@ -234,15 +234,18 @@ vf_status ls_compact(local_store *s, vf_error *err) {
   int fd;
   if ((st = ls_lock_exclusive(s, "finalize (compaction)", &fd, err)) != VF_OK) return st;
   s->view.valid = false;
-  if ((st = ls_view_build(s, err)) == VF_OK && s->view.total_rows != s->view.count) {
+  bool compacting = false; /* segments change: the view is read again afterwards */
+  VF_TRY(ls_view_build(s, err));
+  if (s->view.total_rows != s->view.count) {
+    compacting = true;
     uint64_t before = s->view.total_rows;
     vf_stage pg;
     vf_stage_begin(&pg, s->progress, "compact", "segments", (uint64_t)s->view.nsegs);
-    for (int i = 0; i < s->view.nsegs && st == VF_OK; i++) {
+    for (int i = 0; i < s->view.nsegs; i++) {
       if (s->progress)
         vf_stage_update(&pg, (uint64_t)i, "%llu rows to %llu points", (unsigned long long)before,
                         (unsigned long long)s->view.count);
-      if ((st = vf_check_cancel(err)) != VF_OK) break;
+      VF_TRY(vf_check_cancel(err));
       ls_seg *sg = &s->view.segs[i];
       int64_t winners = 0;
       for (int64_t r = 0; r < sg->nrows; r++)
@@ -250,23 +253,23 @@ vf_status ls_compact(local_store *s, vf_error *err) {
       if (winners == sg->nrows) continue;
       if (winners == 0) {
         char *p = ls_path_join(s->dir, sg->name);
-        if (!p)
-          st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        else if (unlink(p) != 0)
+        if (!p) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+        if (unlink(p) != 0)
           st = vf_error_set(err, VF_EIO, "%s: cannot remove: %s", p, VF_STRERROR(errno));
         free(p);
+        VF_TRY(st);
       } else {
-        st = ls_rewrite_segment(s, sg, err);
+        VF_TRY(ls_rewrite_segment(s, sg, err));
       }
     }
-    if (st == VF_OK && s->progress)
+    if (s->progress)
       vf_stage_update(&pg, (uint64_t)s->view.nsegs, "%llu rows to %llu points",
                       (unsigned long long)before, (unsigned long long)s->view.count);
-    if (st == VF_OK)
-      vf_log(VF_LOG_INFO, "collection '%s': compacted %llu rows to %llu points", s->base.collection,
-             (unsigned long long)before, (unsigned long long)s->view.count);
-    s->view.valid = false;
+    vf_log(VF_LOG_INFO, "collection '%s': compacted %llu rows to %llu points", s->base.collection,
+           (unsigned long long)before, (unsigned long long)s->view.count);
   }
+out:
+  if (compacting) s->view.valid = false;
   close(fd);
   return st;
 }

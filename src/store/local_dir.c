@@ -99,16 +99,19 @@ vf_status ls_read_small_file(const char *path, char **out, size_t *len, vf_error
   char tmp[4096];
   size_t n;
   while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0)
-    if ((st = vf_buf_append(&b, tmp, n, err)) != VF_OK) break;
-  if (st == VF_OK && ferror(fp)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
+    VF_TRY(vf_buf_append(&b, tmp, n, err));
+  if (ferror(fp)) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error", path));
   fclose(fp);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+  fp = NULL;
+  VF_TRY(vf_buf_append(&b, "", 1, err));
+  *out = (char *)vf_buf_take(&b, len);
+  *len -= 1;
+out:
+  if (fp) fclose(fp);
   if (st != VF_OK) {
     vf_buf_free(&b);
     return vf_error_prefix(err, "%s: ", path);
   }
-  *out = (char *)vf_buf_take(&b, len);
-  *len -= 1;
   return VF_OK;
 }
 
@@ -120,24 +123,27 @@ const char *ls_kind_text(corpus_vec_kind k) {
 
 /* one line per vector (collection.json stays readable by hand) */
 static vf_status ls_vector_line(const store_vector_spec *v, vf_buf *b, vf_error *err) {
-  vf_status st = vf_buf_printf(b, err, "    {\"name\": ");
-  if (st == VF_OK) st = vf_json_string(b, v->name, strlen(v->name), err);
-  if (st == VF_OK)
-    st = vf_buf_printf(b, err, ", \"type\": \"%s\", \"dim\": %d, \"distance\": \"%s\"}",
-                       ls_kind_text(v->kind), (int)v->dim, idx_metric_name(v->distance));
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(b, err, "    {\"name\": "));
+  VF_TRY(vf_json_string(b, v->name, strlen(v->name), err));
+  VF_TRY(vf_buf_printf(b, err, ", \"type\": \"%s\", \"dim\": %d, \"distance\": \"%s\"}",
+                       ls_kind_text(v->kind), (int)v->dim, idx_metric_name(v->distance)));
+out:
   return st;
 }
 
 static vf_status ls_spec_json(const store *s, vf_buf *b, vf_error *err) {
-  vf_status st = vf_buf_printf(b, err, "{\"format\": \"vforge-local\", \"version\": 1,\n");
-  if (st == VF_OK) st = vf_buf_printf(b, err, " \"collection\": ");
-  if (st == VF_OK) st = vf_json_string(b, s->collection, strlen(s->collection), err);
-  if (st == VF_OK) st = vf_buf_printf(b, err, ",\n \"vectors\": [\n");
-  for (int i = 0; st == VF_OK && i < s->nvectors; i++) {
-    st = ls_vector_line(&s->vectors[i], b, err);
-    if (st == VF_OK) st = vf_buf_printf(b, err, "%s\n", i + 1 < s->nvectors ? "," : "");
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(b, err, "{\"format\": \"vforge-local\", \"version\": 1,\n"));
+  VF_TRY(vf_buf_printf(b, err, " \"collection\": "));
+  VF_TRY(vf_json_string(b, s->collection, strlen(s->collection), err));
+  VF_TRY(vf_buf_printf(b, err, ",\n \"vectors\": [\n"));
+  for (int i = 0; i < s->nvectors; i++) {
+    VF_TRY(ls_vector_line(&s->vectors[i], b, err));
+    VF_TRY(vf_buf_printf(b, err, "%s\n", i + 1 < s->nvectors ? "," : ""));
   }
-  if (st == VF_OK) st = vf_buf_printf(b, err, " ]}\n");
+  VF_TRY(vf_buf_printf(b, err, " ]}\n"));
+out:
   return st;
 }
 
@@ -145,6 +151,22 @@ static vf_status ls_spec_json(const store *s, vf_buf *b, vf_error *err) {
 static void ls_vector_text(corpus_vec_kind kind, int dim, const char *distance, char *out,
                            size_t cap) {
   snprintf(out, cap, "%s, dim %d, %s", ls_kind_text(kind), dim, distance);
+}
+
+/* What makes a parsed collection.json not the JSON vforge writes, or NULL when nothing does. */
+static const char *ls_spec_bad(const vf_json_val *doc) {
+  const vf_json_val *fmt = vf_json_get(doc, "format"), *vecs = vf_json_get(doc, "vectors");
+  if (!fmt || fmt->t != VF_JSON_STR || strcmp(fmt->str, "vforge-local") != 0)
+    return "no \"format\": \"vforge-local\"";
+  if (!vecs || vecs->t != VF_JSON_ARR) return "no \"vectors\" list";
+  for (size_t i = 0; i < vecs->n; i++) {
+    const vf_json_val *n = vf_json_get(&vecs->items[i], "name"), *t = vf_json_get(&vecs->items[i], "type");
+    const vf_json_val *d = vf_json_get(&vecs->items[i], "dim"), *m = vf_json_get(&vecs->items[i], "distance");
+    if (!n || n->t != VF_JSON_STR || !t || t->t != VF_JSON_STR || !d || d->t != VF_JSON_NUM || !m ||
+        m->t != VF_JSON_STR || d->num != (double)(int)d->num)
+      return "a vector entry without name, type, dim and distance";
+  }
+  return NULL;
 }
 
 /* Compare the stored spec (collection.json's text) with this handle's.  A file that is not the
@@ -158,31 +180,20 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
   vf_json_val doc;
   memset(&doc, 0, sizeof doc);
   vf_status st = vf_json_parse(have, len, path, &doc, err);
-  const vf_json_val *fmt = st == VF_OK ? vf_json_get(&doc, "format") : NULL;
-  const vf_json_val *vecs = st == VF_OK ? vf_json_get(&doc, "vectors") : NULL;
-  const char *bad = NULL;
-  if (st == VF_OK && (!fmt || fmt->t != VF_JSON_STR || strcmp(fmt->str, "vforge-local") != 0))
-    bad = "no \"format\": \"vforge-local\"";
-  else if (st == VF_OK && (!vecs || vecs->t != VF_JSON_ARR))
-    bad = "no \"vectors\" list";
-  for (size_t i = 0; st == VF_OK && !bad && i < vecs->n; i++) {
-    const vf_json_val *n = vf_json_get(&vecs->items[i], "name"), *t = vf_json_get(&vecs->items[i], "type");
-    const vf_json_val *d = vf_json_get(&vecs->items[i], "dim"), *m = vf_json_get(&vecs->items[i], "distance");
-    if (!n || n->t != VF_JSON_STR || !t || t->t != VF_JSON_STR || !d || d->t != VF_JSON_NUM || !m ||
-        m->t != VF_JSON_STR || d->num != (double)(int)d->num)
-      bad = "a vector entry without name, type, dim and distance";
-  }
-  if (st == VF_ECORRUPT || bad) {
+  if (st != VF_OK && st != VF_ECORRUPT) goto out;
+  const char *bad = st == VF_ECORRUPT ? NULL : ls_spec_bad(&doc);
+  if (st == VF_ECORRUPT || bad) { /* a parse error becomes this one, naming its cause */
     char why[VF_ERROR_MSG_MAX];
     snprintf(why, sizeof why, "%s", bad ? bad : err->msg);
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "collection '%s': %s is corrupt (%s); it is not a schema vforge wrote: "
-                      "remove the collection directory %s, or set vectorstore.params.recreate: "
-                      "true to replace it",
-                      c, path, why, s->dir);
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "collection '%s': %s is corrupt (%s); it is not a schema vforge wrote: "
+                         "remove the collection directory %s, or set vectorstore.params.recreate: "
+                         "true to replace it",
+                         c, path, why, s->dir));
   }
+  const vf_json_val *vecs = vf_json_get(&doc, "vectors");
   /* vector by vector, in order: the first that differs */
-  for (size_t i = 0; st == VF_OK && i < vecs->n && i < (size_t)s->base.nvectors; i++) {
+  for (size_t i = 0; i < vecs->n && i < (size_t)s->base.nvectors; i++) {
     const store_vector_spec *w = &s->base.vectors[i];
     const vf_json_val *e = &vecs->items[i];
     const char *sn = vf_json_get(e, "name")->str, *stype = vf_json_get(e, "type")->str;
@@ -194,28 +205,30 @@ static vf_status ls_compare_spec(local_store *s, const char *path, const char *h
     char want[128];
     ls_vector_text(w->kind, (int)w->dim, idx_metric_name(w->distance), want, sizeof want);
     if (strcmp(sn, w->name) != 0)
-      st = vf_error_set(err, VF_ECONFIG,
-                        "collection '%s' exists in %s with a different vector schema: vector %zu "
-                        "is '%.100s' there but '%.100s' (%s) in the config (set "
-                        "vectorstore.params.recreate: true to replace it)",
-                        c, s->dir, i + 1, sn, w->name, want);
+      VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                           "collection '%s' exists in %s with a different vector schema: vector "
+                           "%zu is '%.100s' there but '%.100s' (%s) in the config (set "
+                           "vectorstore.params.recreate: true to replace it)",
+                           c, s->dir, i + 1, sn, w->name, want));
     else
-      st = vf_error_set(err, VF_ECONFIG,
-                        "collection '%s' exists in %s with a different vector schema: vector "
-                        "'%.100s' is %.40s, dim %d, %.40s there but %s in the config (set "
-                        "vectorstore.params.recreate: true to replace it)",
-                        c, s->dir, w->name, stype, sdim, sdist, want);
+      VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                           "collection '%s' exists in %s with a different vector schema: vector "
+                           "'%.100s' is %.40s, dim %d, %.40s there but %s in the config (set "
+                           "vectorstore.params.recreate: true to replace it)",
+                           c, s->dir, w->name, stype, sdim, sdist, want));
   }
-  if (st == VF_OK && vecs->n != (size_t)s->base.nvectors) {
+  if (vecs->n != (size_t)s->base.nvectors) {
     size_t k = vecs->n < (size_t)s->base.nvectors ? vecs->n : (size_t)s->base.nvectors;
     bool more = vecs->n > (size_t)s->base.nvectors;
     const char *extra = more ? vf_json_get(&vecs->items[k], "name")->str : s->base.vectors[k].name;
-    st = vf_error_set(err, VF_ECONFIG,
-                      "collection '%s' exists in %s with a different vector schema: %zu vectors "
-                      "there, %d in the config; vector '%.100s' is only in the %s (set "
-                      "vectorstore.params.recreate: true to replace it)",
-                      c, s->dir, vecs->n, s->base.nvectors, extra, more ? "collection" : "config");
+    VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                         "collection '%s' exists in %s with a different vector schema: %zu "
+                         "vectors there, %d in the config; vector '%.100s' is only in the %s (set "
+                         "vectorstore.params.recreate: true to replace it)",
+                         c, s->dir, vecs->n, s->base.nvectors, extra,
+                         more ? "collection" : "config"));
   }
+out:
   vf_json_free(&doc);
   return st;
 }
@@ -240,7 +253,8 @@ vf_status ls_verify(local_store *s, vf_error *err) {
   if (st != VF_OK) return st;
   st = ls_compare_spec(s, s->json_path, have, len, err);
   free(have);
-  if (st == VF_OK) s->verified = true;
+  if (st != VF_OK) return st;
+  s->verified = true;
   return st;
 }
 
@@ -323,9 +337,10 @@ vf_status ls_ensure_collection(store *base, vf_error *err) {
   if (stat(s->json_path, &sb) == 0) return ls_verify(s, err);
   vf_buf b;
   vf_buf_init(&b, LS_MAX_JSON);
-  st = ls_spec_json(base, &b, err);
-  if (st == VF_OK) st = vf_atomic_write_file(s->json_path, b.data, b.len, err);
+  VF_TRY(ls_spec_json(base, &b, err));
+  VF_TRY(vf_atomic_write_file(s->json_path, b.data, b.len, err));
+  s->verified = true;
+out:
   vf_buf_free(&b);
-  if (st == VF_OK) s->verified = true;
   return st;
 }

@@ -39,37 +39,31 @@ static vf_status ls_payload_load(local_store *s, vf_error *err) {
   pqt_leaf_data_init(&ld);
   int64_t *offs = NULL;
   size_t ocap = 0;
-  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+  pqt_file *f = NULL; /* the segment being read */
+  for (int si = 0; si < v->nsegs; si++) {
     const ls_seg *sg = &v->segs[si];
-    pqt_file *f = NULL;
-    st = ls_open_segment_file(s, sg->name, &f, err);
-    int leaf = st == VF_OK ? ls_leaf_of(f, "payload") : -1;
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    VF_TRY(ls_open_segment_file(s, sg->name, &f, err));
+    int leaf = ls_leaf_of(f, "payload");
+    const pqt_file_meta *m = pqt_meta(f);
     int64_t row = 0;
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
       int64_t nr = m->row_groups[g].num_rows;
-      if (nr < 0 || row + nr > sg->nrows) {
-        st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", pqt_name(f));
-        break;
-      }
+      if (nr < 0 || row + nr > sg->nrows)
+        VF_FAIL(vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again",
+                             pqt_name(f)));
       if ((size_t)nr + 1 > ocap) {
         int64_t *no = vf_realloc(offs, ((size_t)nr + 1) * sizeof *no);
-        if (!no) {
-          st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
-          break;
-        }
+        if (!no) VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
         offs = no;
         ocap = (size_t)nr + 1;
       }
       const char *text = "";
       memset(offs, 0, ((size_t)nr + 1) * sizeof *offs);
       if (leaf >= 0) { /* null payload (a point without one): an empty row */
-        if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
-        if (ld.nlevels != nr) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %lld payloads for %lld rows",
-                            pqt_name(f), g, (long long)ld.nlevels, (long long)nr);
-          break;
-        }
+        VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &ld, err));
+        if (ld.nlevels != nr)
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %lld payloads for %lld rows",
+                               pqt_name(f), g, (long long)ld.nlevels, (long long)nr));
         int16_t maxd = pqt_schema_of(f)->leaves[leaf].max_def;
         int64_t vi = 0;
         offs[0] = ld.nvalues ? ld.offsets[0] : 0;
@@ -79,19 +73,23 @@ static vf_status ls_payload_load(local_store *s, vf_error *err) {
         }
         text = (const char *)ld.values.data;
       }
-      st = flt_docs_add(s->pdocs, text, offs, (size_t)nr, pqt_name(f), err);
+      VF_TRY(flt_docs_add(s->pdocs, text, offs, (size_t)nr, pqt_name(f), err));
       row += nr;
     }
     pqt_close(f);
-    if (st == VF_OK && row != sg->nrows)
-      st = vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again", sg->name);
+    f = NULL;
+    if (row != sg->nrows)
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: the segment changed while searching; search again",
+                           sg->name));
     s->pbase[si + 1] = s->pbase[si] + row;
   }
+  s->pdocs_gen = s->view_gen;
+  s->pdocs_valid = true;
+out:
+  pqt_close(f);
   pqt_leaf_data_free(&ld);
   free(offs);
   if (st != VF_OK) return st;
-  s->pdocs_gen = s->view_gen;
-  s->pdocs_valid = true;
   vf_log(VF_LOG_INFO, "collection '%s': payloads of %zu points parsed for filtering (%.1f MiB)",
          s->base.collection, flt_docs_rows(s->pdocs), (double)flt_docs_bytes(s->pdocs) / 1048576.0);
   return VF_OK;
@@ -153,6 +151,19 @@ vf_status ls_search(store *base, const char *vector, const float *queries, size_
   return ls_search_impl(base, vector, queries, nq, dim, k, NULL, out, err);
 }
 
+/* What a search of vector j reads first: the spec, the view, the index, and (with filters) the
+ * payloads and their index rows. */
+static vf_status ls_search_prepare(local_store *s, int j, bool filtered, vf_error *err) {
+  vf_status st = VF_OK;
+  VF_TRY(ls_verify(s, err));
+  VF_TRY(ls_view_build(s, err));
+  VF_TRY(ls_index_load(s, j, err));
+  if (filtered) VF_TRY(ls_payload_load(s, err));
+  if (filtered && s->ix) VF_TRY(ls_ix_map(s, err));
+out:
+  return st;
+}
+
 vf_status ls_search_impl(store *base, const char *vector, const float *queries, size_t nq,
                          int32_t dim, size_t k, const flt_filter *const *filters,
                          store_results *out, vf_error *err) {
@@ -176,11 +187,7 @@ vf_status ls_search_impl(store *base, const char *vector, const float *queries, 
   if (dim != sp->dim)
     return vf_error_set(err, VF_EUSAGE, "search: queries have dimension %d, vector '%s' has %d",
                         (int)dim, sp->name, (int)sp->dim);
-  vf_status st = ls_verify(s, err);
-  if (st == VF_OK) st = ls_view_build(s, err);
-  if (st == VF_OK) st = ls_index_load(s, j, err);
-  if (st == VF_OK && filters) st = ls_payload_load(s, err);
-  if (st == VF_OK && filters && s->ix) st = ls_ix_map(s, err);
+  vf_status st = ls_search_prepare(s, j, filters != NULL, err);
   if (st != VF_OK) return st;
   if (!s->ix && s->req_nprobe) /* an nprobe figure must never come from an exact scan */
     return vf_error_set(err, VF_EUSAGE,
@@ -215,7 +222,7 @@ vf_status ls_search_impl(store *base, const char *vector, const float *queries, 
   out->nq = nq;
   out->k = k;
   if (s->ix) {
-    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+    for (size_t q0 = 0; q0 < nq; q0 += chunk) {
       size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
       if (filters) {
         ls_masks(s, filters, q0, qn, mbuf, masks);
@@ -227,7 +234,8 @@ vf_status ls_search_impl(store *base, const char *vector, const float *queries, 
             allow[i][r] = s->ix_pos[r] >= 0 && masks[i][s->ix_pos[r]];
         }
       }
-      st = ls_index_search(s, queries, q0, qn, dim, k, filters ? (const uint8_t *const *)allow : NULL, out, err);
+      VF_TRY(ls_index_search(s, queries, q0, qn, dim, k,
+                             filters ? (const uint8_t *const *)allow : NULL, out, err));
     }
     goto out;
   }
@@ -240,15 +248,14 @@ vf_status ls_search_impl(store *base, const char *vector, const float *queries, 
   memcpy(q, queries, nq * d * sizeof *q);
   if (sp->distance == CORPUS_COSINE) idx_normalize_rows(q, nq, d);
   for (; nheaps < nq; nheaps++)
-    if ((st = idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err)) != VF_OK) goto out;
-  for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+    VF_TRY(idx_topk_init(&heaps[nheaps], k, ls_entry_cmp, v->tab, err));
+  for (size_t q0 = 0; q0 < nq; q0 += chunk) {
     size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
     if (filters) ls_masks(s, filters, q0, qn, mbuf, masks);
     const uint8_t *const *qm = filters ? (const uint8_t *const *)masks : NULL;
-    st = cached ? ls_scan_cached(s, sp, q + q0 * d, qn, heaps + q0, qm, err)
-                : ls_scan_stream(s, sp, q + q0 * d, qn, heaps + q0, qm, err);
+    VF_TRY(cached ? ls_scan_cached(s, sp, q + q0 * d, qn, heaps + q0, qm, err)
+                  : ls_scan_stream(s, sp, q + q0 * d, qn, heaps + q0, qm, err));
   }
-  if (st != VF_OK) goto out;
   for (size_t qi = 0; qi < nq; qi++) {
     size_t m = idx_topk_sorted(&heaps[qi], sorted);
     out->counts[qi] = m;

@@ -154,8 +154,8 @@ vf_status ls_open_segment_file(local_store *s, const char *name, pqt_file **f, v
   io_source *src = NULL;
   vf_status st = io_open_local(p, &src, err);
   free(p);
-  if (st == VF_OK) st = pqt_open(src, NULL, f, err);
-  return st;
+  if (st != VF_OK) return st;
+  return pqt_open(src, NULL, f, err);
 }
 
 /* leaf index of a top-level column, checking it is a single leaf */
@@ -210,15 +210,14 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
   ls_view *v = &s->view;
   pqt_leaf_data d;
   pqt_leaf_data_init(&d);
-  if (n && !(v->segs = vf_calloc((size_t)n, sizeof *v->segs))) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto out;
-  }
+  pqt_file *f = NULL; /* the segment being read */
+  if (n && !(v->segs = vf_calloc((size_t)n, sizeof *v->segs)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   vf_stage pg;
   vf_stage_begin(&pg, s->progress, "read ids", "segments", (uint64_t)n);
   for (int i = 0; i < n; i++) {
     if (s->progress) vf_stage_update(&pg, (uint64_t)i, NULL);
-    if (s->progress && (st = vf_check_cancel(err)) != VF_OK) goto out;
+    if (s->progress) VF_TRY(vf_check_cancel(err));
     ls_seg *sg = &v->segs[i];
     sg->name = names[i];
     names[i] = NULL;
@@ -231,33 +230,28 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
       sg->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     }
     free(p);
-    pqt_file *f = NULL;
-    if ((st = ls_open_segment_file(s, sg->name, &f, err)) != VF_OK) goto out;
+    VF_TRY(ls_open_segment_file(s, sg->name, &f, err));
     int leaf = ls_leaf_of(f, "id");
-    if (leaf < 0) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column", pqt_name(f));
-      pqt_close(f);
-      goto out;
-    }
+    if (leaf < 0)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column",
+                           pqt_name(f)));
     const pqt_file_meta *m = pqt_meta(f);
     int64_t row = 0;
-    for (int g = 0; g < m->nrow_groups && st == VF_OK; g++) {
-      if ((st = pqt_read_leaves(f, g, &leaf, 1, &d, err)) != VF_OK) break;
-      for (int64_t r = 0; r < d.nrows && st == VF_OK; r++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
+      VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &d, err));
+      for (int64_t r = 0; r < d.nrows; r++) {
         corpus_id id;
-        if ((st = ls_id_at(f, &d, r, row, &id, err)) == VF_OK)
-          st = ls_tab_put(v, &id, i, row + r, err);
+        VF_TRY(ls_id_at(f, &d, r, row, &id, err));
+        VF_TRY(ls_tab_put(v, &id, i, row + r, err));
       }
       row += d.nrows;
     }
     pqt_close(f);
-    if (st != VF_OK) goto out;
+    f = NULL;
     sg->nrows = row;
     v->total_rows += (uint64_t)row;
-    if (row > 0 && !(sg->slot = vf_mallocarray((size_t)row, sizeof *sg->slot))) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory for %lld rows", (long long)row);
-      goto out;
-    }
+    if (row > 0 && !(sg->slot = vf_mallocarray((size_t)row, sizeof *sg->slot)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %lld rows", (long long)row));
     for (int64_t r = 0; r < row; r++)
       sg->slot[r] = -1;
   }
@@ -266,6 +260,7 @@ static vf_status ls_view_build_once(local_store *s, vf_error *err) {
   v->valid = true;
   s->view_gen++;
 out:
+  pqt_close(f);
   pqt_leaf_data_free(&d);
   ls_free_names(names, n);
   if (st != VF_OK) ls_view_free(v);
@@ -283,8 +278,10 @@ vf_status ls_view_build(local_store *s, vf_error *err) {
 vf_status ls_count(store *base, bool exact, uint64_t *out, vf_error *err) {
   (void)exact;
   local_store *s = (local_store *)base;
-  vf_status st = ls_verify(s, err);
-  if (st == VF_OK) st = ls_view_build(s, err);
-  if (st == VF_OK) *out = s->view.count;
+  vf_status st = VF_OK;
+  VF_TRY(ls_verify(s, err));
+  VF_TRY(ls_view_build(s, err));
+  *out = s->view.count;
+out:
   return st;
 }

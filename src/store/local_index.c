@@ -34,33 +34,34 @@ vf_status ls_index_params_parse(local_store *s, const char *params_json, vf_erro
   memset(&doc, 0, sizeof doc);
   vf_status st = vf_json_parse(params_json, strlen(params_json), "vectorstore.params", &doc, err);
   if (st == VF_ECORRUPT) err->code = st = VF_ECONFIG;
-  const vf_json_val *ix = st == VF_OK ? vf_json_get(&doc, "index") : NULL;
+  VF_TRY(st);
+  const vf_json_val *ix = vf_json_get(&doc, "index");
   if (ix && ix->t != VF_JSON_OBJ)
-    st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping");
+    VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.index must be a mapping"));
   static const char *const keys[] = {"type", "nlist", "nprobe", "pq_m", "rabitq_bits",
                                      "rerank", "min_rows", "seed", "pq_nbits", "iterations",
                                      "train_per_centroid", NULL};
-  for (size_t i = 0; st == VF_OK && ix && i < ix->n; i++) {
+  for (size_t i = 0; ix && i < ix->n; i++) {
     const char *k = ix->keys[i];
     const vf_json_val *v = &ix->items[i];
     int w = -1;
     for (int q = 0; keys[q]; q++)
       if (strcmp(k, keys[q]) == 0) w = q;
     if (w < 0) {
-      st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index: unknown key '%s' (type, nlist, "
-                        "nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed, iterations, "
-                        "train_per_centroid)", k);
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.index: unknown key '%s' (type, "
+                           "nlist, nprobe, pq_m, pq_nbits, rabitq_bits, rerank, min_rows, seed, "
+                           "iterations, train_per_centroid)", k));
     } else if (w == 0) {
       if (v->t != VF_JSON_STR || (strcmp(v->str, "none") != 0 && !ivf_code_parse(v->str, &ip->type)))
-        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, pq, "
-                          "rabitq or none");
+        VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.type: expected flat, sq8, "
+                             "pq, rabitq or none"));
       else
         ip->none = strcmp(v->str, "none") == 0;
     } else {
       if (v->t != VF_JSON_NUM || v->num < 0 || v->num != (double)(uint64_t)v->num ||
           (w != 6 && w != 7 && v->num > 4294967295.0))
-        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.%s: expected a non-negative "
-                          "integer", k);
+        VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.%s: expected a "
+                             "non-negative integer", k));
       else if (w == 1) ip->nlist = (uint32_t)v->num;
       else if (w == 2) ip->nprobe = (uint32_t)v->num;
       else if (w == 3) ip->pq_m = (uint32_t)v->num;
@@ -69,16 +70,19 @@ vf_status ls_index_params_parse(local_store *s, const char *params_json, vf_erro
       else if (w == 6) ip->min_rows = (uint64_t)v->num;
       else if (w == 7) ip->seed = (uint64_t)v->num;
       else if (w == 9 && v->num > 1000000)
-        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.iterations: at most 1000000");
+        VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                             "vectorstore.params.index.iterations: at most 1000000"));
       else if (w == 9) ip->iterations = (uint32_t)v->num;
       else if (w == 10) ip->train_per_centroid = (uint32_t)v->num;
       else if (v->num != 4 && v->num != 8)
-        st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits: expected 4 or 8");
+        VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                             "vectorstore.params.index.pq_nbits: expected 4 or 8"));
       else ip->pq_nbits = (uint32_t)v->num;
     }
   }
-  if (st == VF_OK && ip->pq_nbits && ip->type != IVF_PQ && !ip->none)
-    st = vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits needs type: pq");
+  if (ip->pq_nbits && ip->type != IVF_PQ && !ip->none)
+    VF_FAIL(vf_error_set(err, VF_ECONFIG, "vectorstore.params.index.pq_nbits needs type: pq"));
+out:
   vf_json_free(&doc);
   return st;
 }
@@ -123,29 +127,28 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
   const char **ids = NULL;
   size_t *lens = NULL, cap = 0;
   vf_status st = VF_OK;
+  pqt_file *f = NULL; /* the segment being read */
   char stage[96];
   snprintf(stage, sizeof stage, "index of '%.60s': read vectors", sp->name);
   vf_stage pg;
   vf_stage_begin(&pg, s->progress ? s->progress : "index build", stage, NULL, v->count);
-  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+  for (int si = 0; si < v->nsegs; si++) {
     const ls_seg *sg = &v->segs[si];
-    pqt_file *f = NULL;
     int top = -1, leaves[2] = {-1, -1};
-    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaves[1], err);
-    if (st == VF_OK && (leaves[0] = ls_leaf_of(f, "id")) < 0)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column", pqt_name(f));
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    VF_TRY(ls_open_for_search(s, sg, sp->name, &f, &top, &leaves[1], err));
+    if ((leaves[0] = ls_leaf_of(f, "id")) < 0)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: segment without an 'id' string column",
+                           pqt_name(f)));
+    const pqt_file_meta *m = pqt_meta(f);
     int64_t row = 0;
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
       int32_t gd = sp->dim;
-      if ((st = pqt_read_leaves(f, g, leaves, 2, ld, err)) != VF_OK) break;
-      if ((st = pqt_dense_from_leaf(f, top, &ld[1], row, &gd, &dn, err)) != VF_OK) break;
+      VF_TRY(pqt_read_leaves(f, g, leaves, 2, ld, err));
+      VF_TRY(pqt_dense_from_leaf(f, top, &ld[1], row, &gd, &dn, err));
       size_t n = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows || ld[0].type != PQT_BYTE_ARRAY || ld[0].nvalues != dn.rows) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: the id and '%s' columns disagree",
-                          pqt_name(f), g, sp->name);
-        break;
-      }
+      if (row + dn.rows > sg->nrows || ld[0].type != PQT_BYTE_ARRAY || ld[0].nvalues != dn.rows)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: the id and '%s' columns disagree",
+                             pqt_name(f), g, sp->name));
       if (n > cap) {
         free(keep);
         free(ids);
@@ -154,10 +157,7 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
         ids = vf_mallocarray(n, sizeof *ids);
         lens = vf_mallocarray(n, sizeof *lens);
         cap = keep && ids && lens ? n : 0;
-        if (!cap) {
-          st = vf_error_set(err, VF_ENOMEM, "index build: out of memory for %zu rows", n);
-          break;
-        }
+        if (!cap) VF_FAIL(vf_error_set(err, VF_ENOMEM, "index build: out of memory for %zu rows", n));
       }
       size_t m2 = 0;
       bool all = true; /* every row of the group is kept: add the decoded rows without a copy */
@@ -176,9 +176,13 @@ static vf_status ls_index_feed(local_store *s, int j, ivf_builder *b, uint64_t *
       *added += m2;
       row += dn.rows;
       vf_stage_update(&pg, *added, NULL);
+      VF_TRY(st);
     }
     pqt_close(f);
+    f = NULL;
   }
+out:
+  pqt_close(f);
   free(keep);
   free(ids);
   free(lens);
@@ -202,90 +206,105 @@ static uint32_t ls_default_nlist(uint64_t n) {
   return v < 1 ? 1 : v > (double)(1u << 20) ? 1u << 20 : (uint32_t)v;
 }
 
+/* Build the index of dense vector j over the current view (n points) into path, then its
+ * manifest into mpath. */
+static vf_status ls_build_index(local_store *s, int j, uint64_t n, const char *path,
+                                const char *mpath, vf_error *err) {
+  const ls_index_params *ip = &s->ixp;
+  const store_vector_spec *sp = &s->base.vectors[j];
+  vf_status st = VF_OK;
+  ivf_builder *b = NULL;
+  vf_buf mj;
+  VF_BUF_INIT(&mj, VF_BUF_MAX_JSON_DOC); /* the index manifest */
+  ivf_params p;
+  memset(&p, 0, sizeof p);
+  p.type = ip->type;
+  p.metric = sp->distance;
+  p.dim = sp->dim;
+  p.nlist = ip->nlist ? ip->nlist : ls_default_nlist(n);
+  p.pq_m = ip->pq_m;
+  p.pq_nbits = ip->pq_nbits;
+  p.rabitq_bits = ip->rabitq_bits;
+  p.rerank = ip->rerank;
+  p.seed = ip->seed;
+  p.kmeans_iters = ip->iterations ? (int)ip->iterations : LS_KMEANS_ITERS;
+  p.train_per_centroid = ip->train_per_centroid ? ip->train_per_centroid : LS_TRAIN_PER_CENTROID;
+  if (p.type != IVF_PQ) { /* only PQ codebooks train on more than k-means' rows */
+    uint64_t want = (uint64_t)p.nlist * p.train_per_centroid, budget = vf_memory_budget();
+    if (!budget || want <= budget / 4 / ((uint64_t)sp->dim * 4)) p.max_train = want;
+  }
+  p.progress = s->progress;
+  p.spill_plain = true; /* the segments are uncompressed: so is the spill (a copy of them) */
+  /* the segments' order (and which rows share one) follows the loader's workers: the
+   * sample is chosen by point id so the same points give the same index */
+  p.sample_by_id = true;
+  uint64_t added = 0;
+  double t0 = vf_now();
+  ivf_build_report rep;
+  memset(&rep, 0, sizeof rep);
+  VF_TRY(ivf_builder_open(&p, path, n, &b, err));
+  VF_TRY(ls_index_feed(s, j, b, &added, err));
+  st = ivf_builder_finish(b, &rep, err);
+  b = NULL;
+  VF_TRY(st);
+  uint32_t nprobe = ip->nprobe ? ip->nprobe : ivf_default_nprobe(rep.nlist);
+  if (nprobe > rep.nlist) nprobe = rep.nlist;
+  VF_TRY(vf_buf_printf(&mj, err, "{\"vector\":%d,\"type\":\"%s\",\"nlist\":%u,\"nprobe\":%u,"
+                       "\"rows\":%llu,\"segments\":[", j, ivf_code_name(rep.type), rep.nlist,
+                       nprobe, (unsigned long long)rep.rows));
+  for (int i = 0; i < s->view.nsegs; i++) {
+    VF_TRY(vf_buf_printf(&mj, err, "%s{\"name\":", i ? "," : ""));
+    VF_TRY(vf_json_string(&mj, s->view.segs[i].name, strlen(s->view.segs[i].name), err));
+    VF_TRY(vf_buf_printf(&mj, err, ",\"size\":%llu}", (unsigned long long)s->view.segs[i].size));
+  }
+  VF_TRY(vf_json_raw(&mj, "]}\n", err));
+  VF_TRY(vf_atomic_write_file(mpath, mj.data, mj.len, err));
+  vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
+         "searches scan %u lists) in %.1f s (read %.1f s, k-means %.1f s: %d iterations on "
+         "%llu rows, assign + encode %.1f s, write %.1f s)", s->base.collection,
+         ivf_code_name(rep.type), sp->name, (unsigned long long)added, rep.nlist, nprobe,
+         vf_now() - t0, rep.seconds_read, rep.seconds_train, rep.kmeans_iterations,
+         (unsigned long long)rep.kmeans_rows, rep.seconds_assign, rep.seconds_write);
+out:
+  ivf_builder_abort(b);
+  vf_buf_free(&mj);
+  if (st != VF_OK && st != VF_ECANCELED)
+    vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
+  return st;
+}
+
 /* Build (or drop) the index of every dense vector over the current view. */
 vf_status ls_build_indexes(local_store *s, vf_error *err) {
   const ls_index_params *ip = &s->ixp;
-  vf_status st = ls_view_build(s, err);
+  vf_status st = VF_OK;
+  char *path = NULL, *mpath = NULL;
+  VF_TRY(ls_view_build(s, err));
   uint64_t n = s->view.count;
-  for (int j = 0; st == VF_OK && j < s->base.nvectors; j++) {
+  for (int j = 0; j < s->base.nvectors; j++) {
     const store_vector_spec *sp = &s->base.vectors[j];
     if (sp->kind != CORPUS_VEC_DENSE) continue;
-    char *path = ls_index_path(s, j, "ivf"), *mpath = ls_index_path(s, j, "json");
-    if (!path || !mpath) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    path = ls_index_path(s, j, "ivf");
+    mpath = ls_index_path(s, j, "json");
+    if (!path || !mpath) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     /* the old manifest goes first: no search may pair it with a half-replaced index */
-    if (st == VF_OK) st = ls_unlink_quiet(mpath, err);
-    if (st == VF_OK) st = ls_unlink_quiet(path, err);
+    VF_TRY(ls_unlink_quiet(mpath, err));
+    VF_TRY(ls_unlink_quiet(path, err));
     const char *why = ip->none                         ? "params.index.type is none"
                       : n < ip->min_rows               ? "fewer points than params.index.min_rows"
                       : sp->distance == CORPUS_MANHATTAN ? "IVF indexes do not support manhattan"
                                                          : NULL;
-    if (st == VF_OK && why) {
+    if (why)
       vf_log(VF_LOG_INFO, "collection '%s': no index for '%s' (%s; %llu points): searches scan "
              "exactly", s->base.collection, sp->name, why, (unsigned long long)n);
-    } else if (st == VF_OK) {
-      ivf_params p;
-      memset(&p, 0, sizeof p);
-      p.type = ip->type;
-      p.metric = sp->distance;
-      p.dim = sp->dim;
-      p.nlist = ip->nlist ? ip->nlist : ls_default_nlist(n);
-      p.pq_m = ip->pq_m;
-      p.pq_nbits = ip->pq_nbits;
-      p.rabitq_bits = ip->rabitq_bits;
-      p.rerank = ip->rerank;
-      p.seed = ip->seed;
-      p.kmeans_iters = ip->iterations ? (int)ip->iterations : LS_KMEANS_ITERS;
-      p.train_per_centroid = ip->train_per_centroid ? ip->train_per_centroid : LS_TRAIN_PER_CENTROID;
-      if (p.type != IVF_PQ) { /* only PQ codebooks train on more than k-means' rows */
-        uint64_t want = (uint64_t)p.nlist * p.train_per_centroid, budget = vf_memory_budget();
-        if (!budget || want <= budget / 4 / ((uint64_t)sp->dim * 4)) p.max_train = want;
-      }
-      p.progress = s->progress;
-      p.spill_plain = true; /* the segments are uncompressed: so is the spill (a copy of them) */
-      /* the segments' order (and which rows share one) follows the loader's workers: the
-       * sample is chosen by point id so the same points give the same index */
-      p.sample_by_id = true;
-      ivf_builder *b = NULL;
-      uint64_t added = 0;
-      double t0 = vf_now();
-      st = ivf_builder_open(&p, path, n, &b, err);
-      if (st == VF_OK) st = ls_index_feed(s, j, b, &added, err);
-      ivf_build_report rep;
-      memset(&rep, 0, sizeof rep);
-      if (st == VF_OK) {
-        st = ivf_builder_finish(b, &rep, err);
-        b = NULL;
-      }
-      ivf_builder_abort(b);
-      uint32_t nprobe = ip->nprobe ? ip->nprobe : ivf_default_nprobe(rep.nlist);
-      if (nprobe > rep.nlist) nprobe = rep.nlist;
-      vf_buf mj;
-      VF_BUF_INIT(&mj, VF_BUF_MAX_JSON_DOC); /* the index manifest */
-      if (st == VF_OK)
-        st = vf_buf_printf(&mj, err, "{\"vector\":%d,\"type\":\"%s\",\"nlist\":%u,\"nprobe\":%u,"
-                           "\"rows\":%llu,\"segments\":[", j, ivf_code_name(rep.type), rep.nlist,
-                           nprobe, (unsigned long long)rep.rows);
-      for (int i = 0; st == VF_OK && i < s->view.nsegs; i++) {
-        st = vf_buf_printf(&mj, err, "%s{\"name\":", i ? "," : "");
-        if (st == VF_OK) st = vf_json_string(&mj, s->view.segs[i].name, strlen(s->view.segs[i].name), err);
-        if (st == VF_OK) st = vf_buf_printf(&mj, err, ",\"size\":%llu}", (unsigned long long)s->view.segs[i].size);
-      }
-      if (st == VF_OK) st = vf_json_raw(&mj, "]}\n", err);
-      if (st == VF_OK) st = vf_atomic_write_file(mpath, mj.data, mj.len, err);
-      vf_buf_free(&mj);
-      if (st == VF_OK)
-        vf_log(VF_LOG_INFO, "collection '%s': built the %s IVF index of '%s' (%llu points, nlist %u, "
-               "searches scan %u lists) in %.1f s (read %.1f s, k-means %.1f s: %d iterations on "
-               "%llu rows, assign + encode %.1f s, write %.1f s)", s->base.collection,
-               ivf_code_name(rep.type), sp->name, (unsigned long long)added, rep.nlist, nprobe,
-               vf_now() - t0, rep.seconds_read, rep.seconds_train, rep.kmeans_iterations,
-               (unsigned long long)rep.kmeans_rows, rep.seconds_assign, rep.seconds_write);
-      else if (st != VF_ECANCELED)
-        vf_error_prefix(err, "collection '%s': index of '%s': ", s->base.collection, sp->name);
-    }
+    else
+      VF_TRY(ls_build_index(s, j, n, path, mpath, err));
     free(path);
     free(mpath);
+    path = mpath = NULL;
   }
+out:
+  free(path);
+  free(mpath);
   s->ix_valid = false; /* searches look at the manifests again */
   return st;
 }
@@ -302,17 +321,18 @@ vf_status ls_index_load(local_store *s, int j, vf_error *err) {
   char *mpath = ls_index_path(s, j, "json"), *path = ls_index_path(s, j, "ivf");
   char *text = NULL;
   size_t len = 0;
+  vf_json_val doc;
+  memset(&doc, 0, sizeof doc);
   vf_status st = !mpath || !path ? vf_error_set(err, VF_ENOMEM, "out of memory")
                                  : ls_read_small_file(mpath, &text, &len, err);
   if (st == VF_ENOTFOUND) {
     st = VF_OK; /* no index: exact scan */
     goto out;
   }
-  vf_json_val doc;
-  memset(&doc, 0, sizeof doc);
-  if (st == VF_OK) st = vf_json_parse(text, len, mpath, &doc, err);
-  const vf_json_val *segs = st == VF_OK ? vf_json_get(&doc, "segments") : NULL;
-  const vf_json_val *np = st == VF_OK ? vf_json_get(&doc, "nprobe") : NULL;
+  VF_TRY(st);
+  VF_TRY(vf_json_parse(text, len, mpath, &doc, err));
+  const vf_json_val *segs = vf_json_get(&doc, "segments");
+  const vf_json_val *np = vf_json_get(&doc, "nprobe");
   bool same = segs && segs->t == VF_JSON_ARR && np && np->t == VF_JSON_NUM && np->num >= 1 &&
               segs->n == (size_t)s->view.nsegs;
   for (int i = 0; same && i < s->view.nsegs; i++) {
@@ -320,23 +340,22 @@ vf_status ls_index_load(local_store *s, int j, vf_error *err) {
     same = nm && nm->t == VF_JSON_STR && strcmp(nm->str, s->view.segs[i].name) == 0 && sz &&
            sz->t == VF_JSON_NUM && sz->num == (double)s->view.segs[i].size;
   }
-  if (st == VF_OK && !same) {
+  if (!same) {
     vf_log(VF_LOG_INFO, "collection '%s': the index of '%s' predates the current segments: "
            "searching exactly until the next finalize", s->base.collection, s->base.vectors[j].name);
-  } else if (st == VF_OK) {
+  } else {
     s->ix_nprobe = s->ixp.nprobe ? s->ixp.nprobe : (uint32_t)np->num;
-    st = ivf_open(path, &s->ix, err);
+    VF_TRY(ivf_open(path, &s->ix, err));
     ivf_info in;
-    if (st == VF_OK) {
-      ivf_info_get(s->ix, &in);
-      if (in.dim != s->base.vectors[j].dim || in.metric != s->base.vectors[j].distance) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: dimension %d / metric %s differ from vector '%s'",
-                          path, (int)in.dim, idx_metric_name(in.metric), s->base.vectors[j].name);
-        ivf_close(s->ix);
-        s->ix = NULL;
-      }
+    ivf_info_get(s->ix, &in);
+    if (in.dim != s->base.vectors[j].dim || in.metric != s->base.vectors[j].distance) {
+      st = vf_error_set(err, VF_ECORRUPT, "%s: dimension %d / metric %s differ from vector '%s'",
+                        path, (int)in.dim, idx_metric_name(in.metric), s->base.vectors[j].name);
+      ivf_close(s->ix);
+      s->ix = NULL;
+      goto out;
     }
-    if (st == VF_OK && !s->ix_logged) {
+    if (!s->ix_logged) {
       vf_log(VF_LOG_INFO, "collection '%s': searching '%s' with its %s IVF index (%llu points, "
              "nlist %u, nprobe %u%s)", s->base.collection, s->base.vectors[j].name,
              ivf_code_name(in.type), (unsigned long long)in.rows, in.nlist,
@@ -344,8 +363,8 @@ vf_status ls_index_load(local_store *s, int j, vf_error *err) {
       s->ix_logged = true;
     }
   }
-  vf_json_free(&doc);
 out:
+  vf_json_free(&doc);
   if (st != VF_OK) s->ix_valid = false;
   free(text);
   free(mpath);
@@ -362,23 +381,24 @@ vf_status ls_index_search(local_store *s, const float *queries, size_t q0, size_
   size_t *counts = vf_calloc(nq ? nq : 1, sizeof *counts);
   vf_status st = VF_OK;
   if (!hits || !counts)
-    st = vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k);
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory (%zu queries, k = %zu)", nq, k));
   ivf_search_opts so = {.nprobe = s->req_nprobe ? s->req_nprobe : s->ix_nprobe, .threads = 0,
                         .rerank = 0, .allow = allow};
-  if (st == VF_OK) st = ivf_search(s->ix, queries + q0 * (size_t)dim, nq, dim, k, &so, hits, counts, err);
-  for (size_t q = 0; st == VF_OK && q < nq; q++) {
+  VF_TRY(ivf_search(s->ix, queries + q0 * (size_t)dim, nq, dim, k, &so, hits, counts, err));
+  for (size_t q = 0; q < nq; q++) {
     out->counts[q0 + q] = counts[q];
-    for (size_t i = 0; i < counts[q] && st == VF_OK; i++) {
+    for (size_t i = 0; i < counts[q]; i++) {
       size_t len = 0;
       const char *id = ivf_id(s->ix, hits[q * k + i].key, &len);
       store_hit *h = &out->hits[(q0 + q) * k + i];
       h->score = hits[q * k + i].score;
       if (!store_id_parse(id, len, &h->id))
-        st = vf_error_set(err, VF_ECORRUPT, "collection '%s': index row %lld has the id '%.*s', "
-                          "neither an integer nor a UUID", s->base.collection,
-                          (long long)hits[q * k + i].key, (int)(len > 64 ? 64 : len), id);
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "collection '%s': index row %lld has the id "
+                             "'%.*s', neither an integer nor a UUID", s->base.collection,
+                             (long long)hits[q * k + i].key, (int)(len > 64 ? 64 : len), id));
     }
   }
+out:
   free(hits);
   free(counts);
   return st;

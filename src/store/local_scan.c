@@ -83,29 +83,24 @@ vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) {
   pqt_dense dn;
   memset(&dn, 0, sizeof dn);
   size_t pos = 0;
-  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+  pqt_file *f = NULL; /* the segment being read */
+  for (int si = 0; si < v->nsegs; si++) {
     const ls_seg *sg = &v->segs[si];
-    pqt_file *f = NULL;
     int top = -1, leaf = -1;
-    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err);
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    VF_TRY(ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err));
+    const pqt_file_meta *m = pqt_meta(f);
     int64_t row = 0;
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
       int32_t gd = sp->dim;
-      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
-      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
+      VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &ld, err));
+      VF_TRY(pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err));
       size_t n = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
-        break;
-      }
+      if (row + dn.rows > sg->nrows)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f)));
       if (c->ngroups == c->gcap) {
         size_t ncap = c->gcap ? c->gcap * 2 : 64;
         ls_group *t = vf_realloc(c->groups, ncap * sizeof *t);
-        if (!t) {
-          st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
-          break;
-        }
+        if (!t) VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
         c->groups = t;
         c->gcap = ncap;
       }
@@ -120,18 +115,18 @@ vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) {
       row += dn.rows;
     }
     pqt_close(f);
-  }
-  pqt_leaf_data_free(&ld);
-  pqt_dense_free(&dn);
-  if (st != VF_OK) {
-    ls_cache_free(c);
-    return st;
+    f = NULL;
   }
   c->rows = pos;
   c->vec = j;
   c->gen = s->view_gen;
   c->valid = true;
-  return VF_OK;
+out:
+  pqt_close(f);
+  pqt_leaf_data_free(&ld);
+  pqt_dense_free(&dn);
+  if (st != VF_OK) ls_cache_free(c);
+  return st;
 }
 
 /* Score every cached row group, block by block; each block is scored for all nq queries
@@ -188,32 +183,28 @@ vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const floa
   pqt_dense dn;
   memset(&dn, 0, sizeof dn);
   vf_status st = VF_OK;
-  for (int si = 0; si < v->nsegs && st == VF_OK; si++) {
+  pqt_file *f = NULL; /* the segment being read */
+  for (int si = 0; si < v->nsegs; si++) {
     const ls_seg *sg = &v->segs[si];
-    pqt_file *f = NULL;
     int top = -1, leaf = -1;
-    st = ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err);
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    VF_TRY(ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err));
+    const pqt_file_meta *m = pqt_meta(f);
     int64_t row = 0;
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
       int32_t gd = sp->dim;
-      if ((st = pqt_read_leaves(f, g, &leaf, 1, &ld, err)) != VF_OK) break;
-      if ((st = pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err)) != VF_OK) break;
+      VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &ld, err));
+      VF_TRY(pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err));
       size_t rows = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f));
-        break;
-      }
+      if (row + dn.rows > sg->nrows)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f)));
       float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
       uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
       uint8_t *qq = qm ? vf_realloc(qs, rows ? rows : 1) : NULL;
       if (sc) scores = sc;
       if (sk) skip = sk;
       if (qq) qs = qq;
-      if (!sc || !sk || (qm && !qq)) {
-        st = vf_error_set(err, VF_ENOMEM, "search: out of memory");
-        break;
-      }
+      if (!sc || !sk || (qm && !qq))
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
       const int64_t *slots = sg->slot + row;
       for (size_t r = 0; r < rows; r++)
         skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
@@ -226,7 +217,10 @@ vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const floa
       row += dn.rows;
     }
     pqt_close(f);
+    f = NULL;
   }
+out:
+  pqt_close(f);
   free(scores);
   free(skip);
   free(qs);

@@ -59,9 +59,11 @@ vf_status ls_open_writer_at(local_store *s, const char *path, pqt_writer **w, vf
   memset(&o, 0, sizeof o);
   o.codec = PQT_UNCOMPRESSED;
   o.row_group_rows = ls_row_group_rows(s);
-  vf_status st = pqt_writer_open(path, s->cols, s->ncols, &o, w, err);
-  if (st == VF_OK) st = pqt_writer_add_kv(*w, "vforge.store", "local", err);
-  if (st == VF_OK) st = pqt_writer_add_kv(*w, "vforge.collection", s->base.collection, err);
+  vf_status st = VF_OK;
+  VF_TRY(pqt_writer_open(path, s->cols, s->ncols, &o, w, err));
+  VF_TRY(pqt_writer_add_kv(*w, "vforge.store", "local", err));
+  VF_TRY(pqt_writer_add_kv(*w, "vforge.collection", s->base.collection, err));
+out:
   if (st != VF_OK && *w) {
     pqt_writer_abort(*w);
     *w = NULL;
@@ -74,27 +76,23 @@ static vf_status ls_open_segment(local_store *s, vf_error *err) {
   if (st != VF_OK) return st;
   s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (s->lock_fd < 0) return vf_error_set(err, VF_EIO, "%s: %s", s->lock_path, VF_STRERROR(errno));
-  if (flock(s->lock_fd, LOCK_SH) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno));
-    goto fail;
-  }
+  if (flock(s->lock_fd, LOCK_SH) != 0)
+    VF_FAIL(vf_error_set(err, VF_EIO, "%s: flock: %s", s->lock_path, VF_STRERROR(errno)));
   uint64_t seq = 0;
-  if ((st = ls_next_seq(s, &seq, err)) != VF_OK) goto fail;
+  VF_TRY(ls_next_seq(s, &seq, err));
   char name[256];
   snprintf(name, sizeof name, "seg-%020llu-%s.parquet", (unsigned long long)seq, s->writer_id);
   char *path = ls_path_join(s->dir, name);
-  if (!path) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto fail;
-  }
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   st = ls_open_writer_at(s, path, &s->w, err);
   free(path);
-  if (st != VF_OK) goto fail;
+  VF_TRY(st);
   s->w_rows = 0;
-  return VF_OK;
-fail:
-  close(s->lock_fd);
-  s->lock_fd = -1;
+out:
+  if (st != VF_OK) { /* the segment is not open: neither is its lock */
+    close(s->lock_fd);
+    s->lock_fd = -1;
+  }
   return st;
 }
 
@@ -149,10 +147,10 @@ const float ls_zero_float = 0.0f;
 static vf_status ls_write_rows(local_store *s, const corpus_batch *b, size_t r0, size_t r1,
                                vf_error *err) {
   size_t n = r1 - r0;
-  vf_status st = ls_scratch(s, n, err);
-  if (st == VF_OK) st = ls_scratch_cols(s, n, err);
-  if (st == VF_OK) st = vf_buf_reserve(&s->idtext, n * 37, err);
-  if (st != VF_OK) return st;
+  vf_status st = VF_OK;
+  VF_TRY(ls_scratch(s, n, err));
+  VF_TRY(ls_scratch_cols(s, n, err));
+  VF_TRY(vf_buf_reserve(&s->idtext, n * 37, err));
   vf_buf_reset(&s->idtext);
   vf_buf_reset(&s->sparse);
   pqt_wbatch *wb = s->wb;
@@ -204,18 +202,17 @@ static vf_status ls_write_rows(local_store *s, const corpus_batch *b, size_t r0,
       for (size_t i = 0; i < n; i++) {
         if (valid[i]) {
           size_t r = r0 + i;
-          st = vf_json_raw(&s->sparse, "{\"indices\":[", err);
-          for (int64_t e = v->offsets[r]; st == VF_OK && e < v->offsets[r + 1]; e++) {
-            if (e > v->offsets[r]) st = vf_json_raw(&s->sparse, ",", err);
-            if (st == VF_OK) st = vf_json_u64(&s->sparse, v->indices[e], err);
+          VF_TRY(vf_json_raw(&s->sparse, "{\"indices\":[", err));
+          for (int64_t e = v->offsets[r]; e < v->offsets[r + 1]; e++) {
+            if (e > v->offsets[r]) VF_TRY(vf_json_raw(&s->sparse, ",", err));
+            VF_TRY(vf_json_u64(&s->sparse, v->indices[e], err));
           }
-          if (st == VF_OK) st = vf_json_raw(&s->sparse, "],\"values\":[", err);
-          for (int64_t e = v->offsets[r]; st == VF_OK && e < v->offsets[r + 1]; e++) {
-            if (e > v->offsets[r]) st = vf_json_raw(&s->sparse, ",", err);
-            if (st == VF_OK) st = vf_json_f32(&s->sparse, v->values[e], err);
+          VF_TRY(vf_json_raw(&s->sparse, "],\"values\":[", err));
+          for (int64_t e = v->offsets[r]; e < v->offsets[r + 1]; e++) {
+            if (e > v->offsets[r]) VF_TRY(vf_json_raw(&s->sparse, ",", err));
+            VF_TRY(vf_json_f32(&s->sparse, v->values[e], err));
           }
-          if (st == VF_OK) st = vf_json_raw(&s->sparse, "]}", err);
-          if (st != VF_OK) return st;
+          VF_TRY(vf_json_raw(&s->sparse, "]}", err));
         }
         offs[i + 1] = (int64_t)s->sparse.len;
       }
@@ -236,8 +233,9 @@ static vf_status ls_write_rows(local_store *s, const corpus_batch *b, size_t r0,
   pc->bytes = b->payload.data;
   pc->offsets = poffs;
   pc->valid = s->pvalid;
-  st = pqt_writer_write(s->w, wb, (int64_t)n, err);
-  if (st == VF_OK) s->w_rows += (int64_t)n;
+  VF_TRY(pqt_writer_write(s->w, wb, (int64_t)n, err));
+  s->w_rows += (int64_t)n;
+out:
   return st;
 }
 

@@ -120,7 +120,8 @@ vf_status store_payload_kinds(const corpus_file *file, const corpus_payload_sour
   io_source *ios = NULL;
   pqt_file *f = NULL;
   vf_status st = corpus_open(file, &ios, err);
-  if (st == VF_OK) st = pqt_open(ios, NULL, &f, err);
+  if (st != VF_OK) return st;
+  st = pqt_open(ios, NULL, &f, err);
   if (st != VF_OK) return st;
   const pqt_schema *sc = pqt_schema_of(f);
   const pqt_file_meta *m = pqt_meta(f);

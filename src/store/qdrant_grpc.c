@@ -225,9 +225,10 @@ static vf_status qdg_field_index(qdg *g, const vf_json_val *body, bool wait, vf_
   if (!type || type->t != VF_JSON_STR)
     return vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): field_schema of '%s' has no type",
                         name->str);
-  vf_status st = qpb_add_varint(&g->msg, 2, wait ? 1 : 0, err);
-  if (st == VF_OK) st = qpb_add_bytes(&g->msg, 3, name->str, strlen(name->str), err);
-  if (st != VF_OK) return st;
+  vf_status st = VF_OK;
+  vf_json_val rest = {0}; /* the params object without "type" */
+  VF_TRY(qpb_add_varint(&g->msg, 2, wait ? 1 : 0, err));
+  VF_TRY(qpb_add_bytes(&g->msg, 3, name->str, strlen(name->str), err));
   /* field_type (4): FieldType by the REST name; field_index_params (5): PayloadIndexParams with
    * the <type>_index_params member holding the remaining keys */
   vf_json_val ft = *type;
@@ -237,37 +238,51 @@ static vf_status qdg_field_index(qdg *g, const vf_json_val *body, bool wait, vf_
   wrap.keys = keys;
   wrap.items = &ft;
   wrap.n = 1;
-  st = qpb_encode_json(QPB_M_qdrant_CreateFieldIndexCollection, &wrap, "field_schema", &g->msg, err);
-  if (st != VF_OK || schema->t != VF_JSON_OBJ || schema->n <= 1) return st;
+  VF_TRY(qpb_encode_json(QPB_M_qdrant_CreateFieldIndexCollection, &wrap, "field_schema", &g->msg,
+                         err));
+  if (schema->t != VF_JSON_OBJ || schema->n <= 1) goto out;
   char member[64];
   snprintf(member, sizeof member, "%s_index_params", type->str);
   const qpb_field *pf = qpb_field_by_name(QPB_M_qdrant_PayloadIndexParams, member);
   if (!pf)
-    return vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): no index parameters for type '%s'",
-                        type->str);
-  /* the params object without "type" */
-  vf_json_val rest = {0};
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "qdrant (gRPC): no index parameters for type '%s'",
+                         type->str));
   rest.t = VF_JSON_OBJ;
   rest.keys = vf_calloc(schema->n, sizeof *rest.keys);
   rest.items = vf_calloc(schema->n, sizeof *rest.items);
-  if (!rest.keys || !rest.items) {
-    free(rest.keys);
-    free(rest.items);
-    return vf_error_set(err, VF_ENOMEM, "qdrant: out of memory");
-  }
+  if (!rest.keys || !rest.items) VF_FAIL(vf_error_set(err, VF_ENOMEM, "qdrant: out of memory"));
   for (size_t i = 0; i < schema->n; i++)
     if (strcmp(schema->keys[i], "type") != 0) {
       rest.keys[rest.n] = schema->keys[i];
       rest.items[rest.n++] = schema->items[i];
     }
   size_t m1, m2;
-  st = qpb_begin(&g->msg, 5, &m1, err);
-  if (st == VF_OK) st = qpb_begin(&g->msg, pf->number, &m2, err);
-  if (st == VF_OK) st = qpb_encode_json(pf->ref, &rest, "field_schema", &g->msg, err);
-  if (st == VF_OK) st = qpb_end(&g->msg, m2, err);
-  if (st == VF_OK) st = qpb_end(&g->msg, m1, err);
+  VF_TRY(qpb_begin(&g->msg, 5, &m1, err));
+  VF_TRY(qpb_begin(&g->msg, pf->number, &m2, err));
+  VF_TRY(qpb_encode_json(pf->ref, &rest, "field_schema", &g->msg, err));
+  VF_TRY(qpb_end(&g->msg, m2, err));
+  VF_TRY(qpb_end(&g->msg, m1, err));
+out:
   free(rest.keys);
   free(rest.items);
+  return st;
+}
+
+/* The request message of a REST-shaped call: the JSON body (if any) encoded as the RPC's request
+ * (a field index from its REST body). */
+static vf_status qdg_rest_encode(qdg *g, int rpc, const vf_buf *body, bool is_index, bool wait,
+                                 vf_error *err) {
+  vf_status st = VF_OK;
+  vf_json_val doc = {0};
+  VF_TRY(qdg_start(g, err));
+  if (!body || body->len == 0) goto out;
+  VF_TRY(vf_json_parse((const char *)body->data, body->len, "qdrant request", &doc, err));
+  if (is_index)
+    VF_TRY(qdg_field_index(g, &doc, wait, err));
+  else
+    VF_TRY(qpb_encode_json(QPB_RPCS[rpc].req, &doc, "", &g->msg, err));
+out:
+  vf_json_free(&doc);
   return st;
 }
 
@@ -294,20 +309,7 @@ vf_status qdg_rest_call(qdg *g, const char *method, const char *suffix, const vf
   if (rpc < 0)
     return vf_error_set(err, VF_EUNSUPPORTED, "qdrant (gRPC): no RPC for %s %s", method, suffix);
   if (status) *status = 0;
-  vf_status st = qdg_start(g, err);
-  vf_json_val doc = {0};
-  bool have_doc = false;
-  if (st == VF_OK && body && body->len > 0) {
-    st = vf_json_parse((const char *)body->data, body->len, "qdrant request", &doc, err);
-    have_doc = st == VF_OK;
-  }
-  if (st == VF_OK && have_doc) {
-    if (is_index)
-      st = qdg_field_index(g, &doc, wait, err);
-    else
-      st = qpb_encode_json(QPB_RPCS[rpc].req, &doc, "", &g->msg, err);
-  }
-  if (have_doc) vf_json_free(&doc);
+  vf_status st = qdg_rest_encode(g, rpc, body, is_index, wait, err);
   if (st != VF_OK) return vf_error_prefix(err, "(gRPC request) ");
   const uint8_t *rp = NULL;
   size_t rn = 0;
@@ -517,7 +519,7 @@ static vf_status qdg_send_points(qdg *g, const corpus_batch *b, size_t from, siz
   size_t rn;
   int gs;
   vf_status st = qdg_send(g, QPB_RPC_Points_Upsert, &rp, &rn, &gs, err);
-  if (st == VF_OK) return VF_OK;
+  if (!st) return VF_OK; /* sent */
   if (gs == 3 || gs == 9) return qdg_refused(g, b, from, to, err);
   const char *gm = g->resp.grpc_message ? g->resp.grpc_message : "";
   if (gs == 8 && (strstr(gm, "larger than") || strstr(gm, "too large"))) /* no retry can help */
@@ -533,13 +535,14 @@ static vf_status qdg_send_points(qdg *g, const corpus_batch *b, size_t from, siz
 vf_status qdg_upsert(qdg *g, const store *s, const corpus_batch *b, const int *map, bool wait,
                      vf_error *err) {
   size_t limit = g->max_msg - QDG_HEADROOM;
-  vf_status st = qdg_start(g, err);
-  if (st == VF_OK) st = qpb_add_varint(&g->msg, F_UPSERT_WAIT, wait ? 1 : 0, err);
-  size_t head = g->msg.len, from = 0;
-  for (size_t r = 0; r < b->n && st == VF_OK; r++) {
+  vf_status st = VF_OK;
+  size_t head = 0, from = 0;
+  VF_TRY(qdg_start(g, err));
+  VF_TRY(qpb_add_varint(&g->msg, F_UPSERT_WAIT, wait ? 1 : 0, err));
+  head = g->msg.len;
+  for (size_t r = 0; r < b->n; r++) {
     size_t mark = g->msg.len;
-    st = qdg_points_pb(s, b, map, r, r + 1, &g->scratch, &g->msg, err);
-    if (st != VF_OK) break;
+    VF_TRY(qdg_points_pb(s, b, map, r, r + 1, &g->scratch, &g->msg, err));
     if (g->msg.len - QDG_FRAME <= limit) continue;
     if (r == from)
       return vf_error_set(err, VF_EUSAGE,
@@ -547,13 +550,13 @@ vf_status qdg_upsert(qdg *g, const store *s, const corpus_batch *b, const int *m
                           "gRPC message limit of %zu bytes (vectorstore.grpc_max_message_mb)",
                           b->file_key ? b->file_key : "batch", r, g->msg.len - mark, g->max_msg);
     g->msg.len = mark; /* send what fits, restart with this point */
-    st = qdg_send_points(g, b, from, r, err);
-    if (st != VF_OK) break;
+    VF_TRY(qdg_send_points(g, b, from, r, err));
     g->msg.len = head;
     from = r;
     r--;
   }
-  if (st == VF_OK && b->n > from) st = qdg_send_points(g, b, from, b->n, err);
+  if (b->n > from) VF_TRY(qdg_send_points(g, b, from, b->n, err));
+out:
   if (g->msg.cap > ((size_t)128 << 20)) vf_buf_free(&g->msg);
   return st;
 }
@@ -562,38 +565,41 @@ vf_status qdg_upsert(qdg *g, const store *s, const corpus_batch *b, const int *m
 
 static vf_status qdg_search_params(vf_buf *m, const store_qdrant_search_opts *o, vf_error *err) {
   size_t m1, m2;
-  vf_status st = qpb_begin(m, F_QP_PARAMS, &m1, err);
-  if (st == VF_OK && o->hnsw_ef > 0) st = qpb_add_varint(m, F_SP_HNSW_EF, (uint64_t)o->hnsw_ef, err);
-  if (st == VF_OK) st = qpb_add_varint(m, F_SP_EXACT, o->exact ? 1 : 0, err);
-  if (st == VF_OK && (o->rescore >= 0 || o->oversampling > 0)) {
-    st = qpb_begin(m, F_SP_QUANT, &m2, err);
-    if (st == VF_OK && o->rescore >= 0)
-      st = qpb_add_varint(m, F_QSP_RESCORE, o->rescore ? 1 : 0, err);
-    if (st == VF_OK && o->oversampling > 0)
-      st = qpb_add_double(m, F_QSP_OVERSAMPLING, o->oversampling, err);
-    if (st == VF_OK) st = qpb_end(m, m2, err);
+  vf_status st = VF_OK;
+  VF_TRY(qpb_begin(m, F_QP_PARAMS, &m1, err));
+  if (o->hnsw_ef > 0) VF_TRY(qpb_add_varint(m, F_SP_HNSW_EF, (uint64_t)o->hnsw_ef, err));
+  VF_TRY(qpb_add_varint(m, F_SP_EXACT, o->exact ? 1 : 0, err));
+  if (o->rescore >= 0 || o->oversampling > 0) {
+    VF_TRY(qpb_begin(m, F_SP_QUANT, &m2, err));
+    if (o->rescore >= 0) VF_TRY(qpb_add_varint(m, F_QSP_RESCORE, o->rescore ? 1 : 0, err));
+    if (o->oversampling > 0) VF_TRY(qpb_add_double(m, F_QSP_OVERSAMPLING, o->oversampling, err));
+    VF_TRY(qpb_end(m, m2, err));
   }
-  return st == VF_OK ? qpb_end(m, m1, err) : st;
+  VF_TRY(qpb_end(m, m1, err));
+out:
+  return st;
 }
 
-/* qdg_query(): see qdrant_internal.h. */
-vf_status qdg_query(qdg *g, const char *using, const float *queries, size_t nq, int32_t dim,
-                    size_t k, const store_qdrant_search_opts *o, const char *const *filters,
-                    store_hit *hits, size_t *counts, vf_error *err) {
-  vf_status st = qdg_start(g, err);
+/* The QueryBatch request: one QueryPoints per query (with its filter, if any). */
+static vf_status qdg_query_encode(qdg *g, const char *using, const float *queries, size_t nq,
+                                  int32_t dim, size_t k, const store_qdrant_search_opts *o,
+                                  const char *const *filters, vf_error *err) {
+  vf_status st = VF_OK;
+  vf_json_val fv = {0}; /* one query's filter */
+  VF_TRY(qdg_start(g, err));
   vf_buf *m = &g->msg;
   size_t cl = strlen(g->collection), ul = strlen(using);
-  for (size_t i = 0; i < nq && st == VF_OK; i++) {
+  for (size_t i = 0; i < nq; i++) {
     const float *f = queries + i * (size_t)dim;
     size_t bad;
     if (!qdg_finite(f, (size_t)dim, &bad))
-      return vf_error_set(err, VF_EUSAGE, "search: query %zu value %zu is NaN or infinite", i, bad);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "search: query %zu value %zu is NaN or infinite", i,
+                           bad));
     size_t m1;
     size_t dense = lsz(F_DENSE_DATA, (size_t)dim * 4);
     size_t vi = lsz(F_VI_DENSE, dense), q = lsz(F_QUERY_NEAREST, vi);
-    st = qpb_begin(m, F_QB_QUERIES, &m1, err);
-    if (st == VF_OK) st = vf_buf_reserve(m, lsz(F_QP_QUERY, q) + cl + ul + 64, err);
-    if (st != VF_OK) break;
+    VF_TRY(qpb_begin(m, F_QB_QUERIES, &m1, err));
+    VF_TRY(vf_buf_reserve(m, lsz(F_QP_QUERY, q) + cl + ul + 64, err));
     qpb_put_len(m, F_QP_COLLECTION, cl);
     vf_buf_put(m, g->collection, cl);
     qpb_put_len(m, F_QP_QUERY, q);
@@ -603,27 +609,33 @@ vf_status qdg_query(qdg *g, const char *using, const float *queries, size_t nq, 
     qpb_put_len(m, F_QP_USING, ul);
     vf_buf_put(m, using, ul);
     if (filters && filters[i]) { /* QueryPoints.filter: the REST filter JSON as a qdrant.Filter */
-      vf_json_val fv;
       size_t mf;
-      st = vf_json_parse(filters[i], strlen(filters[i]), "search filter", &fv, err);
-      if (st == VF_OK) {
-        st = qpb_begin(m, F_QP_FILTER, &mf, err);
-        if (st == VF_OK) st = qpb_filter_from_json(&fv, "filter", m, err);
-        if (st == VF_OK) st = qpb_end(m, mf, err);
-        vf_json_free(&fv);
-      }
-      if (st == VF_OK) st = vf_buf_reserve(m, 16, err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_json_parse(filters[i], strlen(filters[i]), "search filter", &fv, err));
+      VF_TRY(qpb_begin(m, F_QP_FILTER, &mf, err));
+      VF_TRY(qpb_filter_from_json(&fv, "filter", m, err));
+      VF_TRY(qpb_end(m, mf, err));
+      vf_json_free(&fv);
+      VF_TRY(vf_buf_reserve(m, 16, err));
     }
     qpb_put_tag(m, F_QP_LIMIT, QPB_WT_VARINT);
     qpb_put_varint(m, k);
-    st = qdg_search_params(m, o, err);
+    VF_TRY(qdg_search_params(m, o, err));
     size_t m2;
-    if (st == VF_OK) st = qpb_begin(m, F_QP_WITH_PAYLOAD, &m2, err);
-    if (st == VF_OK) st = qpb_add_varint(m, F_WPS_ENABLE, 0, err);
-    if (st == VF_OK) st = qpb_end(m, m2, err);
-    if (st == VF_OK) st = qpb_end(m, m1, err);
+    VF_TRY(qpb_begin(m, F_QP_WITH_PAYLOAD, &m2, err));
+    VF_TRY(qpb_add_varint(m, F_WPS_ENABLE, 0, err));
+    VF_TRY(qpb_end(m, m2, err));
+    VF_TRY(qpb_end(m, m1, err));
   }
+out:
+  vf_json_free(&fv);
+  return st;
+}
+
+/* qdg_query(): see qdrant_internal.h. */
+vf_status qdg_query(qdg *g, const char *using, const float *queries, size_t nq, int32_t dim,
+                    size_t k, const store_qdrant_search_opts *o, const char *const *filters,
+                    store_hit *hits, size_t *counts, vf_error *err) {
+  vf_status st = qdg_query_encode(g, using, queries, nq, dim, k, o, filters, err);
   if (st != VF_OK) return st;
   const uint8_t *rp;
   size_t rn;

@@ -33,6 +33,10 @@ static const char *kind_name(corpus_vec_kind k) {
   return "?";
 }
 
+static vf_status store_head_nomem(vf_error *err) {
+  return vf_error_set(err, VF_ENOMEM, "vectorstore: out of memory");
+}
+
 /* store_head_init(): see store.h.  Validates the vectors spec while copying it. */
 vf_status store_head_init(store *s, const store_vtable *vt, const store_config *cfg,
                           vf_error *err) {
@@ -55,7 +59,7 @@ vf_status store_head_init(store *s, const store_vtable *vt, const store_config *
                         STORE_MAX_VECTORS);
   if (!(s->collection = vf_strdup(cfg->collection_name)) ||
       !(s->vectors = vf_calloc((size_t)cfg->nvectors, sizeof *s->vectors)))
-    goto nomem;
+    return store_head_nomem(err);
   for (int i = 0; i < cfg->nvectors; i++) {
     const store_vector_spec *v = &cfg->vectors[i];
     if (!v->name || !*v->name)
@@ -75,12 +79,10 @@ vf_status store_head_init(store *s, const store_vtable *vt, const store_config *
     s->vectors[i] = *v;
     s->vectors[i].name = NULL;
     s->nvectors = i + 1;
-    if (!(s->vectors[i].name = vf_strdup(v->name))) goto nomem;
+    if (!(s->vectors[i].name = vf_strdup(v->name))) return store_head_nomem(err);
     if (v->kind == CORPUS_VEC_SPARSE) s->vectors[i].dim = 0;
   }
   return VF_OK;
-nomem:
-  return vf_error_set(err, VF_ENOMEM, "vectorstore: out of memory");
 }
 
 void store_head_free(store *s) {
@@ -274,13 +276,14 @@ vf_status store_count(store *s, bool exact, uint64_t *out, vf_error *err) {
 
 /* store_record_json(): see qdrant_internal.h. */
 vf_status store_record_json(vf_buf *b, const store_record *r, vf_error *err) {
-  vf_status st = vf_json_raw(b, "{\"files_md5\": ", err);
-  if (st == VF_OK) st = vf_json_string(b, r->files_md5, strlen(r->files_md5), err);
-  if (st == VF_OK) st = vf_json_raw(b, ", \"id_expression\": ", err);
-  if (st == VF_OK) st = vf_json_string(b, r->id_expression, strlen(r->id_expression), err);
-  if (st == VF_OK)
-    st = vf_buf_printf(b, err, ", \"files\": %llu, \"rows\": %llu}", (unsigned long long)r->files,
-                       (unsigned long long)r->rows);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(b, "{\"files_md5\": ", err));
+  VF_TRY(vf_json_string(b, r->files_md5, strlen(r->files_md5), err));
+  VF_TRY(vf_json_raw(b, ", \"id_expression\": ", err));
+  VF_TRY(vf_json_string(b, r->id_expression, strlen(r->id_expression), err));
+  VF_TRY(vf_buf_printf(b, err, ", \"files\": %llu, \"rows\": %llu}",
+                       (unsigned long long)r->files, (unsigned long long)r->rows));
+out:
   return st;
 }
 
@@ -320,7 +323,8 @@ vf_status store_contains(store *s, const corpus_id *ids, size_t n, bool *found, 
 vf_status store_upsert(store *s, const corpus_batch *batch, vf_error *err) {
   if (!batch) return vf_error_set(err, VF_EUSAGE, "store upsert: NULL batch");
   vf_status st = s->vt->upsert(s, batch, err);
-  if (st == VF_OK) s->points_upserted += batch->n;
+  if (st != VF_OK) return st;
+  s->points_upserted += batch->n;
   return st;
 }
 
