@@ -213,7 +213,7 @@ static vf_status hs_fetch(httpsrc *s, hs_client *c, uint64_t off, uint8_t *dst, 
     vf_status st = hs_fetch_once(s, c, off, dst, n, err);
     bool retryable = err && st == VF_EIO && strstr(err->msg, "short body") != NULL;
     retryable = retryable || (err && st == VF_ENET && strstr(err->msg, "the server sent bytes") != NULL);
-    if (st == VF_OK || !retryable || attempt >= ro.max_retries) return st;
+    if (!retryable || attempt >= ro.max_retries) return st; /* VF_OK is never retryable */
     double wait = 0.05 * (double)(1u << (attempt < 6 ? attempt : 6));
     vf_log(VF_LOG_WARN, "%s (attempt %d of %d; retrying in %.2f s)", err->msg, attempt + 1,
            ro.max_retries + 1, wait);
@@ -280,7 +280,8 @@ static vf_status hs_fetch1(httpsrc *s, uint64_t off, uint8_t *dst, size_t n, vf_
   if (st != VF_OK) return st;
   st = hs_fetch(s, c, off, dst, n, err);
   hs_put_client(s, c);
-  if (st == VF_OK && cacheable) hs_cache_put(s, off, dst, n);
+  if (st != VF_OK) return st;
+  if (cacheable) hs_cache_put(s, off, dst, n);
   return st;
 }
 
@@ -311,9 +312,9 @@ static void hs_piece_run(void *arg, size_t i, int w) {
   if (atomic_load(&j->failed)) return;
   vf_error e;
   vf_status st = VF_OK;
-  if (!j->client[w]) st = hs_get_client(j->s, &j->client[w], &e);
-  if (st == VF_OK)
-    st = hs_fetch(j->s, j->client[w], j->pieces[i].off, j->pieces[i].dst, j->pieces[i].len, &e);
+  if (!j->client[w]) VF_TRY(hs_get_client(j->s, &j->client[w], &e));
+  VF_TRY(hs_fetch(j->s, j->client[w], j->pieces[i].off, j->pieces[i].dst, j->pieces[i].len, &e));
+out:
   if (st != VF_OK) {
     pthread_mutex_lock(&j->mu);
     if (j->st == VF_OK) {
@@ -339,7 +340,8 @@ static vf_status hs_run(httpsrc *s, const hs_piece *pieces, size_t n, vf_error *
   for (int w = 0; w < 64; w++)
     if (j.client[w]) hs_put_client(s, j.client[w]);
   pthread_mutex_destroy(&j.mu);
-  if (st == VF_OK && j.st != VF_OK) {
+  if (st != VF_OK) return st;
+  if (j.st != VF_OK) { /* a piece failed: its error */
     if (err) *err = j.first;
     st = j.st;
   }
@@ -386,13 +388,11 @@ static vf_status hs_read_spans(io_source *src, const io_range *spans, size_t n, 
   hs_piece *p = NULL;
   size_t np = 0, cap = 0;
   vf_status st = VF_OK;
-  for (size_t i = 0; i < n && st == VF_OK; i++)
-    st = hs_cut(spans[i].offset, spans[i].dst, spans[i].len, &p, &np, &cap);
-  if (st != VF_OK) {
-    free(p);
-    return vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name);
-  }
-  st = np ? hs_run(s, p, np, err) : VF_OK;
+  for (size_t i = 0; i < n; i++)
+    if (hs_cut(spans[i].offset, spans[i].dst, spans[i].len, &p, &np, &cap) != VF_OK)
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name));
+  if (np) VF_TRY(hs_run(s, p, np, err));
+out:
   free(p);
   return st;
 }
@@ -449,12 +449,12 @@ static vf_status hs_find_size(httpsrc *s, vf_error *err) {
   rq.url = s->url;
   rq.allow_404 = true;
   vf_error herr;
-  st = io_http_request(c->h, &rq, &c->rs, &herr);
-  if (st == VF_OK && c->rs.status == 404) {
+  vf_status hst = io_http_request(c->h, &rq, &c->rs, &herr); /* the HEAD's outcome picks a way */
+  if (hst == VF_OK && c->rs.status == 404) {
     st = vf_error_set(err, VF_ENOTFOUND, "%s: not found (HTTP 404)", s->base.name);
-  } else if (st == VF_OK && c->rs.content_length >= 0) {
+  } else if (hst == VF_OK && c->rs.content_length >= 0) {
     s->base.size = (uint64_t)c->rs.content_length;
-  } else if (st != VF_OK && c->rs.status != 403 && c->rs.status != 405 &&
+  } else if (hst != VF_OK && c->rs.status != 403 && c->rs.status != 405 &&
              c->rs.status != 501) {
     if (err) *err = herr;
     st = vf_error_prefix(err, "%s: ", s->base.name);

@@ -280,10 +280,9 @@ static vf_status copy_source(io_source *src, const char *dest, vf_error *err) {
   }
   for (uint64_t off = 0; off < src->size;) {
     size_t n = src->size - off < COPY_CHUNK ? (size_t)(src->size - off) : COPY_CHUNK;
-    st = vf_check_cancel(err);
-    if (st == VF_OK) st = io_read_at(src, off, buf, n, err);
-    if (st == VF_OK) st = write_all(fd, buf, n, tmp, err);
-    if (st != VF_OK) goto out;
+    VF_TRY(vf_check_cancel(err));
+    VF_TRY(io_read_at(src, off, buf, n, err));
+    VF_TRY(write_all(fd, buf, n, tmp, err));
     off += n;
   }
   if (fsync(fd) != 0) {
@@ -315,9 +314,21 @@ vf_status io_download(const char *uri, const char *dest, uint64_t *bytes, vf_err
   io_source *src = NULL;
   vf_status st = io_open_uri(uri, &src, err);
   if (st != VF_OK) return st;
-  st = copy_source(src, dest, err);
-  if (st == VF_OK && bytes) *bytes = src->size;
+  VF_TRY(copy_source(src, dest, err));
+  if (bytes) *bytes = src->size;
+out:
   io_close(src);
+  return st;
+}
+
+/* A local file copied to the local path dest (io_upload). */
+static vf_status upload_local(const char *src, const char *dest, vf_error *err) {
+  io_source *in = NULL;
+  vf_status st = VF_OK;
+  VF_TRY(io_open_local(src, &in, err));
+  VF_TRY(copy_source(in, dest, err));
+out:
+  io_close(in);
   return st;
 }
 
@@ -329,13 +340,7 @@ vf_status io_upload(const char *src, const char *uri, vf_error *err) {
   switch (u.scheme) {
   case IO_URI_S3: st = io_s3_upload(src, uri, u.container, u.path, err); break;
   case IO_URI_LOCAL:
-  case IO_URI_FILE: {
-    io_source *in = NULL;
-    st = io_open_local(src, &in, err);
-    if (st == VF_OK) st = copy_source(in, u.path, err);
-    io_close(in);
-    break;
-  }
+  case IO_URI_FILE: st = upload_local(src, u.path, err); break;
   default:
     st = vf_error_set(err, VF_EUNSUPPORTED,
                       "%s: uploading is supported for s3:// and local paths only (hf:// and "

@@ -118,7 +118,7 @@ vf_status vf_remove_tree(const char *path, vf_error *err) {
     if (!d) return vf_error_set(err, VF_EIO, "%s: cannot open: %s", path, VF_STRERROR(errno));
     vf_status st = VF_OK;
     struct dirent *de;
-    while (st == VF_OK && (de = readdir(d)) != NULL) {
+    while ((de = readdir(d)) != NULL) {
       if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
       char *c = join2(path, de->d_name);
       if (!c) {
@@ -127,6 +127,7 @@ vf_status vf_remove_tree(const char *path, vf_error *err) {
       }
       st = vf_remove_tree(c, err);
       free(c);
+      if (st != VF_OK) break; /* to the closedir */
     }
     closedir(d);
     if (st != VF_OK) return st;
@@ -256,26 +257,21 @@ static void fsync_parent_dir(const char *path) {
 /* vf_atomic_commit(): see util.h.  On any failure the temp file is removed and f is freed. */
 vf_status vf_atomic_commit(vf_atomic_file *f, vf_error *err) {
   vf_status st = VF_OK;
-  if (fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS) {
-    st = vf_error_set(err, VF_EIO, "%s: fsync failed: %s", f->path, VF_STRERROR(errno));
-    goto fail;
-  }
+  if (fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS)
+    VF_FAIL(vf_error_set(err, VF_EIO, "%s: fsync failed: %s", f->path, VF_STRERROR(errno)));
   int fd = f->fd;
   f->fd = -1;
-  if (close(fd) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: close failed: %s", f->path, VF_STRERROR(errno));
-    goto fail;
-  }
-  if (rename(f->tmp, f->path) != 0) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", f->path, f->tmp,
-                      VF_STRERROR(errno));
-    goto fail;
-  }
+  if (close(fd) != 0)
+    VF_FAIL(vf_error_set(err, VF_EIO, "%s: close failed: %s", f->path, VF_STRERROR(errno)));
+  if (rename(f->tmp, f->path) != 0)
+    VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot rename %s into place: %s", f->path, f->tmp,
+                         VF_STRERROR(errno)));
   fsync_parent_dir(f->path);
-  atomic_free(f);
-  return VF_OK;
-fail:
-  vf_atomic_abort(f);
+out:
+  if (st != VF_OK)
+    vf_atomic_abort(f); /* the temp file goes */
+  else
+    atomic_free(f);
   return st;
 }
 
@@ -290,9 +286,12 @@ void vf_atomic_abort(vf_atomic_file *f) {
 /* vf_atomic_write_file(): see util.h. */
 vf_status vf_atomic_write_file(const char *path, const void *p, size_t n, vf_error *err) {
   vf_atomic_file *f = NULL;
-  vf_status st = vf_atomic_open(path, &f, err);
-  if (st == VF_OK) st = vf_atomic_write(f, p, n, err);
-  if (st == VF_OK) return vf_atomic_commit(f, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_atomic_open(path, &f, err));
+  VF_TRY(vf_atomic_write(f, p, n, err));
+  st = vf_atomic_commit(f, err); /* frees f, also when it fails */
+  f = NULL;
+out:
   vf_atomic_abort(f);
   return st;
 }

@@ -291,11 +291,11 @@ static vf_status jr_value(jr_ctx *c, vf_json_val *v, int depth) {
 /* vf_json_parse(): see qdrant_internal.h. */
 vf_status vf_json_parse(const char *text, size_t len, const char *what, vf_json_val *out, vf_error *err) {
   jr_ctx c = {text, len, 0, what, err};
-  vf_status st = jr_value(&c, out, 0);
-  if (st == VF_OK) {
-    jr_ws(&c);
-    if (c.pos != c.len) st = jr_fail(&c, "the end of the text");
-  }
+  vf_status st = VF_OK;
+  VF_TRY(jr_value(&c, out, 0));
+  jr_ws(&c);
+  if (c.pos != c.len) VF_FAIL(jr_fail(&c, "the end of the text"));
+out:
   if (st != VF_OK) vf_json_free(out);
   return st;
 }
