@@ -132,12 +132,12 @@ static bool call_end(call_state *c, vf_status *st, vf_error *err) {
     g_cb_error_type = g_cb_error_value = g_cb_error_tb = NULL;
     return false;
   }
-  if (*st == VF_OK && cancelled && c->sig) {
-    PyErr_SetString(PyExc_KeyboardInterrupt, "interrupted");
-    return false;
-  }
   if (*st != VF_OK) {
     raise_vf(*st, err);
+    return false;
+  }
+  if (cancelled && c->sig) {
+    PyErr_SetString(PyExc_KeyboardInterrupt, "interrupted");
     return false;
   }
   return true;
@@ -581,8 +581,10 @@ static PyObject *py_read_vectors(PyObject *self, PyObject *args, PyObject *kw) {
   call_state cs;
   call_begin(&cs, threads);
   corpus_source_opts so = {.id_root = id_root, .column = column};
-  vf_status st = corpus_source_open(source, &so, &src, &err);
-  if (st == VF_OK) st = corpus_read_vectors(&src, src.records ? NULL : column, threads, &m, &rows, &dim, &err);
+  vf_status st = VF_OK;
+  VF_TRY(corpus_source_open(source, &so, &src, &err));
+  VF_TRY(corpus_read_vectors(&src, src.records ? NULL : column, threads, &m, &rows, &dim, &err));
+out:
   corpus_source_close(&src);
   if (!call_end(&cs, &st, &err)) {
     free(m);
@@ -624,19 +626,20 @@ static PyObject *py_brute_force_matrix(PyObject *self, PyObject *args, PyObject 
   float *scores = malloc(cnt * sizeof(float) + 4);
   vf_error err;
   vf_error_clear(&err);
-  vf_status st = hits && counts && ids && scores ? VF_OK : vf_error_set(&err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  bool ok;
   call_state cs;
   call_begin(&cs, threads);
-  if (st == VF_OK)
-    st = eval_brute_force_matrix(xv.buf, n, qv.buf, nq, dim, k, m, threads, hits, counts, &err);
-  if (st == VF_OK)
-    for (uint64_t i = 0; i < nq; i++)
-      for (uint32_t j = 0; j < k; j++) {
-        bool h = j < counts[i];
-        ids[i * k + j] = h ? hits[i * k + j].key : -1;
-        scores[i * k + j] = h ? hits[i * k + j].score : NAN;
-      }
-  bool ok = call_end(&cs, &st, &err);
+  if (!hits || !counts || !ids || !scores) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
+  VF_TRY(eval_brute_force_matrix(xv.buf, n, qv.buf, nq, dim, k, m, threads, hits, counts, &err));
+  for (uint64_t i = 0; i < nq; i++)
+    for (uint32_t j = 0; j < k; j++) {
+      bool h = j < counts[i];
+      ids[i * k + j] = h ? hits[i * k + j].key : -1;
+      scores[i * k + j] = h ? hits[i * k + j].score : NAN;
+    }
+out:
+  ok = call_end(&cs, &st, &err);
   PyBuffer_Release(&xv);
   PyBuffer_Release(&qv);
   free(hits);
@@ -704,14 +707,16 @@ static PyObject *py_brute_force(PyObject *self, PyObject *args, PyObject *kw) {
   call_state cs;
   call_begin(&cs, threads);
   corpus_source_opts so = {.id_root = id_root, .column = column};
-  vf_status st = corpus_source_open(corpus, &so, &cc, &err);
-  if (st == VF_OK && cc.records) {
+  vf_status st = VF_OK;
+  bool uuids = true; /* ids are vf_point_id(filename, row) UUIDs */
+  VF_TRY(corpus_source_open(corpus, &so, &cc, &err));
+  if (cc.records) {
     o.records = &cc.spec;
     if (!have_metric) o.metric = cc.distance;
   }
-  if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
-  bool uuids = !cc.records || !cc.id_text || strcmp(cc.id_text, VF_CONFIG_DEFAULT_ID_EXPRESSION) == 0;
-  /* ^ ids are vf_point_id(filename, row) UUIDs */
+  VF_TRY(eval_brute_force(&cc.files, &o, &r, &err));
+  uuids = !cc.records || !cc.id_text || strcmp(cc.id_text, VF_CONFIG_DEFAULT_ID_EXPRESSION) == 0;
+out:
   corpus_source_close(&cc);
   bool ok = call_end(&cs, &st, &err);
   if (qheld) PyBuffer_Release(&qv);
@@ -753,9 +758,11 @@ static PyObject *py_generate_queries(PyObject *self, PyObject *args, PyObject *k
   call_state cs;
   call_begin(&cs, threads);
   corpus_source_opts so = {.id_root = id_root, .column = column};
-  vf_status st = corpus_source_open(corpus, &so, &cc, &err);
-  if (st == VF_OK && cc.records) o.records = &cc.spec;
-  if (st == VF_OK) st = eval_generate_queries(&cc.files, &o, &r, &err);
+  vf_status st = VF_OK;
+  VF_TRY(corpus_source_open(corpus, &so, &cc, &err));
+  if (cc.records) o.records = &cc.spec;
+  VF_TRY(eval_generate_queries(&cc.files, &o, &r, &err));
+out:
   corpus_source_close(&cc);
   bool ok = call_end(&cs, &st, &err);
   free(cols.v);
@@ -834,23 +841,24 @@ static PyObject *py_index_build(PyObject *self, PyObject *args, PyObject *kw) {
   call_begin(&cs, threads);
   p.memory_budget = vf_memory_budget();
   vf_status st = VF_OK;
-  if (idexpr) {
-    st = corpus_idexpr_parse(idexpr, &idx, &err);
-    if (st == VF_OK && !corpus_idexpr_deterministic(idx))
-      st = vf_error_set(&err, VF_EUSAGE, "index build: id expression '%s' is not deterministic", idexpr);
-  }
   size_t nfiles = 0;
-  if (st == VF_OK && matrix) {
-    st = ivf_build_matrix(&p, out, xv.buf, n, &rep, &err);
-  } else if (st == VF_OK) {
+  if (idexpr) {
+    VF_TRY(corpus_idexpr_parse(idexpr, &idx, &err));
+    if (!corpus_idexpr_deterministic(idx))
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: id expression '%s' is not deterministic", idexpr));
+  }
+  if (matrix) {
+    VF_TRY(ivf_build_matrix(&p, out, xv.buf, n, &rep, &err));
+  } else {
     corpus_source_opts so = {.id_root = id_root, .column = column};
-    st = corpus_source_open(uri, &so, &cc, &err);
+    VF_TRY(corpus_source_open(uri, &so, &cc, &err));
     ivf_source_opts io = {.column = column, .id = idx, .id_text = idexpr,
                           .metric_given = metric != NULL};
-    if (st == VF_OK) st = ivf_build_source(&cc, &io, &p, out, &rep, &err);
+    VF_TRY(ivf_build_source(&cc, &io, &p, out, &rep, &err));
     nfiles = cc.files.n;
   }
-  if (st == VF_OK) st = ivf_build_report_json(&rep, out, p.dim, p.metric, nfiles, &json, &err);
+  VF_TRY(ivf_build_report_json(&rep, out, p.dim, p.metric, nfiles, &json, &err));
+out:
   corpus_source_close(&cc);
   corpus_idexpr_free(idx);
   bool ok = call_end(&cs, &st, &err);
@@ -928,14 +936,15 @@ static vf_status filtered_search(ivf_index *ix, const float *q, uint64_t nq, int
   memset(&cc, 0, sizeof cc);
   uint8_t *abuf = NULL;
   const uint8_t **allow = NULL;
-  vf_status st = ev_filters_init(&flt, nq, texts, "", ftext, "Index.search filters", err);
-  if (st == VF_OK && flt.any && !corpus)
-    st = vf_error_set(err, VF_EUSAGE, "Index.search: a filter reads the payload of the corpus the index "
-                      "was built from; give corpus= (a URI or load config)");
+  vf_status st = VF_OK;
+  VF_TRY(ev_filters_init(&flt, nq, texts, "", ftext, "Index.search filters", err));
+  if (flt.any && !corpus)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "Index.search: a filter reads the payload of the corpus the index "
+                         "was built from; give corpus= (a URI or load config)"));
   corpus_source_opts co = {.id_root = id_root};
-  if (st == VF_OK && flt.any) st = corpus_source_open(corpus, &co, &cc, err);
-  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, err);
-  if (st == VF_OK && flt.any && xf.unmatched)
+  if (flt.any) VF_TRY(corpus_source_open(corpus, &co, &cc, err));
+  if (flt.any) VF_TRY(ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, err));
+  if (flt.any && xf.unmatched)
     vf_log(VF_LOG_WARN, "Index.search: %llu of %llu index rows have ids that are not in %s (never "
            "returned by a filtered query)", (unsigned long long)xf.unmatched, (unsigned long long)xf.rows, corpus);
   size_t rows = flt.any && xf.rows ? (size_t)xf.rows : 1;
@@ -945,22 +954,23 @@ static vf_status filtered_search(ivf_index *ix, const float *q, uint64_t nq, int
     if (chunk < 1) chunk = 1;
     if (chunk > nq) chunk = (size_t)nq;
   }
-  if (st == VF_OK && flt.any) {
+  if (flt.any) {
     abuf = vf_malloc((ftext ? 1 : chunk) * rows);
     allow = vf_calloc(chunk, sizeof *allow);
-    if (!abuf || !allow) st = vf_error_set(err, VF_ENOMEM, "out of memory for the filters' masks");
+    if (!abuf || !allow) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for the filters' masks"));
   }
-  if (st == VF_OK && flt.any && ftext) { /* the same filter for every query: one mask */
+  if (flt.any && ftext) { /* the same filter for every query: one mask */
     bool on = ev_ivf_filter_allow(&xf, 0, abuf);
     for (size_t i = 0; i < chunk; i++) allow[i] = on ? abuf : NULL;
   }
-  for (uint64_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
+  for (uint64_t q0 = 0; q0 < nq; q0 += chunk) {
     size_t qn = nq - q0 < chunk ? (size_t)(nq - q0) : chunk;
     for (size_t i = 0; flt.any && texts && i < qn; i++)
       allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * rows) ? abuf + i * rows : NULL;
     so->allow = flt.any ? (const uint8_t *const *)allow : NULL;
-    st = ivf_search(ix, q + q0 * (size_t)dim, qn, dim, k, so, hits + q0 * k, counts + q0, err);
+    VF_TRY(ivf_search(ix, q + q0 * (size_t)dim, qn, dim, k, so, hits + q0 * k, counts + q0, err));
   }
+out:
   so->allow = NULL;
   free(abuf);
   free(allow);
@@ -1030,15 +1040,17 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
   uint32_t *c32 = calloc((size_t)nq + 1, sizeof *c32);
   vf_error err;
   vf_error_clear(&err);
-  vf_status st = hits && counts && ids && scores && c32 ? VF_OK : vf_error_set(&err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  bool ok;
   call_state cs;
   call_begin(&cs, threads);
   ivf_search_opts so = {.nprobe = nprobe, .threads = threads, .rerank = rerank};
-  if (st == VF_OK && (ftext || texts))
-    st = filtered_search(self->ix, qv.buf, nq, dim, k, &so, ftext, texts, corpus, id_root, hits, counts, &err);
-  else if (st == VF_OK)
-    st = ivf_search(self->ix, qv.buf, nq, dim, k, &so, hits, counts, &err);
-  for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
+  if (!hits || !counts || !ids || !scores || !c32) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
+  if (ftext || texts)
+    VF_TRY(filtered_search(self->ix, qv.buf, nq, dim, k, &so, ftext, texts, corpus, id_root, hits, counts, &err));
+  else
+    VF_TRY(ivf_search(self->ix, qv.buf, nq, dim, k, &so, hits, counts, &err));
+  for (uint64_t i = 0; i < nq; i++) {
     c32[i] = (uint32_t)counts[i];
     for (size_t j = 0; j < counts[i]; j++) {
       size_t len = 0;
@@ -1049,7 +1061,8 @@ static PyObject *Index_search(Index *self, PyObject *args, PyObject *kw) {
       scores[i * k + j] = hits[i * k + j].score;
     }
   }
-  bool ok = call_end(&cs, &st, &err);
+out:
+  ok = call_end(&cs, &st, &err);
   PyBuffer_Release(&qv);
   free(texts);
   Py_XDECREF(fseq);
@@ -1144,16 +1157,16 @@ static PyObject *py_load(PyObject *self, PyObject *args, PyObject *kw) {
   }
   call_state cs;
   call_begin(&cs, threads);
-  vf_status st = vf_config_load(config, &cfg, &err);
-  if (st == VF_OK) {
-    switch (which) {
-    case 0: st = ld_run(&cfg, &o, &rep, &err); break;
-    case 1: st = ld_prepare(&cfg, &o, &rep, &err); break;
-    case 2: st = ld_load(&cfg, &o, &rep, &err); break;
-    default: st = ld_finalize(&cfg, &o, &rep, &err); break;
-    }
+  vf_status st = VF_OK;
+  VF_TRY(vf_config_load(config, &cfg, &err));
+  switch (which) {
+  case 0: VF_TRY(ld_run(&cfg, &o, &rep, &err)); break;
+  case 1: VF_TRY(ld_prepare(&cfg, &o, &rep, &err)); break;
+  case 2: VF_TRY(ld_load(&cfg, &o, &rep, &err)); break;
+  default: VF_TRY(ld_finalize(&cfg, &o, &rep, &err)); break;
   }
-  if (st == VF_OK) st = ld_report_json(&rep, &json, &err);
+  VF_TRY(ld_report_json(&rep, &json, &err));
+out:
   vf_config_free(&cfg);
   if (progress != Py_None) vf_set_progress_handler(NULL, NULL);
   bool ok = call_end(&cs, &st, &err);
@@ -1213,28 +1226,23 @@ static PyObject *py_bench(PyObject *self, PyObject *args, PyObject *kw) {
   VF_BUF_INIT(&json, VF_BUF_MAX_JSON_DOC);
   vf_error err;
   vf_error_clear(&err);
-  vf_status st = grid ? VF_OK : vf_error_set(&err, VF_ENOMEM, "out of memory");
-  for (int i = 0; i < specs.n && st == VF_OK; i++) st = bench_grid_add(grid, specs.v[i], &err);
-  if (st == VF_OK && oversampling != 0) {
+  vf_status st = VF_OK;
+  call_state cs;
+  call_begin(&cs, threads); /* the steps below are C only: none needs the GIL */
+  if (!grid) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
+  for (int i = 0; i < specs.n; i++) VF_TRY(bench_grid_add(grid, specs.v[i], &err));
+  if (oversampling != 0) {
     char txt[64];
     snprintf(txt, sizeof txt, "%.17g", oversampling);
-    st = bench_knob_value(BENCH_KNOB_OVERSAMPLING, txt, &oversampling, &err);
+    VF_TRY(bench_knob_value(BENCH_KNOB_OVERSAMPLING, txt, &oversampling, &err));
   }
-  call_state cs;
-  call_begin(&cs, threads);
-  bool have_target = false;
-  if (st == VF_OK) {
-    st = bench_target_open(&rq, &tg, &err);
-    have_target = st == VF_OK;
-  }
-  if (have_target) {
-    tg.o.nprobe = nprobe;
-    tg.o.warmup = (size_t)warmup;
-    st = bench_sweep_check(&tg.o, grid, &err);
-    if (st == VF_OK) st = bench_sweep(&tg.o, grid, &tg.q, &tg.t, tg.rows, NULL, NULL, &pts, &npts, &err);
-    if (st == VF_OK)
-      st = grid->naxes > 0 ? bench_points_json(pts, npts, &json, &err) : bench_report_json(&pts[0].rep, &json, &err);
-  }
+  VF_TRY(bench_target_open(&rq, &tg, &err));
+  tg.o.nprobe = nprobe;
+  tg.o.warmup = (size_t)warmup;
+  VF_TRY(bench_sweep_check(&tg.o, grid, &err));
+  VF_TRY(bench_sweep(&tg.o, grid, &tg.q, &tg.t, tg.rows, NULL, NULL, &pts, &npts, &err));
+  VF_TRY(grid->naxes > 0 ? bench_points_json(pts, npts, &json, &err) : bench_report_json(&pts[0].rep, &json, &err));
+out:
   bench_points_free(pts, npts);
   bench_target_free(&tg);
   bool ok = call_end(&cs, &st, &err);

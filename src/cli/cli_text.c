@@ -23,21 +23,16 @@ vf_status cli_text_arg(const char *opt, const char *value, size_t max, char **ou
   vf_status st = VF_OK;
   char chunk[65536];
   size_t n;
-  while (st == VF_OK && (n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
-    if (b.len + n > max) {
-      st = vf_error_set(err, VF_EUSAGE, "--%s @%s: more than %zu bytes", opt, path, max);
-      break;
-    }
-    st = vf_buf_append(&b, chunk, n, err);
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+    if (b.len + n > max) VF_FAIL(vf_error_set(err, VF_EUSAGE, "--%s @%s: more than %zu bytes", opt, path, max));
+    VF_TRY(vf_buf_append(&b, chunk, n, err));
   }
-  if (st == VF_OK && ferror(fp)) st = vf_error_set(err, VF_EUSAGE, "--%s @%s: read error", opt, path);
-  fclose(fp);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  if (ferror(fp)) VF_FAIL(vf_error_set(err, VF_EUSAGE, "--%s @%s: read error", opt, path));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
   size_t len;
   *out = (char *)vf_buf_take(&b, &len);
-  return VF_OK;
+out:
+  fclose(fp);
+  if (st != VF_OK) vf_buf_free(&b);
+  return st;
 }

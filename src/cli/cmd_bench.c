@@ -111,7 +111,8 @@ static void summary(const bench_report *r, const char *vector) {
 /* a fixed value of a sweepable flag (--oversampling 2, --rescore false) */
 static vf_status knob_flag(const cli_args *a, const char *name, bench_knob k, double *out, vf_error *err) {
   vf_status st = bench_knob_value(k, cli_get(&CLI_BENCH, a, name), out, err);
-  return st == VF_OK ? st : vf_error_prefix(err, "--");
+  if (st != VF_OK) return vf_error_prefix(err, "--");
+  return VF_OK;
 }
 
 /* The grid of --sweep flags plus list-valued --concurrency / --rps; a knob both fixed by its
@@ -121,20 +122,22 @@ static vf_status build_grid(const cli_args *a, const char *conc_list, const char
   const char *specs[CLI_MAX_OCC];
   int n = cli_get_all(&CLI_BENCH, a, "sweep", specs, CLI_MAX_OCC);
   vf_status st = VF_OK;
-  for (int i = 0; i < n && st == VF_OK; i++) st = bench_grid_add(g, specs[i], err);
-  if (st == VF_OK && conc_list) st = bench_grid_add_list(g, BENCH_KNOB_CONCURRENCY, conc_list, err);
-  if (st == VF_OK && rps_list) st = bench_grid_add_list(g, BENCH_KNOB_RPS, rps_list, err);
-  if (st != VF_OK && (conc_list || rps_list) && strstr(err->msg, "swept twice"))
-    return vf_error_set(err, VF_EUSAGE, "give --concurrency / --rps values either as a list or in "
-                        "--sweep, not both");
-  for (int i = 0; i < g->naxes && st == VF_OK; i++) {
+  for (int i = 0; i < n; i++) VF_TRY(bench_grid_add(g, specs[i], err));
+  if (conc_list) VF_TRY(bench_grid_add_list(g, BENCH_KNOB_CONCURRENCY, conc_list, err));
+  if (rps_list) VF_TRY(bench_grid_add_list(g, BENCH_KNOB_RPS, rps_list, err));
+  for (int i = 0; i < g->naxes; i++) {
     bench_knob k = g->axes[i].knob;
     const char *name = bench_knob_name(k);
     bool listed = (k == BENCH_KNOB_CONCURRENCY && conc_list) || (k == BENCH_KNOB_RPS && rps_list);
     if (!listed && cli_get(&CLI_BENCH, a, name))
-      st = vf_error_set(err, VF_EUSAGE, "--%s and --sweep %s=...: give the value once (a fixed flag "
-                        "or a sweep)", name, name);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "--%s and --sweep %s=...: give the value once (a fixed flag "
+                           "or a sweep)", name, name));
   }
+out:
+  /* a knob given both as a list and in --sweep (bench_grid_add*: "swept twice") */
+  if (st != VF_OK && (conc_list || rps_list) && strstr(err->msg, "swept twice"))
+    st = vf_error_set(err, VF_EUSAGE, "give --concurrency / --rps values either as a list or in "
+                      "--sweep, not both");
   return st;
 }
 
@@ -182,14 +185,15 @@ static vf_status on_point(void *user, const bench_point *p, size_t i, size_t n, 
   vf_status st = VF_OK;
   if (c->results) {
     vf_buf_reset(&c->line);
-    st = bench_results_json(p, i, n, &c->info, &c->machine, &c->line, err);
-    if (st == VF_OK) st = vf_atomic_write(c->results, c->line.data, c->line.len, err);
+    VF_TRY(bench_results_json(p, i, n, &c->info, &c->machine, &c->line, err));
+    VF_TRY(vf_atomic_write(c->results, c->line.data, c->line.len, err));
   }
-  if (st == VF_OK && c->per_query) {
+  if (c->per_query) {
     vf_buf_reset(&c->line);
-    st = bench_per_query_json(p, i, c->q, &c->line, err);
-    if (st == VF_OK) st = vf_atomic_write(c->per_query, c->line.data, c->line.len, err);
+    VF_TRY(bench_per_query_json(p, i, c->q, &c->line, err));
+    VF_TRY(vf_atomic_write(c->per_query, c->line.data, c->line.len, err));
   }
+out:
   return st;
 }
 
@@ -204,9 +208,22 @@ static vf_status finish_file(vf_atomic_file **f, const char *path, size_t done, 
     return VF_OK;
   }
   vf_status st = vf_atomic_commit(x, err);
-  if (st == VF_OK && done < total)
+  if (st != VF_OK) return st;
+  if (done < total)
     fprintf(stderr, "bench: %s holds the %zu of %zu points measured before the failure\n", path, done, total);
-  return st;
+  return VF_OK;
+}
+
+/* commit the --results / --per-query files of `done` points, the first failure in *err (NULL:
+ * ignored, after the run failed) */
+static vf_status finish_files(bench_campaign *c, const char *results_path, const char *perq_path,
+                              size_t done, size_t total, vf_error *err) {
+  vf_error ferr;
+  vf_error_clear(&ferr);
+  vf_status fst = finish_file(&c->results, results_path, done, total, &ferr);
+  vf_status pst = finish_file(&c->per_query, perq_path, done, total, fst == VF_OK ? &ferr : NULL);
+  if (err && (fst != VF_OK || pst != VF_OK)) *err = ferr;
+  return fst != VF_OK ? fst : pst;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -220,138 +237,129 @@ int cmd_bench(int argc, char **argv) {
   bench_grid grid;
   memset(&grid, 0, sizeof grid);
   uint64_t k = 0;
-
-  vf_status st = cli_parse(&CLI_BENCH, argc, argv, &a, &err);
-  const char *rps = st == VF_OK ? cli_get(&CLI_BENCH, &a, "rps") : NULL;
-  if (st == VF_OK) {
-    rq.queries = cli_get(&CLI_BENCH, &a, "queries");
-    rq.ground_truth = cli_get(&CLI_BENCH, &a, "ground-truth");
-    rq.store_type = cli_get(&CLI_BENCH, &a, "store");
-    rq.column = cli_get(&CLI_BENCH, &a, "column");
-    rq.config = a.npos == 1 ? a.pos[0] : NULL;
-    rq.path = cli_get(&CLI_BENCH, &a, "path");
-    rq.collection = cli_get(&CLI_BENCH, &a, "collection");
-    /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
-    if (rq.queries && !rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
-  }
   char *filter = NULL;
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "filter"))
-    st = cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err);
+  /* the campaign's files are opened (and their directories checked) before the run */
+  bench_campaign cam;
+  memset(&cam, 0, sizeof cam);
+  VF_BUF_INIT(&cam.line, VF_BUF_MAX_ROWS_HELD);
+  const char *results_path = NULL, *perq_path = NULL;
+  bench_point *pts = NULL;
+  size_t npts = 0;
+  vf_buf jb;
+  VF_BUF_INIT(&jb, VF_BUF_MAX_JSON_DOC);
+  bench_series ser;
+  memset(&ser, 0, sizeof ser);
+
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_BENCH, argc, argv, &a, &err));
+  const char *rps = cli_get(&CLI_BENCH, &a, "rps");
+  rq.queries = cli_get(&CLI_BENCH, &a, "queries");
+  rq.ground_truth = cli_get(&CLI_BENCH, &a, "ground-truth");
+  rq.store_type = cli_get(&CLI_BENCH, &a, "store");
+  rq.column = cli_get(&CLI_BENCH, &a, "column");
+  rq.config = a.npos == 1 ? a.pos[0] : NULL;
+  rq.path = cli_get(&CLI_BENCH, &a, "path");
+  rq.collection = cli_get(&CLI_BENCH, &a, "collection");
+  /* an ann-filtering-benchmark bundle (its tests.jsonl) holds its own ground truth */
+  if (rq.queries && !rq.ground_truth && bench_is_bundle(rq.queries)) rq.ground_truth = rq.queries;
+  if (cli_get(&CLI_BENCH, &a, "filter"))
+    VF_TRY(cli_text_arg("filter", cli_get(&CLI_BENCH, &a, "filter"), FLT_MAX_TEXT, &filter, &err));
   rq.filter = filter;
-  if (st == VF_OK && (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k")))
-    st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
-                      "(usage: vforge bench %s)", CLI_BENCH.synopsis);
-  if (st == VF_OK && (a.npos == 1) == (rq.store_type != NULL))
-    st = vf_error_set(&err, VF_EUSAGE, "vforge bench: give either a CONFIG or --store local --path DIR "
-                      "--collection NAME");
-  if (st == VF_OK && a.npos == 1 && (rq.path || rq.collection))
-    st = vf_error_set(&err, VF_EUSAGE, "vforge bench: --path and --collection go with --store, not with a CONFIG");
-  if (st == VF_OK) st = cli_get_u64(&CLI_BENCH, &a, "k", 0, &k, &err);
-  if (st == VF_OK && (k < 1 || k > BENCH_MAX_K))
-    st = vf_error_set(&err, VF_EUSAGE, "-k must be in 1..%zu", (size_t)BENCH_MAX_K);
+  if (!rq.queries || !rq.ground_truth || !cli_get(&CLI_BENCH, &a, "k"))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge bench: --queries, --ground-truth and -k are required "
+                         "(usage: vforge bench %s)", CLI_BENCH.synopsis));
+  if ((a.npos == 1) == (rq.store_type != NULL))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge bench: give either a CONFIG or --store local --path DIR "
+                         "--collection NAME"));
+  if (a.npos == 1 && (rq.path || rq.collection))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge bench: --path and --collection go with --store, not with a CONFIG"));
+  VF_TRY(cli_get_u64(&CLI_BENCH, &a, "k", 0, &k, &err));
+  if (k < 1 || k > BENCH_MAX_K) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "-k must be in 1..%zu", (size_t)BENCH_MAX_K));
   rq.k = (size_t)k;
-  const char *conc = st == VF_OK ? cli_get(&CLI_BENCH, &a, "concurrency") : NULL;
+  const char *conc = cli_get(&CLI_BENCH, &a, "concurrency");
   bool conc_list = conc && strchr(conc, ','), rps_list = rps && strchr(rps, ',');
   rq.concurrency = 1;
-  if (st == VF_OK && !conc_list) st = get_int(&a, "concurrency", 1, 1, 1024, &rq.concurrency, &err);
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "max-outstanding"))
-    st = get_int(&a, "max-outstanding", 0, 1, 1 << 20, &rq.max_outstanding, &err);
+  if (!conc_list) VF_TRY(get_int(&a, "concurrency", 1, 1, 1024, &rq.concurrency, &err));
+  if (cli_get(&CLI_BENCH, &a, "max-outstanding"))
+    VF_TRY(get_int(&a, "max-outstanding", 0, 1, 1 << 20, &rq.max_outstanding, &err));
   /* --max-outstanding without an open loop: refused by bench_sweep() */
-  if (st == VF_OK && rps && !rps_list) st = get_rate(rps, &rq.rps, &err);
+  if (rps && !rps_list) VF_TRY(get_rate(rps, &rq.rps, &err));
   uint32_t nprobe = 0;
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "nprobe")) {
+  if (cli_get(&CLI_BENCH, &a, "nprobe")) {
     int np = 0;
-    st = get_int(&a, "nprobe", 0, 1, 1 << 24, &np, &err);
+    VF_TRY(get_int(&a, "nprobe", 0, 1, 1 << 24, &np, &err));
     nprobe = (uint32_t)np;
   }
   size_t warmup = 0;
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "warmup")) {
+  if (cli_get(&CLI_BENCH, &a, "warmup")) {
     uint64_t w = 0;
-    st = cli_get_u64(&CLI_BENCH, &a, "warmup", 0, &w, &err);
-    if (st == VF_OK && w > BENCH_MAX_QUERIES)
-      st = vf_error_set(&err, VF_EUSAGE, "--warmup must be at most %zu", (size_t)BENCH_MAX_QUERIES);
+    VF_TRY(cli_get_u64(&CLI_BENCH, &a, "warmup", 0, &w, &err));
+    if (w > BENCH_MAX_QUERIES)
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--warmup must be at most %zu", (size_t)BENCH_MAX_QUERIES));
     warmup = (size_t)w;
   }
   /* the grid: --sweep NAME=..., list-valued --concurrency / --rps */
-  if (st == VF_OK) st = build_grid(&a, conc_list ? conc : NULL, rps_list ? rps : NULL, &grid, &err);
-  const char *results_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "results") : NULL;
-  const char *perq_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "per-query") : NULL;
-  const char *plot_path = st == VF_OK ? cli_get(&CLI_BENCH, &a, "plot") : NULL;
-  if (st == VF_OK && plot_path) st = bench_plot_check_path(plot_path, &err);
+  VF_TRY(build_grid(&a, conc_list ? conc : NULL, rps_list ? rps : NULL, &grid, &err));
+  results_path = cli_get(&CLI_BENCH, &a, "results");
+  perq_path = cli_get(&CLI_BENCH, &a, "per-query");
+  const char *plot_path = cli_get(&CLI_BENCH, &a, "plot");
+  if (plot_path) VF_TRY(bench_plot_check_path(plot_path, &err));
 
   store_qdrant_search_opts qopts = {0, false, -1, 0};
-  bool qset = st == VF_OK && (cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact") ||
-                              cli_get(&CLI_BENCH, &a, "oversampling") || cli_get(&CLI_BENCH, &a, "rescore"));
-  if (qset && st == VF_OK) {
+  bool qset = cli_get(&CLI_BENCH, &a, "hnsw-ef") || cli_get(&CLI_BENCH, &a, "exact") ||
+              cli_get(&CLI_BENCH, &a, "oversampling") || cli_get(&CLI_BENCH, &a, "rescore");
+  if (qset) {
     int ef = 0;
     double v = 0;
-    if (cli_get(&CLI_BENCH, &a, "hnsw-ef")) st = get_int(&a, "hnsw-ef", 0, 1, 1 << 24, &ef, &err);
+    if (cli_get(&CLI_BENCH, &a, "hnsw-ef")) VF_TRY(get_int(&a, "hnsw-ef", 0, 1, 1 << 24, &ef, &err));
     qopts.hnsw_ef = ef;
     qopts.exact = cli_get(&CLI_BENCH, &a, "exact") != NULL;
-    if (st == VF_OK && cli_get(&CLI_BENCH, &a, "oversampling"))
-      st = knob_flag(&a, "oversampling", BENCH_KNOB_OVERSAMPLING, &qopts.oversampling, &err);
-    if (st == VF_OK && cli_get(&CLI_BENCH, &a, "rescore")) {
-      st = knob_flag(&a, "rescore", BENCH_KNOB_RESCORE, &v, &err);
+    if (cli_get(&CLI_BENCH, &a, "oversampling"))
+      VF_TRY(knob_flag(&a, "oversampling", BENCH_KNOB_OVERSAMPLING, &qopts.oversampling, &err));
+    if (cli_get(&CLI_BENCH, &a, "rescore")) {
+      VF_TRY(knob_flag(&a, "rescore", BENCH_KNOB_RESCORE, &v, &err));
       qopts.rescore = v != 0;
     }
     rq.qdrant = &qopts;
   }
   cli_on_interrupt("bench stopped before every query ran (no report); run it again");
   /* the store, the vector, the queries and the truth (bench_target_open, as vforge.bench) */
-  bool have_target = false;
-  if (st == VF_OK) {
-    st = bench_target_open(&rq, &tg, &err);
-    have_target = st == VF_OK;
-  }
+  VF_TRY(bench_target_open(&rq, &tg, &err));
   bench_options *o = &tg.o;
   o->nprobe = nprobe;
   o->warmup = warmup;
   o->per_query = perq_path != NULL;
-  /* the campaign's files are opened (and their directories checked) before the run */
-  bench_campaign cam;
-  memset(&cam, 0, sizeof cam);
-  cam.info.label = st == VF_OK ? cli_get(&CLI_BENCH, &a, "label") : NULL;
+  cam.info.label = cli_get(&CLI_BENCH, &a, "label");
   cam.info.queries_path = rq.queries;
   cam.info.truth_path = rq.ground_truth;
   cam.q = &tg.q;
   cam.sweep = grid.naxes > 0;
   cam.vector = o->vector;
-  VF_BUF_INIT(&cam.line, VF_BUF_MAX_ROWS_HELD);
   /* a results file describes the machine, the BLAS included: load it now, before the warmup,
    * rather than leave it out (a bench without --results never loads it) */
-  if (st == VF_OK && results_path) vf_blas_require(NULL);
+  if (results_path) vf_blas_require(NULL);
   bench_machine_get(&cam.machine);
-  if (st == VF_OK && results_path) st = vf_atomic_open(results_path, &cam.results, &err);
-  if (st == VF_OK && perq_path) st = vf_atomic_open(perq_path, &cam.per_query, &err);
-  bench_point *pts = NULL;
-  size_t npts = 0;
-  if (st == VF_OK && have_target) {
-    st = bench_sweep_check(o, &grid, &err);
-    if (st == VF_OK && cam.sweep) sweep_header(o, &tg.q, &grid);
-    if (st == VF_OK) st = bench_sweep(o, &grid, &tg.q, &tg.t, tg.rows, on_point, &cam, &pts, &npts, &err);
+  if (results_path) VF_TRY(vf_atomic_open(results_path, &cam.results, &err));
+  if (perq_path) VF_TRY(vf_atomic_open(perq_path, &cam.per_query, &err));
+  VF_TRY(bench_sweep_check(o, &grid, &err));
+  if (cam.sweep) sweep_header(o, &tg.q, &grid);
+  VF_TRY(bench_sweep(o, &grid, &tg.q, &tg.t, tg.rows, on_point, &cam, &pts, &npts, &err));
+  VF_TRY(finish_files(&cam, results_path, perq_path, npts, bench_grid_size(&grid), &err));
+  if (cli_get(&CLI_BENCH, &a, "json")) {
+    VF_TRY(cam.sweep ? bench_points_json(pts, npts, &jb, &err) : bench_report_json(&pts[0].rep, &jb, &err));
+    VF_TRY(cli_write_json(jb.data, jb.len, &err));
   }
+  if (plot_path) {
+    VF_TRY(bench_series_from_points(pts, npts, cam.info.label, &ser, &err));
+    VF_TRY(bench_plot(&ser, 1, NULL, plot_path, &err));
+    cli_summary("bench: plot written to %s\n", plot_path);
+  }
+out:
   /* points measured before a failure are kept in the files (each line says which point of how many) */
-  vf_error ferr;
-  vf_error_clear(&ferr);
-  vf_status fst = finish_file(&cam.results, results_path, npts, bench_grid_size(&grid), &ferr);
-  vf_status pst = finish_file(&cam.per_query, perq_path, npts, bench_grid_size(&grid), fst == VF_OK ? &ferr : NULL);
-  if (st == VF_OK && fst != VF_OK) st = fst, err = ferr;
-  else if (st == VF_OK && pst != VF_OK) st = pst, err = ferr;
-  if (st == VF_OK && cli_get(&CLI_BENCH, &a, "json")) {
-    vf_buf b;
-    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-    st = cam.sweep ? bench_points_json(pts, npts, &b, &err) : bench_report_json(&pts[0].rep, &b, &err);
-    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
-    vf_buf_free(&b);
-  }
-  if (st == VF_OK && plot_path) {
-    bench_series ser;
-    st = bench_series_from_points(pts, npts, cam.info.label, &ser, &err);
-    if (st == VF_OK) st = bench_plot(&ser, 1, NULL, plot_path, &err);
-    if (st == VF_OK) cli_summary("bench: plot written to %s\n", plot_path);
-    bench_series_free(&ser);
-  }
+  (void)finish_files(&cam, results_path, perq_path, npts, bench_grid_size(&grid), NULL);
   vf_buf_free(&cam.line);
+  vf_buf_free(&jb);
+  bench_series_free(&ser);
   bench_points_free(pts, npts);
   bench_target_free(&tg);
   free(filter);

@@ -41,25 +41,27 @@ int cmd_cat(int argc, char **argv) {
   corpus_files files = {0};
   corpus_idexpr *idexpr = NULL;
   corpus_cat_opts o = {0};
-  vf_status st = cli_parse(&CLI_CAT, argc, argv, &a, &err);
-  if (st == VF_OK) st = cli_get_u64(&CLI_CAT, &a, "offset", 0, &o.offset, &err);
-  if (st == VF_OK) st = cli_get_u64(&CLI_CAT, &a, "limit", 0, &o.limit, &err);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_CAT, argc, argv, &a, &err));
+  VF_TRY(cli_get_u64(&CLI_CAT, &a, "offset", 0, &o.offset, &err));
+  VF_TRY(cli_get_u64(&CLI_CAT, &a, "limit", 0, &o.limit, &err));
   const char *c = cli_get(&CLI_CAT, &a, "columns");
-  if (st == VF_OK && c) {
-    if (!cli_list_split(c, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+  if (c) {
+    if (!cli_list_split(c, &cols)) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
-  o.binary_as_string = st == VF_OK && cli_get(&CLI_CAT, &a, "binary-as-string") != NULL;
+  o.binary_as_string = cli_get(&CLI_CAT, &a, "binary-as-string") != NULL;
   const char *id = cli_get(&CLI_CAT, &a, "with-id");
-  if (st == VF_OK && id) {
-    st = corpus_idexpr_parse(id, &idexpr, &err);
+  if (id) {
+    VF_TRY(corpus_idexpr_parse(id, &idexpr, &err));
     o.with_id = idexpr;
   }
-  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(&CLI_CAT, &a, "id-root"), &files, &err);
-  bool zero_limit = cli_get(&CLI_CAT, &a, "limit") && o.limit == 0;
   cli_on_interrupt("cat stopped (the rows printed so far are complete lines)");
-  if (st == VF_OK && !zero_limit) st = corpus_cat(&files, &o, cli_write_stdout, NULL, &err);
+  VF_TRY(corpus_discover(a.pos[0], cli_get(&CLI_CAT, &a, "id-root"), &files, &err));
+  bool zero_limit = cli_get(&CLI_CAT, &a, "limit") && o.limit == 0;
+  if (!zero_limit) VF_TRY(corpus_cat(&files, &o, cli_write_stdout, NULL, &err));
+out:
   corpus_files_free(&files);
   corpus_idexpr_free(idexpr);
   cli_list_free(&cols);
@@ -73,49 +75,48 @@ int cmd_scan(int argc, char **argv) {
   cli_list cols = {0};
   corpus_files files = {0};
   corpus_scan_result r;
-  vf_status st = cli_parse(&CLI_SCAN, argc, argv, &a, &err);
-  const char *c = st == VF_OK ? cli_get(&CLI_SCAN, &a, "columns") : NULL;
-  if (c && !cli_list_split(c, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = corpus_discover(a.pos[0], NULL, &files, &err);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_SCAN, argc, argv, &a, &err));
+  const char *c = cli_get(&CLI_SCAN, &a, "columns");
+  if (c && !cli_list_split(c, &cols)) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
   cli_on_interrupt("scan stopped before the end (no summary); run it again");
-  if (st == VF_OK)
-    st = corpus_scan(&files, (const char *const *)cols.items, cols.n, vf_threads(), &r, &err);
+  VF_TRY(corpus_discover(a.pos[0], NULL, &files, &err));
+  VF_TRY(corpus_scan(&files, (const char *const *)cols.items, cols.n, vf_threads(), &r, &err));
   cli_progress_end();
-  if (st == VF_OK) {
-    double mbps = r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0;
-    io_remote_stats rs;
-    io_remote_get_stats(&rs);
-    if (cli_get(&CLI_SCAN, &a, "json")) {
-      vf_buf b;
-      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-      vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":", r.rows, r.bytes);
-      vf_json_f64(&b, r.seconds, &err);
-      vf_json_raw(&b, ",\"mb_per_s\":", &err);
-      vf_json_f64(&b, mbps, &err);
-      vf_json_raw(&b, ",\"checksum\":", &err);
-      vf_json_f64(&b, r.checksum, &err);
-      vf_buf_printf(&b, &err,
-                    ",\"files\":%" PRIu64 ",\"row_groups\":%" PRIu64 ",\"bytes_read\":%" PRIu64
-                    ",\"vectors\":%" PRIu64 ",\"threads\":%d,\"remote_requests\":%" PRIu64
-                    ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64
-                    ",\"empty_files\":%" PRIu64 "}\n",
-                    r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
-                    rs.retries, rs.bytes_received, r.empty_files);
-      st = cli_write_json(b.data, b.len, &err);
-      vf_buf_free(&b);
-    }
-    char empty[64] = "";
-    if (r.empty_files)
-      snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
-    cli_summary(
-            "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups%s), %.1f MB "
-            "decoded (%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
-            r.rows, r.files, r.row_groups, empty, (double)r.bytes / 1e6,
-            (double)r.bytes_read / 1e6, r.seconds, mbps, r.checksum);
-    if (rs.requests)
-      cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
-              rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
+  double mbps = r.seconds > 0 ? (double)r.bytes / 1e6 / r.seconds : 0;
+  io_remote_stats rs;
+  io_remote_get_stats(&rs);
+  if (cli_get(&CLI_SCAN, &a, "json")) {
+    vf_buf b;
+    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+    vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":", r.rows, r.bytes);
+    vf_json_f64(&b, r.seconds, &err);
+    vf_json_raw(&b, ",\"mb_per_s\":", &err);
+    vf_json_f64(&b, mbps, &err);
+    vf_json_raw(&b, ",\"checksum\":", &err);
+    vf_json_f64(&b, r.checksum, &err);
+    vf_buf_printf(&b, &err,
+                  ",\"files\":%" PRIu64 ",\"row_groups\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+                  ",\"vectors\":%" PRIu64 ",\"threads\":%d,\"remote_requests\":%" PRIu64
+                  ",\"remote_retries\":%" PRIu64 ",\"remote_bytes\":%" PRIu64
+                  ",\"empty_files\":%" PRIu64 "}\n",
+                  r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
+                  rs.retries, rs.bytes_received, r.empty_files);
+    st = cli_write_json(b.data, b.len, &err);
+    vf_buf_free(&b);
   }
+  char empty[64] = "";
+  if (r.empty_files)
+    snprintf(empty, sizeof empty, "; %" PRIu64 " empty files skipped", r.empty_files);
+  cli_summary(
+          "scan: %" PRIu64 " rows in %" PRIu64 " files (%" PRIu64 " row groups%s), %.1f MB "
+          "decoded (%.1f MB read) in %.3f s = %.1f MB/s, checksum %.17g\n",
+          r.rows, r.files, r.row_groups, empty, (double)r.bytes / 1e6,
+          (double)r.bytes_read / 1e6, r.seconds, mbps, r.checksum);
+  if (rs.requests)
+    cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
+            rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
+out:
   corpus_files_free(&files);
   cli_list_free(&cols);
   return st == VF_OK ? 0 : cli_fail(st, &err);

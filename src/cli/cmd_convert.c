@@ -41,60 +41,55 @@ int cmd_convert(int argc, char **argv) {
   corpus_convert_result r;
   memset(&o, 0, sizeof o);
   uint64_t rgr = 0;
-  vf_status st = cli_parse(&CLI_CONVERT, argc, argv, &a, &err);
-  if (st == VF_OK) st = cli_get_u64(&CLI_CONVERT, &a, "rows-per-file", 0, &o.rows_per_file, &err);
-  if (st == VF_OK && cli_get(&CLI_CONVERT, &a, "rows-per-file") && o.rows_per_file == 0)
-    st = vf_error_set(&err, VF_EUSAGE, "--rows-per-file must be at least 1");
-  if (st == VF_OK) st = cli_get_u64(&CLI_CONVERT, &a, "row-group-rows", 0, &rgr, &err);
-  if (st == VF_OK && cli_get(&CLI_CONVERT, &a, "row-group-rows") && (rgr == 0 || rgr > INT32_MAX))
-    st = vf_error_set(&err, VF_EUSAGE, "--row-group-rows must be in 1..%d", INT32_MAX);
-  if (st == VF_OK) {
-    o.sources = a.pos;
-    o.nsources = (size_t)a.npos;
-    o.output_dir = cli_get(&CLI_CONVERT, &a, "output");
-    if (!o.output_dir || !*o.output_dir)
-      st = vf_error_set(&err, VF_EUSAGE, "vforge convert: --output DIR is required");
-    o.vector_column = cli_get(&CLI_CONVERT, &a, "vector-column");
-    o.label_column = cli_get(&CLI_CONVERT, &a, "label-column");
-    o.row_group_rows = (int64_t)rgr;
-    o.overwrite = cli_get(&CLI_CONVERT, &a, "overwrite") != NULL;
-  }
-  const char *l = st == VF_OK ? cli_get(&CLI_CONVERT, &a, "labels") : NULL;
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_CONVERT, argc, argv, &a, &err));
+  VF_TRY(cli_get_u64(&CLI_CONVERT, &a, "rows-per-file", 0, &o.rows_per_file, &err));
+  if (cli_get(&CLI_CONVERT, &a, "rows-per-file") && o.rows_per_file == 0)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--rows-per-file must be at least 1"));
+  VF_TRY(cli_get_u64(&CLI_CONVERT, &a, "row-group-rows", 0, &rgr, &err));
+  if (cli_get(&CLI_CONVERT, &a, "row-group-rows") && (rgr == 0 || rgr > INT32_MAX))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--row-group-rows must be in 1..%d", INT32_MAX));
+  o.sources = a.pos;
+  o.nsources = (size_t)a.npos;
+  o.output_dir = cli_get(&CLI_CONVERT, &a, "output");
+  if (!o.output_dir || !*o.output_dir)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge convert: --output DIR is required"));
+  o.vector_column = cli_get(&CLI_CONVERT, &a, "vector-column");
+  o.label_column = cli_get(&CLI_CONVERT, &a, "label-column");
+  o.row_group_rows = (int64_t)rgr;
+  o.overwrite = cli_get(&CLI_CONVERT, &a, "overwrite") != NULL;
+  const char *l = cli_get(&CLI_CONVERT, &a, "labels");
   if (l) {
     if (!cli_list_split(l, &labels))
-      st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+      VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
     else if (labels.n == 0)
-      st = vf_error_set(&err, VF_EUSAGE, "--labels needs a file name");
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--labels needs a file name"));
     o.labels = (const char *const *)labels.items;
     o.nlabels = (size_t)labels.n;
   }
-  if (st == VF_OK)
-    cli_on_interrupt("convert to %s stopped; its staging directory was removed and %s is as it "
-                     "was; run the command again", o.output_dir, o.output_dir);
-  if (st == VF_OK) st = corpus_convert(&o, &r, &err);
+  cli_on_interrupt("convert to %s stopped; its staging directory was removed and %s is as it "
+                   "was; run the command again", o.output_dir, o.output_dir);
+  VF_TRY(corpus_convert(&o, &r, &err));
   cli_progress_end();
-  if (st == VF_OK) {
-    if (cli_get(&CLI_CONVERT, &a, "json")) {
-      vf_buf b;
-      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-      vf_status js = vf_buf_printf(&b, &err,
-                                   "{\"rows\": %" PRIu64 ", \"dim\": %" PRIu64
-                                   ", \"files\": %" PRIu64 ", \"output\": ",
-                                   r.rows, r.dim, r.files);
-      if (js == VF_OK) js = vf_json_string(&b, o.output_dir, strlen(o.output_dir), &err);
-      if (js == VF_OK) js = vf_buf_printf(&b, &err, ", \"seconds\": %.3f}\n", r.seconds);
-      if (js == VF_OK) js = cli_write_json(b.data, b.len, &err);
-      vf_buf_free(&b);
-      st = js;
-    }
-    if (st == VF_OK)
-      vf_log(VF_LOG_INFO,
-             "converted %" PRIu64 " rows of dimension %" PRIu64 " from %zu file%s into %" PRIu64
-             " parquet file%s in %s (%.1fs)%s",
-             r.rows, r.dim, o.nsources, o.nsources == 1 ? "" : "s", r.files,
-             r.files == 1 ? "" : "s", o.output_dir, r.seconds,
-             r.removed ? "; removed stale batch files of a previous conversion" : "");
+  if (cli_get(&CLI_CONVERT, &a, "json")) {
+    VF_TRY(vf_buf_printf(&b, &err,
+                         "{\"rows\": %" PRIu64 ", \"dim\": %" PRIu64
+                         ", \"files\": %" PRIu64 ", \"output\": ",
+                         r.rows, r.dim, r.files));
+    VF_TRY(vf_json_string(&b, o.output_dir, strlen(o.output_dir), &err));
+    VF_TRY(vf_buf_printf(&b, &err, ", \"seconds\": %.3f}\n", r.seconds));
+    VF_TRY(cli_write_json(b.data, b.len, &err));
   }
+  vf_log(VF_LOG_INFO,
+         "converted %" PRIu64 " rows of dimension %" PRIu64 " from %zu file%s into %" PRIu64
+         " parquet file%s in %s (%.1fs)%s",
+         r.rows, r.dim, o.nsources, o.nsources == 1 ? "" : "s", r.files,
+         r.files == 1 ? "" : "s", o.output_dir, r.seconds,
+         r.removed ? "; removed stale batch files of a previous conversion" : "");
+out:
+  vf_buf_free(&b);
   cli_list_free(&labels);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -76,10 +76,11 @@ static vf_status int_opt(const cli_cmd *c, const cli_args *a, const char *name, 
   if (!cli_get(c, a, name)) return VF_OK;
   uint64_t v;
   vf_status st = cli_get_u64(c, a, name, 0, &v, err);
-  if (st == VF_OK && (v < (uint64_t)lo || v > (uint64_t)hi))
-    st = vf_error_set(err, VF_EUSAGE, "--%s must be in %d..%d, got %" PRIu64, name, lo, hi, v);
-  if (st == VF_OK) *out = (int)v;
-  return st;
+  if (st != VF_OK) return st;
+  if (v < (uint64_t)lo || v > (uint64_t)hi)
+    return vf_error_set(err, VF_EUSAGE, "--%s must be in %d..%d, got %" PRIu64, name, lo, hi, v);
+  *out = (int)v;
+  return VF_OK;
 }
 
 static vf_status common(const cli_cmd *c, const cli_args *a, dist_options *o, vf_error *err) {
@@ -91,21 +92,22 @@ static vf_status common(const cli_cmd *c, const cli_args *a, dist_options *o, vf
     else if (strcmp(e, "local") == 0)
       o->engine = DIST_ENGINE_LOCAL;
     else
-      st = vf_error_set(err, VF_EUSAGE, "--engine must be slurm or local, got '%s'", e);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "--engine must be slurm or local, got '%s'", e));
   }
   o->dry_run = cli_get(c, a, "dry-run") != NULL;
   o->runs_dir = cli_get(c, a, "runs-dir");
   o->run_name = cli_get(c, a, "run-name");
-  if (st == VF_OK) st = int_opt(c, a, "num-shards", 1, DIST_MAX_SHARDS, &o->num_shards, err);
-  if (st == VF_OK) st = int_opt(c, a, "max-attempts", 1, 100, &o->max_attempts, err);
-  if (st == VF_OK) st = int_opt(c, a, "parallel", 1, 4096, &o->parallel, err);
+  VF_TRY(int_opt(c, a, "num-shards", 1, DIST_MAX_SHARDS, &o->num_shards, err));
+  VF_TRY(int_opt(c, a, "max-attempts", 1, 100, &o->max_attempts, err));
+  VF_TRY(int_opt(c, a, "parallel", 1, 4096, &o->parallel, err));
   const char *poll = cli_get(c, a, "poll");
-  if (st == VF_OK && poll) {
+  if (poll) {
     char *end = NULL;
     o->poll_s = strtod(poll, &end);
     if (!*poll || *end || !(o->poll_s >= 0.1 && o->poll_s <= 3600))
-      st = vf_error_set(err, VF_EUSAGE, "--poll expects seconds in 0.1..3600, got '%s'", poll);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "--poll expects seconds in 0.1..3600, got '%s'", poll));
   }
+out:
   return st;
 }
 
@@ -140,24 +142,28 @@ static void print_report(const char *cmd, const dist_report *r, bool status_only
     cli_summary("%s: merged %d partials in %.2f s -> %s\n", cmd, r->nshards, r->seconds, r->output);
 }
 
+static vf_status write_report_json(const dist_report *r, vf_error *err) {
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(dist_report_json(r, &b, err));
+  VF_TRY(vf_buf_append(&b, "\n", 1, err));
+  VF_TRY(cli_write_json(b.data, b.len, err));
+out:
+  vf_buf_free(&b);
+  return st;
+}
+
 static int finish(const char *cmd, vf_status st, vf_error *err, dist_report *r, bool json,
                   bool status_only) {
+  vf_error e2;
+  vf_status js = VF_OK;
   if (r->run_id) print_report(cmd, r, status_only);
-  if (json && r->run_id) {
-    vf_buf out;
-    VF_BUF_INIT(&out, VF_BUF_MAX_JSON_DOC);
-    vf_error e2;
-    vf_status js = dist_report_json(r, &out, &e2);
-    if (js == VF_OK) js = vf_buf_append(&out, "\n", 1, &e2);
-    if (js == VF_OK) js = cli_write_json(out.data, out.len, &e2);
-    vf_buf_free(&out);
-    if (st == VF_OK && js != VF_OK) {
-      st = js;
-      *err = e2;
-    }
-  }
+  if (json && r->run_id) js = write_report_json(r, &e2);
   dist_report_free(r);
-  return st == VF_OK ? 0 : cli_fail(st, err);
+  if (st != VF_OK) return cli_fail(st, err); /* the first failure wins */
+  if (js != VF_OK) return cli_fail(js, &e2);
+  return 0;
 }
 
 /* --status / --finalize: shared by both commands */
@@ -194,18 +200,21 @@ int cmd_load_dist(int argc, char **argv) {
   vf_config cfg;
   memset(&cfg, 0, sizeof cfg);
   bool status_only = false;
+  bool json = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
   cli_on_interrupt("load-dist stopped (local workers were stopped, Slurm jobs keep running); "
                    "continue with the --resume command above");
-  if (st == VF_OK) st = common(c, &a, &o, &err);
-  bool json = st == VF_OK && cli_get(c, &a, "json");
-  if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {
+  if (st != VF_OK) goto out;
+  VF_TRY(common(c, &a, &o, &err));
+  json = cli_get(c, &a, "json");
+  if (!run_op(c, &a, &o, &r, &st, &err, &status_only)) {
     if (a.npos != 1)
-      st = vf_error_set(&err, VF_EUSAGE, "load-dist: CONFIG is required (or --status / --finalize RUN_ID)");
-    if (st == VF_OK) st = vf_config_load(a.pos[0], &cfg, &err);
-    o.config_path = st == VF_OK ? a.pos[0] : NULL;
-    if (st == VF_OK) st = dist_load(&cfg, &o, &r, &err);
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "load-dist: CONFIG is required (or --status / --finalize RUN_ID)"));
+    VF_TRY(vf_config_load(a.pos[0], &cfg, &err));
+    o.config_path = a.pos[0];
+    VF_TRY(dist_load(&cfg, &o, &r, &err));
   }
+out:
   vf_config_free(&cfg);
   return finish("load-dist", st, &err, &r, json, status_only);
 }
@@ -220,33 +229,34 @@ int cmd_brute_force_dist(int argc, char **argv) {
   dist_report r;
   memset(&r, 0, sizeof r);
   bool status_only = false;
+  bool json = false;
   vf_status st = cli_parse(c, argc, argv, &a, &err);
   cli_on_interrupt("brute-force-dist stopped (local workers were stopped, Slurm jobs keep "
                    "running); continue with the --resume command above");
-  if (st == VF_OK) st = common(c, &a, &o, &err);
-  bool json = st == VF_OK && cli_get(c, &a, "json");
-  if (st == VF_OK && !run_op(c, &a, &o, &r, &st, &err, &status_only)) {
+  if (st != VF_OK) goto out;
+  VF_TRY(common(c, &a, &o, &err));
+  json = cli_get(c, &a, "json");
+  if (!run_op(c, &a, &o, &r, &st, &err, &status_only)) {
     dist_bf_options bf = {0};
     uint64_t k = 0;
-    if (a.npos != 1) st = vf_error_set(&err, VF_EUSAGE, "brute-force-dist: URI is required");
-    if (st == VF_OK && !cli_get(c, &a, "queries"))
-      st = vf_error_set(&err, VF_EUSAGE, "brute-force-dist: --queries Q is required");
-    if (st == VF_OK && !cli_get(c, &a, "k")) st = vf_error_set(&err, VF_EUSAGE, "brute-force-dist: -k K is required");
-    if (st == VF_OK && !cli_get(c, &a, "num-shards"))
-      st = vf_error_set(&err, VF_EUSAGE, "brute-force-dist: --num-shards N is required");
-    if (st == VF_OK) st = cli_get_u64(c, &a, "k", 0, &k, &err);
-    if (st == VF_OK && (k < 1 || k > 100000)) st = vf_error_set(&err, VF_EUSAGE, "brute-force-dist: -k must be 1..100000");
-    if (st == VF_OK) {
-      bf.uri = a.pos[0];
-      bf.queries = cli_get(c, &a, "queries");
-      bf.k = (uint32_t)k;
-      bf.metric = cli_get(c, &a, "metric");
-      bf.column = cli_get(c, &a, "column");
-      bf.id_root = cli_get(c, &a, "id-root");
-      bf.output = cli_get(c, &a, "output");
-      if (o.engine < 0) o.engine = DIST_ENGINE_SLURM;
-      st = dist_brute_force(&bf, &o, &r, &err);
-    }
+    if (a.npos != 1) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force-dist: URI is required"));
+    if (!cli_get(c, &a, "queries"))
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force-dist: --queries Q is required"));
+    if (!cli_get(c, &a, "k")) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force-dist: -k K is required"));
+    if (!cli_get(c, &a, "num-shards"))
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force-dist: --num-shards N is required"));
+    VF_TRY(cli_get_u64(c, &a, "k", 0, &k, &err));
+    if (k < 1 || k > 100000) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force-dist: -k must be 1..100000"));
+    bf.uri = a.pos[0];
+    bf.queries = cli_get(c, &a, "queries");
+    bf.k = (uint32_t)k;
+    bf.metric = cli_get(c, &a, "metric");
+    bf.column = cli_get(c, &a, "column");
+    bf.id_root = cli_get(c, &a, "id-root");
+    bf.output = cli_get(c, &a, "output");
+    if (o.engine < 0) o.engine = DIST_ENGINE_SLURM;
+    VF_TRY(dist_brute_force(&bf, &o, &r, &err));
   }
+out:
   return finish("brute-force-dist", st, &err, &r, json, status_only);
 }

@@ -105,50 +105,49 @@ int cmd_generate_queries(int argc, char **argv) {
   eval_queries_opts o = {0};
   eval_queries_result r = {0};
   const cli_cmd *c = &CLI_GENERATE_QUERIES;
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK && !cli_get(c, &a, "n")) st = vf_error_set(&err, VF_EUSAGE, "generate-queries: -n N is required");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "n", 0, &o.n, &err);
-  if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 42, &o.seed, &err);
-  const char *cs = st == VF_OK ? cli_get(c, &a, "columns") : NULL;
+  char *tmpl = NULL;
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  if (!cli_get(c, &a, "n")) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "generate-queries: -n N is required"));
+  VF_TRY(cli_get_u64(c, &a, "n", 0, &o.n, &err));
+  VF_TRY(cli_get_u64(c, &a, "seed", 42, &o.seed, &err));
+  const char *cs = cli_get(c, &a, "columns");
   if (cs) {
-    if (!cli_list_split(cs, &cols)) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
+    if (!cli_list_split(cs, &cols)) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
     o.columns = (const char *const *)cols.items;
     o.ncolumns = cols.n;
   }
-  char *tmpl = NULL;
-  if (st == VF_OK && cli_get(c, &a, "filter-template")) {
-    st = cli_text_arg("filter-template", cli_get(c, &a, "filter-template"), FLT_MAX_TEXT, &tmpl, &err);
+  if (cli_get(c, &a, "filter-template")) {
+    VF_TRY(cli_text_arg("filter-template", cli_get(c, &a, "filter-template"), FLT_MAX_TEXT, &tmpl, &err));
     o.filter_template = tmpl;
-  }
-  if (st == VF_OK) {
-    o.column = cli_get(c, &a, "column");
-    o.output = cli_get(c, &a, "output");
-    st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
-    if (cc.records) o.records = &cc.spec;
   }
   cli_on_interrupt("generate-queries stopped before writing its output (nothing was written); run "
                    "it again");
+  o.column = cli_get(c, &a, "column");
+  o.output = cli_get(c, &a, "output");
+  VF_TRY(cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err));
+  if (cc.records) o.records = &cc.spec;
   double t0 = vf_now();
-  if (st == VF_OK) st = eval_generate_queries(&cc.files, &o, &r, &err);
+  VF_TRY(eval_generate_queries(&cc.files, &o, &r, &err));
   double secs = vf_now() - t0;
   cli_progress_end();
-  if (st == VF_OK)
-    cli_summary("generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups "
-                "read%s) -> %s\n", r.rows, r.corpus_rows, r.dim, r.row_groups_read,
-                r.empty_files ? "; empty files skipped" : "", r.path);
-  if (st == VF_OK && cli_get(c, &a, "json")) {
-    vf_buf b;
-    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-    st = vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"corpus_rows\":%" PRIu64 ",\"dim\":%d,"
-                       "\"row_groups_read\":%" PRIu64 ",\"empty_files\":%" PRIu64 ",\"seconds\":",
-                       r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.empty_files);
-    if (st == VF_OK) st = vf_json_f64(&b, secs, &err);
-    if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
-    if (st == VF_OK) st = vf_json_string(&b, r.path, strlen(r.path), &err);
-    if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
-    vf_buf_free(&b);
+  cli_summary("generate-queries: %" PRIu64 " of %" PRIu64 " rows (dim %d, %" PRIu64 " row groups "
+              "read%s) -> %s\n", r.rows, r.corpus_rows, r.dim, r.row_groups_read,
+              r.empty_files ? "; empty files skipped" : "", r.path);
+  if (cli_get(c, &a, "json")) {
+    VF_TRY(vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"corpus_rows\":%" PRIu64 ",\"dim\":%d,"
+                         "\"row_groups_read\":%" PRIu64 ",\"empty_files\":%" PRIu64 ",\"seconds\":",
+                         r.rows, r.corpus_rows, r.dim, r.row_groups_read, r.empty_files));
+    VF_TRY(vf_json_f64(&b, secs, &err));
+    VF_TRY(vf_json_raw(&b, ",\"output\":", &err));
+    VF_TRY(vf_json_string(&b, r.path, strlen(r.path), &err));
+    VF_TRY(vf_json_raw(&b, "}\n", &err));
+    VF_TRY(cli_write_json(b.data, b.len, &err));
   }
+out:
+  vf_buf_free(&b);
   free(r.path);
   free(tmpl);
   cli_corpus_close(&cc);
@@ -187,53 +186,54 @@ int cmd_brute_force(int argc, char **argv) {
   eval_bf_result r = {0};
   char *filter = NULL;
   const cli_cmd *c = &CLI_BRUTE_FORCE;
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &filter, &err);
-  const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  VF_TRY(bf_common_opts(c, &a, &o, &filter, &err));
+  const char *m = cli_get(c, &a, "metric");
   if (m && !idx_metric_parse(m, &o.metric))
-    st = vf_error_set(&err, VF_EUSAGE, "brute-force: unknown --metric '%s' (cosine, dot, euclid, manhattan)", m);
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "brute-force: unknown --metric '%s' (cosine, dot, euclid, manhattan)", m));
   int nj = 0, jr = 0;
-  if (st == VF_OK) st = cli_job_opts(c, &a, 100000, &nj, &jr, &err);
+  VF_TRY(cli_job_opts(c, &a, 100000, &nj, &jr, &err));
   o.num_jobs = (uint32_t)nj;
   o.job_rank = (uint32_t)jr;
   o.threads = vf_threads();
-  if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
-  if (st == VF_OK && cc.records) {
+  cli_on_interrupt("brute-force stopped before writing its %s (nothing was written); run it again",
+                   o.num_jobs ? "partial" : "ground truth");
+  VF_TRY(cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err));
+  if (cc.records) {
     o.records = &cc.spec;
     o.id_expression = cc.id_text;
     if (!m) o.metric = cc.distance; /* the configured distance unless --metric */
   }
-  cli_on_interrupt("brute-force stopped before writing its %s (nothing was written); run it again",
-                   o.num_jobs ? "partial" : "ground truth");
-  if (st == VF_OK) st = eval_brute_force(&cc.files, &o, &r, &err);
+  VF_TRY(eval_brute_force(&cc.files, &o, &r, &err));
   cli_progress_end();
-  if (st == VF_OK)
-    cli_summary("brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files%s), k %u, %s, "
-            "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
-            r.rows_scanned, r.files, r.empty_files ? "; empty files skipped" : "", o.k,
-            idx_metric_name(o.metric), r.rescored, r.rows_skipped, r.seconds, r.path);
-  if (st == VF_OK && r.queries_filtered)
+  cli_summary("brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files%s), k %u, %s, "
+          "%" PRIu64 " re-scored, %" PRIu64 " rows skipped, %.3f s -> %s\n", r.queries,
+          r.rows_scanned, r.files, r.empty_files ? "; empty files skipped" : "", o.k,
+          idx_metric_name(o.metric), r.rescored, r.rows_skipped, r.seconds, r.path);
+  if (r.queries_filtered)
     cli_summary("brute-force: %" PRIu64 " of %" PRIu64 " queries filtered; %" PRIu64
                 " with fewer than %u hits\n", r.queries_filtered, r.queries, r.queries_short, o.k);
-  if (st == VF_OK && cli_get(c, &a, "json")) {
-    vf_buf b;
-    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  if (cli_get(c, &a, "json")) {
     const char *mn = idx_metric_name(o.metric);
-    st = vf_buf_printf(&b, &err, "{\"queries\":%" PRIu64 ",\"k\":%u,\"metric\":\"%s\","
-                       "\"rows_scanned\":%" PRIu64 ",\"rows_skipped\":%" PRIu64 ",\"files\":%" PRIu64
-                       ",\"empty_files\":%" PRIu64 ",\"rescored\":%" PRIu64 ",\"seconds\":",
-                       r.queries, o.k, mn, r.rows_scanned, r.rows_skipped, r.files, r.empty_files,
-                       r.rescored);
-    if (st == VF_OK) st = vf_json_f64(&b, r.seconds, &err);
-    if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
-    if (st == VF_OK) st = vf_json_string(&b, r.path, strlen(r.path), &err);
-    if (st == VF_OK && r.queries_filtered)
-      st = vf_buf_printf(&b, &err, ",\"queries_filtered\":%" PRIu64 ",\"queries_short\":%" PRIu64,
-                         r.queries_filtered, r.queries_short);
-    if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-    if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
-    vf_buf_free(&b);
+    VF_TRY(vf_buf_printf(&b, &err, "{\"queries\":%" PRIu64 ",\"k\":%u,\"metric\":\"%s\","
+                         "\"rows_scanned\":%" PRIu64 ",\"rows_skipped\":%" PRIu64 ",\"files\":%" PRIu64
+                         ",\"empty_files\":%" PRIu64 ",\"rescored\":%" PRIu64 ",\"seconds\":",
+                         r.queries, o.k, mn, r.rows_scanned, r.rows_skipped, r.files, r.empty_files,
+                         r.rescored));
+    VF_TRY(vf_json_f64(&b, r.seconds, &err));
+    VF_TRY(vf_json_raw(&b, ",\"output\":", &err));
+    VF_TRY(vf_json_string(&b, r.path, strlen(r.path), &err));
+    if (r.queries_filtered)
+      VF_TRY(vf_buf_printf(&b, &err, ",\"queries_filtered\":%" PRIu64 ",\"queries_short\":%" PRIu64,
+                           r.queries_filtered, r.queries_short));
+    VF_TRY(vf_json_raw(&b, "}\n", &err));
+    VF_TRY(cli_write_json(b.data, b.len, &err));
   }
+out:
+  vf_buf_free(&b);
   free(r.path);
   free(filter);
   cli_corpus_close(&cc);
@@ -250,20 +250,21 @@ int cmd_brute_force_merge(int argc, char **argv) {
   eval_bf_result r = {0};
   char *filter = NULL;
   const cli_cmd *c = &CLI_BRUTE_FORCE_MERGE;
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK) st = bf_common_opts(c, &a, &o, &filter, &err);
-  if (st == VF_OK) st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err);
-  if (st == VF_OK && cc.records) {
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  VF_TRY(bf_common_opts(c, &a, &o, &filter, &err));
+  cli_on_interrupt("brute-force-merge stopped before writing the merged file (the partials are "
+                   "kept); run it again");
+  VF_TRY(cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), o.column, &cc, &err));
+  if (cc.records) {
     o.records = &cc.spec;
     o.id_expression = cc.id_text;
   }
-  cli_on_interrupt("brute-force-merge stopped before writing the merged file (the partials are "
-                   "kept); run it again");
-  if (st == VF_OK) st = eval_brute_force_merge(&cc.files, &o, &r, &err);
+  VF_TRY(eval_brute_force_merge(&cc.files, &o, &r, &err));
   cli_progress_end();
-  if (st == VF_OK)
-    cli_summary("brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
-            r.queries, r.files, r.seconds, r.path);
+  cli_summary("brute-force-merge: %" PRIu64 " queries from %" PRIu64 " partials, %.3f s -> %s\n",
+          r.queries, r.files, r.seconds, r.path);
+out:
   free(r.path);
   free(filter);
   cli_corpus_close(&cc);

@@ -79,50 +79,49 @@ int cmd_load(int argc, char **argv) {
   memset(&rep, 0, sizeof rep);
   vf_buf out;
   VF_BUF_INIT(&out, CLI_MAX_LISTING);
-  vf_status st = cli_parse(&CLI_LOAD, argc, argv, &a, &err);
-  const char *sub = st == VF_OK ? a.pos[0] : "";
+  ld_drop_report drop = {0};
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_LOAD, argc, argv, &a, &err));
+  const char *sub = a.pos[0];
   static const char *const subs[] = {"run", "prepare", "load", "finalize", "inspect",
                                      "reindex", "delete"};
   int which = -1;
-  for (int i = 0; st == VF_OK && i < 7; i++)
+  for (int i = 0; i < 7; i++)
     if (strcmp(sub, subs[i]) == 0) which = i;
-  if (st == VF_OK && which < 0)
-    st = vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
-                      "finalize, inspect, reindex, delete)", sub);
-  if (st == VF_OK && cli_get(&CLI_LOAD, &a, "yes") && which != 6)
-    st = vf_error_set(&err, VF_EUSAGE, "--yes goes with `load delete`");
-  if (st == VF_OK && which == 2) { /* only `load load` reads a rank's share of the files */
-    st = cli_job_opts(&CLI_LOAD, &a, 999, &o.num_jobs, &o.job_rank, &err);
+  if (which < 0)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge load: unknown subcommand '%s' (run, prepare, load, "
+                         "finalize, inspect, reindex, delete)", sub));
+  if (cli_get(&CLI_LOAD, &a, "yes") && which != 6)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--yes goes with `load delete`"));
+  if (which == 2) { /* only `load load` reads a rank's share of the files */
+    VF_TRY(cli_job_opts(&CLI_LOAD, &a, 999, &o.num_jobs, &o.job_rank, &err));
     if (o.num_jobs == 0) o.num_jobs = 1;
   } else {
-    if (st == VF_OK) st = get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err);
-    if (st == VF_OK) st = get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err);
-    if (st == VF_OK && o.job_rank >= o.num_jobs)
-      st = vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
-                        o.num_jobs);
+    VF_TRY(get_int(&a, "num-jobs", 1, 1, 999, &o.num_jobs, &err));
+    VF_TRY(get_int(&a, "job-rank", 0, 0, 998, &o.job_rank, &err));
+    if (o.job_rank >= o.num_jobs)
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--job-rank %d must be below --num-jobs %d", o.job_rank,
+                           o.num_jobs));
   }
   uint64_t ckb = 0;
-  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err);
-  if (st == VF_OK && ckb > 1000000)
-    st = vf_error_set(&err, VF_EUSAGE, "--checkpoint-batches must be at most 1000000");
+  VF_TRY(cli_get_u64(&CLI_LOAD, &a, "checkpoint-batches", 0, &ckb, &err));
+  if (ckb > 1000000)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--checkpoint-batches must be at most 1000000"));
   o.checkpoint_batches = (int64_t)ckb;
-  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "offset", 0, &o.offset, &err);
-  if (st == VF_OK) st = cli_get_u64(&CLI_LOAD, &a, "limit", 0, &o.limit, &err);
-  if (st == VF_OK && cli_get(&CLI_LOAD, &a, "limit") && o.limit == 0)
-    st = vf_error_set(&err, VF_EUSAGE, "-n / --limit must be at least 1");
-  if (st == VF_OK) {
-    o.resume = cli_get(&CLI_LOAD, &a, "resume") != NULL;
-    o.manage_indexing = cli_get(&CLI_LOAD, &a, "no-manage-indexing") == NULL;
-    if (cli_get(&CLI_LOAD, &a, "skip-bad-rows")) o.skip_bad_rows = 1;
-    o.state_dir = cli_get(&CLI_LOAD, &a, "state-dir");
-    o.store_type = cli_get(&CLI_LOAD, &a, "store");
-    if (o.store_type && strcmp(o.store_type, "local") != 0 && strcmp(o.store_type, "discard") != 0)
-      st = vf_error_set(&err, VF_EUSAGE, "--store must be local or discard, got '%s'", o.store_type);
-  }
-  if (st == VF_OK) st = vf_config_load(a.pos[1], &cfg, &err);
-  bool json = st == VF_OK && cli_get(&CLI_LOAD, &a, "json") != NULL;
-  ld_drop_report drop = {0};
-  if (st == VF_OK) {
+  VF_TRY(cli_get_u64(&CLI_LOAD, &a, "offset", 0, &o.offset, &err));
+  VF_TRY(cli_get_u64(&CLI_LOAD, &a, "limit", 0, &o.limit, &err));
+  if (cli_get(&CLI_LOAD, &a, "limit") && o.limit == 0)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "-n / --limit must be at least 1"));
+  o.resume = cli_get(&CLI_LOAD, &a, "resume") != NULL;
+  o.manage_indexing = cli_get(&CLI_LOAD, &a, "no-manage-indexing") == NULL;
+  if (cli_get(&CLI_LOAD, &a, "skip-bad-rows")) o.skip_bad_rows = 1;
+  o.state_dir = cli_get(&CLI_LOAD, &a, "state-dir");
+  o.store_type = cli_get(&CLI_LOAD, &a, "store");
+  if (o.store_type && strcmp(o.store_type, "local") != 0 && strcmp(o.store_type, "discard") != 0)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "--store must be local or discard, got '%s'", o.store_type));
+  VF_TRY(vf_config_load(a.pos[1], &cfg, &err));
+  bool json = cli_get(&CLI_LOAD, &a, "json") != NULL;
+  { /* the subcommand, under its interruption message */
     char jobs[64] = "";
     if (o.num_jobs > 1)
       snprintf(jobs, sizeof jobs, " --num-jobs %d --job-rank %d", o.num_jobs, o.job_rank);
@@ -144,9 +143,10 @@ int cmd_load(int argc, char **argv) {
       case 6: st = ld_delete(&cfg, &o, cli_get(&CLI_LOAD, &a, "yes") != NULL, &drop, &err); break;
       default: st = vf_config_inspect(&cfg, &out, &err); break;
     }
+    if (st != VF_OK) goto out;
   }
   cli_progress_end();
-  if (st == VF_OK && which >= 5) { /* reindex, delete */
+  if (which >= 5) { /* reindex, delete */
     const char *c = cfg.vectorstore.collection_name;
     if (which == 5)
       fprintf(stderr, "load reindex: collection '%s' updated and green\n", c);
@@ -157,19 +157,19 @@ int cmd_load(int argc, char **argv) {
       fprintf(stderr, "load delete: collection '%s' does not exist at %s\n", c, drop.where);
     if (json) {
       if (which == 5)
-        st = vf_buf_printf(&out, &err, "{\"collection\":");
+        VF_TRY(vf_buf_printf(&out, &err, "{\"collection\":"));
       else
-        st = vf_buf_printf(&out, &err, "{\"existed\":%s,\"dropped\":%s,\"points\":%" PRIu64
-                           ",\"collection\":", drop.existed ? "true" : "false",
-                           drop.dropped ? "true" : "false", drop.points);
-      if (st == VF_OK) st = vf_json_string(&out, c, strlen(c), &err);
-      if (st == VF_OK) st = vf_buf_append(&out, "}\n", 2, &err);
-      if (st == VF_OK) st = cli_write_json(out.data, out.len, &err);
+        VF_TRY(vf_buf_printf(&out, &err, "{\"existed\":%s,\"dropped\":%s,\"points\":%" PRIu64
+                             ",\"collection\":", drop.existed ? "true" : "false",
+                             drop.dropped ? "true" : "false", drop.points));
+      VF_TRY(vf_json_string(&out, c, strlen(c), &err));
+      VF_TRY(vf_buf_append(&out, "}\n", 2, &err));
+      VF_TRY(cli_write_json(out.data, out.len, &err));
     }
-  } else if (st == VF_OK && which == 4) {
-    if (out.len == 0 || out.data[out.len - 1] != '\n') st = vf_buf_append(&out, "\n", 1, &err);
-    if (st == VF_OK) st = cli_write_stdout(NULL, out.data, out.len, &err);
-  } else if (st == VF_OK) {
+  } else if (which == 4) {
+    if (out.len == 0 || out.data[out.len - 1] != '\n') VF_TRY(vf_buf_append(&out, "\n", 1, &err));
+    VF_TRY(cli_write_stdout(NULL, out.data, out.len, &err));
+  } else {
     if (which == 0 || which == 2) summary(sub, &rep);
     if (which == 0 || which == 3) {
       if (rep.verified)
@@ -183,11 +183,12 @@ int cmd_load(int argc, char **argv) {
       cli_summary("load prepare: collection '%s' ready, %" PRIu64 " points stored\n",
               cfg.vectorstore.collection_name, rep.stored);
     if (json) {
-      st = ld_report_json(&rep, &out, &err);
-      if (st == VF_OK) st = vf_buf_append(&out, "\n", 1, &err);
-      if (st == VF_OK) st = cli_write_json(out.data, out.len, &err);
+      VF_TRY(ld_report_json(&rep, &out, &err));
+      VF_TRY(vf_buf_append(&out, "\n", 1, &err));
+      VF_TRY(cli_write_json(out.data, out.len, &err));
     }
   }
+out:
   vf_buf_free(&out);
   vf_config_free(&cfg);
   return st == VF_OK ? 0 : cli_fail(st, &err);

@@ -33,21 +33,20 @@ int cmd_plot(int argc, char **argv) {
   bench_series ser[BENCH_MAX_SERIES];
   memset(ser, 0, sizeof ser);
   size_t n = 0;
-  vf_status st = cli_parse(&CLI_PLOT, argc, argv, &a, &err);
-  const char *out = st == VF_OK ? cli_get(&CLI_PLOT, &a, "output") : NULL;
-  if (st == VF_OK && !out)
-    st = vf_error_set(&err, VF_EUSAGE, "vforge plot: --output FILE.png|FILE.svg is required");
-  if (st == VF_OK) st = bench_plot_check_path(out, &err);
-  for (int i = 0; st == VF_OK && i < a.npos; i++) {
-    st = bench_series_read(a.pos[i], &ser[n], &err);
-    if (st == VF_OK) n++;
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_PLOT, argc, argv, &a, &err));
+  const char *out = cli_get(&CLI_PLOT, &a, "output");
+  if (!out) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "vforge plot: --output FILE.png|FILE.svg is required"));
+  VF_TRY(bench_plot_check_path(out, &err));
+  for (int i = 0; i < a.npos; i++) {
+    VF_TRY(bench_series_read(a.pos[i], &ser[n], &err));
+    n++;
   }
-  if (st == VF_OK) st = bench_plot(ser, n, cli_get(&CLI_PLOT, &a, "title"), out, &err);
-  if (st == VF_OK) {
-    size_t pts = 0;
-    for (size_t i = 0; i < n; i++) pts += ser[i].n;
-    fprintf(stderr, "plot: %zu series, %zu points -> %s\n", n, pts, out);
-  }
+  VF_TRY(bench_plot(ser, n, cli_get(&CLI_PLOT, &a, "title"), out, &err));
+  size_t pts = 0;
+  for (size_t i = 0; i < n; i++) pts += ser[i].n;
+  fprintf(stderr, "plot: %zu series, %zu points -> %s\n", n, pts, out);
+out:
   for (size_t i = 0; i < n; i++) bench_series_free(&ser[i]);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -281,9 +281,11 @@ vf_status cli_write_json(const void *data, size_t len, vf_error *err) {
   char key[80];
   snprintf(key, sizeof key, "%s\"peak_rss_bytes\":%s%" PRIu64, empty ? "" : spaced ? ", " : ",",
            spaced ? " " : "", cli_peak_rss_bytes());
-  vf_status st = cli_write_stdout(NULL, s, end - 1, err);
-  if (st == VF_OK) st = cli_write_stdout(NULL, key, strlen(key), err);
-  if (st == VF_OK) st = cli_write_stdout(NULL, s + end - 1, len - (end - 1), err);
+  vf_status st = VF_OK;
+  VF_TRY(cli_write_stdout(NULL, s, end - 1, err));
+  VF_TRY(cli_write_stdout(NULL, key, strlen(key), err));
+  VF_TRY(cli_write_stdout(NULL, s + end - 1, len - (end - 1), err));
+out:
   return st;
 }
 
@@ -340,7 +342,8 @@ vf_status cli_job_opts(const cli_cmd *cmd, const cli_args *a, int max_jobs, int 
   uint64_t n = 0, r = 0;
   bool have_n = cli_get(cmd, a, "num-jobs") != NULL, have_r = cli_get(cmd, a, "job-rank") != NULL;
   vf_status st = cli_get_u64(cmd, a, "num-jobs", 0, &n, err);
-  if (st == VF_OK) st = cli_get_u64(cmd, a, "job-rank", 0, &r, err);
+  if (st != VF_OK) return st;
+  st = cli_get_u64(cmd, a, "job-rank", 0, &r, err);
   if (st != VF_OK) return st;
   if (!have_n) {
     if (have_r)
@@ -551,8 +554,10 @@ static vf_status version_json(vf_error *err) {
   json_str_key(&b, "simd", idx_kernels_active()->name, err);
   json_str_key(&b, "cpu", vf_cpu_model(), err);
   vf_json_raw(&b, "}\n", err);
-  vf_status st = err->code;
-  if (st == VF_OK) st = cli_write_json(b.data, b.len, err);
+  vf_status st = err->code; /* the first failure while building it */
+  if (st != VF_OK) goto out;
+  VF_TRY(cli_write_json(b.data, b.len, err));
+out:
   vf_buf_free(&b);
   return st;
 }
@@ -565,7 +570,8 @@ static int cmd_version(int argc, char **argv) {
   if (st != VF_OK) return cli_fail(st, &err);
   if (cli_get(&CLI_VERSION, &a, "json")) {
     st = version_json(&err);
-    return st == VF_OK ? 0 : cli_fail(st, &err);
+    if (st != VF_OK) return cli_fail(st, &err);
+    return 0;
   }
   printf("vforge %s\n", VFORGE_VERSION);
   return 0;

@@ -73,26 +73,31 @@ const char *dist_worker_script(void) { return WORKER_SH; }
 vf_status de_write_worker(const dist_manifest *m, char *const *const *argvs, vf_error *err) {
   char *p = dm_path(m, "worker.sh");
   if (!p) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  vf_status st = vf_atomic_write_file(p, WORKER_SH, strlen(WORKER_SH), err);
-  if (st == VF_OK && chmod(p, 0700) != 0)
-    st = vf_error_set(err, VF_EIO, "%s: chmod: %s", p, VF_STRERROR(errno));
-  free(p);
-  for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
-    vf_buf b;
-    VF_BUF_INIT(&b, DIST_MAX_COMMAND);
-    for (size_t i = 0; st == VF_OK && argvs[s][i]; i++) {
+  vf_status st = VF_OK;
+  vf_buf b;
+  VF_BUF_INIT(&b, DIST_MAX_COMMAND);
+  char *ap = NULL;
+  VF_TRY(vf_atomic_write_file(p, WORKER_SH, strlen(WORKER_SH), err));
+  if (chmod(p, 0700) != 0) VF_FAIL(vf_error_set(err, VF_EIO, "%s: chmod: %s", p, VF_STRERROR(errno)));
+  for (int s = 0; s < m->num_shards; s++) {
+    vf_buf_reset(&b);
+    for (size_t i = 0; argvs[s][i]; i++) {
       const char *a = argvs[s][i];
       if (strchr(a, '\n') || strchr(a, '\r'))
-        st = vf_error_set(err, VF_EUSAGE, "shard %d: argument '%.80s' holds a line break, which a "
-                          "worker command cannot carry", s, a);
-      if (st == VF_OK) st = vf_buf_printf(&b, err, "%s\n", a);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "shard %d: argument '%.80s' holds a line break, which a "
+                             "worker command cannot carry", s, a));
+      VF_TRY(vf_buf_printf(&b, err, "%s\n", a));
     }
-    char *ap = st == VF_OK ? dm_shard_path(m, "shards", s, ".args") : NULL;
-    if (st == VF_OK && !ap) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) st = vf_atomic_write_file(ap, b.data ? (const char *)b.data : "", b.len, err);
+    ap = dm_shard_path(m, "shards", s, ".args");
+    if (!ap) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    VF_TRY(vf_atomic_write_file(ap, b.data ? (const char *)b.data : "", b.len, err));
     free(ap);
-    vf_buf_free(&b);
+    ap = NULL;
   }
+out:
+  free(ap);
+  free(p);
+  vf_buf_free(&b);
   return st;
 }
 
@@ -108,16 +113,17 @@ char *de_argv_show(char *const *argv) {
   VF_BUF_INIT(&b, DIST_MAX_COMMAND);
   vf_error e;
   vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && argv[i]; i++) {
-    if (i) st = vf_buf_append(&b, " ", 1, &e);
-    if (st == VF_OK) st = dist_shell_quote(&b, argv[i], &e);
+  for (size_t i = 0; argv[i]; i++) {
+    if (i) VF_TRY(vf_buf_append(&b, " ", 1, &e));
+    VF_TRY(dist_shell_quote(&b, argv[i], &e));
   }
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, &e);
-  size_t n;
+  VF_TRY(vf_buf_append(&b, "", 1, &e));
+out:
   if (st != VF_OK) {
     vf_buf_free(&b);
     return NULL;
   }
+  size_t n;
   return (char *)vf_buf_take(&b, &n);
 }
 
@@ -316,19 +322,16 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
   vf_status st = VF_OK;
   for (;;) {
     bool changed = false;
-    for (int s = 0; st == VF_OK && s < m->num_shards && running < parallel; s++) {
+    for (int s = 0; s < m->num_shards && running < parallel; s++) {
       if (m->shards[s].state != DIST_PENDING) continue;
-      st = local_spawn(m, s, err);
-      if (st == VF_OK) {
-        running++;
-        changed = true;
-      }
+      VF_TRY(local_spawn(m, s, err));
+      running++;
+      changed = true;
     }
-    if (st == VF_OK && changed) st = dm_write(m, err);
-    if (st != VF_OK) break;
+    if (changed) VF_TRY(dm_write(m, err));
     if (running == 0) break;
     /* interrupted: stop the workers (below) instead of resubmitting the shards they leave */
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(err));
     int status;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid == 0) {
@@ -337,8 +340,7 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
     }
     if (pid < 0) {
       if (errno == EINTR) continue;
-      st = vf_error_set(err, VF_EINTERNAL, "waitpid: %s", VF_STRERROR(errno));
-      break;
+      VF_FAIL(vf_error_set(err, VF_EINTERNAL, "waitpid: %s", VF_STRERROR(errno)));
     }
     int s = -1;
     for (int i = 0; i < m->num_shards; i++)
@@ -361,8 +363,9 @@ static vf_status drive_local(dist_manifest *m, int parallel, vf_error *err) {
       shard_failed(m, s, why);
     }
     progress(m, t0);
-    st = dm_write(m, err);
+    VF_TRY(dm_write(m, err));
   }
+out:
   if (st != VF_OK) { /* do not leave workers behind */
     for (int s = 0; s < m->num_shards; s++)
       if (m->shards[s].pid > 0) {
@@ -392,16 +395,17 @@ static vf_status add_arg(char ***argv, size_t *n, const char *fmt, const char *a
 /* "0-3,5,7-8" */
 static vf_status array_spec(const int *shards, int n, vf_buf *b, vf_error *err) {
   vf_status st = VF_OK;
-  for (int i = 0; st == VF_OK && i < n;) {
+  for (int i = 0; i < n;) {
     int j = i;
     while (j + 1 < n && shards[j + 1] == shards[j] + 1) j++;
     if (j > i)
-      st = vf_buf_printf(b, err, "%s%d-%d", i ? "," : "", shards[i], shards[j]);
+      VF_TRY(vf_buf_printf(b, err, "%s%d-%d", i ? "," : "", shards[i], shards[j]));
     else
-      st = vf_buf_printf(b, err, "%s%d", i ? "," : "", shards[i]);
+      VF_TRY(vf_buf_printf(b, err, "%s%d", i ? "," : "", shards[i]));
     i = j + 1;
   }
-  if (st == VF_OK) st = vf_buf_append(b, "", 1, err);
+  VF_TRY(vf_buf_append(b, "", 1, err));
+out:
   return st;
 }
 
@@ -429,26 +433,28 @@ vf_status de_sbatch_argv(const dist_manifest *m, const de_resources *res, const 
   char num[32];
   char *logs = pct_escape(m->run_dir);
   char *script = dm_path(m, "worker.sh");
-  vf_status st = logs && script ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = array_spec(shards, n, &spec, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "sbatch", NULL, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "--parsable", NULL, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "--export=ALL", NULL, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "--job-name=vforge-%s", m->run_id, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "--array=%s", (const char *)spec.data, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "--output=%s/logs/slurm-%%A_%%a.out", logs, err);
-  if (st == VF_OK && res->cpus > 0) {
+  vf_status st = VF_OK;
+  if (!logs || !script) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(array_spec(shards, n, &spec, err));
+  VF_TRY(add_arg(argv, &na, "sbatch", NULL, err));
+  VF_TRY(add_arg(argv, &na, "--parsable", NULL, err));
+  VF_TRY(add_arg(argv, &na, "--export=ALL", NULL, err));
+  VF_TRY(add_arg(argv, &na, "--job-name=vforge-%s", m->run_id, err));
+  VF_TRY(add_arg(argv, &na, "--array=%s", (const char *)spec.data, err));
+  VF_TRY(add_arg(argv, &na, "--output=%s/logs/slurm-%%A_%%a.out", logs, err));
+  if (res->cpus > 0) {
     snprintf(num, sizeof num, "%" PRId64, res->cpus);
-    st = add_arg(argv, &na, "--cpus-per-task=%s", num, err);
+    VF_TRY(add_arg(argv, &na, "--cpus-per-task=%s", num, err));
   }
-  if (st == VF_OK && res->memory_gb > 0) {
+  if (res->memory_gb > 0) {
     snprintf(num, sizeof num, "%" PRId64, res->memory_gb);
-    st = add_arg(argv, &na, "--mem=%sG", num, err);
+    VF_TRY(add_arg(argv, &na, "--mem=%sG", num, err));
   }
-  if (st == VF_OK && res->partition) st = add_arg(argv, &na, "--partition=%s", res->partition, err);
-  if (st == VF_OK && res->time) st = add_arg(argv, &na, "--time=%s", res->time, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "%s", script, err);
-  if (st == VF_OK) st = add_arg(argv, &na, "%s", m->run_dir, err);
+  if (res->partition) VF_TRY(add_arg(argv, &na, "--partition=%s", res->partition, err));
+  if (res->time) VF_TRY(add_arg(argv, &na, "--time=%s", res->time, err));
+  VF_TRY(add_arg(argv, &na, "%s", script, err));
+  VF_TRY(add_arg(argv, &na, "%s", m->run_dir, err));
+out:
   free(logs);
   free(script);
   vf_buf_free(&spec);
@@ -468,20 +474,20 @@ static vf_status slurm_submit(dist_manifest *m, const de_resources *res, const i
   VF_BUF_INIT(&out, DIST_MAX_CAPTURE);
   VF_BUF_INIT(&eb, DIST_MAX_CAPTURE);
   int rc = 0;
-  st = run_capture(argv, &out, &eb, &rc, err);
-  if (st == VF_OK && !m->submit_command) m->submit_command = de_argv_show(argv);
+  VF_TRY(run_capture(argv, &out, &eb, &rc, err));
+  if (!m->submit_command) m->submit_command = de_argv_show(argv);
   char line[512];
   /* --parsable: "<jobid>" or "<jobid>;<cluster>" */
   long long jobid = -1;
-  if (st == VF_OK && rc == 0 && out.data) {
+  if (rc == 0 && out.data) {
     char *end = NULL;
     jobid = strtoll((const char *)out.data, &end, 10);
     if (end == (char *)out.data || (*end && *end != ';' && *end != '\n')) jobid = -1;
   }
-  if (st == VF_OK && (rc != 0 || jobid < 0))
-    st = vf_error_set(err, VF_EIO, "sbatch failed (exit %d): %s", rc,
-                      eb.len ? first_line(&eb, line, sizeof line) : first_line(&out, line, sizeof line));
-  for (int i = 0; st == VF_OK && i < n; i++) {
+  if (rc != 0 || jobid < 0)
+    VF_FAIL(vf_error_set(err, VF_EIO, "sbatch failed (exit %d): %s", rc,
+                         eb.len ? first_line(&eb, line, sizeof line) : first_line(&out, line, sizeof line)));
+  for (int i = 0; i < n; i++) {
     dm_shard *h = &m->shards[shards[i]];
     char job[64];
     snprintf(job, sizeof job, "%lld_%d", jobid, shards[i]);
@@ -490,9 +496,10 @@ static vf_status slurm_submit(dist_manifest *m, const de_resources *res, const i
     h->state = DIST_SUBMITTED;
     h->started = vf_now();
     h->gone_polls = 0;
+    if (st != VF_OK) goto out;
   }
-  if (st == VF_OK)
-    vf_log(VF_LOG_INFO, "submitted %d shard%s as Slurm job %lld", n, n == 1 ? "" : "s", jobid);
+  vf_log(VF_LOG_INFO, "submitted %d shard%s as Slurm job %lld", n, n == 1 ? "" : "s", jobid);
+out:
   de_argv_free(argv);
   vf_buf_free(&out);
   vf_buf_free(&eb);
@@ -528,11 +535,12 @@ static vf_status slurm_query(const char *jobid, int num_shards, int *tasks, vf_e
   VF_BUF_INIT(&out, DIST_MAX_CAPTURE);
   VF_BUF_INIT(&eb, DIST_MAX_CAPTURE);
   int rc = 0;
-  vf_status st = run_capture(argv, &out, &eb, &rc, err);
+  vf_status st = VF_OK;
+  VF_TRY(run_capture(argv, &out, &eb, &rc, err));
   char line[512];
-  if (st == VF_OK && rc != 0 && !(eb.data && strstr((const char *)eb.data, "Invalid job id")))
-    st = vf_error_set(err, VF_ENET, "squeue failed (exit %d): %s", rc, first_line(&eb, line, sizeof line));
-  if (st == VF_OK && rc == 0 && out.data) {
+  if (rc != 0 && !(eb.data && strstr((const char *)eb.data, "Invalid job id")))
+    VF_FAIL(vf_error_set(err, VF_ENET, "squeue failed (exit %d): %s", rc, first_line(&eb, line, sizeof line)));
+  if (rc == 0 && out.data) {
     size_t jl = strlen(jobid);
     for (char *p = (char *)out.data; *p;) {
       char *nl = strchr(p, '\n');
@@ -547,6 +555,7 @@ static vf_status slurm_query(const char *jobid, int num_shards, int *tasks, vf_e
       p = nl + 1;
     }
   }
+out:
   vf_buf_free(&out);
   vf_buf_free(&eb);
   return st;
@@ -557,30 +566,30 @@ static vf_status drive_slurm(dist_manifest *m, const de_resources *res, double p
   int *list = vf_calloc((size_t)m->num_shards + 1, sizeof *list);
   int *tasks = vf_calloc((size_t)m->num_shards + 1, sizeof *tasks);
   char **seen = vf_calloc((size_t)m->num_shards + 1, sizeof *seen);
-  vf_status st = list && tasks && seen ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  if (!list || !tasks || !seen) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   int squeue_errors = 0, submissions = 0;
-  while (st == VF_OK) {
+  for (;;) {
     int n = 0;
     for (int s = 0; s < m->num_shards; s++)
       if (m->shards[s].state == DIST_PENDING) list[n++] = s;
     if (n > 0) {
       /* the first submission fails at once (a bad partition, time or memory is not transient);
        * a resubmission is retried a few times, since the workers of other shards still run */
-      for (int tries = 1;; tries++) {
-        st = slurm_submit(m, res, list, n, err);
-        if (st == VF_OK || submissions == 0 || tries >= 4) break;
+      for (int tries = 1; (st = slurm_submit(m, res, list, n, err)) != VF_OK && submissions > 0 && tries < 4;
+           tries++) {
         vf_log(VF_LOG_WARN, "%s; retrying the submission in %d s", err->msg, 2 * tries);
         sleep_s(2.0 * tries);
       }
       submissions++;
-      if (st == VF_OK) st = dm_write(m, err);
-      if (st != VF_OK) break;
+      if (st != VF_OK) goto out;
+      VF_TRY(dm_write(m, err));
     }
     int active = count_state(m, DIST_SUBMITTED) + count_state(m, DIST_RUNNING);
     if (active == 0) break;
     sleep_s(poll_s);
     /* interrupted: the submitted Slurm jobs keep running; --status / --resume follow them */
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(err));
     reap_orphans();
     /* one squeue per array job id still active */
     memset(tasks, 0, (size_t)m->num_shards * sizeof *tasks);
@@ -614,7 +623,7 @@ static vf_status drive_slurm(dist_manifest *m, const de_resources *res, double p
       free(seen[i]);
       seen[i] = NULL;
     }
-    if (st != VF_OK) break;
+    if (st != VF_OK) goto out;
     if (query_failed) continue;
     squeue_errors = 0;
     bool changed = false;
@@ -639,9 +648,10 @@ static vf_status drive_slurm(dist_manifest *m, const de_resources *res, double p
     }
     if (changed) {
       progress(m, t0);
-      st = dm_write(m, err);
+      VF_TRY(dm_write(m, err));
     }
   }
+out:
   free(list);
   free(tasks);
   free(seen);

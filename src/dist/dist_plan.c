@@ -81,10 +81,12 @@ vf_status dist_shell_quote(vf_buf *out, const char *s, vf_error *err) {
     plain = name_char(*p) || *p == '/' || *p == '=' || *p == ',' || *p == ':' || *p == '%' ||
             *p == '+' || *p == '@';
   if (plain) return vf_buf_append(out, s, strlen(s), err);
-  vf_status st = vf_buf_append(out, "'", 1, err);
-  for (const char *p = s; *p && st == VF_OK; p++)
-    st = *p == '\'' ? vf_buf_append(out, "'\\''", 4, err) : vf_buf_append(out, p, 1, err);
-  if (st == VF_OK) st = vf_buf_append(out, "'", 1, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_append(out, "'", 1, err));
+  for (const char *p = s; *p; p++)
+    VF_TRY(*p == '\'' ? vf_buf_append(out, "'\\''", 4, err) : vf_buf_append(out, p, 1, err));
+  VF_TRY(vf_buf_append(out, "'", 1, err));
+out:
   return st;
 }
 
@@ -229,78 +231,79 @@ vf_status dm_add_job(dm_shard *s, const char *job, vf_error *err) {
 }
 
 static vf_status kv_str(vf_buf *b, const char *key, const char *v, vf_error *err) {
-  vf_status st = vf_buf_printf(b, err, ",\"%s\":", key);
-  if (st == VF_OK) st = v ? vf_json_string(b, v, strlen(v), err) : vf_json_raw(b, "null", err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(b, err, ",\"%s\":", key));
+  VF_TRY(v ? vf_json_string(b, v, strlen(v), err) : vf_json_raw(b, "null", err));
+out:
   return st;
 }
 
 vf_status dm_write(const dist_manifest *m, vf_error *err) {
   vf_buf b;
   VF_BUF_INIT(&b, DIST_MAX_MANIFEST);
-  vf_status st = vf_buf_printf(&b, err, "{\"version\":1,\"kind\":\"%s\",\"engine\":\"%s\"",
-                               m->kind == DIST_KIND_LOAD ? "load" : "brute-force",
-                               m->engine == DIST_ENGINE_SLURM ? "slurm" : "local");
-  if (st == VF_OK) st = kv_str(&b, "run_id", m->run_id, err);
-  if (st == VF_OK) st = kv_str(&b, "run_dir", m->run_dir, err);
-  if (st == VF_OK) st = kv_str(&b, "created", m->created, err);
-  if (st == VF_OK) st = kv_str(&b, "state", m->state, err);
-  if (st == VF_OK) st = kv_str(&b, "submit_command", m->submit_command, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\"num_shards\":%d,\"max_attempts\":%d,\"expected_rows\":%" PRIu64
+  vf_status st = VF_OK;
+  char *path = NULL;
+  VF_TRY(vf_buf_printf(&b, err, "{\"version\":1,\"kind\":\"%s\",\"engine\":\"%s\"",
+                       m->kind == DIST_KIND_LOAD ? "load" : "brute-force",
+                       m->engine == DIST_ENGINE_SLURM ? "slurm" : "local"));
+  VF_TRY(kv_str(&b, "run_id", m->run_id, err));
+  VF_TRY(kv_str(&b, "run_dir", m->run_dir, err));
+  VF_TRY(kv_str(&b, "created", m->created, err));
+  VF_TRY(kv_str(&b, "state", m->state, err));
+  VF_TRY(kv_str(&b, "submit_command", m->submit_command, err));
+  VF_TRY(vf_buf_printf(&b, err, ",\"num_shards\":%d,\"max_attempts\":%d,\"expected_rows\":%" PRIu64
                        ",\"retries\":%" PRIu64, m->num_shards, m->max_attempts, m->expected_rows,
-                       m->retries);
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err, ",\"resources\":{\"cpus\":%" PRId64 ",\"memory_gb\":%" PRId64,
-                       m->res_cpus, m->res_memory_gb);
-  if (st == VF_OK) st = kv_str(&b, "partition", m->res_partition, err);
-  if (st == VF_OK) st = kv_str(&b, "time", m->res_time, err);
-  if (st == VF_OK) st = vf_json_raw(&b, "}", err);
+                       m->retries));
+  VF_TRY(vf_buf_printf(&b, err, ",\"resources\":{\"cpus\":%" PRId64 ",\"memory_gb\":%" PRId64,
+                       m->res_cpus, m->res_memory_gb));
+  VF_TRY(kv_str(&b, "partition", m->res_partition, err));
+  VF_TRY(kv_str(&b, "time", m->res_time, err));
+  VF_TRY(vf_json_raw(&b, "}", err));
   if (m->kind == DIST_KIND_LOAD) {
-    if (st == VF_OK) st = kv_str(&b, "collection", m->collection, err);
-    if (st == VF_OK) st = kv_str(&b, "store", m->store, err);
-    if (st == VF_OK)
-      st = vf_buf_printf(&b, err, ",\"stored\":%" PRIu64 ",\"verified\":%s,\"seconds\":", m->stored,
-                         m->verified ? "true" : "false");
-    if (st == VF_OK) st = vf_json_f64(&b, m->seconds, err);
+    VF_TRY(kv_str(&b, "collection", m->collection, err));
+    VF_TRY(kv_str(&b, "store", m->store, err));
+    VF_TRY(vf_buf_printf(&b, err, ",\"stored\":%" PRIu64 ",\"verified\":%s,\"seconds\":", m->stored,
+                         m->verified ? "true" : "false"));
+    VF_TRY(vf_json_f64(&b, m->seconds, err));
   } else {
-    if (st == VF_OK) st = kv_str(&b, "uri", m->bf_uri, err);
-    if (st == VF_OK) st = kv_str(&b, "queries", m->bf_queries, err);
-    if (st == VF_OK) st = vf_buf_printf(&b, err, ",\"k\":%" PRIu32, m->bf_k);
-    if (st == VF_OK) st = kv_str(&b, "metric", m->bf_metric, err);
-    if (st == VF_OK) st = kv_str(&b, "column", m->bf_column, err);
-    if (st == VF_OK) st = kv_str(&b, "id_root", m->bf_id_root, err);
-    if (st == VF_OK) st = kv_str(&b, "output", m->bf_output, err);
-    if (st == VF_OK) st = vf_json_raw(&b, ",\"seconds\":", err);
-    if (st == VF_OK) st = vf_json_f64(&b, m->seconds, err);
+    VF_TRY(kv_str(&b, "uri", m->bf_uri, err));
+    VF_TRY(kv_str(&b, "queries", m->bf_queries, err));
+    VF_TRY(vf_buf_printf(&b, err, ",\"k\":%" PRIu32, m->bf_k));
+    VF_TRY(kv_str(&b, "metric", m->bf_metric, err));
+    VF_TRY(kv_str(&b, "column", m->bf_column, err));
+    VF_TRY(kv_str(&b, "id_root", m->bf_id_root, err));
+    VF_TRY(kv_str(&b, "output", m->bf_output, err));
+    VF_TRY(vf_json_raw(&b, ",\"seconds\":", err));
+    VF_TRY(vf_json_f64(&b, m->seconds, err));
   }
-  if (st == VF_OK) st = vf_json_raw(&b, ",\n\"files\":[", err);
-  for (size_t i = 0; st == VF_OK && i < m->nfiles; i++) {
-    st = vf_json_raw(&b, i ? ",\n{\"uri\":" : "\n{\"uri\":", err);
-    if (st == VF_OK) st = vf_json_string(&b, m->files[i].uri, strlen(m->files[i].uri), err);
-    if (st == VF_OK) st = kv_str(&b, "key", m->files[i].key, err);
-    if (st == VF_OK)
-      st = vf_buf_printf(&b, err, ",\"rows\":%" PRIu64 ",\"shard\":%d}", m->files[i].rows,
-                         dist_shard_of(i, m->num_shards));
+  VF_TRY(vf_json_raw(&b, ",\n\"files\":[", err));
+  for (size_t i = 0; i < m->nfiles; i++) {
+    VF_TRY(vf_json_raw(&b, i ? ",\n{\"uri\":" : "\n{\"uri\":", err));
+    VF_TRY(vf_json_string(&b, m->files[i].uri, strlen(m->files[i].uri), err));
+    VF_TRY(kv_str(&b, "key", m->files[i].key, err));
+    VF_TRY(vf_buf_printf(&b, err, ",\"rows\":%" PRIu64 ",\"shard\":%d}", m->files[i].rows,
+                         dist_shard_of(i, m->num_shards)));
   }
-  if (st == VF_OK) st = vf_json_raw(&b, "],\n\"shards\":[", err);
-  for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
+  VF_TRY(vf_json_raw(&b, "],\n\"shards\":[", err));
+  for (int s = 0; s < m->num_shards; s++) {
     const dm_shard *h = &m->shards[s];
-    st = vf_buf_printf(&b, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
-                       ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
-                       s ? ",\n" : "\n", s, dist_state_name(h->state), h->attempts, h->files,
-                       h->rows, h->points);
-    if (st == VF_OK) st = vf_json_f64(&b, h->seconds, err);
-    if (st == VF_OK) st = vf_json_raw(&b, ",\"job_ids\":[", err);
-    for (size_t j = 0; st == VF_OK && j < h->njob_ids; j++) {
-      if (j) st = vf_json_raw(&b, ",", err);
-      if (st == VF_OK) st = vf_json_string(&b, h->job_ids[j], strlen(h->job_ids[j]), err);
+    VF_TRY(vf_buf_printf(&b, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
+                         ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
+                         s ? ",\n" : "\n", s, dist_state_name(h->state), h->attempts, h->files,
+                         h->rows, h->points));
+    VF_TRY(vf_json_f64(&b, h->seconds, err));
+    VF_TRY(vf_json_raw(&b, ",\"job_ids\":[", err));
+    for (size_t j = 0; j < h->njob_ids; j++) {
+      if (j) VF_TRY(vf_json_raw(&b, ",", err));
+      VF_TRY(vf_json_string(&b, h->job_ids[j], strlen(h->job_ids[j]), err));
     }
-    if (st == VF_OK) st = vf_json_raw(&b, "]}", err);
+    VF_TRY(vf_json_raw(&b, "]}", err));
   }
-  if (st == VF_OK) st = vf_json_raw(&b, "]}\n", err);
-  char *path = st == VF_OK ? dm_path(m, "manifest.json") : NULL;
-  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = vf_atomic_write_file(path, b.data, b.len, err);
+  VF_TRY(vf_json_raw(&b, "]}\n", err));
+  path = dm_path(m, "manifest.json");
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(vf_atomic_write_file(path, b.data, b.len, err));
+out:
   free(path);
   vf_buf_free(&b);
   return st;
@@ -332,17 +335,15 @@ static vf_status read_file(const char *path, char **out, size_t *len, size_t max
   char chunk[65536];
   size_t n;
   vf_status st = VF_OK;
-  while (st == VF_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0) st = vf_buf_append(&b, chunk, n, err);
-  if (st == VF_OK && ferror(f)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
-  fclose(f);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) VF_TRY(vf_buf_append(&b, chunk, n, err));
+  if (ferror(f)) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error", path));
+  VF_TRY(vf_buf_append(&b, "", 1, err));
   *len = b.len - 1;
   *out = (char *)vf_buf_take(&b, &n);
-  return VF_OK;
+out:
+  fclose(f);
+  if (st != VF_OK) vf_buf_free(&b);
+  return st;
 }
 
 vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
@@ -351,65 +352,64 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
   char *path = vf_malloc(n);
   if (!path) return vf_error_set(err, VF_ENOMEM, "out of memory");
   snprintf(path, n, "%s/manifest.json", run_dir);
-  char *text = NULL;
+  char *text = NULL, *kind = NULL, *engine = NULL;
   size_t len = 0;
+  vf_json_val root = {0};
   vf_status st = read_file(path, &text, &len, DIST_MAX_MANIFEST, err);
   if (st == VF_ENOTFOUND)
     st = vf_error_set(err, VF_ENOTFOUND, "%s: no such run (no manifest.json)", run_dir);
-  vf_json_val root = {0};
-  if (st == VF_OK) st = vf_json_parse(text, len, path, &root, err);
-  if (st == VF_OK && root.t != VF_JSON_OBJ) st = vf_error_set(err, VF_ECORRUPT, "%s: not a JSON object", path);
-  const vf_json_val *files = st == VF_OK ? vf_json_get(&root, "files") : NULL;
-  const vf_json_val *shards = st == VF_OK ? vf_json_get(&root, "shards") : NULL;
-  char *kind = st == VF_OK ? jstr(&root, "kind") : NULL;
-  char *engine = st == VF_OK ? jstr(&root, "engine") : NULL;
-  if (st == VF_OK && (!files || files->t != VF_JSON_ARR || !shards || shards->t != VF_JSON_ARR || !kind ||
-                      !engine || shards->n == 0 || shards->n > DIST_MAX_SHARDS))
-    st = vf_error_set(err, VF_ECORRUPT, "%s: not a vforge run manifest (kind, engine, files, shards)", path);
-  if (st == VF_OK) {
-    m->kind = strcmp(kind, "load") == 0 ? DIST_KIND_LOAD : DIST_KIND_BRUTE_FORCE;
-    m->engine = strcmp(engine, "slurm") == 0 ? DIST_ENGINE_SLURM : DIST_ENGINE_LOCAL;
-    m->run_dir = vf_strdup(run_dir);
-    m->run_id = jstr(&root, "run_id");
-    m->created = jstr(&root, "created");
-    m->state = jstr(&root, "state");
-    m->submit_command = jstr(&root, "submit_command");
-    m->num_shards = (int)shards->n;
-    m->max_attempts = (int)ju64(&root, "max_attempts");
-    m->expected_rows = ju64(&root, "expected_rows");
-    m->retries = ju64(&root, "retries");
-    m->collection = jstr(&root, "collection");
-    m->store = jstr(&root, "store");
-    m->stored = ju64(&root, "stored");
-    const vf_json_val *ver = vf_json_get(&root, "verified");
-    m->verified = ver && ver->t == VF_JSON_BOOL && ver->b;
-    m->seconds = jf64(&root, "seconds");
-    m->bf_uri = jstr(&root, "uri");
-    m->bf_queries = jstr(&root, "queries");
-    m->bf_k = (uint32_t)ju64(&root, "k");
-    m->bf_metric = jstr(&root, "metric");
-    m->bf_column = jstr(&root, "column");
-    m->bf_id_root = jstr(&root, "id_root");
-    m->bf_output = jstr(&root, "output");
-    const vf_json_val *res = vf_json_get(&root, "resources");
-    m->res_cpus = (int64_t)ju64(res, "cpus");
-    m->res_memory_gb = (int64_t)ju64(res, "memory_gb");
-    m->res_partition = jstr(res, "partition");
-    m->res_time = jstr(res, "time");
-    m->files = vf_calloc(files->n + 1, sizeof *m->files);
-    m->shards = vf_calloc(shards->n, sizeof *m->shards);
-    if (!m->run_dir || !m->run_id || !m->state || !m->files || !m->shards)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: incomplete manifest", path);
-  }
-  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+  if (st != VF_OK) goto out;
+  VF_TRY(vf_json_parse(text, len, path, &root, err));
+  if (root.t != VF_JSON_OBJ) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: not a JSON object", path));
+  const vf_json_val *files = vf_json_get(&root, "files");
+  const vf_json_val *shards = vf_json_get(&root, "shards");
+  kind = jstr(&root, "kind");
+  engine = jstr(&root, "engine");
+  if (!files || files->t != VF_JSON_ARR || !shards || shards->t != VF_JSON_ARR || !kind || !engine ||
+      shards->n == 0 || shards->n > DIST_MAX_SHARDS)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: not a vforge run manifest (kind, engine, files, shards)", path));
+  m->kind = strcmp(kind, "load") == 0 ? DIST_KIND_LOAD : DIST_KIND_BRUTE_FORCE;
+  m->engine = strcmp(engine, "slurm") == 0 ? DIST_ENGINE_SLURM : DIST_ENGINE_LOCAL;
+  m->run_dir = vf_strdup(run_dir);
+  m->run_id = jstr(&root, "run_id");
+  m->created = jstr(&root, "created");
+  m->state = jstr(&root, "state");
+  m->submit_command = jstr(&root, "submit_command");
+  m->num_shards = (int)shards->n;
+  m->max_attempts = (int)ju64(&root, "max_attempts");
+  m->expected_rows = ju64(&root, "expected_rows");
+  m->retries = ju64(&root, "retries");
+  m->collection = jstr(&root, "collection");
+  m->store = jstr(&root, "store");
+  m->stored = ju64(&root, "stored");
+  const vf_json_val *ver = vf_json_get(&root, "verified");
+  m->verified = ver && ver->t == VF_JSON_BOOL && ver->b;
+  m->seconds = jf64(&root, "seconds");
+  m->bf_uri = jstr(&root, "uri");
+  m->bf_queries = jstr(&root, "queries");
+  m->bf_k = (uint32_t)ju64(&root, "k");
+  m->bf_metric = jstr(&root, "metric");
+  m->bf_column = jstr(&root, "column");
+  m->bf_id_root = jstr(&root, "id_root");
+  m->bf_output = jstr(&root, "output");
+  const vf_json_val *res = vf_json_get(&root, "resources");
+  m->res_cpus = (int64_t)ju64(res, "cpus");
+  m->res_memory_gb = (int64_t)ju64(res, "memory_gb");
+  m->res_partition = jstr(res, "partition");
+  m->res_time = jstr(res, "time");
+  m->files = vf_calloc(files->n + 1, sizeof *m->files);
+  m->shards = vf_calloc(shards->n, sizeof *m->shards);
+  if (!m->run_dir || !m->run_id || !m->state || !m->files || !m->shards)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: incomplete manifest", path));
+  for (size_t i = 0; i < files->n; i++) {
     m->files[i].uri = jstr(&files->items[i], "uri");
     m->files[i].key = jstr(&files->items[i], "key");
     m->files[i].rows = ju64(&files->items[i], "rows");
     m->nfiles++;
     if (!m->files[i].uri || !m->files[i].key)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: files[%zu] lacks uri or key", path, i);
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: files[%zu] lacks uri or key", path, i));
   }
-  for (int s = 0; st == VF_OK && s < m->num_shards; s++) {
+  for (int s = 0; s < m->num_shards; s++) {
     const vf_json_val *o = &shards->items[s];
     dm_shard *h = &m->shards[s];
     char *state = jstr(o, "state");
@@ -423,9 +423,10 @@ vf_status dm_read(const char *run_dir, dist_manifest *m, vf_error *err) {
     h->points = ju64(o, "points");
     h->seconds = jf64(o, "seconds");
     const vf_json_val *jobs = vf_json_get(o, "job_ids");
-    for (size_t j = 0; st == VF_OK && jobs && jobs->t == VF_JSON_ARR && j < jobs->n; j++)
-      if (jobs->items[j].t == VF_JSON_STR) st = dm_add_job(h, jobs->items[j].str, err);
+    for (size_t j = 0; jobs && jobs->t == VF_JSON_ARR && j < jobs->n; j++)
+      if (jobs->items[j].t == VF_JSON_STR) VF_TRY(dm_add_job(h, jobs->items[j].str, err));
   }
+out:
   free(kind);
   free(engine);
   vf_json_free(&root);
@@ -491,6 +492,9 @@ vf_status dm_to_report(const dist_manifest *m, dist_report *r, vf_error *err) {
   r->shards = vf_calloc((size_t)m->num_shards + 1, sizeof *r->shards);
   if (!r->run_id || !r->run_dir || !r->run_state || !r->shards)
     return vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
   for (int s = 0; s < m->num_shards; s++) {
     const dm_shard *h = &m->shards[s];
     dist_shard_info *o = &r->shards[s];
@@ -500,49 +504,45 @@ vf_status dm_to_report(const dist_manifest *m, dist_report *r, vf_error *err) {
     o->rows = h->rows;
     o->points = h->points;
     o->seconds = h->seconds;
-    vf_buf b;
-    VF_BUF_INIT(&b, VF_BUF_MAX_TEXT);
-    vf_status st = vf_buf_append(&b, "", 0, err);
-    for (size_t j = 0; st == VF_OK && j < h->njob_ids; j++)
-      st = vf_buf_printf(&b, err, "%s%s", j ? "," : "", h->job_ids[j]);
-    if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-    if (st != VF_OK) {
-      vf_buf_free(&b);
-      return st;
-    }
+    VF_TRY(vf_buf_append(&b, "", 0, err));
+    for (size_t j = 0; j < h->njob_ids; j++)
+      VF_TRY(vf_buf_printf(&b, err, "%s%s", j ? "," : "", h->job_ids[j]));
+    VF_TRY(vf_buf_append(&b, "", 1, err));
     size_t n;
     o->job_ids = (char *)vf_buf_take(&b, &n);
   }
-  return VF_OK;
+out:
+  vf_buf_free(&b);
+  return st;
 }
 
 vf_status dist_report_json(const dist_report *r, vf_buf *out, vf_error *err) {
-  vf_status st = vf_json_raw(out, "{\"run_id\":", err);
-  if (st == VF_OK) st = vf_json_string(out, r->run_id, strlen(r->run_id), err);
-  if (st == VF_OK) st = kv_str(out, "run_dir", r->run_dir, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"kind\":\"%s\",\"engine\":\"%s\"",
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(out, "{\"run_id\":", err));
+  VF_TRY(vf_json_string(out, r->run_id, strlen(r->run_id), err));
+  VF_TRY(kv_str(out, "run_dir", r->run_dir, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"kind\":\"%s\",\"engine\":\"%s\"",
                        r->kind == DIST_KIND_LOAD ? "load" : "brute-force",
-                       r->engine == DIST_ENGINE_SLURM ? "slurm" : "local");
-  if (st == VF_OK) st = kv_str(out, "state", r->run_state, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"files\":%" PRIu64 ",\"expected_rows\":%" PRIu64 ",\"stored\":%" PRIu64
+                       r->engine == DIST_ENGINE_SLURM ? "slurm" : "local"));
+  VF_TRY(kv_str(out, "state", r->run_state, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"files\":%" PRIu64 ",\"expected_rows\":%" PRIu64 ",\"stored\":%" PRIu64
                        ",\"verified\":%s,\"retries\":%" PRIu64 ",\"seconds\":",
-                       r->files, r->expected_rows, r->stored, r->verified ? "true" : "false", r->retries);
-  if (st == VF_OK) st = vf_json_f64(out, r->seconds, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"points_per_s\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->points_per_s, err);
-  if (st == VF_OK) st = kv_str(out, "output", r->output, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"shards\":[", err);
-  for (int s = 0; st == VF_OK && s < r->nshards; s++) {
+                       r->files, r->expected_rows, r->stored, r->verified ? "true" : "false", r->retries));
+  VF_TRY(vf_json_f64(out, r->seconds, err));
+  VF_TRY(vf_json_raw(out, ",\"points_per_s\":", err));
+  VF_TRY(vf_json_f64(out, r->points_per_s, err));
+  VF_TRY(kv_str(out, "output", r->output, err));
+  VF_TRY(vf_json_raw(out, ",\"shards\":[", err));
+  for (int s = 0; s < r->nshards; s++) {
     const dist_shard_info *h = &r->shards[s];
-    st = vf_buf_printf(out, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
-                       ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
-                       s ? "," : "", s, dist_state_name(h->state), h->attempts, h->files, h->rows, h->points);
-    if (st == VF_OK) st = vf_json_f64(out, h->seconds, err);
-    if (st == VF_OK) st = kv_str(out, "job_ids", h->job_ids ? h->job_ids : "", err);
-    if (st == VF_OK) st = vf_json_raw(out, "}", err);
+    VF_TRY(vf_buf_printf(out, err, "%s{\"shard\":%d,\"state\":\"%s\",\"attempts\":%d,\"files\":%" PRIu64
+                         ",\"rows\":%" PRIu64 ",\"points\":%" PRIu64 ",\"seconds\":",
+                         s ? "," : "", s, dist_state_name(h->state), h->attempts, h->files, h->rows, h->points));
+    VF_TRY(vf_json_f64(out, h->seconds, err));
+    VF_TRY(kv_str(out, "job_ids", h->job_ids ? h->job_ids : "", err));
+    VF_TRY(vf_json_raw(out, "}", err));
   }
-  if (st == VF_OK) st = vf_json_raw(out, "]}", err);
+  VF_TRY(vf_json_raw(out, "]}", err));
+out:
   return st;
 }

@@ -55,8 +55,10 @@ vf_status ld_reindex(const vf_config *cfg, const ld_options *o, vf_error *err) {
     return vf_error_set(err, VF_EUSAGE, "%s: load reindex applies to vectorstore type qdrant "
                         "(the local store builds its index at load finalize)", cfg->name);
   store *s = NULL;
-  vf_status st = admin_open(cfg, &s, err);
-  if (st == VF_OK) st = store_qdrant_reindex(s, o->wait_timeout_s, err);
+  vf_status st = VF_OK;
+  VF_TRY(admin_open(cfg, &s, err));
+  VF_TRY(store_qdrant_reindex(s, o->wait_timeout_s, err));
+out:
   store_close(s);
   return st;
 }
@@ -76,7 +78,8 @@ static vf_status drop_states(const vf_config *cfg, const ld_options *o, vf_error
   }
   struct dirent *de;
   size_t removed = 0;
-  while ((de = readdir(d)) != NULL && st == VF_OK) {
+  char *p = NULL;
+  while ((de = readdir(d)) != NULL) {
     const char *n = de->d_name;
     size_t l = strlen(n);
     bool state = (strncmp(n, "rank", 4) == 0 && strstr(n, "-of-") && l > 5 &&
@@ -84,22 +87,21 @@ static vf_status drop_states(const vf_config *cfg, const ld_options *o, vf_error
                  strcmp(n, "prepare.json") == 0;
     if (!state) continue;
     size_t pl = strlen(one) + l + 2;
-    char *p = vf_malloc(pl);
-    if (!p) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    p = vf_malloc(pl);
+    if (!p) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     snprintf(p, pl, "%s/%s", one, n);
     if (unlink(p) != 0)
-      st = vf_error_set(err, VF_EIO, "%s: cannot remove the load state: %s", p, VF_STRERROR(errno));
-    else
-      removed++;
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot remove the load state: %s", p, VF_STRERROR(errno)));
+    removed++;
     free(p);
+    p = NULL;
   }
-  closedir(d);
-  if (st == VF_OK && removed)
+  if (removed)
     vf_log(VF_LOG_INFO, "removed %zu load state file%s in %s", removed, removed == 1 ? "" : "s",
            one);
+out:
+  free(p);
+  closedir(d);
   rmdir(one); /* only when empty */
   free(one);
   return st;
@@ -111,28 +113,30 @@ vf_status ld_delete(const vf_config *cfg, const ld_options *o, bool yes, ld_drop
   memset(rep, 0, sizeof *rep);
   store *s = NULL;
   store_collection_info info;
-  vf_status st = admin_open(cfg, &s, err);
-  if (st == VF_OK) st = store_describe_collection(s, &info, err);
-  if (st == VF_OK) {
-    rep->existed = info.exists;
-    rep->points = info.points;
-    snprintf(rep->where, sizeof rep->where, "%s", info.where);
-    if (!info.exists) {
-      vf_log(VF_LOG_INFO, "collection '%s' does not exist at %s: nothing to drop",
-             cfg->vectorstore.collection_name, info.where);
-    } else if (!yes) {
-      st = vf_error_set(err, VF_EUSAGE,
-                        "load delete would drop collection '%s' at %s (%llu points%s%s) and its "
-                        "load states; pass --yes to drop it",
-                        cfg->vectorstore.collection_name, info.where,
-                        (unsigned long long)info.points, info.status[0] ? ", status " : "",
-                        info.status);
-    } else {
-      st = store_drop_collection(s, err);
-      rep->dropped = st == VF_OK;
-    }
+  vf_status st = VF_OK;
+  VF_TRY(admin_open(cfg, &s, err));
+  VF_TRY(store_describe_collection(s, &info, err));
+  rep->existed = info.exists;
+  rep->points = info.points;
+  snprintf(rep->where, sizeof rep->where, "%s", info.where);
+  if (!info.exists) {
+    vf_log(VF_LOG_INFO, "collection '%s' does not exist at %s: nothing to drop",
+           cfg->vectorstore.collection_name, info.where);
+  } else if (!yes) {
+    VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                         "load delete would drop collection '%s' at %s (%llu points%s%s) and its "
+                         "load states; pass --yes to drop it",
+                         cfg->vectorstore.collection_name, info.where,
+                         (unsigned long long)info.points, info.status[0] ? ", status " : "",
+                         info.status));
+  } else {
+    VF_TRY(store_drop_collection(s, err));
+    rep->dropped = true;
   }
   store_close(s);
-  if (st == VF_OK && yes) st = drop_states(cfg, o, err);
+  s = NULL;
+  if (yes) VF_TRY(drop_states(cfg, o, err));
+out:
+  store_close(s);
   return st;
 }

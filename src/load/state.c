@@ -38,32 +38,31 @@ void ld_state_free(ld_state *s) {
 vf_status ld_state_write(const char *path, const ld_state *s, vf_error *err) {
   vf_buf b;
   vf_buf_init(&b, LD_STATE_MAX_BYTES);
-  vf_status st = vf_buf_printf(&b, err, "{\"version\":%d,\"num_jobs\":%d,\"job_rank\":%d,\"offset\":%" PRIu64
-                               ",\"limit\":%" PRIu64 ",\"id_expression\":",
-                               LD_STATE_VERSION, s->num_jobs, s->job_rank, s->offset, s->limit);
-  if (st == VF_OK) {
-    const char *e = s->id_expression ? s->id_expression : "";
-    st = vf_json_string(&b, e, strlen(e), err);
-  }
-  if (st == VF_OK)
-    st = vf_buf_printf(&b, err,
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(&b, err, "{\"version\":%d,\"num_jobs\":%d,\"job_rank\":%d,\"offset\":%" PRIu64
+                       ",\"limit\":%" PRIu64 ",\"id_expression\":",
+                       LD_STATE_VERSION, s->num_jobs, s->job_rank, s->offset, s->limit));
+  const char *e = s->id_expression ? s->id_expression : "";
+  VF_TRY(vf_json_string(&b, e, strlen(e), err));
+  VF_TRY(vf_buf_printf(&b, err,
                        ",\"files_total\":%" PRIu64 ",\"done\":%s,\"points\":%" PRIu64
                        ",\"skipped_rows\":%" PRIu64 ",\"completed\":[",
-                       s->files_total, s->done ? "true" : "false", s->points, s->skipped_rows);
-  for (size_t i = 0; st == VF_OK && i < s->ncompleted; i++) {
-    if (i) st = vf_json_raw(&b, ",", err);
-    if (st == VF_OK) st = vf_json_string(&b, s->completed[i], strlen(s->completed[i]), err);
+                       s->files_total, s->done ? "true" : "false", s->points, s->skipped_rows));
+  for (size_t i = 0; i < s->ncompleted; i++) {
+    if (i) VF_TRY(vf_json_raw(&b, ",", err));
+    VF_TRY(vf_json_string(&b, s->completed[i], strlen(s->completed[i]), err));
   }
-  if (st == VF_OK) st = vf_json_raw(&b, "],\"current\":", err);
-  if (st == VF_OK && s->current_key) {
-    st = vf_json_raw(&b, "{\"key\":", err);
-    if (st == VF_OK) st = vf_json_string(&b, s->current_key, strlen(s->current_key), err);
-    if (st == VF_OK) st = vf_buf_printf(&b, err, ",\"row\":%" PRIu64 "}", s->current_row);
-  } else if (st == VF_OK) {
-    st = vf_json_raw(&b, "null", err);
+  VF_TRY(vf_json_raw(&b, "],\"current\":", err));
+  if (s->current_key) {
+    VF_TRY(vf_json_raw(&b, "{\"key\":", err));
+    VF_TRY(vf_json_string(&b, s->current_key, strlen(s->current_key), err));
+    VF_TRY(vf_buf_printf(&b, err, ",\"row\":%" PRIu64 "}", s->current_row));
+  } else {
+    VF_TRY(vf_json_raw(&b, "null", err));
   }
-  if (st == VF_OK) st = vf_json_raw(&b, "}\n", err);
-  if (st == VF_OK) st = vf_atomic_write_file(path, b.data, b.len, err);
+  VF_TRY(vf_json_raw(&b, "}\n", err));
+  VF_TRY(vf_atomic_write_file(path, b.data, b.len, err));
+out:
   vf_buf_free(&b);
   if (st != VF_OK) vf_error_prefix(err, "writing load state %s: ", path);
   return st;
@@ -141,26 +140,17 @@ static vf_status js_string(js *j, char **out) {
   vf_buf b;
   vf_buf_init(&b, LD_STATE_MAX_BYTES);
   vf_status st = VF_OK;
-  while (st == VF_OK) {
-    if (j->p >= j->end) {
-      st = js_fail(j, "unterminated string");
-      break;
-    }
-    if ((st = vf_buf_reserve(&b, 5, j->err)) != VF_OK) break;
+  for (;;) {
+    if (j->p >= j->end) VF_FAIL(js_fail(j, "unterminated string"));
+    VF_TRY(vf_buf_reserve(&b, 5, j->err));
     char c = *j->p++;
     if (c == '"') break;
-    if ((unsigned char)c < 0x20) {
-      st = js_fail(j, "control character in a string");
-      break;
-    }
+    if ((unsigned char)c < 0x20) VF_FAIL(js_fail(j, "control character in a string"));
     if (c != '\\') {
       vf_buf_putc(&b, c);
       continue;
     }
-    if (j->p >= j->end) {
-      st = js_fail(j, "truncated escape");
-      break;
-    }
+    if (j->p >= j->end) VF_FAIL(js_fail(j, "truncated escape"));
     char e = *j->p++;
     switch (e) {
       case '"': case '\\': case '/': vf_buf_putc(&b, e); break;
@@ -171,15 +161,12 @@ static vf_status js_string(js *j, char **out) {
       case 't': vf_buf_putc(&b, '\t'); break;
       case 'u': {
         uint32_t cp;
-        if ((st = js_hex4(j, &cp)) != VF_OK) break;
+        VF_TRY(js_hex4(j, &cp));
         if (cp >= 0xD800 && cp < 0xDC00 && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
           j->p += 2;
           uint32_t lo;
-          if ((st = js_hex4(j, &lo)) != VF_OK) break;
-          if (lo < 0xDC00 || lo > 0xDFFF) {
-            st = js_fail(j, "bad surrogate pair");
-            break;
-          }
+          VF_TRY(js_hex4(j, &lo));
+          if (lo < 0xDC00 || lo > 0xDFFF) VF_FAIL(js_fail(j, "bad surrogate pair"));
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         } else if (cp >= 0xD800 && cp < 0xE000) {
           cp = 0xFFFD;
@@ -187,22 +174,20 @@ static vf_status js_string(js *j, char **out) {
         put_utf8(&b, cp);
         break;
       }
-      default: st = js_fail(j, "bad escape"); break;
+      default: VF_FAIL(js_fail(j, "bad escape"));
     }
   }
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, j->err);
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  VF_TRY(vf_buf_append(&b, "", 1, j->err));
   size_t len;
   *out = (char *)vf_buf_take(&b, &len);
   if (strlen(*out) + 1 != len) {
     free(*out);
     *out = NULL;
-    return js_fail(j, "NUL character in a string");
+    VF_FAIL(js_fail(j, "NUL character in a string"));
   }
-  return VF_OK;
+out:
+  vf_buf_free(&b); /* empty once taken */
+  return st;
 }
 
 static vf_status js_u64(js *j, uint64_t *out) {
@@ -259,25 +244,27 @@ static vf_status js_current(js *j, ld_state *s) {
   if (!js_lit(j, "{")) return js_fail(j, "expected an object or null");
   bool have_key = false, have_row = false;
   vf_status st = VF_OK;
-  while (st == VF_OK) {
-    char *k = NULL;
-    if ((st = js_string(j, &k)) != VF_OK) break;
-    if (!js_lit(j, ":")) st = js_fail(j, "expected ':'");
-    else if (strcmp(k, "key") == 0 && !have_key) {
-      st = js_string(j, &s->current_key);
+  char *k = NULL;
+  for (;;) {
+    VF_TRY(js_string(j, &k));
+    if (!js_lit(j, ":")) VF_FAIL(js_fail(j, "expected ':'"));
+    if (strcmp(k, "key") == 0 && !have_key) {
+      VF_TRY(js_string(j, &s->current_key));
       have_key = true;
     } else if (strcmp(k, "row") == 0 && !have_row) {
-      st = js_u64(j, &s->current_row);
+      VF_TRY(js_u64(j, &s->current_row));
       have_row = true;
     } else {
-      st = js_fail(j, "unknown or repeated key in \"current\"");
+      VF_FAIL(js_fail(j, "unknown or repeated key in \"current\""));
     }
     free(k);
-    if (st != VF_OK) break;
+    k = NULL;
     if (js_lit(j, "}")) break;
-    if (!js_lit(j, ",")) st = js_fail(j, "expected ',' or '}'");
+    if (!js_lit(j, ",")) VF_FAIL(js_fail(j, "expected ',' or '}'"));
   }
-  if (st == VF_OK && !(have_key && have_row)) st = js_fail(j, "\"current\" needs key and row");
+  if (!(have_key && have_row)) VF_FAIL(js_fail(j, "\"current\" needs key and row"));
+out:
+  free(k);
   return st;
 }
 
@@ -303,7 +290,8 @@ static vf_status js_state(js *j, ld_state *s) {
     switch (idx) {
       case 0:
         st = js_int(j, 1, 1000, &version);
-        if (st == VF_OK && version != LD_STATE_VERSION) st = js_fail(j, "unknown state version");
+        if (st != VF_OK) return st;
+        if (version != LD_STATE_VERSION) return js_fail(j, "unknown state version");
         break;
       case 1: st = js_int(j, 1, 1000000, &s->num_jobs); break;
       case 2: st = js_int(j, 0, 999999, &s->job_rank); break;
