@@ -62,6 +62,9 @@ vf_status ev_ivf_filter_open(ev_ivf_filter *x, const ivf_index *ix, const corpus
     corpus_records_close(rr);
     rr = NULL;
   }
+  corpus_batch_free(&bt); /* not held while the id map is built */
+  free(psrc);
+  psrc = NULL;
   /* id text -> docs row (open addressing), then index row -> docs row */
   size_t n = flt_docs_rows(x->docs), cap = 16;
   while (cap < 2 * n + 2) cap <<= 1;
