@@ -354,35 +354,35 @@ static vf_status pay_top(const corpus_payload_view *pv, const corpus_payload_sou
 
 /* The batch schema from the first batch (dims, id kind) and its file (payload types). */
 static vf_status build_type(ax_reader *r, vf_error *err) {
-  vf_status st = ax_type_set(&r->type, "+s", "", 0, err);
-  if (st == VF_OK) st = ax_type_children(&r->type, r->nfields, err);
+  vf_status st = VF_OK;
+  VF_TRY(ax_type_set(&r->type, "+s", "", 0, err));
+  VF_TRY(ax_type_children(&r->type, r->nfields, err));
   corpus_payload_view pv;
   bool have_pv = r->rr && corpus_records_payload_view(r->rr, &pv);
-  for (int i = 0; st == VF_OK && i < r->nfields; i++) {
+  for (int i = 0; i < r->nfields; i++) {
     const ax_field *f = &r->fields[i];
     ax_type *t = &r->type.children[i];
     switch (f->kind) {
-    case F_ID: st = ax_type_set(t, r->id_uuid ? "u" : "L", "__id__", 0, err); break;
-    case F_VEC: st = vec_type(r, f->index, t, err); break;
+    case F_ID: VF_TRY(ax_type_set(t, r->id_uuid ? "u" : "L", "__id__", 0, err)); break;
+    case F_VEC: VF_TRY(vec_type(r, f->index, t, err)); break;
     case F_PAY: {
       int top = -1;
       if (!have_pv)
-        st = vf_error_set(err, VF_EINTERNAL, "payload field '%s' without a parquet file",
-                          r->spec.payload[f->index].key);
-      if (st == VF_OK) st = pay_top(&pv, &r->spec.payload[f->index], &top, err);
-      if (st == VF_OK) st = axp_type(pv.f, top, r->spec.payload[f->index].key, t, err);
+        VF_FAIL(vf_error_set(err, VF_EINTERNAL, "payload field '%s' without a parquet file",
+                             r->spec.payload[f->index].key));
+      VF_TRY(pay_top(&pv, &r->spec.payload[f->index], &top, err));
+      VF_TRY(axp_type(pv.f, top, r->spec.payload[f->index].key, t, err));
       break;
     }
-    case F_FILE: st = ax_type_set(t, "u", "__source_file__", 0, err); break;
-    default: st = ax_type_set(t, "l", "__source_row__", 0, err); break;
+    case F_FILE: VF_TRY(ax_type_set(t, "u", "__source_file__", 0, err)); break;
+    default: VF_TRY(ax_type_set(t, "l", "__source_row__", 0, err)); break;
     }
   }
-  if (st == VF_OK) {
-    r->have_type = true;
-    r->typed_file = r->fi + 1;
-    free(r->type_file);
-    r->type_file = vf_strdup(r->src.files.n ? r->src.files.files[r->fi < r->src.files.n ? r->fi : 0].key : "");
-  }
+  r->have_type = true;
+  r->typed_file = r->fi + 1;
+  free(r->type_file);
+  r->type_file = vf_strdup(r->src.files.n ? r->src.files.files[r->fi < r->src.files.n ? r->fi : 0].key : "");
+out:
   return st;
 }
 
@@ -392,27 +392,29 @@ static vf_status check_file_types(ax_reader *r, vf_error *err) {
   corpus_payload_view pv;
   bool have_pv = corpus_records_payload_view(r->rr, &pv);
   vf_status st = VF_OK;
-  for (int i = 0; st == VF_OK && i < r->nfields; i++) {
+  ax_type t; /* one column's type at a time */
+  memset(&t, 0, sizeof t);
+  for (int i = 0; i < r->nfields; i++) {
     const ax_field *f = &r->fields[i];
     if (f->kind != F_PAY || !have_pv) continue;
     int top = -1;
-    ax_type t;
-    memset(&t, 0, sizeof t);
-    st = pay_top(&pv, &r->spec.payload[f->index], &top, err);
-    if (st == VF_OK) st = axp_type(pv.f, top, r->spec.payload[f->index].key, &t, err);
-    if (st == VF_OK && !ax_type_equal(&t, &r->type.children[i])) {
+    VF_TRY(pay_top(&pv, &r->spec.payload[f->index], &top, err));
+    VF_TRY(axp_type(pv.f, top, r->spec.payload[f->index].key, &t, err));
+    if (!ax_type_equal(&t, &r->type.children[i])) {
       char a[256], b[256];
       ax_type_describe(&t, a, sizeof a);
       ax_type_describe(&r->type.children[i], b, sizeof b);
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: column '%s' has Arrow type %s here but %s in %s (every file of a "
-                        "stream must give a column the same type)",
-                        r->src.files.files[r->fi].key, r->spec.payload[f->index].column, a, b,
-                        r->type_file ? r->type_file : "the first file");
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "%s: column '%s' has Arrow type %s here but %s in %s (every file of a "
+                           "stream must give a column the same type)",
+                           r->src.files.files[r->fi].key, r->spec.payload[f->index].column, a, b,
+                           r->type_file ? r->type_file : "the first file"));
     }
     ax_type_free(&t);
   }
-  if (st == VF_OK) r->typed_file = r->fi + 1;
+  r->typed_file = r->fi + 1;
+out:
+  ax_type_free(&t);
   return st;
 }
 
@@ -591,51 +593,47 @@ static vf_status batch_array(ax_reader *r, int rg, struct ArrowArray *out, vf_er
   const uint8_t *keep = NULL;
   corpus_payload_view pv;
   bool have_pv = corpus_records_payload_view(r->rr, &pv);
-  if (!ax_array_init(h, out, (int64_t)n, 1, r->nfields)) st = oom(err);
-  if (st == VF_OK) st = keep_mask(r, rg, &rows, &keep, err);
-  for (int i = 0; st == VF_OK && i < r->nfields; i++) {
+  if (!ax_array_init(h, out, (int64_t)n, 1, r->nfields)) VF_FAIL(oom(err));
+  VF_TRY(keep_mask(r, rg, &rows, &keep, err));
+  for (int i = 0; i < r->nfields; i++) {
     const ax_field *f = &r->fields[i];
     struct ArrowArray *c = ax_calloc(h, sizeof *c);
-    if (!c) {
-      st = oom(err);
-      break;
-    }
+    if (!c) VF_FAIL(oom(err));
     out->children[i] = c;
     switch (f->kind) {
     case F_ID:
       if (r->id_uuid) {
-        st = utf8_fixed(h, n, 36, uuid_text, b->ids, c, err);
+        VF_TRY(utf8_fixed(h, n, 36, uuid_text, b->ids, c, err));
       } else {
         uint64_t *v = ax_alloc(h, sizeof(uint64_t) * (n ? n : 1));
-        if (!v || !prim_child(h, c, (int64_t)n, v)) st = oom(err);
-        for (size_t k = 0; st == VF_OK && k < n; k++) v[k] = b->ids[k].num;
+        if (!v || !prim_child(h, c, (int64_t)n, v)) VF_FAIL(oom(err));
+        for (size_t k = 0; k < n; k++) v[k] = b->ids[k].num;
       }
       break;
-    case F_VEC: st = vec_array(h, &b->vectors[f->index], n, c, err); break;
+    case F_VEC: VF_TRY(vec_array(h, &b->vectors[f->index], n, c, err)); break;
     case F_PAY: {
       int top = -1;
-      if (!have_pv) st = vf_error_set(err, VF_EINTERNAL, "payload without a parquet file");
-      if (st == VF_OK) st = pay_top(&pv, &r->spec.payload[f->index], &top, err);
-      if (st == VF_OK)
-        st = axp_array(pv.f, top, pv.data, pv.leaf_ids, pv.nleaves, rows, keep, h, c, err);
+      if (!have_pv) VF_FAIL(vf_error_set(err, VF_EINTERNAL, "payload without a parquet file"));
+      VF_TRY(pay_top(&pv, &r->spec.payload[f->index], &top, err));
+      VF_TRY(axp_array(pv.f, top, pv.data, pv.leaf_ids, pv.nleaves, rows, keep, h, c, err));
       break;
     }
-    case F_FILE: st = utf8_fixed(h, n, strlen(b->file_key), key_text, b->file_key, c, err); break;
+    case F_FILE: VF_TRY(utf8_fixed(h, n, strlen(b->file_key), key_text, b->file_key, c, err)); break;
     default: break; /* F_ROW: below, once nothing needs file_rows any more */
     }
   }
-  for (int i = 0; st == VF_OK && i < r->nfields; i++) {
+  for (int i = 0; i < r->nfields; i++) {
     if (r->fields[i].kind != F_ROW) continue;
     const void *rowsbuf = steal(h, (void **)&b->file_rows, sizeof(uint64_t)); /* uint64 < 2^63 */
-    if (!rowsbuf || !prim_child(h, out->children[i], (int64_t)n, rowsbuf)) st = oom(err);
+    if (!rowsbuf || !prim_child(h, out->children[i], (int64_t)n, rowsbuf)) VF_FAIL(oom(err));
   }
+  ax_holder_done(h);
+out:
   if (st != VF_OK) {
     memset(out, 0, sizeof *out);
     ax_holder_abandon(h);
-    return st;
   }
-  ax_holder_done(h);
-  return VF_OK;
+  return st;
 }
 
 /* The next non-empty batch into `out` (released = end of the stream). */
@@ -789,53 +787,48 @@ static vf_status plan_parquet(ax_reader *r, const vf_arrow_opts *o, vf_error *er
   io_source *src = NULL;
   pqt_file *f = NULL;
   vf_status st = corpus_open(&r->src.files.files[0], &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
   if (st != VF_OK) return st;
+  st = pqt_open(src, NULL, &f, err);
+  if (st != VF_OK) return st;
+  int nv = 0, np = 0;
   const pqt_schema *sc = pqt_schema_of(f);
   int n = o->ncolumns > 0 ? o->ncolumns : sc->ntop;
   r->vecs = vf_calloc((size_t)n + 1, sizeof *r->vecs);
   r->pays = vf_calloc((size_t)n + 1, sizeof *r->pays);
-  if (!r->vecs || !r->pays) st = oom(err);
-  int nv = 0, np = 0;
-  for (int i = 0; st == VF_OK && o->vectors_given && i < o->nvectors; i++)
-    if (pqt_find_top(f, o->vectors[i]) < 0) st = corpus_missing_column(f, o->vectors[i], err);
-  for (int i = 0; st == VF_OK && i < n; i++) {
+  if (!r->vecs || !r->pays) VF_FAIL(oom(err));
+  for (int i = 0; o->vectors_given && i < o->nvectors; i++)
+    if (pqt_find_top(f, o->vectors[i]) < 0) VF_FAIL(corpus_missing_column(f, o->vectors[i], err));
+  for (int i = 0; i < n; i++) {
     int top = o->ncolumns > 0 ? pqt_find_top(f, o->columns[i]) : sc->top[i];
-    if (top < 0) {
-      st = corpus_missing_column(f, o->columns[i], err);
-      break;
-    }
+    if (top < 0) VF_FAIL(corpus_missing_column(f, o->columns[i], err));
     char *name = own_name(r, sc->nodes[top].name);
-    if (!name) {
-      st = oom(err);
-      break;
-    }
+    if (!name) VF_FAIL(oom(err));
     int kind = corpus_vec_kind_of(f, top);
     bool vec;
     if (o->vectors_given) {
       vec = in_list(o->vectors, o->nvectors, name);
       if (vec && kind != CORPUS_VEC_DENSE && kind != CORPUS_VEC_SPARSE)
-        st = vf_error_set(err, VF_EUSAGE, "%s: column '%s' is not a dense (list<float>, FLBA) or "
-                          "sparse (struct{indices, values}) vector column", pqt_name(f), name);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: column '%s' is not a dense (list<float>, FLBA) or "
+                             "sparse (struct{indices, values}) vector column", pqt_name(f), name));
     } else {
       vec = kind == CORPUS_VEC_DENSE || kind == CORPUS_VEC_SPARSE;
     }
-    if (st != VF_OK) break;
     if (vec) {
       r->vecs[nv] = (corpus_vec_source){name, (corpus_vec_kind)kind, CORPUS_COSINE, name};
-      st = add_field(r, F_VEC, nv++, err);
+      VF_TRY(add_field(r, F_VEC, nv++, err));
     } else {
       r->pays[np] = (corpus_payload_source){name, name};
-      st = add_field(r, F_PAY, np++, err);
+      VF_TRY(add_field(r, F_PAY, np++, err));
     }
   }
-  for (int i = 0; st == VF_OK && o->vectors_given && i < o->nvectors; i++) {
+  for (int i = 0; o->vectors_given && i < o->nvectors; i++) {
     bool selected = false;
     for (int j = 0; j < nv; j++) selected |= strcmp(r->vecs[j].name, o->vectors[i]) == 0;
     if (!selected)
-      st = vf_error_set(err, VF_EUSAGE, "vectors: column '%s' is not among the selected columns",
-                        o->vectors[i]);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "vectors: column '%s' is not among the selected columns",
+                           o->vectors[i]));
   }
+out:
   pqt_close(f);
   r->auto_vectors = !o->vectors_given && nv > 0;
   r->spec.vectors = r->vecs;
@@ -856,17 +849,19 @@ static vf_status dataset_payload(ax_reader *r, corpus_payload_source **out, int 
   corpus_record_spec spec = r->src.spec;
   spec.payload_raw = true;
   corpus_records *rr = NULL;
-  vf_status st = corpus_records_open(&r->src.files.files[0], &spec, 0, &rr, err);
+  vf_status st = VF_OK;
+  VF_TRY(corpus_records_open(&r->src.files.files[0], &spec, 0, &rr, err));
   corpus_payload_view pv;
-  if (st == VF_OK && corpus_records_payload_view(rr, &pv) && pv.npayload > 0) {
+  if (corpus_records_payload_view(rr, &pv) && pv.npayload > 0) {
     *out = vf_calloc((size_t)pv.npayload, sizeof **out);
-    if (!*out) st = oom(err);
-    for (int i = 0; st == VF_OK && i < pv.npayload; i++) {
+    if (!*out) VF_FAIL(oom(err));
+    for (int i = 0; i < pv.npayload; i++) {
       char *name = own_name(r, pv.payload[i].column);
-      if (!name) st = oom(err);
-      else (*out)[(*n)++] = (corpus_payload_source){name, name};
+      if (!name) VF_FAIL(oom(err));
+      (*out)[(*n)++] = (corpus_payload_source){name, name};
     }
   }
+out:
   corpus_records_close(rr);
   return st;
 }
@@ -899,7 +894,7 @@ static vf_status plan_fields(ax_reader *r, const vf_arrow_opts *o, const corpus_
   if (!r->vecs || !r->pays) return oom(err);
   int nv = 0, np = 0;
   vf_status st = VF_OK;
-  for (int i = 0; st == VF_OK && i < n; i++) {
+  for (int i = 0; i < n; i++) {
     int vi = -1, pi = -1;
     if (o->ncolumns > 0) {
       for (int j = 0; j < all->nvectors && vi < 0; j++)
@@ -918,7 +913,7 @@ static vf_status plan_fields(ax_reader *r, const vf_arrow_opts *o, const corpus_
                           r->src.cfg.name ? r->src.cfg.name : "config", o->columns[i],
                           names.data ? (const char *)names.data : "");
         vf_buf_free(&names);
-        break;
+        goto out;
       }
     } else if (i < all->nvectors) {
       vi = i;
@@ -927,12 +922,13 @@ static vf_status plan_fields(ax_reader *r, const vf_arrow_opts *o, const corpus_
     }
     if (vi >= 0) {
       r->vecs[nv] = all->vectors[vi];
-      st = add_field(r, F_VEC, nv++, err);
+      VF_TRY(add_field(r, F_VEC, nv++, err));
     } else {
       r->pays[np] = all->payload[pi];
-      st = add_field(r, F_PAY, np++, err);
+      VF_TRY(add_field(r, F_PAY, np++, err));
     }
   }
+out:
   r->spec.vectors = r->vecs;
   r->spec.nvectors = nv;
   r->spec.payload = r->pays;
@@ -974,47 +970,47 @@ vf_status vf_arrow_open(const char *uri, const vf_arrow_opts *opts, struct Arrow
   r->with_id = o->with_id;
   r->provenance = o->provenance;
   corpus_source_opts so = {.id_root = o->id_root, .all_vectors = true};
-  vf_status st = corpus_source_open(uri, &so, &r->src, err);
-  if (st == VF_OK && r->with_id) st = add_field(r, F_ID, 0, err);
-  if (st == VF_OK) st = r->src.records ? plan_records(r, o, err) : plan_parquet(r, o, err);
-  if (st == VF_OK && r->provenance) st = add_field(r, F_FILE, 0, err);
-  if (st == VF_OK && r->provenance) st = add_field(r, F_ROW, 0, err);
-  if (st == VF_OK && o->id_expression) {
+  vf_status st = VF_OK;
+  VF_TRY(corpus_source_open(uri, &so, &r->src, err));
+  if (r->with_id) VF_TRY(add_field(r, F_ID, 0, err));
+  VF_TRY(r->src.records ? plan_records(r, o, err) : plan_parquet(r, o, err));
+  if (r->provenance) VF_TRY(add_field(r, F_FILE, 0, err));
+  if (r->provenance) VF_TRY(add_field(r, F_ROW, 0, err));
+  if (o->id_expression) {
     st = corpus_idexpr_parse(o->id_expression, &r->own_id, err);
-    if (st != VF_OK) vf_error_prefix(err, "id expression: ");
+    if (st != VF_OK) {
+      vf_error_prefix(err, "id expression: ");
+      goto out;
+    }
   }
-  if (st == VF_OK) {
-    r->spec.id = r->own_id ? r->own_id : r->src.records ? r->src.id : NULL;
-    r->spec.skip_bad_rows = o->skip_bad_rows;
-    r->spec.payload_raw = true;
-    r->id_uuid = 1;
-    r->dims = vf_calloc((size_t)r->spec.nvectors + 1, sizeof *r->dims);
-    if (!r->dims) st = oom(err);
-  }
+  r->spec.id = r->own_id ? r->own_id : r->src.records ? r->src.id : NULL;
+  r->spec.skip_bad_rows = o->skip_bad_rows;
+  r->spec.payload_raw = true;
+  r->id_uuid = 1;
+  r->dims = vf_calloc((size_t)r->spec.nvectors + 1, sizeof *r->dims);
+  if (!r->dims) VF_FAIL(oom(err));
   /* the first batch now: errors surface at open, and the schema needs its dims and id type */
-  if (st == VF_OK) st = next_batch(r, &r->pending, err);
-  if (st == VF_OK) r->has_pending = r->pending.release != NULL;
-  if (st == VF_OK && !r->have_type) {
+  VF_TRY(next_batch(r, &r->pending, err));
+  r->has_pending = r->pending.release != NULL;
+  if (!r->have_type) {
     /* no rows at all: the schema from the first file (dimensions unknown: 0) */
     r->fi = 0;
     corpus_records_close(r->rr);
     r->rr = NULL;
-    st = corpus_records_open(&r->src.files.files[0], &r->spec, 0, &r->rr, err);
-    if (st == VF_OK) st = build_type(r, err);
+    VF_TRY(corpus_records_open(&r->src.files.files[0], &r->spec, 0, &r->rr, err));
+    VF_TRY(build_type(r, err)); /* r->rr is closed by reader_free on failure */
     corpus_records_close(r->rr);
     r->rr = NULL;
     r->fi = r->src.files.n;
-  }
-  if (st != VF_OK) {
-    reader_free(r);
-    return st;
   }
   out->get_schema = ax_get_schema;
   out->get_next = ax_get_next;
   out->get_last_error = ax_get_last_error;
   out->release = ax_release;
   out->private_data = r;
-  return VF_OK;
+out:
+  if (st != VF_OK) reader_free(r);
+  return st;
 }
 
 /* vf_arrow_next(): see arrow.h. */

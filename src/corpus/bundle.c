@@ -113,17 +113,16 @@ static vf_status extract(const char *archive, const char *dir, vf_error *err) {
   char longname[4097] = "";
   bool have_long = false, got[3] = {false, false, false};
   uint8_t h[512];
+  char *dst = NULL;
   for (;;) {
-    if ((st = gz_read(gz, h, 512, archive, err)) != VF_OK) break;
+    VF_TRY(gz_read(gz, h, 512, archive, err));
     bool zero = true;
     for (int i = 0; i < 512 && zero; i++) zero = h[i] == 0;
     if (zero) break; /* end of archive */
     unsigned sum = 0;
     for (int i = 0; i < 512; i++) sum += (i >= 148 && i < 156) ? ' ' : h[i];
-    if (sum != (unsigned)octal((const char *)h + 148, 8)) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: not a tar archive (bad header checksum)", archive);
-      break;
-    }
+    if (sum != (unsigned)octal((const char *)h + 148, 8))
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: not a tar archive (bad header checksum)", archive));
     uint64_t size = octal((const char *)h + 124, 12);
     char type = (char)h[156];
     char name[4097];
@@ -142,16 +141,17 @@ static vf_status extract(const char *archive, const char *dir, vf_error *err) {
       }
       uint64_t padded = (size + 511) / 512 * 512;
       uint8_t *blk = vf_malloc((size_t)padded + 1);
-      if (!blk) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
-      }
+      if (!blk) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
       st = gz_read(gz, blk, (size_t)padded, archive, err);
       blk[size] = 0;
-      if (st == VF_OK && type == 'L') {
+      if (st != VF_OK) {
+        free(blk);
+        goto out;
+      }
+      if (type == 'L') {
         snprintf(longname, sizeof longname, "%s", (const char *)blk);
         have_long = true;
-      } else if (st == VF_OK) { /* records "len path=value\n" */
+      } else { /* records "len path=value\n" */
         const char *p = strstr((const char *)blk, " path=");
         if (p) {
           const char *e = strchr(p, '\n');
@@ -160,7 +160,6 @@ static vf_status extract(const char *archive, const char *dir, vf_error *err) {
         }
       }
       free(blk);
-      if (st != VF_OK) break;
       continue;
     }
     int want = -1;
@@ -168,27 +167,26 @@ static vf_status extract(const char *archive, const char *dir, vf_error *err) {
       for (int m = 0; m < 3; m++)
         if (!got[m] && strcmp(base_name(name), BD_MEMBERS[m]) == 0) want = m;
     FILE *out = NULL;
-    char *dst = NULL;
     if (want >= 0) {
       dst = join(dir, BD_MEMBERS[want]);
       out = dst ? fopen(dst, "wb") : NULL;
-      if (!out) {
-        st = vf_error_set(err, VF_EIO, "%s: cannot create %s: %s", archive, dst ? dst : dir, VF_STRERROR(errno));
-        free(dst);
-        break;
-      }
+      if (!out)
+        VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot create %s: %s", archive, dst ? dst : dir, VF_STRERROR(errno)));
     }
     st = copy_member(gz, size, out, archive, err);
-    if (out && fclose(out) != 0 && st == VF_OK)
-      st = vf_error_set(err, VF_EIO, "%s: cannot write %s", archive, dst);
+    int closed = out ? fclose(out) : 0;
+    if (st != VF_OK) goto out;
+    if (closed != 0) VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot write %s", archive, dst));
     free(dst);
-    if (want >= 0 && st == VF_OK) got[want] = true;
-    if (st != VF_OK) break;
+    dst = NULL;
+    if (want >= 0) got[want] = true;
   }
+  if (!got[0])
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no vectors.npy in the archive (an ann-filtering-benchmark "
+                         "bundle holds vectors.npy, payloads.jsonl and tests.jsonl)", archive));
+out:
+  free(dst);
   gzclose(gz);
-  if (st == VF_OK && !got[0])
-    st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors.npy in the archive (an ann-filtering-benchmark "
-                      "bundle holds vectors.npy, payloads.jsonl and tests.jsonl)", archive);
   return st;
 }
 
@@ -218,55 +216,50 @@ static vf_status archive_dir(const char *archive, char **out, vf_error *err) {
     fclose(fp);
   }
   vf_status st = VF_OK;
+  char *tmp = NULL;
   if (strcmp(have, want) != 0) {
     size_t tn = strlen(dir) + 48;
-    char *tmp = vf_malloc(tn);
-    if (!tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) {
-      snprintf(tmp, tn, "%s.tmp.%ld", dir, (long)getpid());
-      if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-        st = vf_error_set(err, VF_EIO, "%s: cannot create %s to extract into: %s", archive, tmp, VF_STRERROR(errno));
-    }
-    if (st == VF_OK) st = extract(archive, tmp, err);
-    char *ts = st == VF_OK ? join(tmp, BD_STAMP) : NULL;
-    if (st == VF_OK) {
-      FILE *sf = ts ? fopen(ts, "w") : NULL;
-      if (!sf || fputs(want, sf) < 0 || fclose(sf) != 0)
-        st = vf_error_set(err, VF_EIO, "%s: cannot write %s", archive, ts ? ts : tmp);
-    }
+    tmp = vf_malloc(tn);
+    if (!tmp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    snprintf(tmp, tn, "%s.tmp.%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot create %s to extract into: %s", archive, tmp, VF_STRERROR(errno)));
+    VF_TRY(extract(archive, tmp, err));
+    char *ts = join(tmp, BD_STAMP);
+    FILE *sf = ts ? fopen(ts, "w") : NULL;
+    if (!sf || fputs(want, sf) < 0 || fclose(sf) != 0)
+      st = vf_error_set(err, VF_EIO, "%s: cannot write %s", archive, ts ? ts : tmp);
     free(ts);
-    if (st == VF_OK) { /* replace an outdated extraction */
-      for (int m = 0; m < 3; m++) {
-        char *old = join(dir, BD_MEMBERS[m]);
-        if (old) unlink(old);
-        free(old);
-      }
-      unlink(stamp);
-      rmdir(dir);
-      if (rename(tmp, dir) != 0 && !(errno == ENOTEMPTY || errno == EEXIST))
-        st = vf_error_set(err, VF_EIO, "%s: cannot rename %s to %s: %s", archive, tmp, dir, VF_STRERROR(errno));
+    if (st != VF_OK) goto out;
+    /* replace an outdated extraction */
+    for (int m = 0; m < 3; m++) {
+      char *old = join(dir, BD_MEMBERS[m]);
+      if (old) unlink(old);
+      free(old);
     }
-    if (tmp) { /* a failed (or lost-race) extraction leaves nothing behind */
-      for (int m = 0; m < 3; m++) {
-        char *f = join(tmp, BD_MEMBERS[m]);
-        if (f) unlink(f);
-        free(f);
-      }
-      char *ts2 = join(tmp, BD_STAMP);
-      if (ts2) unlink(ts2);
-      free(ts2);
-      rmdir(tmp);
-      free(tmp);
+    unlink(stamp);
+    rmdir(dir);
+    if (rename(tmp, dir) != 0 && !(errno == ENOTEMPTY || errno == EEXIST))
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot rename %s to %s: %s", archive, tmp, dir, VF_STRERROR(errno)));
+  }
+  *out = dir;
+out:
+  if (tmp) { /* a failed (or lost-race) extraction leaves nothing behind */
+    for (int m = 0; m < 3; m++) {
+      char *f = join(tmp, BD_MEMBERS[m]);
+      if (f) unlink(f);
+      free(f);
     }
+    char *ts2 = join(tmp, BD_STAMP);
+    if (ts2) unlink(ts2);
+    free(ts2);
+    rmdir(tmp);
+    free(tmp);
     if (st == VF_OK) vf_log(VF_LOG_INFO, "%s: extracted into %s", archive, dir);
   }
   free(stamp);
-  if (st != VF_OK) {
-    free(dir);
-    return st;
-  }
-  *out = dir;
-  return VF_OK;
+  if (st != VF_OK) free(dir);
+  return st;
 }
 
 /* ---------------------------------------------------------------- API */
@@ -347,7 +340,7 @@ vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, v
   char chunk[1 << 16];
   size_t lineno = 0;
   bool eof = false;
-  while (st == VF_OK && !eof) {
+  while (!eof) {
     vf_buf_reset(&line);
     for (;;) { /* one line */
       if (!fgets(chunk, sizeof chunk, fp)) {
@@ -355,10 +348,9 @@ vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, v
         break;
       }
       size_t cl = strlen(chunk);
-      if ((st = vf_buf_append(&line, chunk, cl, err)) != VF_OK) break;
+      VF_TRY(vf_buf_append(&line, chunk, cl, err));
       if (cl && chunk[cl - 1] == '\n') break;
     }
-    if (st != VF_OK) break;
     lineno++;
     size_t ll = line.len;
     while (ll && (line.data[ll - 1] == '\n' || line.data[ll - 1] == '\r' || line.data[ll - 1] == ' ')) ll--;
@@ -367,57 +359,50 @@ vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, v
     snprintf(what, sizeof what, "%s:%zu", path, lineno);
     fj_clear(&t);
     uint32_t root;
-    if ((st = fj_parse(&t, (const char *)line.data, ll, true, what, &root, err)) != VF_OK) break;
+    VF_TRY(fj_parse(&t, (const char *)line.data, ll, true, what, &root, err));
     uint32_t q = fj_get(&t, root, "query", 5), c = fj_get(&t, root, "conditions", 10);
     uint32_t ids = fj_get(&t, root, "closest_ids", 11), sc = fj_get(&t, root, "closest_scores", 14);
     if (!q || t.nodes[q].t != FJ_ARR || !ids || t.nodes[ids].t != FJ_ARR) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: expected {\"query\": [...], \"conditions\": {...}, "
-                        "\"closest_ids\": [...], \"closest_scores\": [...]}", what);
-      break;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: expected {\"query\": [...], \"conditions\": {...}, "
+                           "\"closest_ids\": [...], \"closest_scores\": [...]}", what));
     }
     uint32_t dim = t.nodes[q].n;
     if (out->n == 0) out->dim = (int32_t)dim;
     if (dim == 0 || (int32_t)dim != out->dim) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: a query of %u values, %d in line 1", what, dim, out->dim);
-      break;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: a query of %u values, %d in line 1", what, dim, out->dim));
     }
     size_t i = out->n;
-    if ((st = grow((void **)&out->queries, &qcap, (i + 1) * dim, sizeof(float), err)) != VF_OK) break;
-    if ((st = grow((void **)&out->conditions, &ccap, i + 1, sizeof(char *), err)) != VF_OK) break;
-    if ((st = grow((void **)&out->offsets, &ocap, i + 2, sizeof(size_t), err)) != VF_OK) break;
+    VF_TRY(grow((void **)&out->queries, &qcap, (i + 1) * dim, sizeof(float), err));
+    VF_TRY(grow((void **)&out->conditions, &ccap, i + 1, sizeof(char *), err));
+    VF_TRY(grow((void **)&out->offsets, &ocap, i + 2, sizeof(size_t), err));
     uint32_t e = q + 1;
-    for (uint32_t k = 0; st == VF_OK && k < dim; k++, e = t.nodes[e].end) {
-      if (t.nodes[e].t != FJ_NUM) st = vf_error_set(err, VF_ECORRUPT, "%s: query value %u is not a number", what, k);
-      else out->queries[i * dim + k] = (float)t.nodes[e].d;
+    for (uint32_t k = 0; k < dim; k++, e = t.nodes[e].end) {
+      if (t.nodes[e].t != FJ_NUM) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query value %u is not a number", what, k));
+      out->queries[i * dim + k] = (float)t.nodes[e].d;
     }
-    if (st != VF_OK) break;
     out->conditions[i] = NULL;
     if (c && t.nodes[c].t == FJ_OBJ && t.nodes[c].n > 0) {
       vf_buf_reset(&cond);
-      if ((st = fj_write(&t, c, &cond, err)) != VF_OK) break;
+      VF_TRY(fj_write(&t, c, &cond, err));
       if (!(out->conditions[i] = vf_strndup((const char *)cond.data, cond.len))) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
       }
     } else if (c && t.nodes[c].t != FJ_OBJ && t.nodes[c].t != FJ_NULL) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: conditions must be an object", what);
-      break;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: conditions must be an object", what));
     }
     out->n = i + 1; /* conditions[i] is owned from here */
     uint32_t m = t.nodes[ids].n;
     bool have_sc = sc && t.nodes[sc].t == FJ_ARR && t.nodes[sc].n == m;
     if (sc && !have_sc) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: closest_scores must hold one score per closest id", what);
-      break;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: closest_scores must hold one score per closest id", what));
     }
-    if ((st = grow((void **)&out->ids, &hcap, nh + m + 1, sizeof(uint64_t), err)) != VF_OK) break;
-    if ((st = grow((void **)&out->scores, &scap, nh + m + 1, sizeof(float), err)) != VF_OK) break;
+    VF_TRY(grow((void **)&out->ids, &hcap, nh + m + 1, sizeof(uint64_t), err));
+    VF_TRY(grow((void **)&out->scores, &scap, nh + m + 1, sizeof(float), err));
     uint32_t a = ids + 1, b = have_sc ? sc + 1 : 0;
-    for (uint32_t k = 0; st == VF_OK && k < m; k++, a = t.nodes[a].end) {
+    for (uint32_t k = 0; k < m; k++, a = t.nodes[a].end) {
       const fj_node *x = &t.nodes[a];
       if (x->t != FJ_NUM || !x->isint || x->i < 0) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: closest_ids[%u] is not a point number", what, k);
-        break;
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: closest_ids[%u] is not a point number", what, k));
       }
       out->ids[nh + k] = (uint64_t)x->i;
       out->scores[nh + k] = 0;
@@ -430,8 +415,9 @@ vf_status corpus_bundle_tests_read(const char *path, corpus_bundle_tests *out, v
     nh += m;
     out->offsets[i + 1] = nh;
   }
-  if (st == VF_OK && ferror(fp)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
-  if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no queries", path);
+  if (ferror(fp)) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error", path));
+  if (out->n == 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no queries", path));
+out:
   fclose(fp);
   fj_free(&t);
   vf_buf_free(&line);

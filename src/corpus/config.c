@@ -78,8 +78,8 @@ static vf_status parse_vector(cctx *c, const cfg_node *kn, const cfg_node *v, vf
   if (!v || cfg_scalar_is_null(v))
     return cfg_cerr(c, kn->line, "%s: needs at least 'column' (or 'source' for a dataset)", path);
   vf_status st = cfg_expect_map(c, v, path);
-  if (st == VF_OK) st = cfg_check_keys(c, v, path, keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, path, keys)) != VF_OK) return st;
   const vf_cfg_datasource *ds = &c->cfg->datasource;
   const cfg_node *x;
   int kl = v->line, e;
@@ -213,32 +213,35 @@ static vf_status parse_vector_params(cctx *c, const cfg_node *v, const char *pat
   vf_buf_init(&real, 16u << 20);
   vf_buf_init(&masked, 16u << 20);
   bool any = false;
-  st = vf_buf_append(&real, "{", 1, c->err);
-  if (st == VF_OK) st = vf_buf_append(&masked, "{", 1, c->err);
-  for (const char *const *k = all; *k && st == VF_OK; k++) {
+  VF_TRY(vf_buf_append(&real, "{", 1, c->err));
+  VF_TRY(vf_buf_append(&masked, "{", 1, c->err));
+  for (const char *const *k = all; *k; k++) {
     if (!(x = cfg_map_get(v, *k, &kl))) continue;
     cfg_path_join(p, path, *k);
-    if (any) st = vf_buf_append(&real, ",", 1, c->err);
-    if (st == VF_OK && any) st = vf_buf_append(&masked, ",", 1, c->err);
+    if (any) {
+      VF_TRY(vf_buf_append(&real, ",", 1, c->err));
+      VF_TRY(vf_buf_append(&masked, ",", 1, c->err));
+    }
     any = true;
-    if (st == VF_OK) st = vf_json_string(&real, *k, strlen(*k), c->err);
-    if (st == VF_OK) st = vf_buf_append(&real, ":", 1, c->err);
-    if (st == VF_OK) st = vf_json_string(&masked, *k, strlen(*k), c->err);
-    if (st == VF_OK) st = vf_buf_append(&masked, ":", 1, c->err);
-    if (st == VF_OK) st = cfg_node_json(c, x, p, &real, &masked);
+    VF_TRY(vf_json_string(&real, *k, strlen(*k), c->err));
+    VF_TRY(vf_buf_append(&real, ":", 1, c->err));
+    VF_TRY(vf_json_string(&masked, *k, strlen(*k), c->err));
+    VF_TRY(vf_buf_append(&masked, ":", 1, c->err));
+    VF_TRY(cfg_node_json(c, x, p, &real, &masked));
   }
-  if (st == VF_OK) st = vf_buf_append(&real, "}", 2, c->err); /* with the NUL */
-  if (st == VF_OK) st = vf_buf_append(&masked, "}", 2, c->err);
-  if (st == VF_OK && (real.len != masked.len || memcmp(real.data, masked.data, real.len) != 0))
-    st = cfg_cerr(c, v->line,
-                  "%s: a secret variable in the vector's store parameters is not "
-                  "supported",
-                  path);
-  vf_buf_free(&masked);
-  if (st == VF_OK && any) {
+  VF_TRY(vf_buf_append(&real, "}", 2, c->err)); /* with the NUL */
+  VF_TRY(vf_buf_append(&masked, "}", 2, c->err));
+  if (real.len != masked.len || memcmp(real.data, masked.data, real.len) != 0)
+    VF_FAIL(cfg_cerr(c, v->line,
+                     "%s: a secret variable in the vector's store parameters is not "
+                     "supported",
+                     path));
+  if (any) {
     size_t n;
     out->params_json = (char *)vf_buf_take(&real, &n);
   }
+out:
+  vf_buf_free(&masked);
   vf_buf_free(&real);
   return st;
 }
@@ -271,8 +274,8 @@ static vf_status check_payload_indexes(cctx *c, const cfg_node *x) {
                                       "geo",     "text",    "datetime", "uuid", NULL};
   const char *path = "vectorstore.params.payload_indexes";
   vf_status st = cfg_expect_map(c, x, path);
-  if (st == VF_OK) st = cfg_check_keys(c, x, path, keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, x, path, keys)) != VF_OK) return st;
   const cfg_node *y;
   int kl = x->line, mode = 0, e;
   if ((y = cfg_map_get(x, "mode", &kl)) &&
@@ -329,8 +332,8 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
   const char *path = "vectorstore.params";
   vf_cfg_vectorstore *vs = &c->cfg->vectorstore;
   vf_status st = cfg_expect_map(c, v, path);
-  if (st == VF_OK) st = cfg_check_keys(c, v, path, keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, path, keys)) != VF_OK) return st;
   const cfg_node *x;
   int kl, e;
   if ((x = cfg_map_get(v, "hnsw", &kl))) {
@@ -375,19 +378,17 @@ static vf_status parse_params(cctx *c, const cfg_node *v) {
   vf_buf real, masked;
   vf_buf_init(&real, 64u << 20);
   vf_buf_init(&masked, 64u << 20);
-  st = cfg_node_json(c, v, path, &real, &masked);
-  if (st == VF_OK) st = vf_buf_append(&real, "", 1, c->err);
-  if (st == VF_OK) st = vf_buf_append(&masked, "", 1, c->err);
-  if (st != VF_OK) {
-    vf_buf_free(&real);
-    vf_buf_free(&masked);
-    return st;
-  }
+  VF_TRY(cfg_node_json(c, v, path, &real, &masked));
+  VF_TRY(vf_buf_append(&real, "", 1, c->err));
+  VF_TRY(vf_buf_append(&masked, "", 1, c->err));
   size_t n;
   free(vs->params_json);
   vs->params_json = (char *)vf_buf_take(&real, &n);
   c->cfg->internal->params_json_masked = (char *)vf_buf_take(&masked, &n);
-  return VF_OK;
+out:
+  vf_buf_free(&real);
+  vf_buf_free(&masked);
+  return st;
 }
 
 static vf_status parse_vectorstore(cctx *c, const cfg_node *v) {
@@ -401,8 +402,8 @@ static vf_status parse_vectorstore(cctx *c, const cfg_node *v) {
   int kl = 0, e;
   if (v) {
     st = cfg_expect_map(c, v, "vectorstore");
-    if (st == VF_OK) st = cfg_check_keys(c, v, "vectorstore", keys);
     if (st != VF_OK) return st;
+    if ((st = cfg_check_keys(c, v, "vectorstore", keys)) != VF_OK) return st;
     if ((x = cfg_map_get(v, "type", &kl))) {
       if ((st = cfg_get_enum(c, x, "vectorstore.type", types, &e)) != VF_OK) return st;
       vs->type = (vf_cfg_store_type)e;
@@ -494,8 +495,8 @@ static vf_status parse_loader(cctx *c, const cfg_node *v) {
                                      "wait",       "skip_bad_rows", NULL};
   vf_cfg_loader *l = &c->cfg->loader;
   vf_status st = cfg_expect_map(c, v, "loader");
-  if (st == VF_OK) st = cfg_check_keys(c, v, "loader", keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, "loader", keys)) != VF_OK) return st;
   const cfg_node *x;
   int kl;
   if ((x = cfg_map_get(v, "batch_size", &kl)) &&
@@ -532,8 +533,8 @@ static vf_status parse_dispatch(cctx *c, const cfg_node *v) {
   static const char *const engines[] = {"slurm", "local", NULL};
   vf_cfg_dispatch *d = &c->cfg->dispatch;
   vf_status st = cfg_expect_map(c, v, "dispatch");
-  if (st == VF_OK) st = cfg_check_keys(c, v, "dispatch", keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, "dispatch", keys)) != VF_OK) return st;
   const cfg_node *x;
   int kl, e;
   if ((x = cfg_map_get(v, "num_shards", &kl)) &&
@@ -561,8 +562,8 @@ static vf_status parse_resources(cctx *c, const cfg_node *v) {
   static const char *const keys[] = {"cpus", "memory", "partition", "time", NULL};
   vf_cfg_resources *r = &c->cfg->resources;
   vf_status st = cfg_expect_map(c, v, "resources");
-  if (st == VF_OK) st = cfg_check_keys(c, v, "resources", keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, "resources", keys)) != VF_OK) return st;
   const cfg_node *x;
   int kl;
   if ((x = cfg_map_get(v, "cpus", &kl)) &&
@@ -633,8 +634,10 @@ vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_con
   cfg->vectorstore.grpc_max_message_mb = 64;
   cctx c = {cfg->name, err, cfg};
   cfg_node *root = NULL;
-  vf_status st = cfg_tree_parse(text, len, cfg->name, &root, err);
-  if (st == VF_OK) st = parse_root(&c, root);
+  vf_status st = VF_OK;
+  VF_TRY(cfg_tree_parse(text, len, cfg->name, &root, err));
+  VF_TRY(parse_root(&c, root));
+out:
   cfg_node_free(root);
   if (st != VF_OK) vf_config_free(cfg);
   return st;
@@ -651,27 +654,26 @@ vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err) {
   vf_buf_init(&b, VF_CONFIG_MAX_BYTES + 1);
   vf_status st = VF_OK;
   for (;;) {
-    if ((st = vf_buf_reserve(&b, 65536, err)) != VF_OK) {
-      st = vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", path,
-                        VF_CONFIG_MAX_BYTES);
-      break;
-    }
+    if (vf_buf_reserve(&b, 65536, err) != VF_OK)
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", path,
+                           VF_CONFIG_MAX_BYTES));
     size_t want = b.cap - b.len;
     if (want > VF_CONFIG_MAX_BYTES + 1 - b.len) want = VF_CONFIG_MAX_BYTES + 1 - b.len;
     size_t got = fread(b.data + b.len, 1, want, f);
     b.len += got;
-    if (b.len > VF_CONFIG_MAX_BYTES) {
-      st = vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", path,
-                        VF_CONFIG_MAX_BYTES);
-      break;
-    }
+    if (b.len > VF_CONFIG_MAX_BYTES)
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", path,
+                           VF_CONFIG_MAX_BYTES));
     if (got < want) {
-      if (ferror(f)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
+      if (ferror(f)) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error", path));
       break;
     }
   }
   fclose(f);
-  if (st == VF_OK) st = vf_config_parse(b.data ? (const char *)b.data : "", b.len, path, cfg, err);
+  f = NULL;
+  VF_TRY(vf_config_parse(b.data ? (const char *)b.data : "", b.len, path, cfg, err));
+out:
+  if (f) fclose(f);
   vf_buf_free(&b);
   return st;
 }

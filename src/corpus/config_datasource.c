@@ -77,8 +77,8 @@ static vf_status parse_component(cctx *c, const cfg_node *v, const char *path, b
   static const char *const part_keys[] = {"count", "start", "path", "link", NULL};
   char p[CFG_PATH_MAX], pp[CFG_PATH_MAX];
   vf_status st = cfg_expect_map(c, v, path);
-  if (st == VF_OK) st = cfg_check_keys(c, v, path, keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, path, keys)) != VF_OK) return st;
   out->present = true;
   out->cache = c->cfg->datasource.cache;
   const cfg_node *x;
@@ -146,9 +146,7 @@ static vf_status parse_component(cctx *c, const cfg_node *v, const char *path, b
       return cfg_cerr(c, x->line, "%s: expected a single value, got %s", p, cfg_kind_name(x));
     vf_buf jb;
     vf_buf_init(&jb, CFG_MAX_VALUE * 2 + 16);
-    st = cfg_scalar_json(c, x, p, &jb);
-    if (st == VF_OK) st = vf_buf_append(&jb, "", 1, c->err);
-    if (st != VF_OK) {
+    if ((st = cfg_scalar_json(c, x, p, &jb)) != VF_OK || (st = vf_buf_append(&jb, "", 1, c->err)) != VF_OK) {
       vf_buf_free(&jb);
       return st;
     }
@@ -295,16 +293,15 @@ static vf_status build_uri(cctx *c, const char *scheme, const char *container, c
     tail++;
   vf_buf u;
   VF_BUF_INIT(&u, VF_BUF_MAX_URL);
-  vf_status st = vf_buf_printf(&u, c->err, "%s%s%s%s", scheme, container,
-                               *tail || always_slash ? "/" : "", tail);
-  if (st == VF_OK) st = vf_buf_append(&u, "", 1, c->err);
-  if (st != VF_OK) {
-    vf_buf_free(&u);
-    return st;
-  }
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(&u, c->err, "%s%s%s%s", scheme, container,
+                       *tail || always_slash ? "/" : "", tail));
+  VF_TRY(vf_buf_append(&u, "", 1, c->err));
   size_t n;
   *out = (char *)vf_buf_take(&u, &n);
-  return VF_OK;
+out:
+  vf_buf_free(&u);
+  return st;
 }
 
 vf_status cfg_parse_datasource(cctx *c, const cfg_node *v) {
@@ -322,8 +319,8 @@ vf_status cfg_parse_datasource(cctx *c, const cfg_node *v) {
   char p[CFG_PATH_MAX];
   vf_cfg_datasource *ds = &c->cfg->datasource;
   vf_status st = cfg_expect_map(c, v, path);
-  if (st == VF_OK) st = cfg_check_keys(c, v, path, keys);
   if (st != VF_OK) return st;
+  if ((st = cfg_check_keys(c, v, path, keys)) != VF_OK) return st;
   const cfg_node *x;
   int kl = v->line, e;
   bool secret = false;

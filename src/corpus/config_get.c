@@ -378,32 +378,31 @@ vf_status cfg_node_json(cctx *c, const cfg_node *v, const char *path, vf_buf *re
     return vf_buf_append(masked, real->data + before, real->len - before, c->err);
   }
   bool map = v->kind == CFG_MAP;
-  st = vf_json_raw(real, map ? "{" : "[", c->err);
-  if (st == VF_OK) st = vf_json_raw(masked, map ? "{" : "[", c->err);
-  for (size_t i = 0; st == VF_OK && i < v->n; i++) {
+  VF_TRY(vf_json_raw(real, map ? "{" : "[", c->err));
+  VF_TRY(vf_json_raw(masked, map ? "{" : "[", c->err));
+  for (size_t i = 0; i < v->n; i++) {
     char p[CFG_PATH_MAX];
     if (i) {
-      st = vf_json_raw(real, ",", c->err);
-      if (st == VF_OK) st = vf_json_raw(masked, ",", c->err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_json_raw(real, ",", c->err));
+      VF_TRY(vf_json_raw(masked, ",", c->err));
     }
     const cfg_node *item;
     if (map) {
       const cfg_node *k = v->items[2 * i];
       item = v->items[2 * i + 1];
       cfg_path_join(p, path, k->text);
-      st = vf_json_string(real, k->text, k->len, c->err);
-      if (st == VF_OK) st = vf_json_string(masked, k->text, k->len, c->err);
-      if (st == VF_OK) st = vf_json_raw(real, ":", c->err);
-      if (st == VF_OK) st = vf_json_raw(masked, ":", c->err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_json_string(real, k->text, k->len, c->err));
+      VF_TRY(vf_json_string(masked, k->text, k->len, c->err));
+      VF_TRY(vf_json_raw(real, ":", c->err));
+      VF_TRY(vf_json_raw(masked, ":", c->err));
     } else {
       item = v->items[i];
       cfg_path_index(p, path, i);
     }
-    st = cfg_node_json(c, item, p, real, masked);
+    VF_TRY(cfg_node_json(c, item, p, real, masked));
   }
-  if (st == VF_OK) st = vf_json_raw(real, map ? "}" : "]", c->err);
-  if (st == VF_OK) st = vf_json_raw(masked, map ? "}" : "]", c->err);
+  VF_TRY(vf_json_raw(real, map ? "}" : "]", c->err));
+  VF_TRY(vf_json_raw(masked, map ? "}" : "]", c->err));
+out:
   return st;
 }

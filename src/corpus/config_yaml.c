@@ -431,14 +431,13 @@ vf_status cfg_expand(const char *name, const cfg_node *scalar, const char *path,
   expander x = {name, scalar->line, path, err, false};
   vf_buf b;
   vf_buf_init(&b, CFG_MAX_VALUE + 1);
-  vf_status st = expand(&x, scalar->text, scalar->len, &b, 0);
-  if (st == VF_OK) st = put(&x, &b, "", 1); /* NUL terminator */
-  *secret = x.secret;
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  vf_status st = VF_OK;
+  VF_TRY(expand(&x, scalar->text, scalar->len, &b, 0));
+  VF_TRY(put(&x, &b, "", 1)); /* NUL terminator */
   size_t n;
   *out = (char *)vf_buf_take(&b, &n);
-  return VF_OK;
+out:
+  *secret = x.secret;
+  vf_buf_free(&b);
+  return st;
 }

@@ -152,17 +152,18 @@ static vf_status stage_open(const char *out_dir, char **stage, vf_error *err) {
   while (l > 1 && out[l - 1] == '/') out[--l] = 0;
   char *slash = strrchr(out, '/');
   char *parent = slash ? vf_strndup(out, slash == out ? 1 : (size_t)(slash - out)) : vf_strdup(".");
-  vf_status st =
-      parent ? vf_mkdir_p(parent, 0777, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = vf_temp_sweep(parent, slash ? slash + 1 : out, NULL, err);
-  if (st == VF_OK && !(*stage = vf_temp_path(out, "tmp")))
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK && mkdir(*stage, 0777) != 0) {
+  vf_status st = VF_OK;
+  if (!parent) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(vf_mkdir_p(parent, 0777, err));
+  VF_TRY(vf_temp_sweep(parent, slash ? slash + 1 : out, NULL, err));
+  if (!(*stage = vf_temp_path(out, "tmp"))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  if (mkdir(*stage, 0777) != 0) {
     st = vf_error_set(err, VF_EIO, "%s: cannot create the staging directory: %s", *stage,
                       VF_STRERROR(errno));
     free(*stage);
     *stage = NULL;
   }
+out:
   free(parent);
   free(out);
   return st;
@@ -212,20 +213,18 @@ static vf_status scan_existing(const char *dir, int depth, cv_existing *ex, vf_e
   }
   vf_status st = VF_OK;
   struct dirent *e;
-  while (st == VF_OK && (e = readdir(d)) != NULL) {
+  char *path = NULL;
+  while ((e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
     size_t l = strlen(dir) + strlen(e->d_name) + 2;
-    char *path = vf_malloc(l);
-    if (!path) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    path = vf_malloc(l);
+    if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     snprintf(path, l, "%s/%s", dir, e->d_name);
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
       /* eval/ holds evaluation artifacts, not corpus files (DESIGN.md) */
       if (depth < 32 && strcmp(e->d_name, "eval") != 0)
-        st = scan_existing(path, depth + 1, ex, err);
+        VF_TRY(scan_existing(path, depth + 1, ex, err));
     } else if (ends_with_parquet(e->d_name)) {
       long long b = depth == 0 ? batch_number(e->d_name) : -1;
       if (b < 0 && !ex->other) ex->other = vf_strdup(path);
@@ -235,7 +234,10 @@ static vf_status scan_existing(const char *dir, int depth, cv_existing *ex, vf_e
       }
     }
     free(path);
+    path = NULL;
   }
+out:
+  free(path);
   closedir(d);
   return st;
 }

@@ -95,12 +95,11 @@ static vf_status path_parse(fcomp *c, const char *where, const char *s, size_t n
   if (!out->items) return cnomem(c);
   vf_status st = VF_OK;
   bool first = true;
-  while (st == VF_OK && (i < n || first)) {
+  while (i < n || first) {
     if (out->n == cap) {
       fp_item *ni = vf_realloc(out->items, 2 * cap * sizeof *ni);
       if (!ni) {
-        st = cnomem(c);
-        break;
+        VF_FAIL(cnomem(c));
       }
       memset(ni + cap, 0, cap * sizeof *ni);
       out->items = ni;
@@ -123,9 +122,8 @@ static vf_status path_parse(fcomp *c, const char *where, const char *s, size_t n
         uint64_t v = 0;
         while (j < n && s[j] >= '0' && s[j] <= '9' && v < ((uint64_t)1 << 40)) v = v * 10 + (uint64_t)(s[j++] - '0');
         if (j == i + 1 || j >= n || s[j] != ']') {
-          st = cfail(c, where, "key '%.*s': expected a number or nothing between [ and ] at byte %zu",
-                     (int)(n > 200 ? 200 : n), s, i);
-          break;
+          VF_FAIL(cfail(c, where, "key '%.*s': expected a number or nothing between [ and ] at byte %zu",
+                        (int)(n > 200 ? 200 : n), s, i));
         }
         it->kind = FP_INDEX;
         it->index = v;
@@ -133,9 +131,8 @@ static vf_status path_parse(fcomp *c, const char *where, const char *s, size_t n
         out->n++;
         continue;
       } else {
-        st = cfail(c, where, "key '%.*s': expected '.', '[' or the end at byte %zu",
-                   (int)(n > 200 ? 200 : n), s, i);
-        break;
+        VF_FAIL(cfail(c, where, "key '%.*s': expected '.', '[' or the end at byte %zu",
+                      (int)(n > 200 ? 200 : n), s, i));
       }
     }
     first = false;
@@ -145,28 +142,26 @@ static vf_status path_parse(fcomp *c, const char *where, const char *s, size_t n
       a = ++i;
       while (i < n && s[i] != '"' && s[i] != '\\') i++;
       if (i >= n || s[i] != '"') {
-        st = cfail(c, where, "key '%.*s': a quoted name needs its closing '\"' (and no '\\')",
-                   (int)(n > 200 ? 200 : n), s);
-        break;
+        VF_FAIL(cfail(c, where, "key '%.*s': a quoted name needs its closing '\"' (and no '\\')",
+                      (int)(n > 200 ? 200 : n), s));
       }
       b = i++;
     } else {
       while (i < n && raw_char((unsigned char)s[i])) i++;
       b = i;
       if (a == b) {
-        st = cfail(c, where, "key '%.*s': expected a name (letters, digits, _ or -, or \"quoted\") at byte %zu",
-                   (int)(n > 200 ? 200 : n), s, a);
-        break;
+        VF_FAIL(cfail(c, where, "key '%.*s': expected a name (letters, digits, _ or -, or \"quoted\") at byte %zu",
+                      (int)(n > 200 ? 200 : n), s, a));
       }
     }
     it->kind = FP_KEY;
     it->klen = b - a;
     if (!(it->key = dup_n(s + a, b - a))) {
-      st = cnomem(c);
-      break;
+      VF_FAIL(cnomem(c));
     }
     out->n++;
   }
+out:
   if (st != VF_OK) path_free(out);
   return st;
 }
@@ -187,8 +182,8 @@ static vf_status key_path(fcomp *c, const char *where, uint32_t v, fpath *out) {
   const fj_node *n = nd(c, v);
   if (n->t != FJ_STR) return cfail(c, where, "a key must be a string");
   vf_status st = path_parse(c, where, fj_str(c->t, n), n->n, out);
-  if (st == VF_OK) st = note_key(c, out);
-  return st;
+  if (st != VF_OK) return st;
+  return note_key(c, out);
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -485,47 +480,45 @@ static vf_status compile_field(fcomp *c, const char *where, uint32_t v, fcond *x
   x->kind = FC_FIELD;
   char w[256];
   vf_status st = VF_OK;
-  for (uint32_t m = mem_first(c, v); st == VF_OK && m; m = mem_next(c, v, m)) {
+  for (uint32_t m = mem_first(c, v); m; m = mem_next(c, v, m)) {
     const char *name = fj_str(c->t, nd(c, m));
     uint32_t val = m + 1;
     sub_where(w, sizeof w, where, name, -1);
     if (key_is(c, m, "key")) {
-      st = key_path(c, w, val, &x->path);
+      VF_TRY(key_path(c, w, val, &x->path));
       continue;
     }
     if (nd(c, val)->t == FJ_NULL) continue; /* Qdrant: a null part is absent */
     if (key_is(c, m, "match")) {
       x->parts |= FF_MATCH;
-      st = compile_match(c, w, val, x);
+      VF_TRY(compile_match(c, w, val, x));
     } else if (key_is(c, m, "range")) {
-      st = compile_range(c, w, val, x);
+      VF_TRY(compile_range(c, w, val, x));
     } else if (key_is(c, m, "geo_bounding_box")) {
-      st = compile_geo(c, w, val, true, x);
+      VF_TRY(compile_geo(c, w, val, true, x));
     } else if (key_is(c, m, "geo_radius")) {
-      st = compile_geo(c, w, val, false, x);
+      VF_TRY(compile_geo(c, w, val, false, x));
     } else if (key_is(c, m, "values_count")) {
-      st = compile_vcount(c, w, val, x);
+      VF_TRY(compile_vcount(c, w, val, x));
     } else if (key_is(c, m, "is_empty") || key_is(c, m, "is_null")) {
       bool e = key_is(c, m, "is_empty");
       uint8_t t = nd(c, val)->t;
-      if (t != FJ_TRUE && t != FJ_FALSE) {
-        st = cfail(c, w, "expected true or false");
-        break;
-      }
+      if (t != FJ_TRUE && t != FJ_FALSE) VF_FAIL(cfail(c, w, "expected true or false"));
       x->parts |= e ? FF_IS_EMPTY : FF_IS_NULL;
       if (e) x->is_empty = t == FJ_TRUE;
       else x->is_null = t == FJ_TRUE;
     } else if (key_is(c, m, "geo_polygon")) {
-      st = vf_error_set(c->err, VF_EUNSUPPORTED, "%s: filter at %s: geo_polygon is not supported "
-                        "by vforge's evaluator", c->what, w);
+      VF_FAIL(vf_error_set(c->err, VF_EUNSUPPORTED, "%s: filter at %s: geo_polygon is not supported "
+                           "by vforge's evaluator", c->what, w));
     } else {
-      st = cfail(c, where, "unknown key '%s' in a field condition (expected key, match, range, "
-                 "geo_bounding_box, geo_radius, values_count, is_empty, is_null)", name);
+      VF_FAIL(cfail(c, where, "unknown key '%s' in a field condition (expected key, match, range, "
+                    "geo_bounding_box, geo_radius, values_count, is_empty, is_null)", name));
     }
   }
-  if (st == VF_OK && !x->parts)
-    st = cfail(c, where, "a field condition needs one of match, range, geo_bounding_box, "
-               "geo_radius, values_count, is_empty, is_null");
+  if (!x->parts)
+    VF_FAIL(cfail(c, where, "a field condition needs one of match, range, geo_bounding_box, "
+                  "geo_radius, values_count, is_empty, is_null"));
+out:
   return st;
 }
 
@@ -626,15 +619,15 @@ static vf_status compile_condition(fcomp *c, const char *where, uint32_t v, fcon
       if (nd(c, val)->t != FJ_OBJ) return cfail(c, w, "nested is an object {key, filter}");
       x->kind = FC_NESTED;
       uint32_t fv = 0;
-      vf_status st = VF_OK;
-      for (uint32_t q = mem_first(c, val); st == VF_OK && q; q = mem_next(c, val, q)) {
+      for (uint32_t q = mem_first(c, val); q; q = mem_next(c, val, q)) {
         char wq[256];
         sub_where(wq, sizeof wq, w, fj_str(c->t, nd(c, q)), -1);
+        vf_status st = VF_OK;
         if (key_is(c, q, "key")) st = key_path(c, wq, q + 1, &x->path);
         else if (key_is(c, q, "filter")) fv = q + 1;
         else st = cfail(c, w, "unknown key '%s' (expected key, filter)", fj_str(c->t, nd(c, q)));
+        if (st != VF_OK) return st;
       }
-      if (st != VF_OK) return st;
       if (!x->path.n || !fv) return cfail(c, w, "nested needs key and filter");
       if (x->path.items[x->path.n - 1].kind != FP_WILD) { /* Qdrant's array_key(): key[] */
         fp_item *ni = vf_realloc(x->path.items, (x->path.n + 1) * sizeof *ni);
@@ -648,7 +641,7 @@ static vf_status compile_condition(fcomp *c, const char *where, uint32_t v, fcon
       sub_where(wf, sizeof wf, w, "filter", -1);
       bool was = c->nested;
       c->nested = true;
-      st = compile_filter(c, wf, fv, x->sub);
+      vf_status st = compile_filter(c, wf, fv, x->sub);
       c->nested = was;
       return st;
     }
@@ -683,48 +676,46 @@ static vf_status compile_filter(fcomp *c, const char *where, uint32_t v, fcond *
   x->kind = FC_FILTER;
   if (nd(c, v)->t != FJ_OBJ) return cfail(c, where, "a filter is a JSON object");
   vf_status st = VF_OK;
-  for (uint32_t m = mem_first(c, v); st == VF_OK && m; m = mem_next(c, v, m)) {
+  for (uint32_t m = mem_first(c, v); m; m = mem_next(c, v, m)) {
     char w[256];
     const char *name = fj_str(c->t, nd(c, m));
     uint32_t val = m + 1;
     sub_where(w, sizeof w, where, name, -1);
     bool null = nd(c, val)->t == FJ_NULL;
     if (key_is(c, m, "must")) {
-      if (!null) st = compile_list(c, w, val, &x->must, &x->nmust);
+      if (!null) VF_TRY(compile_list(c, w, val, &x->must, &x->nmust));
     } else if (key_is(c, m, "should")) {
       x->has_should = !null;
-      if (!null) st = compile_list(c, w, val, &x->should, &x->nshould);
+      if (!null) VF_TRY(compile_list(c, w, val, &x->should, &x->nshould));
     } else if (key_is(c, m, "must_not")) {
-      if (!null) st = compile_list(c, w, val, &x->must_not, &x->nmust_not);
+      if (!null) VF_TRY(compile_list(c, w, val, &x->must_not, &x->nmust_not));
     } else if (key_is(c, m, "min_should")) {
       if (null) continue;
-      if (nd(c, val)->t != FJ_OBJ) {
-        st = cfail(c, w, "min_should is an object {conditions, min_count}");
-        break;
-      }
+      if (nd(c, val)->t != FJ_OBJ) VF_FAIL(cfail(c, w, "min_should is an object {conditions, min_count}"));
       bool hc = false, hm = false;
-      for (uint32_t q = mem_first(c, val); st == VF_OK && q; q = mem_next(c, val, q)) {
+      for (uint32_t q = mem_first(c, val); q; q = mem_next(c, val, q)) {
         char wq[256];
         sub_where(wq, sizeof wq, w, fj_str(c->t, nd(c, q)), -1);
         if (key_is(c, q, "conditions")) {
           hc = true;
-          if (nd(c, q + 1)->t != FJ_ARR) st = cfail(c, wq, "expected an array of conditions");
-          else st = compile_list(c, wq, q + 1, &x->min, &x->nmin);
+          if (nd(c, q + 1)->t != FJ_ARR) VF_FAIL(cfail(c, wq, "expected an array of conditions"));
+          else VF_TRY(compile_list(c, wq, q + 1, &x->min, &x->nmin));
         } else if (key_is(c, q, "min_count")) {
           hm = true;
-          st = uint_of(c, wq, q + 1, &x->min_count);
-          if (st == VF_OK && x->min_count < 1) st = cfail(c, wq, "min_count must be at least 1");
+          VF_TRY(uint_of(c, wq, q + 1, &x->min_count));
+          if (x->min_count < 1) VF_FAIL(cfail(c, wq, "min_count must be at least 1"));
         } else {
-          st = cfail(c, w, "unknown key '%s' (expected conditions, min_count)", fj_str(c->t, nd(c, q)));
+          VF_FAIL(cfail(c, w, "unknown key '%s' (expected conditions, min_count)", fj_str(c->t, nd(c, q))));
         }
       }
-      if (st == VF_OK && (!hc || !hm)) st = cfail(c, w, "min_should needs conditions and min_count");
+      if (!hc || !hm) VF_FAIL(cfail(c, w, "min_should needs conditions and min_count"));
       x->has_min = true;
     } else {
-      st = cfail(c, where, "unknown key '%s' (a filter has must, should, must_not, min_should; a "
-                 "condition key, match, range, is_empty, is_null, has_id, nested)", name);
+      VF_FAIL(cfail(c, where, "unknown key '%s' (a filter has must, should, must_not, min_should; a "
+                    "condition key, match, range, is_empty, is_null, has_id, nested)", name));
     }
   }
+out:
   return st;
 }
 
@@ -735,20 +726,20 @@ static vf_status compile_filter(fcomp *c, const char *where, uint32_t v, fcond *
 static vf_status conv_entry(fcomp *c, const char *where, uint32_t e, vf_buf *o, bool *first) {
   if (nd(c, e)->t != FJ_OBJ) return cfail(c, where, "a conditions entry is an object {field: {type: criteria}}");
   vf_status st = VF_OK;
-  for (uint32_t m = mem_first(c, e); st == VF_OK && m; m = mem_next(c, e, m)) {
+  for (uint32_t m = mem_first(c, e); m; m = mem_next(c, e, m)) {
     uint32_t bytype = m + 1;
     char w[256];
     const fj_node *fk = nd(c, m);
     sub_where(w, sizeof w, where, fj_str(c->t, fk), -1);
     if (nd(c, bytype)->t != FJ_OBJ) return cfail(c, w, "expected {condition_type: criteria}");
-    for (uint32_t q = mem_first(c, bytype); st == VF_OK && q; q = mem_next(c, bytype, q)) {
+    for (uint32_t q = mem_first(c, bytype); q; q = mem_next(c, bytype, q)) {
       uint32_t crit = q + 1;
       char wq[256];
       sub_where(wq, sizeof wq, w, fj_str(c->t, nd(c, q)), -1);
       if (nd(c, crit)->t != FJ_OBJ) return cfail(c, wq, "expected an object of criteria");
-      st = vf_json_raw(o, *first ? "{\"key\":" : ",{\"key\":", c->err);
+      VF_TRY(vf_json_raw(o, *first ? "{\"key\":" : ",{\"key\":", c->err));
       *first = false;
-      if (st == VF_OK) st = vf_json_string(o, fj_str(c->t, fk), fk->n, c->err);
+      VF_TRY(vf_json_string(o, fj_str(c->t, fk), fk->n, c->err));
       const char *want = NULL, *part = NULL;
       if (key_is(c, q, "match")) want = "value", part = "match";
       else if (key_is(c, q, "match_any")) want = "any", part = "match";
@@ -757,57 +748,59 @@ static vf_status conv_entry(fcomp *c, const char *where, uint32_t e, vf_buf *o, 
       else if (key_is(c, q, "geo")) part = "geo_radius";
       else
         return cfail(c, wq, "unknown condition type (expected match, match_any, match_text, range, geo)");
-      if (st == VF_OK) st = vf_buf_printf(o, c->err, ",\"%s\":", part);
-      if (st != VF_OK) break;
+      VF_TRY(vf_buf_printf(o, c->err, ",\"%s\":", part));
       if (want) {
         uint32_t val = fj_get(c->t, crit, want, strlen(want));
         if (!val) return cfail(c, wq, "needs '%s'", want);
-        st = vf_buf_printf(o, c->err, "{\"%s\":", want);
-        if (st == VF_OK) st = fj_write(c->t, val, o, c->err);
-        if (st == VF_OK) st = vf_json_raw(o, "}", c->err);
+        VF_TRY(vf_buf_printf(o, c->err, "{\"%s\":", want));
+        VF_TRY(fj_write(c->t, val, o, c->err));
+        VF_TRY(vf_json_raw(o, "}", c->err));
       } else if (key_is(c, q, "range")) {
-        st = fj_write(c->t, crit, o, c->err);
+        VF_TRY(fj_write(c->t, crit, o, c->err));
       } else {
         uint32_t lat = fj_get(c->t, crit, "lat", 3), lon = fj_get(c->t, crit, "lon", 3);
         uint32_t rad = fj_get(c->t, crit, "radius", 6);
         if (!lat || !lon || !rad || nd(c, lat)->t != FJ_NUM || nd(c, lon)->t != FJ_NUM ||
             nd(c, rad)->t != FJ_NUM)
           return cfail(c, wq, "geo needs numeric lat, lon and radius");
-        st = vf_json_raw(o, "{\"center\":{\"lon\":", c->err);
-        if (st == VF_OK) st = fj_write(c->t, lon, o, c->err);
-        if (st == VF_OK) st = vf_json_raw(o, ",\"lat\":", c->err);
-        if (st == VF_OK) st = fj_write(c->t, lat, o, c->err);
-        if (st == VF_OK) st = vf_json_raw(o, "},\"radius\":", c->err);
-        if (st == VF_OK) st = fj_write(c->t, rad, o, c->err);
-        if (st == VF_OK) st = vf_json_raw(o, "}", c->err);
+        VF_TRY(vf_json_raw(o, "{\"center\":{\"lon\":", c->err));
+        VF_TRY(fj_write(c->t, lon, o, c->err));
+        VF_TRY(vf_json_raw(o, ",\"lat\":", c->err));
+        VF_TRY(fj_write(c->t, lat, o, c->err));
+        VF_TRY(vf_json_raw(o, "},\"radius\":", c->err));
+        VF_TRY(fj_write(c->t, rad, o, c->err));
+        VF_TRY(vf_json_raw(o, "}", c->err));
       }
-      if (st == VF_OK) st = vf_json_raw(o, "}", c->err);
+      VF_TRY(vf_json_raw(o, "}", c->err));
     }
   }
+out:
   return st;
 }
 
 static vf_status convert_conditions(fcomp *c, uint32_t root, vf_buf *o) {
-  vf_status st = vf_json_raw(o, "{", c->err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(o, "{", c->err));
   bool any_clause = false;
-  for (int pass = 0; st == VF_OK && pass < 2; pass++) {
+  for (int pass = 0; pass < 2; pass++) {
     const char *op = pass ? "or" : "and";
     uint32_t v = fj_get(c->t, root, op, strlen(op));
     if (!v || nd(c, v)->t == FJ_NULL) continue;
     if (nd(c, v)->t != FJ_ARR) return cfail(c, op, "expected an array of conditions");
     if (nd(c, v)->n == 0) continue; /* {"and": []} carries no condition (bfb) */
-    st = vf_buf_printf(o, c->err, "%s\"%s\":[", any_clause ? "," : "", pass ? "should" : "must");
+    VF_TRY(vf_buf_printf(o, c->err, "%s\"%s\":[", any_clause ? "," : "", pass ? "should" : "must"));
     any_clause = true;
     bool first = true;
     long i = 0;
-    for (uint32_t e = v + 1; st == VF_OK && e; e = el_next(c, v, e), i++) {
+    for (uint32_t e = v + 1; e; e = el_next(c, v, e), i++) {
       char w[64];
       snprintf(w, sizeof w, "%s[%ld]", op, i);
-      st = conv_entry(c, w, e, o, &first);
+      VF_TRY(conv_entry(c, w, e, o, &first));
     }
-    if (st == VF_OK) st = vf_json_raw(o, "]", c->err);
+    VF_TRY(vf_json_raw(o, "]", c->err));
   }
-  if (st == VF_OK) st = vf_json_raw(o, "}", c->err);
+  VF_TRY(vf_json_raw(o, "}", c->err));
+out:
   return st;
 }
 
@@ -852,35 +845,33 @@ vf_status flt_parse(const char *text, size_t len, const char *what, flt_filter *
   vf_buf_init(&conv, FLT_MAX_TEXT * 4);
   flt_filter *f = vf_calloc(1, sizeof *f);
   uint32_t root = 0;
-  vf_status st = f ? fj_parse(&t, text, len, false, what, &root, err)
-                   : vf_error_set(err, VF_ENOMEM, "%s: out of memory", what);
+  vf_status st = VF_OK;
+  if (!f) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", what));
+  st = fj_parse(&t, text, len, false, what, &root, err);
   if (st == VF_ECORRUPT) err->code = st = VF_EUSAGE; /* bad filter JSON is bad usage */
+  if (st != VF_OK) goto out;
   fcomp c = {.t = &t, .what = what, .err = err, .f = f};
-  if (st == VF_OK && t.nodes[root].t != FJ_OBJ) st = cfail(&c, "", "a filter is a JSON object");
-  if (st == VF_OK && is_conditions_form(&t, root)) {
-    st = convert_conditions(&c, root, &conv);
-    if (st == VF_OK) {
-      fj_clear(&t);
-      st = fj_parse(&t, (const char *)conv.data, conv.len, true, what, &root, err);
-    }
-    if (st == VF_OK && !(f->json = vf_strndup((const char *)conv.data, conv.len)))
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", what);
-  } else if (st == VF_OK) {
+  if (t.nodes[root].t != FJ_OBJ) VF_FAIL(cfail(&c, "", "a filter is a JSON object"));
+  if (is_conditions_form(&t, root)) {
+    VF_TRY(convert_conditions(&c, root, &conv));
+    fj_clear(&t);
+    VF_TRY(fj_parse(&t, (const char *)conv.data, conv.len, true, what, &root, err));
+    if (!(f->json = vf_strndup((const char *)conv.data, conv.len)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", what));
+  } else {
     size_t a = 0, b = len; /* the text as given, without surrounding whitespace */
     while (a < b && (text[a] == ' ' || text[a] == '\n' || text[a] == '\t' || text[a] == '\r')) a++;
     while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\n' || text[b - 1] == '\t' || text[b - 1] == '\r')) b--;
-    if (!(f->json = vf_strndup(text + a, b - a))) st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", what);
+    if (!(f->json = vf_strndup(text + a, b - a))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", what));
   }
-  if (st == VF_OK) st = compile_filter(&c, "", root, &f->root);
-  if (st == VF_OK) f->empty = cond_empty(&f->root);
+  VF_TRY(compile_filter(&c, "", root, &f->root));
+  f->empty = cond_empty(&f->root);
+  *out = f;
+out:
   fj_free(&t);
   vf_buf_free(&conv);
-  if (st != VF_OK) {
-    flt_free(f);
-    return st;
-  }
-  *out = f;
-  return VF_OK;
+  if (st != VF_OK) flt_free(f);
+  return st;
 }
 
 const char *flt_json(const flt_filter *f) { return f->json; }

@@ -490,8 +490,10 @@ vf_status flt_match_json(const flt_filter *f, const char *payload, size_t len,
   fj_tape t;
   fj_init(&t);
   uint32_t root;
-  vf_status st = fj_parse(&t, payload, len, true, "payload", &root, err);
-  if (st == VF_OK) *out = f->empty || flt_eval(&f->root, &t, root, id);
+  vf_status st = VF_OK;
+  VF_TRY(fj_parse(&t, payload, len, true, "payload", &root, err));
+  *out = f->empty || flt_eval(&f->root, &t, root, id);
+out:
   fj_free(&t);
   return st;
 }
@@ -503,17 +505,17 @@ static char *path_key(const fpath *p, size_t *len) {
   VF_BUF_INIT(&b, FLT_MAX_PATH_KEY);
   vf_error e;
   vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && i < p->n; i++) {
+  char *key = NULL;
+  for (size_t i = 0; i < p->n; i++) {
     const fp_item *it = &p->items[i];
-    if (it->kind == FP_KEY) st = vf_buf_printf(&b, &e, "K%zu:%s", it->klen, it->key);
-    else if (it->kind == FP_INDEX) st = vf_buf_printf(&b, &e, "I%llu", (unsigned long long)it->index);
-    else st = vf_buf_printf(&b, &e, "W");
+    if (it->kind == FP_KEY) VF_TRY(vf_buf_printf(&b, &e, "K%zu:%s", it->klen, it->key));
+    else if (it->kind == FP_INDEX) VF_TRY(vf_buf_printf(&b, &e, "I%llu", (unsigned long long)it->index));
+    else VF_TRY(vf_buf_printf(&b, &e, "W"));
   }
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return NULL;
-  }
-  return (char *)vf_buf_take(&b, len);
+  key = (char *)vf_buf_take(&b, len);
+out:
+  vf_buf_free(&b);
+  return key;
 }
 
 typedef struct icol {

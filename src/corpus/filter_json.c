@@ -218,19 +218,19 @@ static vf_status fj_number(fj_ctx *c, uint32_t *idx) {
     return vf_error_set(c->err, VF_ENOMEM, "%s: out of memory", c->what);
   memcpy(num, c->s + start, n);
   num[n] = 0;
-  vf_status st = fj_push(c, FJ_NUM, idx);
-  if (st == VF_OK) {
-    fj_node *nd = &c->t->nodes[*idx];
-    nd->d = strtod(num, NULL);
-    if (integer) {
-      errno = 0;
-      long long v = strtoll(num, NULL, 10);
-      if (errno == 0) {
-        nd->isint = 1;
-        nd->i = (int64_t)v;
-      }
+  vf_status st = VF_OK;
+  VF_TRY(fj_push(c, FJ_NUM, idx));
+  fj_node *nd = &c->t->nodes[*idx];
+  nd->d = strtod(num, NULL);
+  if (integer) {
+    errno = 0;
+    long long v = strtoll(num, NULL, 10);
+    if (errno == 0) {
+      nd->isint = 1;
+      nd->i = (int64_t)v;
     }
   }
+out:
   if (num != small) free(num);
   return st;
 }
@@ -304,18 +304,20 @@ vf_status fj_parse(fj_tape *t, const char *s, size_t len, bool obj_only, const c
   size_t n0 = t->n, l0 = t->text.len;
   fj_ctx c = {.t = t, .len = len, .what = what, .err = err, .base = t->text.len};
   vf_status st = vf_buf_append(&t->text, s, len, err);
-  if (st == VF_OK) st = vf_buf_append(&t->text, "", 1, err); /* strings stay NUL-safe to print */
+  if (st != VF_OK) return st;
+  st = vf_buf_append(&t->text, "", 1, err); /* strings stay NUL-safe to print */
   if (st != VF_OK) return st;
   c.s = (char *)t->text.data + c.base;
   fj_ws(&c);
   if (c.pos == len && obj_only) {
-    st = fj_push(&c, FJ_OBJ, root);
+    VF_TRY(fj_push(&c, FJ_OBJ, root));
   } else {
-    if (obj_only && (c.pos >= len || c.s[c.pos] != '{')) st = fj_fail(&c, "a JSON object");
-    if (st == VF_OK) st = fj_value(&c, 0, root);
+    if (obj_only && (c.pos >= len || c.s[c.pos] != '{')) VF_FAIL(fj_fail(&c, "a JSON object"));
+    VF_TRY(fj_value(&c, 0, root));
     fj_ws(&c);
-    if (st == VF_OK && c.pos != len) st = fj_fail(&c, "the end of the text");
+    if (c.pos != len) VF_FAIL(fj_fail(&c, "the end of the text"));
   }
+out:
   if (st != VF_OK) {
     t->n = n0;
     t->text.len = l0;
@@ -349,19 +351,21 @@ vf_status fj_write(const fj_tape *t, uint32_t i, vf_buf *out, vf_error *err) {
   default: break;
   }
   bool obj = nd->t == FJ_OBJ;
-  vf_status st = vf_json_raw(out, obj ? "{" : "[", err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(out, obj ? "{" : "[", err));
   uint32_t j = i + 1;
-  for (uint32_t m = 0; st == VF_OK && m < nd->n; m++) {
-    if (m) st = vf_json_raw(out, ",", err);
-    if (st == VF_OK && obj) {
-      st = fj_write(t, j, out, err);
-      if (st == VF_OK) st = vf_json_raw(out, ":", err);
+  for (uint32_t m = 0; m < nd->n; m++) {
+    if (m) VF_TRY(vf_json_raw(out, ",", err));
+    if (obj) {
+      VF_TRY(fj_write(t, j, out, err));
+      VF_TRY(vf_json_raw(out, ":", err));
       j++;
     }
-    if (st == VF_OK) st = fj_write(t, j, out, err);
+    VF_TRY(fj_write(t, j, out, err));
     j = t->nodes[j].end;
   }
-  if (st == VF_OK) st = vf_json_raw(out, obj ? "}" : "]", err);
+  VF_TRY(vf_json_raw(out, obj ? "}" : "]", err));
+out:
   return st;
 }
 
@@ -372,12 +376,14 @@ vf_status flt_json_member(const char *text, size_t len, const char *key, vf_buf 
   fj_tape t;
   fj_init(&t);
   uint32_t root;
-  vf_status st = fj_parse(&t, text, len, true, "payload", &root, err);
-  uint32_t v = st == VF_OK ? fj_get(&t, root, key, strlen(key)) : 0;
+  vf_status st = VF_OK;
+  VF_TRY(fj_parse(&t, text, len, true, "payload", &root, err));
+  uint32_t v = fj_get(&t, root, key, strlen(key));
   if (v) {
     *found = true;
-    st = fj_write(&t, v, out, err);
+    VF_TRY(fj_write(&t, v, out, err));
   }
+out:
   fj_free(&t);
   return st;
 }

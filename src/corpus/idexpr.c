@@ -288,15 +288,10 @@ vf_status corpus_idexpr_parse(const char *text, corpus_idexpr **out, vf_error *e
   corpus_idexpr *e = calloc(1, sizeof *e);
   if (!e) return vf_error_set(err, VF_ENOMEM, "out of memory");
   parser p = {text, 0, {0}, err};
-  vf_status st = next(&p);
-  if (st == VF_OK) st = parse_expr(&p, e);
-  if (st == VF_OK && p.cur.kind != T_END)
-    st = perr(&p, p.cur.pos, "unexpected text after the expression");
-  free(p.cur.text);
-  if (st != VF_OK) {
-    corpus_idexpr_free(e);
-    return st;
-  }
+  vf_status st = VF_OK;
+  VF_TRY(next(&p));
+  VF_TRY(parse_expr(&p, e));
+  if (p.cur.kind != T_END) VF_FAIL(perr(&p, p.cur.pos, "unexpected text after the expression"));
   if ((e->kind == IDX_POINT_ID && e->skind == IDS_COLUMN) || e->kind == IDX_COLUMN ||
       e->kind == IDX_HASH)
     e->cols[e->ncols++] = e->sval;
@@ -304,7 +299,10 @@ vf_status corpus_idexpr_parse(const char *text, corpus_idexpr **out, vf_error *e
       !(e->ncols == 1 && strcmp(e->cols[0], e->icol) == 0))
     e->cols[e->ncols++] = e->icol;
   *out = e;
-  return VF_OK;
+out:
+  free(p.cur.text);
+  if (st != VF_OK) corpus_idexpr_free(e);
+  return st;
 }
 
 void corpus_idexpr_free(corpus_idexpr *e) {

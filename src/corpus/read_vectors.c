@@ -68,8 +68,8 @@ static vf_status open_pqt(const corpus_file *file, int read_ahead, pqt_file **f,
   io_source *src = NULL;
   pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = read_ahead};
   vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, read_ahead > 0 ? &oo : NULL, f, err);
-  return st;
+  if (st != VF_OK) return st;
+  return pqt_open(src, read_ahead > 0 ? &oo : NULL, f, err);
 }
 
 /* Decode unit u into dst (rows*dim floats; NULL: into d's own buffer, for the first unit). */
@@ -83,22 +83,23 @@ static vf_status decode_unit(pqt_file *f, int top, const rv_unit *u, int32_t *di
     d->cap = (size_t)u->rows * (size_t)*dim;
   }
   st = pqt_dense_from_leaf(f, top, leaf, (int64_t)u->first, dim, d, err);
-  if (dst) {
-    bool moved = d->data != dst;
+  bool moved = dst && d->data != dst;
+  if (dst) { /* the caller's buffer is not d's to keep */
     if (moved) free(d->data);
     d->data = NULL;
     d->cap = 0;
-    if (st == VF_OK && moved)
-      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d did not decode in place", pqt_name(f), u->rg);
   }
-  if (st == VF_OK && (uint64_t)d->rows != u->rows)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d holds %" PRId64 " vectors, its footer says %" PRIu64,
-                      pqt_name(f), u->rg, d->rows, u->rows);
-  for (int64_t i = 0; st == VF_OK && d->null_rows && i < d->rows; i++)
+  if (st != VF_OK) return st;
+  if (moved)
+    return vf_error_set(err, VF_EINTERNAL, "%s: row group %d did not decode in place", pqt_name(f), u->rg);
+  if ((uint64_t)d->rows != u->rows)
+    return vf_error_set(err, VF_ECORRUPT, "%s: row group %d holds %" PRId64 " vectors, its footer says %" PRIu64,
+                        pqt_name(f), u->rg, d->rows, u->rows);
+  for (int64_t i = 0; d->null_rows && i < d->rows; i++)
     if (d->null_rows[i])
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": the vector is null (read_vectors "
-                        "returns a matrix; read it with open() to see nulls)", pqt_name(f), u->first + (uint64_t)i);
-  return st;
+      return vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": the vector is null (read_vectors "
+                          "returns a matrix; read it with open() to see nulls)", pqt_name(f), u->first + (uint64_t)i);
+  return VF_OK;
 }
 
 /* whether top's values are float32 list elements: the decoded leaf values are the matrix rows */
@@ -139,7 +140,8 @@ static vf_status decode_in_place(pqt_file *f, int top, const rv_unit *u, int32_t
   int32_t dm = dim;
   st = pqt_dense_from_leaf(f, top, leaf, (int64_t)u->first, &dm, &chk, &e2);
   leaf->values = own;
-  *done = st == VF_OK && dm == dim && chk.rows == (int64_t)u->rows && !chk.null_rows && !chk.data;
+  *done = dm == dim && chk.rows == (int64_t)u->rows && !chk.null_rows && !chk.data;
+  if (st != VF_OK) *done = false; /* a shape the check refuses: decode_unit says what is wrong */
   pqt_dense_free(&chk);
   return VF_OK;
 }
@@ -177,24 +179,24 @@ static void rv_worker(void *arg, size_t slot, int w) {
         pqt_close(own);
         own = NULL;
         fidx = SIZE_MAX;
-        if ((st = open_pqt(&s->files->files[first->file], s->read_ahead, &own, &err)) != VF_OK) break;
-        if ((st = corpus_dense_top(own, s->column, &top, &err)) != VF_OK) break;
+        VF_TRY(open_pqt(&s->files->files[first->file], s->read_ahead, &own, &err));
+        VF_TRY(corpus_dense_top(own, s->column, &top, &err));
         fidx = first->file;
       }
       f = own;
       ftop = top;
     }
-    for (size_t ui = u0; st == VF_OK && ui < jb->u1; ui++) {
+    for (size_t ui = u0; ui < jb->u1; ui++) {
       const rv_unit *u = &s->units[ui];
-      if ((st = vf_check_cancel(&err)) != VF_OK) break;
+      VF_TRY(vf_check_cancel(&err));
       int32_t dim = s->dim;
       float *dst = s->out + (size_t)u->row0 * (size_t)s->dim;
       bool done = false;
-      if ((st = decode_in_place(f, ftop, u, dim, dst, &leaf, &done, &err)) != VF_OK) break;
-      if (!done) st = decode_unit(f, ftop, u, &dim, dst, &leaf, &d, &err);
+      VF_TRY(decode_in_place(f, ftop, u, dim, dst, &leaf, &done, &err));
+      if (!done) VF_TRY(decode_unit(f, ftop, u, &dim, dst, &leaf, &d, &err));
     }
-    if (st != VF_OK) break;
   }
+out:
   if (st != VF_OK) {
     pthread_mutex_lock(&s->lock);
     if (s->st == VF_OK) {
@@ -216,27 +218,32 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
   uint64_t total = 0;
   char *column = NULL;
   pqt_file *f = NULL;
+  rv_job *jobs = NULL;
+  size_t njobs = 0;
+  pqt_leaf_data leaf;
+  pqt_leaf_data_init(&leaf);
+  pqt_dense d = {0};
+  *out = NULL;
+  *rows = 0;
+  *dim = 0;
   vf_status st = VF_OK;
   /* pass 1: the row groups and their rows, from the footers */
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+  for (size_t fi = 0; fi < files->n; fi++) {
     int top = -1;
-    st = open_pqt(&files->files[fi], 0, &f, err);
-    if (st == VF_OK) st = corpus_dense_top(f, column ? column : want, &top, err);
-    if (st == VF_OK && !column && !(column = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    VF_TRY(open_pqt(&files->files[fi], 0, &f, err));
+    VF_TRY(corpus_dense_top(f, column ? column : want, &top, err));
+    if (!column && !(column = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    const pqt_file_meta *m = pqt_meta(f);
     uint64_t first = 0;
-    for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+    for (int rg = 0; rg < m->nrow_groups; rg++) {
       int64_t nr = m->row_groups[rg].num_rows;
-      if (nr < 0) st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows", pqt_name(f), rg, nr);
-      if (st != VF_OK || nr == 0) continue;
+      if (nr < 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows", pqt_name(f), rg, nr));
+      if (nr == 0) continue;
       if (nunits == cap) {
         cap = cap ? 2 * cap : 64;
         rv_unit *nu = vf_realloc(units, cap * sizeof *nu);
-        if (!nu) {
-          st = vf_error_set(err, VF_ENOMEM, "out of memory");
-          break;
-        }
+        if (!nu) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
         units = nu;
       }
       units[nunits++] = (rv_unit){fi, rg, total, first, (uint64_t)nr, pqt_written_row_group(f, rg, NULL, NULL)};
@@ -247,11 +254,9 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
     f = NULL;
   }
   /* jobs: runs of units of one written row group of one file */
-  rv_job *jobs = NULL;
-  size_t njobs = 0;
-  if (st == VF_OK && nunits > 0 && !(jobs = vf_mallocarray(nunits, sizeof *jobs)))
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (size_t u = 0; st == VF_OK && u < nunits; u++) {
+  if (nunits > 0 && !(jobs = vf_mallocarray(nunits, sizeof *jobs)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t u = 0; u < nunits; u++) {
     if (u > 0 && units[u].file == units[u - 1].file && units[u].wrg == units[u - 1].wrg)
       jobs[njobs - 1].u1 = u + 1;
     else
@@ -261,40 +266,30 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
   int ra = 0; /* threads beyond one per job read pages ahead (pqt_open_opts.read_ahead: 1..4) */
   if (njobs > 0 && (size_t)nt > njobs) ra = nt / (int)njobs > 4 ? 4 : nt / (int)njobs;
   if ((size_t)nt > njobs) nt = njobs > 0 ? (int)njobs : 1;
-  *out = NULL;
-  *rows = 0;
-  *dim = 0;
   int top0 = -1;
-  pqt_leaf_data leaf;
-  pqt_leaf_data_init(&leaf);
-  pqt_dense d = {0};
   int32_t dm = 0;
   /* the first row group: the dimension, and the start of the matrix */
-  if (st == VF_OK && nunits > 0) {
-    st = open_pqt(&files->files[units[0].file], ra, &f, err);
-    if (st == VF_OK) st = corpus_dense_top(f, column, &top0, err);
-    if (st == VF_OK) st = decode_unit(f, top0, &units[0], &dm, NULL, &leaf, &d, err);
-    if (st == VF_OK && dm > 0 && total > SIZE_MAX / sizeof(float) / (uint64_t)dm)
-      st = vf_error_set(err, VF_ENOMEM, "%" PRIu64 " x %d floats do not fit in memory", total, (int)dm);
+  if (nunits > 0) {
+    VF_TRY(open_pqt(&files->files[units[0].file], ra, &f, err));
+    VF_TRY(corpus_dense_top(f, column, &top0, err));
+    VF_TRY(decode_unit(f, top0, &units[0], &dm, NULL, &leaf, &d, err));
+    if (dm > 0 && total > SIZE_MAX / sizeof(float) / (uint64_t)dm)
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%" PRIu64 " x %d floats do not fit in memory", total, (int)dm));
     uint64_t budget = vf_memory_budget();
-    if (st == VF_OK && budget && total * (uint64_t)dm * sizeof(float) > budget)
-      st = vf_error_set(err, VF_ENOMEM, "read_vectors: %" PRIu64 " x %d floats are over the memory budget",
-                        total, (int)dm);
-    if (st == VF_OK) {
-      float *m = realloc(d.data, (size_t)total * (size_t)dm * sizeof(float) + sizeof(float));
-      if (!m) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " x %d floats", total, (int)dm);
-      else {
-        d.data = NULL;
-        d.cap = 0;
-        *out = m;
-        vf_advise_huge(m, (size_t)total * (size_t)dm * sizeof(float)); /* fewer page faults */
-      }
-    }
+    if (budget && total * (uint64_t)dm * sizeof(float) > budget)
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "read_vectors: %" PRIu64 " x %d floats are over the memory budget",
+                           total, (int)dm));
+    float *m = realloc(d.data, (size_t)total * (size_t)dm * sizeof(float) + sizeof(float));
+    if (!m) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " x %d floats", total, (int)dm));
+    d.data = NULL;
+    d.cap = 0;
+    *out = m;
+    vf_advise_huge(m, (size_t)total * (size_t)dm * sizeof(float)); /* fewer page faults */
   }
   pqt_dense_free(&d);
   pqt_leaf_data_free(&leaf);
   /* the rest, in parallel */
-  if (st == VF_OK && nunits > 1) {
+  if (nunits > 1) {
     rv_shared s = {.files = files, .column = column, .units = units, .nunits = nunits,
                    .jobs = jobs, .njobs = njobs, .f0 = f, .top0 = top0, .read_ahead = ra,
                    .out = *out, .dim = dm};
@@ -303,18 +298,22 @@ static vf_status read_parquet(const corpus_files *files, const char *want, int t
     pthread_mutex_init(&s.lock, NULL);
     st = vf_pool_for((size_t)nt, nt, rv_worker, &s, err); /* the process pool (vforge/pool.h) */
     pthread_mutex_destroy(&s.lock);
-    if (st == VF_OK && s.st != VF_OK) {
+    if (st != VF_OK) goto out;
+    if (s.st != VF_OK) {
       st = s.st;
       if (err) *err = s.err;
+      goto out;
     }
   }
-  if (st == VF_OK) {
-    *rows = total;
-    *dim = dm;
-  } else {
+  *rows = total;
+  *dim = dm;
+out:
+  if (st != VF_OK) {
     free(*out);
     *out = NULL;
   }
+  pqt_dense_free(&d);
+  pqt_leaf_data_free(&leaf);
   pqt_close(f);
   free(jobs);
   free(units);
@@ -331,25 +330,23 @@ static vf_status read_records(const corpus_source *src, float **out, uint64_t *r
   int32_t dm = 0;
   uint64_t base = 0;
   corpus_batch b = {0};
+  corpus_records *r = NULL;
   vf_status st = VF_OK;
   if (src->vec.kind != CORPUS_VEC_DENSE)
-    st = vf_error_set(err, VF_EUSAGE, "vector '%s' is not dense; read it with open()", src->vec.name);
-  for (size_t fi = 0; st == VF_OK && fi < src->files.n; fi++) {
-    corpus_records *r = NULL;
-    st = corpus_records_open(&src->files.files[fi], &spec, base, &r, err);
-    int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
-    uint64_t frows = st == VF_OK ? corpus_records_rows(r) : 0; /* this file's rows, reserved below */
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
-      if ((st = vf_check_cancel(err)) != VF_OK) break;
-      st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
-      if (st != VF_OK || b.n == 0) continue;
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "vector '%s' is not dense; read it with open()", src->vec.name));
+  for (size_t fi = 0; fi < src->files.n; fi++) {
+    VF_TRY(corpus_records_open(&src->files.files[fi], &spec, base, &r, err));
+    int nrg = corpus_records_row_groups(r);
+    uint64_t frows = corpus_records_rows(r); /* this file's rows, reserved below */
+    for (int rg = 0; rg < nrg; rg++) {
+      VF_TRY(vf_check_cancel(err));
+      VF_TRY(corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err));
+      if (b.n == 0) continue;
       int32_t bd = b.vectors[0].dim;
       if (dm == 0) dm = bd;
-      if (bd != dm) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has dimension %d, earlier rows %d",
-                          src->files.files[fi].key, src->vec.name, (int)bd, (int)dm);
-        break;
-      }
+      if (bd != dm)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has dimension %d, earlier rows %d",
+                             src->files.files[fi].key, src->vec.name, (int)bd, (int)dm));
       size_t need = (n + b.n) * (size_t)dm;
       if (need > cap) {
         /* through the end of this file at once (the reader knows its rows), else doubling */
@@ -358,28 +355,26 @@ static vf_status read_records(const corpus_source *src, float **out, uint64_t *r
         if (upto <= SIZE_MAX / sizeof(float) / (uint64_t)dm && (size_t)upto * (size_t)dm >= need)
           nc = (size_t)upto * (size_t)dm;
         float *nm = realloc(m, nc * sizeof(float));
-        if (!nm) {
-          st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu floats", nc);
-          break;
-        }
+        if (!nm) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %zu floats", nc));
         m = nm;
         cap = nc;
       }
       memcpy(m + n * (size_t)dm, b.vectors[0].dense, b.n * (size_t)dm * sizeof(float));
       n += b.n;
     }
-    if (r) base += corpus_records_rows(r);
+    base += corpus_records_rows(r);
     corpus_records_close(r);
-  }
-  corpus_batch_free(&b);
-  if (st != VF_OK) {
-    free(m);
-    return st;
+    r = NULL;
   }
   *out = m ? m : vf_malloc(sizeof(float));
   *rows = n;
   *dim = dm;
-  return *out ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!*out) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+out:
+  corpus_records_close(r);
+  corpus_batch_free(&b);
+  if (st != VF_OK) free(m);
+  return st;
 }
 
 /* corpus_read_vectors(): see config.h. */

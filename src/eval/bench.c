@@ -205,12 +205,12 @@ static void run_one(bench_worker *w, size_t i, double start) {
                                        q->filters ? (const flt_filter *const *)&q->filters[i] : NULL,
                                        &res, &e);
   double end = now_s();
-  if (st == VF_OK) {
+  if (st != VF_OK) {
+    record_error(c, &e, st);
+  } else {
     c->lat[i] = end - start;
     c->scored[i] = bench_recall_one(c->t, c->rows[i], c->o->k, res.hits, res.counts[0],
                                     &c->rmin[i], &c->rmax[i]);
-  } else {
-    record_error(c, &e, st);
   }
   store_results_free(&res);
   pthread_mutex_lock(&c->mu);
@@ -229,33 +229,43 @@ static bool start_barrier(bench_ctx *c) {
   return go;
 }
 
+/* a worker's store handle, opened and warmed up (untimed) before it reports ready */
+static vf_status worker_prepare(bench_worker *w, vf_error *e) {
+  bench_ctx *c = w->c;
+  vf_status st = VF_OK;
+  VF_TRY(store_open(&c->o->store, &w->h, e));
+  if (c->o->qdrant) VF_TRY(store_qdrant_set_search(w->h, c->o->qdrant, e));
+  if (c->o->nprobe) VF_TRY(store_local_set_nprobe(w->h, c->o->nprobe, e));
+  /* untimed warm-up: the first search of a handle may load its tables (and, with filters,
+   * parse the payloads: the warm-up uses the first filter) */
+  const flt_filter *f0 = NULL;
+  for (size_t i = 0; c->q->filters && i < c->q->n && !f0; i++) f0 = c->q->filters[i];
+  store_results res;
+  st = store_search_filtered(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k,
+                             f0 ? &f0 : NULL, &res, e);
+  store_results_free(&res);
+  if (st != VF_OK) goto out;
+  for (;;) { /* --warmup: untimed, unscored, before this worker reports ready */
+    size_t i = !vf_cancelled() ? atomic_fetch_add(&c->warm_next, 1) : SIZE_MAX;
+    if (i >= c->o->warmup) break;
+    const float *v = c->q->vectors + (i % c->q->n) * (size_t)c->q->dim;
+    const flt_filter *fi = c->q->filters ? c->q->filters[i % c->q->n] : NULL;
+    st = store_search_filtered(w->h, c->o->vector, v, 1, c->q->dim, c->o->k, fi ? &fi : NULL, &res, e);
+    store_results_free(&res);
+    if (st != VF_OK) {
+      vf_error_prefix(e, "warm-up query %zu: ", i % c->q->n);
+      goto out;
+    }
+  }
+out:
+  return st;
+}
 static void *worker_main(void *arg) {
   bench_worker *w = arg;
   bench_ctx *c = w->c;
   vf_error e;
   vf_error_clear(&e);
-  vf_status st = store_open(&c->o->store, &w->h, &e);
-  if (st == VF_OK && c->o->qdrant) st = store_qdrant_set_search(w->h, c->o->qdrant, &e);
-  if (st == VF_OK && c->o->nprobe) st = store_local_set_nprobe(w->h, c->o->nprobe, &e);
-  if (st == VF_OK) { /* untimed warm-up: the first search of a handle may load its tables (and,
-                       * with filters, parse the payloads: the warm-up uses the first filter) */
-    const flt_filter *f0 = NULL;
-    for (size_t i = 0; c->q->filters && i < c->q->n && !f0; i++) f0 = c->q->filters[i];
-    store_results res;
-    st = store_search_filtered(w->h, c->o->vector, c->q->vectors, 1, c->q->dim, c->o->k,
-                               f0 ? &f0 : NULL, &res, &e);
-    store_results_free(&res);
-  }
-  for (;;) { /* --warmup: untimed, unscored, before this worker reports ready */
-    size_t i = st == VF_OK && !vf_cancelled() ? atomic_fetch_add(&c->warm_next, 1) : SIZE_MAX;
-    if (i >= c->o->warmup) break;
-    store_results res;
-    const float *v = c->q->vectors + (i % c->q->n) * (size_t)c->q->dim;
-    const flt_filter *fi = c->q->filters ? c->q->filters[i % c->q->n] : NULL;
-    st = store_search_filtered(w->h, c->o->vector, v, 1, c->q->dim, c->o->k, fi ? &fi : NULL, &res, &e);
-    store_results_free(&res);
-    if (st != VF_OK) vf_error_prefix(&e, "warm-up query %zu: ", i % c->q->n);
-  }
+  vf_status st = worker_prepare(w, &e);
   if (st != VF_OK) {
     pthread_mutex_lock(&c->mu);
     if (!c->failed_open) {
@@ -416,7 +426,7 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
     vf_error_set(err, st, "%s", c.open_err.msg);
     goto out;
   }
-  if ((st = vf_check_cancel(err)) != VF_OK) goto out;
+  VF_TRY(vf_check_cancel(err));
   /* report */
   rep->k = o->k;
   rep->queries = q->n;
@@ -436,8 +446,7 @@ vf_status bench_run(const bench_options *o, const bench_queries *q, const bench_
     rep->query_recall_max = vf_mallocarray(q->n, sizeof *rep->query_recall_max);
     if (!rep->query_ms || !rep->query_recall || !rep->query_recall_max) {
       bench_report_free(rep);
-      st = vf_error_set(err, VF_ENOMEM, "bench: out of memory (per-query results of %zu queries)", q->n);
-      goto out;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "bench: out of memory (per-query results of %zu queries)", q->n));
     }
     for (size_t i = 0; i < q->n; i++) {
       rep->query_ms[i] = c.lat[i] >= 0 ? c.lat[i] * 1e3 : -1;
@@ -501,32 +510,36 @@ void bench_report_free(bench_report *r) {
 /* the members of bench_report_json()'s object, without the braces (bench_point_json() shares
  * them) */
 vf_status bench_report_members(const bench_report *r, vf_buf *out, vf_error *err) {
-  vf_status st = vf_buf_printf(out, err, "\"k\":%zu,\"queries\":%zu,\"recall\":", r->k, r->queries);
-  if (st == VF_OK) st = vf_json_f64(out, r->recall, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"recall_min\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->recall_min, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"recall_max\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->recall_max, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"qps\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->qps, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"latency_ms\":{\"p50\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->p50_ms, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"p95\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->p95_ms, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"p99\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->p99_ms, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"max\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->max_ms, err);
-  if (st == VF_OK) st = vf_buf_printf(out, err, "},\"errors\":%zu", r->errors);
-  if (st == VF_OK && r->filtered)
-    st = vf_buf_printf(out, err, ",\"filtered_queries\":%zu,\"no_truth_queries\":%zu", r->filtered,
-                       r->no_truth);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(out, err, "\"k\":%zu,\"queries\":%zu,\"recall\":", r->k, r->queries));
+  VF_TRY(vf_json_f64(out, r->recall, err));
+  VF_TRY(vf_json_raw(out, ",\"recall_min\":", err));
+  VF_TRY(vf_json_f64(out, r->recall_min, err));
+  VF_TRY(vf_json_raw(out, ",\"recall_max\":", err));
+  VF_TRY(vf_json_f64(out, r->recall_max, err));
+  VF_TRY(vf_json_raw(out, ",\"qps\":", err));
+  VF_TRY(vf_json_f64(out, r->qps, err));
+  VF_TRY(vf_json_raw(out, ",\"latency_ms\":{\"p50\":", err));
+  VF_TRY(vf_json_f64(out, r->p50_ms, err));
+  VF_TRY(vf_json_raw(out, ",\"p95\":", err));
+  VF_TRY(vf_json_f64(out, r->p95_ms, err));
+  VF_TRY(vf_json_raw(out, ",\"p99\":", err));
+  VF_TRY(vf_json_f64(out, r->p99_ms, err));
+  VF_TRY(vf_json_raw(out, ",\"max\":", err));
+  VF_TRY(vf_json_f64(out, r->max_ms, err));
+  VF_TRY(vf_buf_printf(out, err, "},\"errors\":%zu", r->errors));
+  if (r->filtered)
+    VF_TRY(vf_buf_printf(out, err, ",\"filtered_queries\":%zu,\"no_truth_queries\":%zu", r->filtered,
+                         r->no_truth));
+out:
   return st;
 }
 
 vf_status bench_report_json(const bench_report *r, vf_buf *out, vf_error *err) {
-  vf_status st = vf_json_raw(out, "{", err);
-  if (st == VF_OK) st = bench_report_members(r, out, err);
-  if (st == VF_OK) st = vf_json_raw(out, "}\n", err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(out, "{", err));
+  VF_TRY(bench_report_members(r, out, err));
+  VF_TRY(vf_json_raw(out, "}\n", err));
+out:
   return st;
 }

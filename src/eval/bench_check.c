@@ -111,51 +111,57 @@ vf_status bench_check_truth(const bench_options *o, const bench_truth *t, const 
   if (st != VF_OK) return st;
   store *h = NULL;
   if ((st = store_open(&o->store, &h, err)) != VF_OK) return st;
+  ck_hits hs;
+  memset(&hs, 0, sizeof hs);
+  bool *in = NULL;
   store_record rec;
   bool found = false;
   st = store_get_record(h, &rec, &found, err);
   bool verified = false;
   if (st == VF_EUNSUPPORTED) {
     st = VF_OK;
-  } else if (st == VF_OK && found) {
+  } else if (st != VF_OK) {
+    goto out;
+  } else if (found) {
     if (!rec.load_finished)
       vf_log(VF_LOG_WARN, "%s: its load has not been finalized (interrupted, or still running): "
              "recall is measured against the points loaded so far", where);
     if (rec.files_md5[0] && t->files_md5[0] && strcmp(rec.files_md5, t->files_md5) != 0)
-      st = vf_error_set(err, VF_EUSAGE,
-                        "the ground truth %s was computed for another corpus than the one loaded "
-                        "into %s (corpus file lists differ: md5 %s in the ground truth, %s "
-                        "recorded by load prepare over %llu files)",
-                        gt, where, t->files_md5, rec.files_md5, (unsigned long long)rec.files);
-    else if (rec.files_md5[0] && t->id_expression &&
-             !corpus_id_expression_same(t->id_expression, rec.id_expression))
-      st = vf_error_set(err, VF_EUSAGE,
-                        "the ground truth %s names points by '%s', but the points of %s were "
-                        "loaded with id_expression '%s': no hit can match",
-                        gt, t->id_expression, where, rec.id_expression);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                           "the ground truth %s was computed for another corpus than the one loaded "
+                           "into %s (corpus file lists differ: md5 %s in the ground truth, %s "
+                           "recorded by load prepare over %llu files)",
+                           gt, where, t->files_md5, rec.files_md5, (unsigned long long)rec.files));
+    if (rec.files_md5[0] && t->id_expression &&
+        !corpus_id_expression_same(t->id_expression, rec.id_expression))
+      VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                           "the ground truth %s names points by '%s', but the points of %s were "
+                           "loaded with id_expression '%s': no hit can match",
+                           gt, t->id_expression, where, rec.id_expression));
     /* both records agree and the load finished: nothing to look up (an unfinished load is
      * looked up too, so the warning can say how much of the truth is missing) */
-    verified = st == VF_OK && rec.load_finished && rec.files_md5[0] && t->files_md5[0] &&
-               t->id_expression;
+    verified = rec.load_finished && rec.files_md5[0] && t->files_md5[0] && t->id_expression;
   }
-  if (st == VF_OK && !verified) { /* a side records nothing: look the truth's hits up */
-    ck_hits hs;
-    st = ck_hits_get(t, rows, nq, o->k, &hs, err);
-    bool *in = st == VF_OK ? vf_calloc(hs.n + 1, sizeof *in) : NULL;
-    if (st == VF_OK && !in) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) st = store_contains(h, hs.ids, hs.n, in, err);
+  if (!verified) { /* a side records nothing: look the truth's hits up */
+    VF_TRY(ck_hits_get(t, rows, nq, o->k, &hs, err));
+    in = vf_calloc(hs.n + 1, sizeof *in);
+    if (!in) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    st = store_contains(h, hs.ids, hs.n, in, err);
     if (st == VF_EUNSUPPORTED) {
       vf_log(VF_LOG_INFO, "%s: the store cannot look ids up, so the ground truth is not checked",
              where);
       st = VF_OK;
-    } else if (st == VF_OK) {
+    } else if (st != VF_OK) {
+      goto out;
+    } else {
       size_t n = 0;
       for (size_t i = 0; i < hs.n; i++) n += in[i];
       st = ck_verdict(n, &hs, where, gt, err);
     }
-    free(in);
-    ck_hits_free(&hs);
   }
+out:
+  free(in);
+  ck_hits_free(&hs);
   store_close(h);
   return st;
 }
@@ -198,35 +204,35 @@ vf_status bench_check_index(const ivf_index *ix, const char *index_path, const b
   }
   /* look the truth's hits up in the id table: one pass over the index's ids */
   ck_hits hs;
-  st = ck_hits_get(t, rows, nq, k, &hs, err);
-  ck_key *keys = st == VF_OK ? vf_mallocarray(hs.n + 1, sizeof *keys) : NULL;
-  bool *seen = st == VF_OK ? vf_calloc(hs.n + 1, sizeof *seen) : NULL;
-  if (st == VF_OK && (!keys || !seen)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) {
-    for (size_t i = 0; i < hs.n; i++) keys[i] = (ck_key){ck_fnv(hs.text[i], strlen(hs.text[i])), i};
-    qsort(keys, hs.n, sizeof *keys, ck_key_cmp);
-    vf_stage sg;
-    vf_stage_begin(&sg, "index search", "check ground truth ids", NULL, in.rows);
-    for (uint64_t r = 0; r < in.rows && st == VF_OK; r++) {
-      if ((r & 0xffff) == 0) {
-        st = vf_check_cancel(err);
-        vf_stage_update(&sg, r, NULL);
-      }
-      size_t len = 0;
-      const char *id = ivf_id(ix, (int64_t)r, &len);
-      ck_key probe = {ck_fnv(id, len), 0};
-      const ck_key *e = bsearch(&probe, keys, hs.n, sizeof *keys, ck_key_cmp);
-      if (!e) continue;
-      while (e > keys && e[-1].h == probe.h) e--;
-      for (; e < keys + hs.n && e->h == probe.h; e++)
-        if (strlen(hs.text[e->i]) == len && memcmp(hs.text[e->i], id, len) == 0) seen[e->i] = true;
+  ck_key *keys = NULL;
+  bool *seen = NULL;
+  VF_TRY(ck_hits_get(t, rows, nq, k, &hs, err)); /* sets hs first, on failure too */
+  keys = vf_mallocarray(hs.n + 1, sizeof *keys);
+  seen = vf_calloc(hs.n + 1, sizeof *seen);
+  if (!keys || !seen) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t i = 0; i < hs.n; i++) keys[i] = (ck_key){ck_fnv(hs.text[i], strlen(hs.text[i])), i};
+  qsort(keys, hs.n, sizeof *keys, ck_key_cmp);
+  vf_stage sg;
+  vf_stage_begin(&sg, "index search", "check ground truth ids", NULL, in.rows);
+  for (uint64_t r = 0; r < in.rows; r++) {
+    if ((r & 0xffff) == 0) {
+      st = vf_check_cancel(err);
+      vf_stage_update(&sg, r, NULL);
+      if (st != VF_OK) goto out;
     }
+    size_t len = 0;
+    const char *id = ivf_id(ix, (int64_t)r, &len);
+    ck_key probe = {ck_fnv(id, len), 0};
+    const ck_key *e = bsearch(&probe, keys, hs.n, sizeof *keys, ck_key_cmp);
+    if (!e) continue;
+    while (e > keys && e[-1].h == probe.h) e--;
+    for (; e < keys + hs.n && e->h == probe.h; e++)
+      if (strlen(hs.text[e->i]) == len && memcmp(hs.text[e->i], id, len) == 0) seen[e->i] = true;
   }
-  if (st == VF_OK) {
-    size_t n = 0;
-    for (size_t i = 0; i < hs.n; i++) n += seen[i];
-    st = ck_verdict(n, &hs, where, gt, err);
-  }
+  size_t n = 0;
+  for (size_t i = 0; i < hs.n; i++) n += seen[i];
+  st = ck_verdict(n, &hs, where, gt, err);
+out:
   free(keys);
   free(seen);
   ck_hits_free(&hs);

@@ -397,8 +397,9 @@ typedef struct sink {
 
 static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int len) {
   sink *k = closure;
-  if (k->st == VF_OK) k->st = vf_atomic_write(k->f, data, len, &k->err);
-  return k->st == VF_OK ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+  if (k->st != VF_OK) return CAIRO_STATUS_WRITE_ERROR; /* the first write error stays */
+  k->st = vf_atomic_write(k->f, data, len, &k->err);
+  return k->st != VF_OK ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
 }
 
 static bool ends_with(const char *s, const char *suf) {
@@ -440,11 +441,8 @@ vf_status bench_plot(const bench_series *s, size_t n, const char *title, const c
   cairo_surface_t *surf = NULL;
   cairo_t *cr = NULL;
   vf_status st = VF_OK;
-  if (!ord || !front) {
-    st = vf_error_set(err, VF_ENOMEM, "plot: out of memory");
-    goto out;
-  }
-  if ((st = vf_atomic_open(path, &k.f, err)) != VF_OK) goto out;
+  if (!ord || !front) VF_FAIL(vf_error_set(err, VF_ENOMEM, "plot: out of memory"));
+  VF_TRY(vf_atomic_open(path, &k.f, err));
   surf = svg ? cairo_svg_surface_create_for_stream(sink_write, &k, BENCH_PLOT_WIDTH, BENCH_PLOT_HEIGHT)
              : cairo_image_surface_create(CAIRO_FORMAT_RGB24, BENCH_PLOT_WIDTH, BENCH_PLOT_HEIGHT);
   if (svg) cairo_svg_surface_set_document_unit(surf, CAIRO_SVG_UNIT_PX);
@@ -462,13 +460,12 @@ vf_status bench_plot(const bench_series *s, size_t n, const char *title, const c
     st = k.st;
     if (err) *err = k.err;
     vf_error_prefix(err, "plot: ");
-  } else if (cs != CAIRO_STATUS_SUCCESS) {
-    st = vf_error_set(err, VF_EINTERNAL, "plot: %s: cairo: %s", path, cairo_status_to_string(cs));
+    goto out;
   }
-  if (st == VF_OK) {
-    st = vf_atomic_commit(k.f, err);
-    k.f = NULL;
-  }
+  if (cs != CAIRO_STATUS_SUCCESS)
+    VF_FAIL(vf_error_set(err, VF_EINTERNAL, "plot: %s: cairo: %s", path, cairo_status_to_string(cs)));
+  st = vf_atomic_commit(k.f, err);
+  k.f = NULL;
 out:
   if (surf) cairo_surface_destroy(surf);
   vf_atomic_abort(k.f);

@@ -32,14 +32,13 @@ static vf_status open_pqt(const char *path, const char *what, pqt_file **f, vf_e
     vf_error_prefix(err, "%s file: ", what);
     return st;
   }
-  if (files.n != 1) {
-    st = vf_error_set(err, VF_EUSAGE, "%s file %s: a directory of %zu parquet files; give one file",
-                      what, path, files.n);
-  } else {
-    io_source *src = NULL;
-    st = corpus_open(&files.files[0], &src, err);
-    if (st == VF_OK) st = pqt_open(src, NULL, f, err);
-  }
+  if (files.n != 1)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s file %s: a directory of %zu parquet files; give one file",
+                         what, path, files.n));
+  io_source *src = NULL;
+  VF_TRY(corpus_open(&files.files[0], &src, err));
+  VF_TRY(pqt_open(src, NULL, f, err));
+out:
   corpus_files_free(&files);
   return st;
 }
@@ -271,10 +270,11 @@ static vf_status queries_from_vec(const char *path, const char *column, int kind
   out->vectors = vf_mallocarray((size_t)(n * dim) + 1, sizeof(float));
   out->ids = vf_calloc((size_t)n + 1, sizeof *out->ids);
   out->column = vf_strdup(kind == VK_HDF5 ? ds : vec_format(f));
-  if (!out->vectors || !out->ids || !out->column) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = vec_read_rows(f, 0, n, out->vectors, err);
-  for (uint64_t i = 0; st == VF_OK && i < n; i++)
-    if (!(out->ids[i] = row_text(i))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!out->vectors || !out->ids || !out->column) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(vec_read_rows(f, 0, n, out->vectors, err));
+  for (uint64_t i = 0; i < n; i++)
+    if (!(out->ids[i] = row_text(i))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+out:
   vec_close(f);
   if (st != VF_OK) bench_queries_free(out);
   return st;
@@ -319,38 +319,37 @@ static vf_status truth_row(bench_truth *t, size_t i, const int64_t *nb, const fl
 static vf_status truth_from_hdf5(const char *path, bench_truth *out, vf_error *err) {
   vec_file *nf = NULL, *df = NULL;
   char *metric = NULL;
+  int64_t *nb = NULL;
+  float *d = NULL;
   vf_status st = hdf5_open(path, "neighbors", &nf, err);
   if (st != VF_OK) return vf_error_prefix(err, "ground-truth file: ");
-  if (hdf5_has_dataset(path, "distances")) st = hdf5_open(path, "distances", &df, err);
-  if (st == VF_OK && df && (vec_rows(df) != vec_rows(nf) || vec_dim(df) != vec_dim(nf)))
-    st = vf_error_set(err, VF_ECORRUPT, "%s: 'distances' (%llu x %llu) and 'neighbors' (%llu x "
-                      "%llu) differ in shape", path, (unsigned long long)vec_rows(df),
-                      (unsigned long long)vec_dim(df), (unsigned long long)vec_rows(nf),
-                      (unsigned long long)vec_dim(nf));
+  if (hdf5_has_dataset(path, "distances")) VF_TRY(hdf5_open(path, "distances", &df, err));
+  if (df && (vec_rows(df) != vec_rows(nf) || vec_dim(df) != vec_dim(nf)))
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: 'distances' (%llu x %llu) and 'neighbors' (%llu x "
+                         "%llu) differ in shape", path, (unsigned long long)vec_rows(df),
+                         (unsigned long long)vec_dim(df), (unsigned long long)vec_rows(nf),
+                         (unsigned long long)vec_dim(nf)));
   vf_error e2;
   bool angular = hdf5_root_attr(path, "distance", &metric, &e2) == VF_OK && metric &&
                  (strcmp(metric, "angular") == 0 || strcmp(metric, "cosine") == 0);
   size_t n = (size_t)vec_rows(nf), k = (size_t)vec_dim(nf);
-  int64_t *nb = NULL;
-  float *d = NULL;
-  if (st == VF_OK) st = truth_alloc(out, n, k, err);
-  if (st == VF_OK && metric) { /* the bundle's distance, as a metric the checks can compare */
+  VF_TRY(truth_alloc(out, n, k, err));
+  if (metric) { /* the bundle's distance, as a metric the checks can compare */
     const char *mn = angular ? "cosine"
                      : strcmp(metric, "euclidean") == 0 || strcmp(metric, "l2") == 0 ? "euclid"
                      : strcmp(metric, "dot") == 0 || strcmp(metric, "ip") == 0       ? "dot"
                                                                                      : "";
     snprintf(out->metric, sizeof out->metric, "%s", mn);
   }
-  if (st == VF_OK) {
-    nb = vf_mallocarray(k + 1, sizeof *nb);
-    d = vf_mallocarray(k + 1, sizeof *d);
-    if (!nb || !d) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  nb = vf_mallocarray(k + 1, sizeof *nb);
+  d = vf_mallocarray(k + 1, sizeof *d);
+  if (!nb || !d) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t i = 0; i < n; i++) {
+    VF_TRY(vec_read_rows_i64(nf, i, 1, nb, err));
+    if (df) VF_TRY(vec_read_rows(df, i, 1, d, err));
+    VF_TRY(truth_row(out, i, nb, df ? d : NULL, angular, err));
   }
-  for (size_t i = 0; st == VF_OK && i < n; i++) {
-    st = vec_read_rows_i64(nf, i, 1, nb, err);
-    if (st == VF_OK && df) st = vec_read_rows(df, i, 1, d, err);
-    if (st == VF_OK) st = truth_row(out, i, nb, df ? d : NULL, angular, err);
-  }
+out:
   free(nb);
   free(d);
   free(metric);
@@ -364,14 +363,16 @@ static vf_status truth_from_bigann(const char *path, bench_truth *out, vf_error 
   vec_gt gt;
   vf_status st = bigann_gt_read(path, &gt, err);
   if (st != VF_OK) return vf_error_prefix(err, "ground-truth file: ");
-  st = truth_alloc(out, gt.nq, gt.k, err);
-  int64_t *nb = vf_mallocarray((size_t)gt.k + 1, sizeof *nb);
-  if (st == VF_OK && !nb) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (size_t i = 0; st == VF_OK && i < gt.nq; i++) {
+  int64_t *nb = NULL;
+  VF_TRY(truth_alloc(out, gt.nq, gt.k, err));
+  nb = vf_mallocarray((size_t)gt.k + 1, sizeof *nb);
+  if (!nb) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t i = 0; i < gt.nq; i++) {
     for (size_t j = 0; j < gt.k; j++)
       nb[j] = gt.ids[i * gt.k + j];
-    st = truth_row(out, i, nb, gt.dist + i * gt.k, false, err);
+    VF_TRY(truth_row(out, i, nb, gt.dist + i * gt.k, false, err));
   }
+out:
   free(nb);
   vec_gt_free(&gt);
   if (st != VF_OK) bench_truth_free(out);
@@ -410,9 +411,9 @@ static vf_status queries_from_bundle(const char *tests, bench_queries *out, vf_e
   t.queries = NULL;
   out->ids = vf_calloc(t.n, sizeof *out->ids);
   out->column = vf_strdup("query");
-  if (!out->ids || !out->column) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (size_t i = 0; st == VF_OK && i < t.n; i++)
-    if (!(out->ids[i] = row_text(i))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!out->ids || !out->column) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t i = 0; i < t.n; i++)
+    if (!(out->ids[i] = row_text(i))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   bool any = false;
   vf_md5_ctx md;
   vf_md5_init(&md);
@@ -421,13 +422,14 @@ static vf_status queries_from_bundle(const char *tests, bench_queries *out, vf_e
     if (t.conditions[i]) vf_md5_update(&md, t.conditions[i], strlen(t.conditions[i]));
     any = any || t.conditions[i];
   }
-  if (st == VF_OK && any) {
+  if (any) {
     out->filter_texts = t.conditions;
     t.conditions = NULL;
     uint8_t d[16];
     vf_md5_final(&md, d);
     snprintf(out->filter_hash, sizeof out->filter_hash, "%02x%02x%02x%02x", d[0], d[1], d[2], d[3]);
   }
+out:
   corpus_bundle_tests_free(&t);
   if (st != VF_OK) bench_queries_free(out);
   return st;
@@ -468,60 +470,52 @@ vf_status bench_read_queries(const char *path, const char *column, bench_queries
   size_t idcap = 0, veccap = 0;
   const char *col = NULL;
   int idtop, idleaf, vtop, vleaf;
-  vf_status st = open_pqt(path, "queries", &f, err);
-  if (st == VF_OK) st = one_leaf(f, "query_id", &idtop, &idleaf, err);
-  if (st == VF_OK) st = pick_column(f, column, &col, err);
-  if (st == VF_OK) st = one_leaf(f, col, &vtop, &vleaf, err);
-  if (st == VF_OK && !(out->column = vf_strdup(col))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  const pqt_file_meta *m = f ? pqt_meta(f) : NULL;
+  vf_status st = VF_OK;
+  VF_TRY(open_pqt(path, "queries", &f, err));
+  VF_TRY(one_leaf(f, "query_id", &idtop, &idleaf, err));
+  VF_TRY(pick_column(f, column, &col, err));
+  VF_TRY(one_leaf(f, col, &vtop, &vleaf, err));
+  if (!(out->column = vf_strdup(col))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  const pqt_file_meta *m = pqt_meta(f);
   int64_t first = 0;
   int32_t dim = 0;
-  for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+  for (int g = 0; g < m->nrow_groups; g++) {
     int leaves[2] = {idleaf, vleaf};
-    if ((st = pqt_read_leaves(f, g, leaves, 2, ld, err)) != VF_OK) break;
-    if ((st = pqt_dense_from_leaf(f, vtop, &ld[1], first, &dim, &dn, err)) != VF_OK) break;
+    VF_TRY(pqt_read_leaves(f, g, leaves, 2, ld, err));
+    VF_TRY(pqt_dense_from_leaf(f, vtop, &ld[1], first, &dim, &dn, err));
     int64_t rows = ld[0].nlevels;
-    if (dn.rows != rows) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %lld rows, %s %lld",
-                        pqt_name(f), g, (long long)rows, col, (long long)dn.rows);
-      break;
-    }
-    if ((st = check_rows(f, out->n, rows, err)) != VF_OK) break;
+    if (dn.rows != rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %lld rows, %s %lld",
+                           pqt_name(f), g, (long long)rows, col, (long long)dn.rows));
+    VF_TRY(check_rows(f, out->n, rows, err));
     size_t need = out->n + (size_t)rows;
-    if ((st = grow((void **)&out->ids, &idcap, need, sizeof *out->ids, err)) != VF_OK) break;
-    if ((size_t)dim > SIZE_MAX / sizeof(float) / (need ? need : 1)) {
-      st = vf_error_set(err, VF_ENOMEM, "%s: queries too large", pqt_name(f));
-      break;
-    }
-    if ((st = grow((void **)&out->vectors, &veccap, need * (size_t)dim, sizeof(float), err)) != VF_OK)
-      break;
+    VF_TRY(grow((void **)&out->ids, &idcap, need, sizeof *out->ids, err));
+    if ((size_t)dim > SIZE_MAX / sizeof(float) / (need ? need : 1))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: queries too large", pqt_name(f)));
+    VF_TRY(grow((void **)&out->vectors, &veccap, need * (size_t)dim, sizeof(float), err));
     if ((st = read_strings(f, idleaf, &ld[0], first, "query_id", out->ids + out->n, err)) != VF_OK) {
       for (size_t i = out->n; i < need; i++) free(out->ids[i]), out->ids[i] = NULL;
-      break;
+      goto out;
     }
     for (int64_t r = 0; r < rows && dn.null_rows; r++)
       if (dn.null_rows[r]) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %lld: query vector %s is null", pqt_name(f),
-                          (long long)(first + r), col);
-        break;
+        out->n = need; /* the group's ids are read: freed with the others */
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %lld: query vector %s is null", pqt_name(f),
+                             (long long)(first + r), col));
       }
     if (rows > 0)
       memcpy(out->vectors + out->n * (size_t)dim, dn.data, (size_t)rows * (size_t)dim * sizeof(float));
     out->n = need;
     first += rows;
   }
-  if (st == VF_OK) {
-    out->dim = dim;
-    for (size_t i = 0; i < out->n * (size_t)dim; i++)
-      if (!isfinite(out->vectors[i])) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %zu: query vector %s holds NaN or infinity",
-                          pqt_name(f), i / (size_t)dim, col);
-        break;
-      }
-  }
-  if (st == VF_OK && out->n == 0)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: no queries", pqt_name(f));
-  if (st == VF_OK) st = ev_filter_column_read(f, out->n, &out->filter_texts, out->filter_hash, err);
+  out->dim = dim;
+  for (size_t i = 0; i < out->n * (size_t)dim; i++)
+    if (!isfinite(out->vectors[i]))
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %zu: query vector %s holds NaN or infinity",
+                           pqt_name(f), i / (size_t)dim, col));
+  if (out->n == 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no queries", pqt_name(f)));
+  VF_TRY(ev_filter_column_read(f, out->n, &out->filter_texts, out->filter_hash, err));
+out:
   pqt_leaf_data_free(&ld[0]);
   pqt_leaf_data_free(&ld[1]);
   pqt_dense_free(&dn);
@@ -612,17 +606,18 @@ static vf_status truth_from_bundle(const char *tests, bench_truth *out, vf_error
   size_t k = 0;
   for (size_t i = 0; i < t.n; i++)
     if (t.offsets[i + 1] - t.offsets[i] > k) k = t.offsets[i + 1] - t.offsets[i];
-  if (k > BENCH_MAX_K) st = vf_error_set(err, VF_EUNSUPPORTED, "%s: %zu closest ids (at most %zu are read)", tests, k, (size_t)BENCH_MAX_K);
-  if (st == VF_OK) st = truth_alloc(out, t.n, k ? k : 1, err);
-  for (size_t i = 0; st == VF_OK && i < t.n; i++) {
+  if (k > BENCH_MAX_K) VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED, "%s: %zu closest ids (at most %zu are read)", tests, k, (size_t)BENCH_MAX_K));
+  VF_TRY(truth_alloc(out, t.n, k ? k : 1, err));
+  for (size_t i = 0; i < t.n; i++) {
     size_t c = t.offsets[i + 1] - t.offsets[i];
     out->counts[i] = c;
-    for (size_t j = 0; st == VF_OK && j < c; j++) {
+    for (size_t j = 0; j < c; j++) {
       out->hit_ids[i * out->k + j] = row_text(t.ids[t.offsets[i] + j]);
       out->scores[i * out->k + j] = t.scores[t.offsets[i] + j];
-      if (!out->hit_ids[i * out->k + j]) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      if (!out->hit_ids[i * out->k + j]) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     }
   }
+out:
   corpus_bundle_tests_free(&t);
   if (st != VF_OK) bench_truth_free(out);
   return st;
@@ -658,67 +653,56 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
   int64_t *s_ids = NULL, *s_sc = NULL;
   size_t cap_rows = 0, qcap = 0, ccap = 0;
   int qtop, qleaf, itop, ileaf, stop, sleaf;
-  vf_status st = open_pqt(path, "ground-truth", &f, err);
-  if (st == VF_OK) st = truth_record(f, out, err);
-  if (st == VF_OK) st = one_leaf(f, "query_id", &qtop, &qleaf, err);
-  if (st == VF_OK) st = one_leaf(f, "hit_ids", &itop, &ileaf, err);
-  if (st == VF_OK) st = one_leaf(f, "hit_scores", &stop, &sleaf, err);
-  if (st == VF_OK) {
-    const pqt_leaf *a = &pqt_schema_of(f)->leaves[ileaf], *b = &pqt_schema_of(f)->leaves[sleaf];
-    if (a->type != PQT_BYTE_ARRAY)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: hit_ids must be list<string>", pqt_name(f));
-    else if (b->type != PQT_FLOAT && b->type != PQT_DOUBLE)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: hit_scores must be list<float>", pqt_name(f));
-  }
-  const pqt_file_meta *m = f ? pqt_meta(f) : NULL;
+  vf_status st = VF_OK;
+  VF_TRY(open_pqt(path, "ground-truth", &f, err));
+  VF_TRY(truth_record(f, out, err));
+  VF_TRY(one_leaf(f, "query_id", &qtop, &qleaf, err));
+  VF_TRY(one_leaf(f, "hit_ids", &itop, &ileaf, err));
+  VF_TRY(one_leaf(f, "hit_scores", &stop, &sleaf, err));
+  const pqt_leaf *la = &pqt_schema_of(f)->leaves[ileaf], *lb = &pqt_schema_of(f)->leaves[sleaf];
+  if (la->type != PQT_BYTE_ARRAY)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: hit_ids must be list<string>", pqt_name(f)));
+  if (lb->type != PQT_FLOAT && lb->type != PQT_DOUBLE)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: hit_scores must be list<float>", pqt_name(f)));
+  const pqt_file_meta *m = pqt_meta(f);
   int64_t first = 0;
-  for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+  for (int g = 0; g < m->nrow_groups; g++) {
     int leaves[3] = {qleaf, ileaf, sleaf};
-    if ((st = pqt_read_leaves(f, g, leaves, 3, ld, err)) != VF_OK) break;
+    VF_TRY(pqt_read_leaves(f, g, leaves, 3, ld, err));
     int64_t rows = ld[0].nlevels;
-    if (ld[1].nrows != rows || ld[2].nrows != rows) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: columns of different row counts",
-                        pqt_name(f), g);
-      break;
-    }
-    if ((st = check_rows(f, out->n, rows, err)) != VF_OK) break;
+    if (ld[1].nrows != rows || ld[2].nrows != rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: columns of different row counts",
+                           pqt_name(f), g));
+    VF_TRY(check_rows(f, out->n, rows, err));
     int64_t *a = vf_realloc(s_ids, ((size_t)rows + 1) * sizeof *a);
     if (a) s_ids = a;
     int64_t *b = vf_realloc(s_sc, ((size_t)rows + 1) * sizeof *b);
     if (b) s_sc = b;
-    if (!a || !b) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
-    if ((st = list_rows(f, itop, ileaf, &ld[1], first, "hit_ids", s_ids, err)) != VF_OK) break;
-    if ((st = list_rows(f, stop, sleaf, &ld[2], first, "hit_scores", s_sc, err)) != VF_OK) break;
+    if (!a || !b) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    VF_TRY(list_rows(f, itop, ileaf, &ld[1], first, "hit_ids", s_ids, err));
+    VF_TRY(list_rows(f, stop, sleaf, &ld[2], first, "hit_scores", s_sc, err));
     size_t need = out->n + (size_t)rows, kmax = 0;
     for (int64_t r = 0; r < rows; r++) {
       int64_t c = s_ids[r + 1] - s_ids[r];
-      if (c != s_sc[r + 1] - s_sc[r]) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %lld: %lld hit_ids but %lld hit_scores",
-                          pqt_name(f), (long long)(first + r), (long long)c,
-                          (long long)(s_sc[r + 1] - s_sc[r]));
-        break;
-      }
-      if ((uint64_t)c > BENCH_MAX_K) {
-        st = vf_error_set(err, VF_EUNSUPPORTED, "%s: row %lld: %lld hits (at most %zu are read)",
-                          pqt_name(f), (long long)(first + r), (long long)c, (size_t)BENCH_MAX_K);
-        break;
-      }
+      if (c != s_sc[r + 1] - s_sc[r])
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %lld: %lld hit_ids but %lld hit_scores",
+                             pqt_name(f), (long long)(first + r), (long long)c,
+                             (long long)(s_sc[r + 1] - s_sc[r])));
+      if ((uint64_t)c > BENCH_MAX_K)
+        VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED, "%s: row %lld: %lld hits (at most %zu are read)",
+                             pqt_name(f), (long long)(first + r), (long long)c, (size_t)BENCH_MAX_K));
       if ((size_t)c > kmax) kmax = (size_t)c;
     }
-    if (st != VF_OK) break;
-    if ((st = widen(out, &cap_rows, need, kmax, err)) != VF_OK) break;
-    if ((st = grow((void **)&out->qids, &qcap, need, sizeof *out->qids, err)) != VF_OK) break;
-    if ((st = grow((void **)&out->counts, &ccap, need, sizeof *out->counts, err)) != VF_OK) break;
+    VF_TRY(widen(out, &cap_rows, need, kmax, err));
+    VF_TRY(grow((void **)&out->qids, &qcap, need, sizeof *out->qids, err));
+    VF_TRY(grow((void **)&out->counts, &ccap, need, sizeof *out->counts, err));
     if ((st = read_strings(f, qleaf, &ld[0], first, "query_id", out->qids + out->n, err)) != VF_OK) {
       for (size_t i = out->n; i < need; i++) free(out->qids[i]), out->qids[i] = NULL;
-      break;
+      goto out;
     }
     size_t n0 = out->n;
     out->n = need; /* rows are owned from here (freed by bench_truth_free on error) */
-    for (int64_t r = 0; r < rows && st == VF_OK; r++) {
+    for (int64_t r = 0; r < rows; r++) {
       size_t row = n0 + (size_t)r;
       int64_t c = s_ids[r + 1] - s_ids[r];
       out->counts[row] = (size_t)c;
@@ -726,10 +710,7 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
         int64_t vi = s_ids[r] + j, si = s_sc[r] + j;
         const uint8_t *p = ld[1].values.data + ld[1].offsets[vi];
         char *id = canonical_id(p, ld[1].offsets[vi + 1] - ld[1].offsets[vi]);
-        if (!id) {
-          st = vf_error_set(err, VF_ENOMEM, "out of memory");
-          break;
-        }
+        if (!id) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
         out->hit_ids[row * out->k + (size_t)j] = id;
         float sc;
         if (ld[2].type == PQT_DOUBLE) {
@@ -739,23 +720,22 @@ vf_status bench_read_truth(const char *path, bench_truth *out, vf_error *err) {
         } else {
           memcpy(&sc, ld[2].values.data + (size_t)si * 4, 4);
         }
-        if (isnan(sc)) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %lld: hit_scores[%lld] is NaN", pqt_name(f),
-                            (long long)(first + r), (long long)j);
-          break;
-        }
+        if (isnan(sc))
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %lld: hit_scores[%lld] is NaN", pqt_name(f),
+                               (long long)(first + r), (long long)j));
         out->scores[row * out->k + (size_t)j] = sc;
       }
     }
     first += rows;
   }
-  if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no rows", pqt_name(f));
+  if (out->n == 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no rows", pqt_name(f)));
   /* the file's K (brute-force records it): filtered ground truth may hold fewer hits per row */
-  for (int i = 0; st == VF_OK && i < m->nkv; i++) {
+  for (int i = 0; i < m->nkv; i++) {
     if (!m->kv[i].key || strcmp(m->kv[i].key, "vforge.bf.k") != 0 || !m->kv[i].value) continue;
     unsigned long long fk = strtoull(m->kv[i].value, NULL, 10);
-    if (fk > out->k && fk <= BENCH_MAX_K) st = widen(out, &cap_rows, out->n, (size_t)fk, err);
+    if (fk > out->k && fk <= BENCH_MAX_K) VF_TRY(widen(out, &cap_rows, out->n, (size_t)fk, err));
   }
+out:
   for (int i = 0; i < 3; i++) pqt_leaf_data_free(&ld[i]);
   free(s_ids);
   free(s_sc);
@@ -788,14 +768,12 @@ vf_status bench_align(const bench_queries *q, const bench_truth *t, size_t **row
   g_sort_truth = NULL;
   vf_status st = VF_OK;
   for (size_t i = 1; i < t->n; i++)
-    if (strcmp(t->qids[order[i - 1]], t->qids[order[i]]) == 0) {
-      st = vf_error_set(err, VF_EUSAGE, "ground truth holds query_id '%s' twice (rows %zu and %zu)",
-                        t->qids[order[i]], order[i - 1], order[i]);
-      break;
-    }
+    if (strcmp(t->qids[order[i - 1]], t->qids[order[i]]) == 0)
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "ground truth holds query_id '%s' twice (rows %zu and %zu)",
+                           t->qids[order[i]], order[i - 1], order[i]));
   size_t missing = 0;
   const char *first_missing = NULL;
-  for (size_t i = 0; st == VF_OK && i < q->n; i++) {
+  for (size_t i = 0; i < q->n; i++) {
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
@@ -809,18 +787,16 @@ vf_status bench_align(const bench_queries *q, const bench_truth *t, size_t **row
       missing++;
     }
   }
-  if (st == VF_OK && missing)
-    st = vf_error_set(err, VF_EUSAGE,
-                      "the ground truth has no row for query_id '%s' (%zu of %zu queries lack one; "
-                      "was it computed for this queries file?)",
-                      first_missing, missing, q->n);
-  free(order);
-  if (st != VF_OK) {
-    free(r);
-    return st;
-  }
+  if (missing)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                         "the ground truth has no row for query_id '%s' (%zu of %zu queries lack one; "
+                         "was it computed for this queries file?)",
+                         first_missing, missing, q->n));
   *rows = r;
-  return VF_OK;
+out:
+  free(order);
+  if (st != VF_OK) free(r);
+  return st;
 }
 
 /* ------------------------------------------------------- local store spec */
@@ -898,51 +874,52 @@ vf_status bench_local_spec(const char *path, const char *collection, store_vecto
   char chunk[4096];
   size_t got;
   vf_status st = VF_OK;
-  while (st == VF_OK && (got = fread(chunk, 1, sizeof chunk, fp)) > 0)
-    st = vf_buf_append(&text, chunk, got, err);
-  fclose(fp);
-  if (st == VF_OK) st = vf_buf_append(&text, "", 1, err);
   store_vector_spec *v = NULL;
   int nv = 0;
-  const char *s = st == VF_OK ? (const char *)text.data : "";
+  char *name = NULL, *type = NULL, *dist = NULL;
+  while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0) VF_TRY(vf_buf_append(&text, chunk, got, err));
+  fclose(fp);
+  fp = NULL;
+  VF_TRY(vf_buf_append(&text, "", 1, err));
+  const char *s = (const char *)text.data;
   /* one vector per line: {"name": ..., "type": ..., "dim": N, "distance": ...} */
-  while (st == VF_OK && *s) {
+  while (*s) {
     const char *e = strchr(s, '\n');
     if (!e) e = s + strlen(s);
-    char *name = NULL, *type = NULL, *dist = NULL;
     int32_t dim = 0;
     if (line_str(s, e, "name", &name) && line_str(s, e, "type", &type) &&
         line_int(s, e, "dim", &dim) && line_str(s, e, "distance", &dist)) {
       store_vector_spec sp = {name, CORPUS_VEC_DENSE, CORPUS_COSINE, dim};
+      vf_status bad = VF_OK;
       if (strcmp(type, "sparse") == 0) sp.kind = CORPUS_VEC_SPARSE;
       else if (strcmp(type, "multivector") == 0) sp.kind = CORPUS_VEC_MULTI;
-      else if (strcmp(type, "dense") != 0) st = VF_ECORRUPT;
-      if (st == VF_OK && !idx_metric_parse(dist, &sp.distance)) st = VF_ECORRUPT;
-      if (st == VF_OK && nv >= 64) st = VF_ECORRUPT;
-      store_vector_spec *nvp = st == VF_OK ? vf_realloc(v, (size_t)(nv + 1) * sizeof *v) : NULL;
-      if (nvp) {
-        v = nvp;
-        v[nv++] = sp;
-        name = NULL;
-      } else if (st == VF_OK) {
-        st = VF_ENOMEM;
-      }
-      if (st != VF_OK)
-        vf_error_set(err, st, "%s: cannot read the vector spec line '%.*s'", p, (int)(e - s > 200 ? 200 : e - s), s);
+      else if (strcmp(type, "dense") != 0) bad = VF_ECORRUPT;
+      if (bad == VF_OK && !idx_metric_parse(dist, &sp.distance)) bad = VF_ECORRUPT;
+      if (bad == VF_OK && nv >= 64) bad = VF_ECORRUPT;
+      store_vector_spec *nvp = bad == VF_OK ? vf_realloc(v, (size_t)(nv + 1) * sizeof *v) : NULL;
+      if (bad == VF_OK && !nvp) bad = VF_ENOMEM;
+      if (bad != VF_OK)
+        VF_FAIL(vf_error_set(err, bad, "%s: cannot read the vector spec line '%.*s'", p, (int)(e - s > 200 ? 200 : e - s), s));
+      v = nvp;
+      v[nv++] = sp;
+      name = NULL;
     }
     free(name);
     free(type);
     free(dist);
+    name = type = dist = NULL;
     s = *e ? e + 1 : e;
   }
-  if (st == VF_OK && nv == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no vectors listed", p);
-  vf_buf_free(&text);
-  free(p);
-  if (st != VF_OK) {
-    bench_spec_free(v, nv);
-    return st;
-  }
+  if (nv == 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no vectors listed", p));
   *out = v;
   *n = nv;
-  return VF_OK;
+out:
+  if (fp) fclose(fp);
+  free(name);
+  free(type);
+  free(dist);
+  vf_buf_free(&text);
+  free(p);
+  if (st != VF_OK) bench_spec_free(v, nv);
+  return st;
 }

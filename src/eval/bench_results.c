@@ -104,9 +104,11 @@ static vf_status json_str_nouser(vf_buf *out, const char *s, vf_error *err) {
       size_t pre = (size_t)(auth - s);
       vf_buf tmp;
       VF_BUF_INIT(&tmp, VF_BUF_MAX_URL);
-      vf_status st = vf_buf_append(&tmp, s, pre, err);
-      if (st == VF_OK) st = vf_buf_append(&tmp, at + 1, strlen(at + 1), err);
-      if (st == VF_OK) st = vf_json_string(out, (const char *)tmp.data, tmp.len, err);
+      vf_status st = VF_OK;
+      VF_TRY(vf_buf_append(&tmp, s, pre, err));
+      VF_TRY(vf_buf_append(&tmp, at + 1, strlen(at + 1), err));
+      VF_TRY(vf_json_string(out, (const char *)tmp.data, tmp.len, err));
+    out:
       vf_buf_free(&tmp);
       return st;
     }
@@ -116,8 +118,8 @@ static vf_status json_str_nouser(vf_buf *out, const char *s, vf_error *err) {
 
 static vf_status json_key(vf_buf *out, const char *key, vf_error *err) {
   vf_status st = vf_json_string(out, key, strlen(key), err);
-  if (st == VF_OK) st = vf_json_raw(out, ":", err);
-  return st;
+  if (st != VF_OK) return st;
+  return vf_json_raw(out, ":", err);
 }
 
 static vf_status json_str(vf_buf *out, const char *s, vf_error *err) {
@@ -142,59 +144,58 @@ vf_status bench_results_json(const bench_point *p, size_t i, size_t n,
   gmtime_r(&now, &tm);
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   size_t start = out->len;
-  vf_status st = bench_point_json(p, out, err);
-  if (st == VF_OK) out->len--; /* reopen the object: drop its '}' */
-  if (st == VF_OK) st = vf_json_raw(out, ",\"label\":", err);
-  if (st == VF_OK) st = json_str(out, label, err);
-  if (st == VF_OK) st = vf_buf_printf(out, err, ",\"point\":%zu,\"points\":%zu,\"time\":\"%s\",", i, n, when);
-  if (st == VF_OK) st = json_key(out, "vforge_version", err);
-  if (st == VF_OK) st = json_str(out, m->version, err);
+  vf_status st = VF_OK;
+  VF_TRY(bench_point_json(p, out, err));
+  out->len--; /* reopen the object: drop its '}' */
+  VF_TRY(vf_json_raw(out, ",\"label\":", err));
+  VF_TRY(json_str(out, label, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"point\":%zu,\"points\":%zu,\"time\":\"%s\",", i, n, when));
+  VF_TRY(json_key(out, "vforge_version", err));
+  VF_TRY(json_str(out, m->version, err));
   /* config */
-  if (st == VF_OK) st = vf_json_raw(out, ",\"config\":{\"store\":", err);
-  if (st == VF_OK) st = json_str(out, o->store.type && *o->store.type ? o->store.type : "local", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"collection\":", err);
-  if (st == VF_OK) st = json_str(out, o->store.collection_name, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"url\":", err);
-  if (st == VF_OK) st = json_str_nouser(out, o->store.url, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"vector\":", err);
-  if (st == VF_OK) st = json_str(out, o->vector, err);
-  if (st == VF_OK) st = vf_buf_printf(out, err, ",\"k\":%zu,\"queries\":", o->k);
-  if (st == VF_OK) st = json_str_nouser(out, info ? info->queries_path : NULL, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"ground_truth\":", err);
-  if (st == VF_OK) st = json_str_nouser(out, info ? info->truth_path : NULL, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"nqueries\":%zu,\"warmup\":%zu,\"concurrency\":%d,\"rps\":",
-                       p->rep.queries, o->warmup, o->concurrency);
-  if (st == VF_OK) st = o->rps > 0 ? vf_json_f64(out, o->rps, err) : vf_json_raw(out, "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"max_outstanding\":", err);
-  if (st == VF_OK)
-    st = p->rep.max_outstanding ? vf_json_u64(out, p->rep.max_outstanding, err) : vf_json_raw(out, "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"nprobe\":", err);
-  if (st == VF_OK) st = o->nprobe ? vf_json_i64(out, o->nprobe, err) : vf_json_raw(out, "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"hnsw_ef\":", err);
-  if (st == VF_OK) st = qd && qd->hnsw_ef > 0 ? vf_json_i64(out, qd->hnsw_ef, err) : vf_json_raw(out, "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"oversampling\":", err);
-  if (st == VF_OK) st = qd && qd->oversampling > 0 ? vf_json_f64(out, qd->oversampling, err) : vf_json_raw(out, "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"rescore\":", err);
-  if (st == VF_OK) st = vf_json_raw(out, qd && qd->rescore >= 0 ? (qd->rescore ? "true" : "false") : "null", err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"exact\":", err);
-  if (st == VF_OK) st = vf_json_raw(out, qd ? (qd->exact ? "true" : "false") : "null", err);
+  VF_TRY(vf_json_raw(out, ",\"config\":{\"store\":", err));
+  VF_TRY(json_str(out, o->store.type && *o->store.type ? o->store.type : "local", err));
+  VF_TRY(vf_json_raw(out, ",\"collection\":", err));
+  VF_TRY(json_str(out, o->store.collection_name, err));
+  VF_TRY(vf_json_raw(out, ",\"url\":", err));
+  VF_TRY(json_str_nouser(out, o->store.url, err));
+  VF_TRY(vf_json_raw(out, ",\"vector\":", err));
+  VF_TRY(json_str(out, o->vector, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"k\":%zu,\"queries\":", o->k));
+  VF_TRY(json_str_nouser(out, info ? info->queries_path : NULL, err));
+  VF_TRY(vf_json_raw(out, ",\"ground_truth\":", err));
+  VF_TRY(json_str_nouser(out, info ? info->truth_path : NULL, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"nqueries\":%zu,\"warmup\":%zu,\"concurrency\":%d,\"rps\":",
+                       p->rep.queries, o->warmup, o->concurrency));
+  VF_TRY(o->rps > 0 ? vf_json_f64(out, o->rps, err) : vf_json_raw(out, "null", err));
+  VF_TRY(vf_json_raw(out, ",\"max_outstanding\":", err));
+  VF_TRY(p->rep.max_outstanding ? vf_json_u64(out, p->rep.max_outstanding, err) : vf_json_raw(out, "null", err));
+  VF_TRY(vf_json_raw(out, ",\"nprobe\":", err));
+  VF_TRY(o->nprobe ? vf_json_i64(out, o->nprobe, err) : vf_json_raw(out, "null", err));
+  VF_TRY(vf_json_raw(out, ",\"hnsw_ef\":", err));
+  VF_TRY(qd && qd->hnsw_ef > 0 ? vf_json_i64(out, qd->hnsw_ef, err) : vf_json_raw(out, "null", err));
+  VF_TRY(vf_json_raw(out, ",\"oversampling\":", err));
+  VF_TRY(qd && qd->oversampling > 0 ? vf_json_f64(out, qd->oversampling, err) : vf_json_raw(out, "null", err));
+  VF_TRY(vf_json_raw(out, ",\"rescore\":", err));
+  VF_TRY(vf_json_raw(out, qd && qd->rescore >= 0 ? (qd->rescore ? "true" : "false") : "null", err));
+  VF_TRY(vf_json_raw(out, ",\"exact\":", err));
+  VF_TRY(vf_json_raw(out, qd ? (qd->exact ? "true" : "false") : "null", err));
   /* machine */
-  if (st == VF_OK) st = vf_json_raw(out, "},\"machine\":{\"host\":", err);
-  if (st == VF_OK) st = json_str(out, m->host, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"os\":", err);
-  if (st == VF_OK) st = json_str(out, m->os, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"cpu_model\":", err);
-  if (st == VF_OK) st = json_str(out, m->cpu_model, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"cpus_online\":%d,\"cpus_available\":%d,\"threads\":%d,\"simd\":",
-                       m->cpus_online, m->cpus_available, m->threads);
-  if (st == VF_OK) st = json_str(out, m->simd, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"blas\":", err);
-  if (st == VF_OK) st = json_str(out, m->blas, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"blas_core\":", err);
-  if (st == VF_OK) st = json_str(out, m->blas_core, err);
-  if (st == VF_OK) st = vf_json_raw(out, "}}\n", err);
+  VF_TRY(vf_json_raw(out, "},\"machine\":{\"host\":", err));
+  VF_TRY(json_str(out, m->host, err));
+  VF_TRY(vf_json_raw(out, ",\"os\":", err));
+  VF_TRY(json_str(out, m->os, err));
+  VF_TRY(vf_json_raw(out, ",\"cpu_model\":", err));
+  VF_TRY(json_str(out, m->cpu_model, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"cpus_online\":%d,\"cpus_available\":%d,\"threads\":%d,\"simd\":",
+                       m->cpus_online, m->cpus_available, m->threads));
+  VF_TRY(json_str(out, m->simd, err));
+  VF_TRY(vf_json_raw(out, ",\"blas\":", err));
+  VF_TRY(json_str(out, m->blas, err));
+  VF_TRY(vf_json_raw(out, ",\"blas_core\":", err));
+  VF_TRY(json_str(out, m->blas_core, err));
+  VF_TRY(vf_json_raw(out, "}}\n", err));
+out:
   if (st != VF_OK) out->len = start;
   return st;
 }
@@ -207,31 +208,32 @@ vf_status bench_per_query_json(const bench_point *p, size_t i, const bench_queri
   /* the params object once, reused on every line */
   vf_buf params;
   VF_BUF_INIT(&params, VF_BUF_MAX_JSON_DOC);
-  vf_status st = bench_point_json(p, &params, err); /* {"params":{...},"k":...} */
+  vf_status st = VF_OK;
   size_t plen = 0;
-  if (st == VF_OK) { /* keep "{"params":{...}" */
-    const char *s = (const char *)params.data;
-    const char *e = strstr(s, "},\"k\":");
-    plen = e ? (size_t)(e - s) + 1 : 0;
-    if (!plen) st = vf_error_set(err, VF_EINTERNAL, "bench: unexpected point JSON");
-  }
-  for (size_t j = 0; j < q->n && st == VF_OK; j++) {
-    st = vf_buf_printf(out, err, "{\"point\":%zu,", i);
-    if (st == VF_OK) st = vf_buf_append(out, params.data + 1, plen - 1, err);
-    if (st == VF_OK) st = vf_json_raw(out, ",\"query_id\":", err);
-    if (st == VF_OK) st = json_str(out, q->ids[j], err);
+  VF_TRY(bench_point_json(p, &params, err)); /* {"params":{...},"k":...} */
+  /* keep "{"params":{...}" */
+  const char *s = (const char *)params.data;
+  const char *e = strstr(s, "},\"k\":");
+  plen = e ? (size_t)(e - s) + 1 : 0;
+  if (!plen) VF_FAIL(vf_error_set(err, VF_EINTERNAL, "bench: unexpected point JSON"));
+  for (size_t j = 0; j < q->n; j++) {
+    VF_TRY(vf_buf_printf(out, err, "{\"point\":%zu,", i));
+    VF_TRY(vf_buf_append(out, params.data + 1, plen - 1, err));
+    VF_TRY(vf_json_raw(out, ",\"query_id\":", err));
+    VF_TRY(json_str(out, q->ids[j], err));
     if (r->query_ms[j] < 0) {
-      if (st == VF_OK) st = vf_json_raw(out, ",\"latency_ms\":null,\"recall\":null,\"recall_max\":null}\n", err);
+      VF_TRY(vf_json_raw(out, ",\"latency_ms\":null,\"recall\":null,\"recall_max\":null}\n", err));
       continue;
     }
-    if (st == VF_OK) st = vf_json_raw(out, ",\"latency_ms\":", err);
-    if (st == VF_OK) st = vf_json_f64(out, r->query_ms[j], err);
-    if (st == VF_OK) st = vf_json_raw(out, ",\"recall\":", err);
-    if (st == VF_OK) st = vf_json_f64(out, r->query_recall[j], err);
-    if (st == VF_OK) st = vf_json_raw(out, ",\"recall_max\":", err);
-    if (st == VF_OK) st = vf_json_f64(out, r->query_recall_max[j], err);
-    if (st == VF_OK) st = vf_json_raw(out, "}\n", err);
+    VF_TRY(vf_json_raw(out, ",\"latency_ms\":", err));
+    VF_TRY(vf_json_f64(out, r->query_ms[j], err));
+    VF_TRY(vf_json_raw(out, ",\"recall\":", err));
+    VF_TRY(vf_json_f64(out, r->query_recall[j], err));
+    VF_TRY(vf_json_raw(out, ",\"recall_max\":", err));
+    VF_TRY(vf_json_f64(out, r->query_recall_max[j], err));
+    VF_TRY(vf_json_raw(out, "}\n", err));
   }
+out:
   vf_buf_free(&params);
   return st;
 }
@@ -279,20 +281,23 @@ static vf_status read_text(const char *path, char **out, size_t *len, vf_error *
   vf_status st = VF_OK;
   char chunk[65536];
   size_t got;
-  while (st == VF_OK && (got = fread(chunk, 1, sizeof chunk, f)) > 0) st = vf_buf_append(&b, chunk, got, err);
-  if (st == VF_OK && ferror(f)) st = vf_error_set(err, VF_EIO, "%s: read error", path);
-  if (st == VF_ENOMEM && b.len + sizeof chunk > BENCH_MAX_RESULTS_BYTES)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: larger than %zu MiB; not a results file", path,
-                      BENCH_MAX_RESULTS_BYTES >> 20);
-  fclose(f);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err); /* NUL */
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    st = vf_buf_append(&b, chunk, got, err);
+    if (st == VF_ENOMEM && b.len + sizeof chunk > BENCH_MAX_RESULTS_BYTES)
+      st = vf_error_set(err, VF_ECORRUPT, "%s: larger than %zu MiB; not a results file", path,
+                        BENCH_MAX_RESULTS_BYTES >> 20);
+    if (st != VF_OK) goto out;
   }
+  if (ferror(f)) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error", path));
+  fclose(f);
+  f = NULL;
+  VF_TRY(vf_buf_append(&b, "", 1, err)); /* NUL */
   *len = b.len - 1;
   *out = (char *)vf_buf_take(&b, &got);
-  return VF_OK;
+out:
+  if (f) fclose(f);
+  if (st != VF_OK) vf_buf_free(&b);
+  return st;
 }
 
 static bool num_of(const vf_json_val *v, double *out) {
@@ -325,7 +330,9 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
   vf_status st = read_text(path, &text, &len, err);
   if (st != VF_OK) return st;
   size_t cap = 0, line = 0;
-  for (char *p = text, *end = text + len; p < end && st == VF_OK;) {
+  vf_json_val doc;
+  memset(&doc, 0, sizeof doc);
+  for (char *p = text, *end = text + len; p < end;) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
     char *next = nl ? nl + 1 : end;
@@ -336,18 +343,14 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
       p = next;
       continue;
     }
-    if (out->n >= BENCH_MAX_RESULTS_LINES) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: more than %zu points", path, BENCH_MAX_RESULTS_LINES);
-      break;
-    }
+    if (out->n >= BENCH_MAX_RESULTS_LINES)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more than %zu points", path, BENCH_MAX_RESULTS_LINES));
     char what[64];
     snprintf(what, sizeof what, "line %zu", line);
-    vf_json_val doc;
-    memset(&doc, 0, sizeof doc);
     st = vf_json_parse(p, ll, what, &doc, err);
     if (st != VF_OK) {
       vf_error_prefix(err, "%s: ", path);
-      break;
+      goto out;
     }
     bench_plot_point pt;
     memset(&pt, 0, sizeof pt);
@@ -358,46 +361,41 @@ vf_status bench_series_read(const char *path, bench_series *out, vf_error *err) 
               num_of(vf_json_path(&doc, "latency_ms.p95"), &pt.p95_ms) &&
               num_of(vf_json_path(&doc, "latency_ms.p99"), &pt.p99_ms) &&
               num_of(vf_json_get(&doc, "k"), &k) && k >= 1 && k == floor(k) && k <= (double)BENCH_MAX_K;
-    if (!ok) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: line %zu is not a bench result (a JSON object with "
-                        "numbers recall, qps, latency_ms.p50/p95/p99 and k, as bench --results "
-                        "writes)", path, line);
-    } else if (out->n && (size_t)k != out->k) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: line %zu has k = %zu, earlier lines k = %zu (one "
-                        "series is one k)", path, line, (size_t)k, out->k);
-    }
-    if (st == VF_OK) {
-      if (!num_of(vf_json_get(&doc, "recall_min"), &pt.recall_min)) pt.recall_min = pt.recall;
-      if (!num_of(vf_json_get(&doc, "recall_max"), &pt.recall_max)) pt.recall_max = pt.recall;
-      params_text(vf_json_get(&doc, "params"), pt.params, sizeof pt.params);
-      const vf_json_val *lab = vf_json_get(&doc, "label");
-      if (!out->label && lab && lab->t == VF_JSON_STR && lab->str[0] && !(out->label = vf_strdup(lab->str)))
-        st = vf_error_set(err, VF_ENOMEM, "plot: out of memory");
-    }
-    if (st == VF_OK && out->n == cap) {
+    if (!ok)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: line %zu is not a bench result (a JSON object with "
+                           "numbers recall, qps, latency_ms.p50/p95/p99 and k, as bench --results "
+                           "writes)", path, line));
+    if (out->n && (size_t)k != out->k)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: line %zu has k = %zu, earlier lines k = %zu (one "
+                           "series is one k)", path, line, (size_t)k, out->k));
+    if (!num_of(vf_json_get(&doc, "recall_min"), &pt.recall_min)) pt.recall_min = pt.recall;
+    if (!num_of(vf_json_get(&doc, "recall_max"), &pt.recall_max)) pt.recall_max = pt.recall;
+    params_text(vf_json_get(&doc, "params"), pt.params, sizeof pt.params);
+    const vf_json_val *lab = vf_json_get(&doc, "label");
+    if (!out->label && lab && lab->t == VF_JSON_STR && lab->str[0] && !(out->label = vf_strdup(lab->str)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "plot: out of memory"));
+    if (out->n == cap) {
       size_t nc = cap ? 2 * cap : 16;
       bench_plot_point *np = vf_realloc(out->pts, nc * sizeof *np);
-      if (!np) st = vf_error_set(err, VF_ENOMEM, "plot: out of memory");
-      else {
-        out->pts = np;
-        cap = nc;
-      }
+      if (!np) VF_FAIL(vf_error_set(err, VF_ENOMEM, "plot: out of memory"));
+      out->pts = np;
+      cap = nc;
     }
-    if (st == VF_OK) {
-      out->pts[out->n++] = pt;
-      out->k = (size_t)k;
-    }
+    out->pts[out->n++] = pt;
+    out->k = (size_t)k;
     vf_json_free(&doc);
     p = next;
   }
-  if (st == VF_OK && out->n == 0) st = vf_error_set(err, VF_ECORRUPT, "%s: no results in the file", path);
-  if (st == VF_OK && !out->label) { /* the file name without directory and extension */
+  if (out->n == 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: no results in the file", path));
+  if (!out->label) { /* the file name without directory and extension */
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     const char *dot = strrchr(b, '.');
     out->label = vf_strndup(b, dot && dot != b ? (size_t)(dot - b) : strlen(b));
-    if (!out->label) st = vf_error_set(err, VF_ENOMEM, "plot: out of memory");
+    if (!out->label) VF_FAIL(vf_error_set(err, VF_ENOMEM, "plot: out of memory"));
   }
+out:
+  vf_json_free(&doc);
   free(text);
   if (st != VF_OK) bench_series_free(out);
   return st;

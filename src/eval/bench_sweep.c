@@ -221,8 +221,8 @@ vf_status bench_sweep(const bench_options *base, const bench_grid *g, const benc
   if (!pts) return vf_error_set(err, VF_ENOMEM, "bench: out of memory (%zu sweep points)", n);
   vf_status st = VF_OK;
   size_t i = 0;
-  for (; i < n && st == VF_OK; i++) {
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+  for (; i < n; i++) {
+    VF_TRY(vf_check_cancel(err));
     bench_point *p = &pts[i];
     bench_grid_point(g, i, base, p);
     st = bench_run(&p->o, q, t, rows, &p->rep, err);
@@ -231,14 +231,15 @@ vf_status bench_sweep(const bench_options *base, const bench_grid *g, const benc
       bench_point_params(p, params, sizeof params);
       if (g->naxes) vf_error_prefix(err, "sweep point %zu of %zu (%s): ", i + 1, n, params);
       bench_report_free(&p->rep);
-      break;
+      goto out;
     }
     if (done) st = done(user, p, i, n, err);
     if (st != VF_OK) {
       i++; /* the point itself is complete */
-      break;
+      goto out;
     }
   }
+out:
   *points = pts;
   *npoints = i;
   return st;
@@ -253,28 +254,32 @@ static vf_status knob_json(bench_knob k, double v, vf_buf *out, vf_error *err) {
 }
 
 vf_status bench_point_json(const bench_point *p, vf_buf *out, vf_error *err) {
-  vf_status st = vf_json_raw(out, "{\"params\":{", err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(out, "{\"params\":{", err));
   bool first = true;
-  for (int k = 0; k < BENCH_NKNOBS && st == VF_OK; k++) {
+  for (int k = 0; k < BENCH_NKNOBS; k++) {
     if (isnan(p->values[k])) continue;
-    if (!first) st = vf_json_raw(out, ",", err);
+    if (!first) VF_TRY(vf_json_raw(out, ",", err));
     first = false;
-    if (st == VF_OK) st = vf_json_string(out, KNOB_NAMES[k], strlen(KNOB_NAMES[k]), err);
-    if (st == VF_OK) st = vf_json_raw(out, ":", err);
-    if (st == VF_OK) st = knob_json((bench_knob)k, p->values[k], out, err);
+    VF_TRY(vf_json_string(out, KNOB_NAMES[k], strlen(KNOB_NAMES[k]), err));
+    VF_TRY(vf_json_raw(out, ":", err));
+    VF_TRY(knob_json((bench_knob)k, p->values[k], out, err));
   }
-  if (st == VF_OK) st = vf_json_raw(out, "},", err);
-  if (st == VF_OK) st = bench_report_members(&p->rep, out, err);
-  if (st == VF_OK) st = vf_json_raw(out, "}", err);
+  VF_TRY(vf_json_raw(out, "},", err));
+  VF_TRY(bench_report_members(&p->rep, out, err));
+  VF_TRY(vf_json_raw(out, "}", err));
+out:
   return st;
 }
 
 vf_status bench_points_json(const bench_point *p, size_t n, vf_buf *out, vf_error *err) {
-  vf_status st = vf_json_raw(out, "{\"points\":[", err);
-  for (size_t i = 0; i < n && st == VF_OK; i++) {
-    if (i) st = vf_json_raw(out, ",", err);
-    if (st == VF_OK) st = bench_point_json(&p[i], out, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_raw(out, "{\"points\":[", err));
+  for (size_t i = 0; i < n; i++) {
+    if (i) VF_TRY(vf_json_raw(out, ",", err));
+    VF_TRY(bench_point_json(&p[i], out, err));
   }
-  if (st == VF_OK) st = vf_json_raw(out, "]}\n", err);
+  VF_TRY(vf_json_raw(out, "]}\n", err));
+out:
   return st;
 }

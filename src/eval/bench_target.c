@@ -66,80 +66,79 @@ vf_status bench_target_open(const bench_request *rq, bench_target *tg, vf_error 
   const char *qcol = NULL;
   vf_status st = VF_OK;
   if (!rq->queries || !rq->ground_truth || rq->k < 1 || rq->k > BENCH_MAX_K)
-    st = vf_error_set(err, VF_EUSAGE, "bench: queries, ground truth and k in 1..%zu are required",
-                      (size_t)BENCH_MAX_K);
-  if (st == VF_OK && (rq->config != NULL) == (rq->store_type != NULL))
-    st = vf_error_set(err, VF_EUSAGE, "bench: give either a CONFIG or --store local --path DIR "
-                      "--collection NAME");
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "bench: queries, ground truth and k in 1..%zu are required",
+                         (size_t)BENCH_MAX_K));
+  if ((rq->config != NULL) == (rq->store_type != NULL))
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "bench: give either a CONFIG or --store local --path DIR "
+                         "--collection NAME"));
   o->k = rq->k;
   o->concurrency = rq->concurrency;
   o->rps = rq->rps;
   o->max_outstanding = rq->max_outstanding;
   /* the store and the vector */
-  if (st == VF_OK && rq->config) {
+  if (rq->config) {
     const vf_cfg_vector *v = NULL;
-    st = vf_config_load(rq->config, &own->cfg, err);
-    if (st == VF_OK) st = pick_vector(&own->cfg, rq->column, &v, err);
-    if (st == VF_OK) {
-      st = bench_query_column(rq->queries, v->name, v->column, &qcol, err); /* name, else column */
-      o->vector = v->name;
-      o->store.collection_name = own->cfg.vectorstore.collection_name;
-      o->store.params_json = own->cfg.vectorstore.params_json;
-      if (!o->store.collection_name)
-        st = vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name is required", own->cfg.name);
-      if (own->cfg.vectorstore.type == VF_CFG_STORE_LOCAL) {
-        o->store.type = "local";
-        o->store.path = own->cfg.vectorstore.path ? own->cfg.vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
-      } else {
-        o->store.type = "qdrant";
-        o->store.url = own->cfg.vectorstore.url;
-        o->store.api_key = own->cfg.vectorstore.api_key;
-        o->store.prefer_grpc = own->cfg.vectorstore.prefer_grpc; /* issue 18: Points/QueryBatch */
-        o->store.grpc_port = (int)own->cfg.vectorstore.grpc_port;
-        o->store.grpc_max_message_bytes = own->cfg.vectorstore.grpc_max_message_mb << 20;
-      }
+    VF_TRY(vf_config_load(rq->config, &own->cfg, err));
+    VF_TRY(pick_vector(&own->cfg, rq->column, &v, err));
+    st = bench_query_column(rq->queries, v->name, v->column, &qcol, err); /* name, else column */
+    o->vector = v->name;
+    o->store.collection_name = own->cfg.vectorstore.collection_name;
+    o->store.params_json = own->cfg.vectorstore.params_json;
+    if (!o->store.collection_name) /* this message before bench_query_column's */
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s: vectorstore.collection_name is required", own->cfg.name));
+    if (st != VF_OK) goto out;
+    if (own->cfg.vectorstore.type == VF_CFG_STORE_LOCAL) {
+      o->store.type = "local";
+      o->store.path = own->cfg.vectorstore.path ? own->cfg.vectorstore.path : VF_CONFIG_DEFAULT_STORE_PATH;
+    } else {
+      o->store.type = "qdrant";
+      o->store.url = own->cfg.vectorstore.url;
+      o->store.api_key = own->cfg.vectorstore.api_key;
+      o->store.prefer_grpc = own->cfg.vectorstore.prefer_grpc; /* issue 18: Points/QueryBatch */
+      o->store.grpc_port = (int)own->cfg.vectorstore.grpc_port;
+      o->store.grpc_max_message_bytes = own->cfg.vectorstore.grpc_max_message_mb << 20;
     }
-  } else if (st == VF_OK) {
+  } else {
     if (strcmp(rq->store_type, "local") != 0)
-      st = vf_error_set(err, VF_EUSAGE, "--store %s: bench takes --store local (other stores: give "
-                        "their load CONFIG)", rq->store_type);
-    else if (!rq->collection)
-      st = vf_error_set(err, VF_EUSAGE, "--store local needs --collection NAME");
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "--store %s: bench takes --store local (other stores: give "
+                           "their load CONFIG)", rq->store_type));
+    if (!rq->collection) VF_FAIL(vf_error_set(err, VF_EUSAGE, "--store local needs --collection NAME"));
     o->store.type = "local";
     o->store.path = rq->path ? rq->path : VF_CONFIG_DEFAULT_STORE_PATH;
     o->store.collection_name = rq->collection;
     qcol = rq->column;
   }
-  if (st == VF_OK) st = bench_read_queries(rq->queries, qcol, &tg->q, err);
-  if (st == VF_OK) st = bench_queries_filter(&tg->q, rq->filter, rq->queries, err);
-  if (st == VF_OK) st = bench_read_truth(rq->ground_truth, &tg->t, err);
-  if (st == VF_OK && o->k > tg->t.k)
-    st = vf_error_set(err, VF_EUSAGE,
-                      "-k %zu exceeds the %zu hits per query of the ground truth %s (compute it "
-                      "with -k %zu or more)",
-                      o->k, tg->t.k, rq->ground_truth, o->k);
-  if (st == VF_OK) st = bench_align(&tg->q, &tg->t, &tg->rows, err);
-  if (st == VF_OK && strcmp(o->store.type, "local") == 0) {
-    st = bench_local_spec(o->store.path, o->store.collection_name, &own->spec, &own->nspec, err);
-    if (st == VF_OK && !o->vector) /* --store: the vector named like the queries column, if any */
+  VF_TRY(bench_read_queries(rq->queries, qcol, &tg->q, err));
+  VF_TRY(bench_queries_filter(&tg->q, rq->filter, rq->queries, err));
+  VF_TRY(bench_read_truth(rq->ground_truth, &tg->t, err));
+  if (o->k > tg->t.k)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE,
+                         "-k %zu exceeds the %zu hits per query of the ground truth %s (compute it "
+                         "with -k %zu or more)",
+                         o->k, tg->t.k, rq->ground_truth, o->k));
+  VF_TRY(bench_align(&tg->q, &tg->t, &tg->rows, err));
+  if (strcmp(o->store.type, "local") == 0) {
+    VF_TRY(bench_local_spec(o->store.path, o->store.collection_name, &own->spec, &own->nspec, err));
+    if (!o->vector) /* --store: the vector named like the queries column, if any */
       for (int i = 0; i < own->nspec; i++)
         if (own->spec[i].kind == CORPUS_VEC_DENSE && strcmp(own->spec[i].name, tg->q.column) == 0)
           o->vector = own->spec[i].name;
     o->store.vectors = own->spec;
     o->store.nvectors = own->nspec;
-  } else if (st == VF_OK) { /* a remote store: the one vector searched, as the config says */
+  } else { /* a remote store: the one vector searched, as the config says */
     const vf_cfg_vector *v = vf_config_find_vector(&own->cfg, o->vector);
     own->one = (store_vector_spec){o->vector, CORPUS_VEC_DENSE,
                                    v ? vf_config_vector_distance(&own->cfg, v) : CORPUS_COSINE, tg->q.dim};
     o->store.vectors = &own->one;
     o->store.nvectors = 1;
   }
-  if (st == VF_OK && rq->qdrant && strcmp(o->store.type, "qdrant") != 0)
-    st = vf_error_set(err, VF_EUSAGE, "--hnsw-ef, --exact, --oversampling and --rescore apply to "
-                      "qdrant stores (this store is %s)", o->store.type);
+  if (rq->qdrant && strcmp(o->store.type, "qdrant") != 0)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "--hnsw-ef, --exact, --oversampling and --rescore apply to "
+                         "qdrant stores (this store is %s)", o->store.type));
   o->qdrant = rq->qdrant;
   /* truth of another metric or corpus is refused before a query runs (issue 14) */
-  if (st == VF_OK) st = bench_check_truth(o, &tg->t, tg->rows, tg->q.n, rq->ground_truth, err);
+  VF_TRY(bench_check_truth(o, &tg->t, tg->rows, tg->q.n, rq->ground_truth, err));
+out:
   if (st != VF_OK) bench_target_free(tg);
   return st;
 }
@@ -165,9 +164,10 @@ vf_status bench_execute(const bench_request *rq, bench_report *rep, char **vecto
   if (vector) *vector = NULL;
   vf_status st = bench_target_open(rq, &tg, err);
   if (st != VF_OK) return st;
-  st = bench_run(&tg.o, &tg.q, &tg.t, tg.rows, rep, err);
-  if (st == VF_OK && vector && tg.o.vector && !(*vector = vf_strdup(tg.o.vector)))
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  VF_TRY(bench_run(&tg.o, &tg.q, &tg.t, tg.rows, rep, err));
+  if (vector && tg.o.vector && !(*vector = vf_strdup(tg.o.vector)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+out:
   bench_target_free(&tg);
   return st;
 }

@@ -42,15 +42,13 @@ vf_status ev_filter_column_read(pqt_file *f, uint64_t n, char ***texts, char has
   vf_md5_init(&md);
   vf_status st = VF_OK;
   uint64_t row = 0;
-  for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
-    st = pqt_read_leaves(f, rg, &leaf, 1, &ld, err);
+  for (int rg = 0; rg < m->nrow_groups; rg++) {
+    VF_TRY(pqt_read_leaves(f, rg, &leaf, 1, &ld, err));
     int64_t vi = 0;
     int16_t maxd = sc->leaves[leaf].max_def;
-    for (int64_t r = 0; st == VF_OK && r < ld.nlevels; r++, row++) {
-      if (row >= n) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: %s has more rows than the file", pqt_name(f), EV_FILTER_COLUMN);
-        break;
-      }
+    for (int64_t r = 0; r < ld.nlevels; r++, row++) {
+      if (row >= n)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: %s has more rows than the file", pqt_name(f), EV_FILTER_COLUMN));
       if (row) vf_md5_update(&md, "\n", 1);
       if (ld.def && ld.def[r] != maxd) continue; /* null: this query is unfiltered */
       int64_t a = ld.offsets[vi], b = ld.offsets[vi + 1];
@@ -58,24 +56,16 @@ vf_status ev_filter_column_read(pqt_file *f, uint64_t n, char ***texts, char has
       const char *s = (const char *)ld.values.data + a;
       size_t len = (size_t)(b - a);
       trim(&s, &len);
-      if (len > FLT_MAX_TEXT) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": a %s of %zu bytes", pqt_name(f), row,
-                          EV_FILTER_COLUMN, len);
-        break;
-      }
+      if (len > FLT_MAX_TEXT)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": a %s of %zu bytes", pqt_name(f), row,
+                             EV_FILTER_COLUMN, len));
       vf_md5_update(&md, s, len);
-      if (len && !(t[row] = vf_strndup(s, len))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      if (len && !(t[row] = vf_strndup(s, len))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     }
   }
-  pqt_leaf_data_free(&ld);
-  if (st == VF_OK && row != n)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: %s has %" PRIu64 " rows, the file %" PRIu64, pqt_name(f),
-                      EV_FILTER_COLUMN, row, n);
-  if (st != VF_OK) {
-    for (uint64_t i = 0; i < n; i++) free(t[i]);
-    free(t);
-    return st;
-  }
+  if (row != n)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: %s has %" PRIu64 " rows, the file %" PRIu64, pqt_name(f),
+                         EV_FILTER_COLUMN, row, n));
   const char *kvh = NULL;
   for (int i = 0; i < m->nkv; i++)
     if (m->kv[i].key && strcmp(m->kv[i].key, "vforge.filter.hash") == 0) kvh = m->kv[i].value;
@@ -87,7 +77,13 @@ vf_status ev_filter_column_read(pqt_file *f, uint64_t n, char ***texts, char has
     snprintf(hash, 9, "%02x%02x%02x%02x", d[0], d[1], d[2], d[3]);
   }
   *texts = t;
-  return VF_OK;
+out:
+  pqt_leaf_data_free(&ld);
+  if (st != VF_OK) {
+    for (uint64_t i = 0; i < n; i++) free(t[i]);
+    free(t);
+  }
+  return st;
 }
 
 /* ev_filters_init(): see bf_internal.h. */
@@ -110,17 +106,15 @@ vf_status ev_filters_init(ev_filters *x, uint64_t nq, char *const *texts, const 
     const char *s = text;
     trim(&s, &len);
     flt_filter *f = NULL;
-    st = flt_parse(s, len, "--filter", &f, err);
-    if (st == VF_OK) {
-      x->owned[x->nowned++] = f;
-      char h[9];
-      flt_hash8(s, len, h);
-      snprintf(x->tag, sizeof x->tag, "_f%s", h);
-      for (uint64_t i = 0; !flt_is_empty(f) && i < nq; i++) x->per_query[i] = f;
-    }
+    VF_TRY(flt_parse(s, len, "--filter", &f, err));
+    x->owned[x->nowned++] = f;
+    char h[9];
+    flt_hash8(s, len, h);
+    snprintf(x->tag, sizeof x->tag, "_f%s", h);
+    for (uint64_t i = 0; !flt_is_empty(f) && i < nq; i++) x->per_query[i] = f;
   } else {
     snprintf(x->tag, sizeof x->tag, "_f%s", qhash);
-    for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
+    for (uint64_t i = 0; i < nq; i++) {
       if (!texts[i]) continue;
       /* the same text as the query before: the same compiled filter (one filter throughout
        * lets brute-force keep only its matching rows) */
@@ -131,34 +125,30 @@ vf_status ev_filters_init(ev_filters *x, uint64_t nq, char *const *texts, const 
       char what[600];
       snprintf(what, sizeof what, "%s: row %" PRIu64 " (%s)", qpath, i, EV_FILTER_COLUMN);
       flt_filter *f = NULL;
-      st = flt_parse(texts[i], strlen(texts[i]), what, &f, err);
-      if (st == VF_OK) {
-        x->owned[x->nowned++] = f;
-        if (!flt_is_empty(f)) x->per_query[i] = f;
-      }
+      VF_TRY(flt_parse(texts[i], strlen(texts[i]), what, &f, err));
+      x->owned[x->nowned++] = f;
+      if (!flt_is_empty(f)) x->per_query[i] = f;
     }
   }
   /* the union of the payload keys, in first-use order */
-  for (size_t i = 0; st == VF_OK && i < x->nowned; i++) {
+  for (size_t i = 0; i < x->nowned; i++) {
     const char *const *keys;
     size_t nk = flt_keys(x->owned[i], &keys);
-    for (size_t k = 0; st == VF_OK && k < nk; k++) {
+    for (size_t k = 0; k < nk; k++) {
       bool seen = false;
       for (size_t j = 0; j < x->nkeys && !seen; j++) seen = strcmp(x->keys[j], keys[k]) == 0;
       if (seen) continue;
       const char **nkeys = vf_realloc(x->keys, (x->nkeys + 1) * sizeof *nkeys);
-      if (!nkeys) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
-      }
+      if (!nkeys) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
       x->keys = nkeys;
       x->keys[x->nkeys++] = keys[k];
     }
   }
-  for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
+  for (uint64_t i = 0; i < nq; i++) {
     x->any = x->any || x->per_query[i] != NULL;
     x->uses_id = x->uses_id || (x->per_query[i] && flt_uses_id(x->per_query[i]));
   }
+out:
   if (st != VF_OK) ev_filters_free(x);
   return st;
 }

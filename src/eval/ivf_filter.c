@@ -31,51 +31,55 @@ vf_status ev_ivf_filter_open(ev_ivf_filter *x, const ivf_index *ix, const corpus
   x->rows = in.rows;
   corpus_payload_source *psrc = NULL;
   int npsrc = 0;
-  vf_status st = ev_filters_payload(flt, records, &psrc, &npsrc, err);
-  if (st == VF_OK) st = flt_docs_create(&x->docs, err);
-  corpus_record_spec spec = {.payload = psrc, .npayload = npsrc, .id = records ? records->id : NULL};
   /* every corpus row: its payload (a docs row) and its id text (for the index's ids) */
   vf_buf ids;
   VF_BUF_INIT(&ids, VF_BUF_MAX_ROWS_HELD);
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
+  corpus_records *rr = NULL;
+  int64_t *slot = NULL;
+  vf_status st = VF_OK;
+  VF_TRY(ev_filters_payload(flt, records, &psrc, &npsrc, err));
+  VF_TRY(flt_docs_create(&x->docs, err));
+  corpus_record_spec spec = {.payload = psrc, .npayload = npsrc, .id = records ? records->id : NULL};
   uint64_t base = 0;
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, base, &rr, err);
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
-      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, err);
-      if (st == VF_OK) st = flt_docs_add(x->docs, (const char *)bt.payload.data, bt.payload_offsets,
-                                         bt.n, files->files[fi].key, err);
-      for (size_t i = 0; st == VF_OK && i < bt.n; i++) {
+  for (size_t fi = 0; fi < files->n; fi++) {
+    VF_TRY(corpus_records_open(&files->files[fi], &spec, base, &rr, err));
+    int nrg = corpus_records_row_groups(rr);
+    for (int rg = 0; rg < nrg; rg++) {
+      VF_TRY(corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, err));
+      VF_TRY(flt_docs_add(x->docs, (const char *)bt.payload.data, bt.payload_offsets,
+                          bt.n, files->files[fi].key, err));
+      for (size_t i = 0; i < bt.n; i++) {
         char t[37];
         store_id_format(&bt.ids[i], t);
         char fixed[37] = {0};
         memcpy(fixed, t, strlen(t));
-        st = vf_buf_append(&ids, fixed, 37, err);
+        VF_TRY(vf_buf_append(&ids, fixed, 37, err));
       }
     }
-    if (st == VF_OK) base += corpus_records_rows(rr);
+    base += corpus_records_rows(rr);
     corpus_records_close(rr);
+    rr = NULL;
   }
-  corpus_batch_free(&bt);
+  corpus_batch_free(&bt); /* not held while the id map is built */
   free(psrc);
+  psrc = NULL;
   /* id text -> docs row (open addressing), then index row -> docs row */
   size_t n = flt_docs_rows(x->docs), cap = 16;
   while (cap < 2 * n + 2) cap <<= 1;
-  int64_t *slot = st == VF_OK ? vf_mallocarray(cap, sizeof *slot) : NULL;
-  if (st == VF_OK && (!slot || !(x->pos = vf_mallocarray(x->rows ? x->rows : 1, sizeof *x->pos))))
-    st = vf_error_set(err, VF_ENOMEM, "index search: out of memory for %zu ids", n);
+  slot = vf_mallocarray(cap, sizeof *slot);
+  if (!slot || !(x->pos = vf_mallocarray(x->rows ? x->rows : 1, sizeof *x->pos)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "index search: out of memory for %zu ids", n));
   const char *idt = (const char *)ids.data;
-  for (size_t i = 0; st == VF_OK && i < cap; i++) slot[i] = -1;
-  for (size_t r = 0; st == VF_OK && r < n; r++) {
+  for (size_t i = 0; i < cap; i++) slot[i] = -1;
+  for (size_t r = 0; r < n; r++) {
     const char *s = idt + r * 37;
     size_t h = id_hash(s, strlen(s)) & (cap - 1);
     while (slot[h] >= 0 && strcmp(idt + (size_t)slot[h] * 37, s) != 0) h = (h + 1) & (cap - 1);
     slot[h] = (int64_t)r; /* a repeated id: the last row wins, as in a store */
   }
-  for (uint64_t r = 0; st == VF_OK && r < x->rows; r++) {
+  for (uint64_t r = 0; r < x->rows; r++) {
     size_t len = 0;
     const char *id = ivf_id(ix, (int64_t)r, &len);
     size_t h = id_hash(id, len) & (cap - 1);
@@ -90,10 +94,15 @@ vf_status ev_ivf_filter_open(ev_ivf_filter *x, const ivf_index *ix, const corpus
     }
     x->unmatched += x->pos[r] < 0;
   }
-  free(slot);
   size_t il;
   x->ids = (char *)vf_buf_take(&ids, &il); /* kept for has_id */
-  if (st == VF_OK && !(x->mask = vf_malloc(n ? n : 1))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  if (!(x->mask = vf_malloc(n ? n : 1))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+out:
+  corpus_records_close(rr);
+  corpus_batch_free(&bt);
+  free(psrc);
+  free(slot);
+  vf_buf_free(&ids);
   if (st != VF_OK) ev_ivf_filter_close(x);
   return st;
 }

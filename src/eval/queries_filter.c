@@ -90,30 +90,33 @@ static vf_status read_payloads(const corpus_files *files, const uint64_t *bases,
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   vf_status st = VF_OK;
-  for (size_t fi = 0; st == VF_OK && fi < files->n && j < m; fi++) {
+  corpus_records *rr = NULL;
+  for (size_t fi = 0; fi < files->n && j < m; fi++) {
     uint64_t base = bases[fi], end = bases[fi + 1];
     if (rows[j] >= end) continue;
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], spec, base, &rr, err);
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    for (int rg = 0; st == VF_OK && rg < nrg && j < m && rows[j] < end; rg++) {
+    VF_TRY(corpus_records_open(&files->files[fi], spec, base, &rr, err));
+    int nrg = corpus_records_row_groups(rr);
+    for (int rg = 0; rg < nrg && j < m && rows[j] < end; rg++) {
       uint64_t a = corpus_records_row_group_first(rr, rg);
       uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
       if (rows[j] >= base + b) continue;
-      st = corpus_records_read(rr, rg, a, &bt, NULL, err);
+      VF_TRY(corpus_records_read(rr, rg, a, &bt, NULL, err));
       size_t p = 0;
-      for (; st == VF_OK && j < m && rows[j] < base + b; j++) {
+      for (; j < m && rows[j] < base + b; j++) {
         uint64_t phys = rows[j] - base;
         while (p < bt.n && bt.file_rows[p] < phys) p++;
         if (p < bt.n && bt.file_rows[p] == phys)
-          st = vf_buf_append(texts, bt.payload.data + bt.payload_offsets[p],
-                             (size_t)(bt.payload_offsets[p + 1] - bt.payload_offsets[p]), err);
+          VF_TRY(vf_buf_append(texts, bt.payload.data + bt.payload_offsets[p],
+                               (size_t)(bt.payload_offsets[p + 1] - bt.payload_offsets[p]), err));
         offs[j + 1] = (int64_t)texts->len;
       }
     }
     corpus_records_close(rr);
+    rr = NULL;
   }
   for (; j < m; j++) offs[j + 1] = (int64_t)texts->len;
+out:
+  corpus_records_close(rr);
   corpus_batch_free(&bt);
   return st;
 }
@@ -150,18 +153,26 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
   char *keys[QF_MAX_KEYS];
   int nkeys = 0;
   size_t nh = 0;
-  vf_status st = holes ? find_holes(tmpl, tl, holes, &nh, keys, &nkeys, err)
-                       : vf_error_set(err, VF_ENOMEM, "out of memory");
+  char **values = NULL, **filters = NULL;
+  uint64_t *draw = NULL, *need = NULL;
+  int64_t *offs = NULL;
+  vf_buf texts, val, b;
+  VF_BUF_INIT(&texts, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&val, VF_BUF_MAX_RECORD);
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  if (!holes) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(find_holes(tmpl, tl, holes, &nh, keys, &nkeys, err));
   /* the payload to read: the template's keys */
   corpus_payload_source src[QF_MAX_KEYS];
-  for (int k = 0; st == VF_OK && k < nkeys; k++) {
+  for (int k = 0; k < nkeys; k++) {
     src[k] = (corpus_payload_source){keys[k], keys[k]};
     if (!records || records->npayload == 0) continue;
     bool found = false;
     for (int i = 0; i < records->npayload && !found; i++)
       if (strcmp(records->payload[i].key, keys[k]) == 0) src[k] = records->payload[i], found = true;
     if (!found)
-      st = vf_error_set(err, VF_EUSAGE, "--filter-template: '$%s' is not one of the config's payload_fields", keys[k]);
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "--filter-template: '$%s' is not one of the config's payload_fields", keys[k]));
   }
   corpus_record_spec spec = {.payload = src, .npayload = nkeys};
   if (records) spec.id = records->id;
@@ -172,36 +183,33 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
     own |= !holes[h].dist;
   }
   /* values[i * nh + h]: the JSON text of hole h in query i */
-  char **values = vf_calloc(n * (nh ? nh : 1), sizeof *values);
-  uint64_t *draw = vf_calloc(n * (nh ? nh : 1), sizeof *draw);
-  uint64_t *need = vf_mallocarray(n * (nh ? nh : 1) + 1, sizeof *need);
-  int64_t *offs = vf_mallocarray(n * (nh ? nh : 1) + 2, sizeof *offs);
-  vf_buf texts, val;
-  VF_BUF_INIT(&texts, VF_BUF_MAX_ROWS_HELD);
-  VF_BUF_INIT(&val, VF_BUF_MAX_RECORD);
-  if (st == VF_OK && (!values || !draw || !need || !offs)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  values = vf_calloc(n * (nh ? nh : 1), sizeof *values);
+  draw = vf_calloc(n * (nh ? nh : 1), sizeof *draw);
+  need = vf_mallocarray(n * (nh ? nh : 1) + 1, sizeof *need);
+  offs = vf_mallocarray(n * (nh ? nh : 1) + 2, sizeof *offs);
+  if (!values || !draw || !need || !offs) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   /* the query rows' own values */
-  if (st == VF_OK && own && nkeys) st = read_payloads(files, bases, &spec, qrows, (size_t)n, &texts, offs, err);
-  for (uint64_t i = 0; st == VF_OK && own && i < n; i++)
-    for (size_t h = 0; st == VF_OK && h < nh; h++) {
+  if (own && nkeys) VF_TRY(read_payloads(files, bases, &spec, qrows, (size_t)n, &texts, offs, err));
+  for (uint64_t i = 0; own && i < n; i++)
+    for (size_t h = 0; h < nh; h++) {
       if (holes[h].dist) continue;
       bool found = false;
       vf_buf_reset(&val);
-      st = flt_json_member((const char *)texts.data + offs[i], (size_t)(offs[i + 1] - offs[i]),
-                           keys[holes[h].key], &val, &found, err);
-      if (st == VF_OK && (!found || (val.len == 4 && memcmp(val.data, "null", 4) == 0))) {
+      VF_TRY(flt_json_member((const char *)texts.data + offs[i], (size_t)(offs[i + 1] - offs[i]),
+                             keys[holes[h].key], &val, &found, err));
+      if (!found || (val.len == 4 && memcmp(val.data, "null", 4) == 0)) {
         uint64_t phys;
         const char *fk = file_of(files, bases, qrows[i], &phys);
-        st = vf_error_set(err, VF_EUSAGE, "--filter-template: query row %s row %" PRIu64 " has no "
-                          "value for '$%s' (use '$~%s' to draw one from the corpus)", fk, phys,
-                          keys[holes[h].key], keys[holes[h].key]);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "--filter-template: query row %s row %" PRIu64 " has no "
+                             "value for '$%s' (use '$~%s' to draw one from the corpus)", fk, phys,
+                             keys[holes[h].key], keys[holes[h].key]));
       }
-      if (st == VF_OK && !(values[i * nh + h] = vf_strndup((const char *)val.data, val.len)))
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
+      if (!(values[i * nh + h] = vf_strndup((const char *)val.data, val.len)))
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     }
   /* draws from the corpus, in rounds: a drawn row without a value is drawn again */
   uint64_t state = seed ^ 0x5eedf11e7e3a17ull;
-  for (int round = 0; st == VF_OK && ndist && round < QF_ROUNDS; round++) {
+  for (int round = 0; ndist && round < QF_ROUNDS; round++) {
     size_t m = 0;
     for (uint64_t i = 0; i < n; i++)
       for (size_t h = 0; h < nh; h++)
@@ -214,57 +222,58 @@ vf_status ev_template_filters(const corpus_files *files, const uint64_t *bases,
     size_t u = 0;
     for (size_t i = 0; i < m; i++)
       if (!u || need[u - 1] != need[i]) need[u++] = need[i];
-    st = read_payloads(files, bases, &spec, need, u, &texts, offs, err);
-    for (uint64_t i = 0; st == VF_OK && i < n; i++)
-      for (size_t h = 0; st == VF_OK && h < nh; h++) {
+    VF_TRY(read_payloads(files, bases, &spec, need, u, &texts, offs, err));
+    for (uint64_t i = 0; i < n; i++)
+      for (size_t h = 0; h < nh; h++) {
         if (!holes[h].dist || values[i * nh + h]) continue;
         size_t j = row_index(need, u, draw[i * nh + h]);
         bool found = false;
         vf_buf_reset(&val);
-        st = flt_json_member((const char *)texts.data + offs[j], (size_t)(offs[j + 1] - offs[j]),
-                             keys[holes[h].key], &val, &found, err);
-        if (st == VF_OK && found && !(val.len == 4 && memcmp(val.data, "null", 4) == 0) &&
+        VF_TRY(flt_json_member((const char *)texts.data + offs[j], (size_t)(offs[j + 1] - offs[j]),
+                               keys[holes[h].key], &val, &found, err));
+        if (found && !(val.len == 4 && memcmp(val.data, "null", 4) == 0) &&
             !(values[i * nh + h] = vf_strndup((const char *)val.data, val.len)))
-          st = vf_error_set(err, VF_ENOMEM, "out of memory");
+          VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
       }
   }
-  for (uint64_t i = 0; st == VF_OK && i < n; i++)
-    for (size_t h = 0; st == VF_OK && h < nh; h++)
+  for (uint64_t i = 0; i < n; i++)
+    for (size_t h = 0; h < nh; h++)
       if (!values[i * nh + h])
-        st = vf_error_set(err, VF_EUSAGE, "--filter-template: '$~%s' found no row with a value in "
-                          "%d draws of %" PRIu64 " rows; is '%s' a payload key of this corpus?",
-                          keys[holes[h].key], QF_ROUNDS, total, keys[holes[h].key]);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "--filter-template: '$~%s' found no row with a value in "
+                             "%d draws of %" PRIu64 " rows; is '%s' a payload key of this corpus?",
+                             keys[holes[h].key], QF_ROUNDS, total, keys[holes[h].key]));
   /* the filters: the template with every hole replaced, each one compiled */
-  char **filters = st == VF_OK ? vf_calloc(n ? n : 1, sizeof *filters) : NULL;
-  if (st == VF_OK && !filters) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (uint64_t i = 0; st == VF_OK && i < n; i++) {
-    vf_buf b;
+  filters = vf_calloc(n ? n : 1, sizeof *filters);
+  if (!filters) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t i = 0; i < n; i++) {
     VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
     size_t at = 0;
-    for (size_t h = 0; st == VF_OK && h < nh; h++) {
-      st = vf_buf_append(&b, tmpl + at, holes[h].a - at, err);
-      if (st == VF_OK) st = vf_buf_append(&b, values[i * nh + h], strlen(values[i * nh + h]), err);
+    for (size_t h = 0; h < nh; h++) {
+      VF_TRY(vf_buf_append(&b, tmpl + at, holes[h].a - at, err));
+      VF_TRY(vf_buf_append(&b, values[i * nh + h], strlen(values[i * nh + h]), err));
       at = holes[h].b;
     }
-    if (st == VF_OK) st = vf_buf_append(&b, tmpl + at, tl - at, err);
+    VF_TRY(vf_buf_append(&b, tmpl + at, tl - at, err));
     flt_filter *f = NULL;
     uint64_t phys = 0;
     const char *fk = file_of(files, bases, qrows[i], &phys);
     char what[600];
     snprintf(what, sizeof what, "--filter-template for query %" PRIu64 " (%s row %" PRIu64 ")", i, fk, phys);
-    if (st == VF_OK) st = flt_parse((const char *)b.data, b.len, what, &f, err);
+    st = flt_parse((const char *)b.data, b.len, what, &f, err);
     flt_free(f);
-    if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
+    if (st != VF_OK) goto out;
+    VF_TRY(vf_buf_append(&b, "", 1, err));
     size_t len;
-    if (st == VF_OK) filters[i] = (char *)vf_buf_take(&b, &len);
+    filters[i] = (char *)vf_buf_take(&b, &len);
     vf_buf_free(&b);
   }
-  if (st == VF_OK) {
-    *out = filters;
-  } else {
+  *out = filters;
+out:
+  if (st != VF_OK) {
     for (uint64_t i = 0; filters && i < n; i++) free(filters[i]);
     free(filters);
   }
+  vf_buf_free(&b);
   for (uint64_t i = 0; values && i < n * (nh ? nh : 1); i++) free(values[i]);
   for (int k = 0; k < nkeys; k++) free(keys[k]);
   free(values);

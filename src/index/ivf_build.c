@@ -343,31 +343,26 @@ vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const cha
   }
   if (b->p.sample_by_id) {
     uint64_t *keys = vf_mallocarray(n ? n : 1, sizeof *keys);
-    if (!keys) {
-      st = vf_error_set(err, VF_ENOMEM, "index build: out of memory");
-      goto done;
-    }
+    if (!keys) VF_FAIL(vf_error_set(err, VF_ENOMEM, "index build: out of memory"));
     for (size_t i = 0; i < n; i++) keys[i] = id_key(ids[i], ids_len[i], b->p.seed);
     st = ivf_sampler_offer_keyed(b->smp, vecs, keys, n, err);
     free(keys);
   } else {
     st = ivf_sampler_offer(b->smp, vecs, n, err);
   }
-  if (st) goto done;
+  if (st) goto out;
   for (size_t i = 0; i < n; i++) {
     uint32_t l = (uint32_t)ids_len[i];
-    if ((st = vf_buf_append(&b->sv, vecs + i * d, d * 4, err)) ||
-        (st = vf_buf_append(&b->sl, &l, 4, err)) ||
-        (st = vf_buf_append(&b->si, ids[i], ids_len[i], err)))
-      goto done;
+    VF_TRY(vf_buf_append(&b->sv, vecs + i * d, d * 4, err));
+    VF_TRY(vf_buf_append(&b->sl, &l, 4, err));
+    VF_TRY(vf_buf_append(&b->si, ids[i], ids_len[i], err));
     b->srows++;
     b->rows++;
     b->id_bytes += l;
-    if (b->sv.len >= b->chunk_bytes || b->si.len >= b->chunk_bytes)
-      if ((st = flush_stage(b, err))) goto done;
+    if (b->sv.len >= b->chunk_bytes || b->si.len >= b->chunk_bytes) VF_TRY(flush_stage(b, err));
   }
   st = VF_OK;
-done:
+out:
   free(nbuf);
   return st;
 }

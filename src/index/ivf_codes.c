@@ -242,14 +242,15 @@ vf_status ivf_pq_train(ivf_quant *q, const float *res, size_t n, uint64_t seed, 
   }
   vf_status st = vf_blas_require(err);
   int saved = vf_blas_single_begin();
-  if (st == VF_OK) st = ivf_parallel(threads, pq_worker, &j, err);
+  if (st != VF_OK) goto out;
+  VF_TRY(ivf_parallel(threads, pq_worker, &j, err));
+  int failed = atomic_load(&j.failed);
+  if (failed == (int)VF_ECANCELED) VF_TRY(vf_check_cancel(err));
+  else if (failed) VF_FAIL(vf_error_set(err, VF_ENOMEM, "pq: codebook training failed (out of memory)"));
+  if (progress) vf_stage_update(&sg, g->m, NULL);
+out:
   vf_blas_single_end(saved);
   free(j.scratch);
-  int failed = atomic_load(&j.failed);
-  if (st == VF_OK && failed == (int)VF_ECANCELED) st = vf_check_cancel(err);
-  else if (st == VF_OK && failed)
-    st = vf_error_set(err, VF_ENOMEM, "pq: codebook training failed (out of memory)");
-  if (st == VF_OK && progress) vf_stage_update(&sg, g->m, NULL);
   return st;
 }
 

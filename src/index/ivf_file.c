@@ -137,8 +137,7 @@ int ivf_tie_by_id(const void *user, int64_t a, int64_t b) {
   do {                                                                                       \
     char m_[512];                                                                            \
     snprintf(m_, sizeof m_, __VA_ARGS__);                                                    \
-    st = vf_error_set(err, VF_ECORRUPT, "%s: corrupt IVF index (section %s): %s", path, sec, m_); \
-    goto fail;                                                                               \
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: corrupt IVF index (section %s): %s", path, sec, m_)); \
   } while (0)
 
 /* ivf_open(): see ivf.h. */
@@ -171,8 +170,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   int merr = errno;
   close(fd);
   if (m == MAP_FAILED) {
-    st = vf_error_set(err, VF_EIO, "%s: cannot map: %s", path, VF_STRERROR(merr));
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot map: %s", path, VF_STRERROR(merr)));
   }
   ix->map = m;
   ix->size = size;
@@ -283,8 +281,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   /* derived tables */
   ix->cnorm = vf_mallocarray(h->nlist, sizeof(float));
   if (!ix->cnorm) {
-    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", path));
   }
   for (uint32_t l = 0; l < h->nlist; l++) {
     const float *c = ix->centroids + (size_t)l * d;
@@ -296,8 +293,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   if (g->type == IVF_PQ && g->nbits == 4) { /* codebooks m x 16 x dsub -> m x dsub x 16 */
     ix->pq4_cbt = vf_mallocarray(g->m * 16 * g->dsub, sizeof(float));
     if (!ix->pq4_cbt) {
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", path));
     }
     for (size_t i = 0; i < g->m; i++)
       for (size_t c = 0; c < 16; c++)
@@ -307,8 +303,7 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     if (h->metric == CORPUS_EUCLID && (uint64_t)h->nlist * g->m * 16 * 4 <= IVF_PQ4_PRE_MAX) {
       ix->pq4_pre = vf_mallocarray((size_t)h->nlist * g->m * 16, sizeof(float));
       if (!ix->pq4_pre) {
-        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", path));
       }
       for (uint32_t l = 0; l < h->nlist; l++)
         for (size_t i = 0; i < g->m; i++) {
@@ -330,15 +325,14 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
     float *pad = vf_calloc((size_t)h->nlist * D, sizeof(float));
     if (!ix->rcent || !pad) {
       free(pad);
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", path));
     }
     for (uint32_t l = 0; l < h->nlist; l++)
       memcpy(pad + (size_t)l * D, ix->centroids + (size_t)l * d, d * sizeof(float));
     /* rotated centroids: C_pad x rot^T */
     if ((st = vf_blas_require(err)) != VF_OK) {
       free(pad);
-      goto fail;
+      goto out;
     }
     vf_sgemm_nt(h->nlist, D, D, pad, D, ix->q.rot, D, ix->rcent, D);
     free(pad);
@@ -365,9 +359,8 @@ vf_status ivf_open(const char *path, ivf_index **out, vf_error *err) {
   in->has_corpus_id = false;
   for (int i = 0; i < 16; i++) in->has_corpus_id |= h->corpus_id[i] != 0;
   *out = ix;
-  return VF_OK;
-fail:
-  ivf_close(ix);
+out:
+  if (st != VF_OK) ivf_close(ix);
   return st;
 }
 

@@ -516,7 +516,8 @@ vf_status ivf_search(const ivf_index *ix, const float *queries, size_t nq, int32
   s.group = nq / (size_t)threads; /* groups of up to IVF_QGROUP while every thread gets one */
   s.group = s.group < 1 ? 1 : s.group > IVF_QGROUP ? IVF_QGROUP : s.group;
   vf_status st = ivf_parallel(threads, search_worker, &s, err);
-  if (st == VF_OK && atomic_load(&s.failed))
-    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for search scratch", ix->path);
-  return st;
+  if (st != VF_OK) return st;
+  if (atomic_load(&s.failed))
+    return vf_error_set(err, VF_ENOMEM, "%s: out of memory for search scratch", ix->path);
+  return VF_OK;
 }

@@ -188,10 +188,8 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist) || (stop > 0 && !prev)) {
-    st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k);
-    goto done;
-  }
+  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist) || (stop > 0 && !prev))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k));
   ivf_rng rng = {seed ^ 0x6b6d65616e73ull};
   if ((double)n * (double)k * (double)d <= KMPP_MAX_WORK) {
     /* k-means++ seeding (D^2 sampling, sequential in row order) while it costs at most about
@@ -199,10 +197,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     const idx_kernels *K = idx_kernels_active();
     float *mind = (float *)(void *)perm; /* n floats fit in n size_t */
     float *tmp = vf_mallocarray(n, sizeof(float));
-    if (!tmp) {
-      st = vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows)", n);
-      goto done;
-    }
+    if (!tmp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows)", n));
     size_t first = (size_t)(ivf_rng_next(&rng) % (uint64_t)n);
     memcpy(centroids, x + first * d, d * sizeof(float));
     K->l2sq_batch(centroids, x, n, d, mind);
@@ -247,9 +242,9 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     vf_stage_update(&sg, 0, "%zu centroids, %zu rows", k, n);
   }
   for (int it = 0; it < iters; it++) {
-    if ((st = vf_check_cancel(err)) != VF_OK) goto done;
+    VF_TRY(vf_check_cancel(err));
     centroid_norms(centroids, k, d, cn);
-    if ((st = ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err)) != VF_OK) goto done;
+    VF_TRY(ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err));
     size_t changed = n;
     if (prev && it > 0) {
       changed = 0;
@@ -309,7 +304,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     centroid_norms(centroids, k, d, cn);
     st = ivf_assign_l2(xall, nall, d, centroids, cn, k, threads, assign, NULL, err);
   }
-done:
+out:
   if (as != assign) free(as);
   free(prev);
   free(xsub);
