@@ -670,7 +670,7 @@ vf_status pr_read_whole(pqt_file *f, int rg, const pqt_row_group *g, const int *
     vf_buf *nb = realloc(f->chunks, (size_t)nleaves * sizeof *nb);
     if (!nb) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
     for (int i = f->nchunks_cap; i < nleaves; i++)
-      vf_buf_init(&nb[i], 0);
+      VF_BUF_INIT(&nb[i], VF_BUF_MAX_BATCH);
     f->chunks = nb;
     f->nchunks_cap = nleaves;
   }

@@ -267,11 +267,11 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
     if (!f->opts.max_footer) f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
   }
   f->dict_n = -1;
-  vf_buf_init(&f->win, 0);
-  vf_buf_init(&f->zwin, 0);
-  vf_buf_init(&f->page, 0);
-  vf_buf_init(&f->dict, 0);
-  vf_buf_init(&f->tmp, 0);
+  VF_BUF_INIT(&f->win, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->zwin, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->page, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->dict, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->tmp, PQT_MAX_PAGE_BUF);
   const char *name = src->name ? src->name : "(parquet)";
   uint64_t size = src->size;
   if (size < 12) {
@@ -512,7 +512,7 @@ int pqt_find_top(const pqt_file *f, const char *name) {
 void pqt_leaf_data_init(pqt_leaf_data *d) {
   memset(d, 0, sizeof *d);
   d->leaf = -1;
-  vf_buf_init(&d->values, 0);
+  VF_BUF_INIT(&d->values, VF_BUF_MAX_BATCH);
 }
 
 void pqt_leaf_data_free(pqt_leaf_data *d) {

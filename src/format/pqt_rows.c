@@ -601,7 +601,7 @@ static vf_status emit_object(pqt_rows *r, int ti, const uint8_t *v, size_t vn, v
   size_t cap = (size_t)n->nchildren + o.n;
   vkey *keys = vf_calloc(cap ? cap : 1, sizeof *keys);
   vf_buf tmp;
-  vf_buf_init(&tmp, 0);
+  VF_BUF_INIT(&tmp, VF_BUF_MAX_RECORD);
   size_t nk = 0;
   if (!keys) return vf_error_set(err, VF_ENOMEM, "out of memory");
   for (int c = 0; st == VF_OK && c < n->nchildren; c++) {

@@ -712,8 +712,8 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
       f->streams[i].oi_rg = -1;
       f->streams[i].dict_n = -1;
       f->streams[i].pg_at = UINT64_MAX;
-      vf_buf_init(&f->streams[i].dict, 0);
-      vf_buf_init(&f->streams[i].held, 0);
+      VF_BUF_INIT(&f->streams[i].dict, PQT_MAX_PAGE_BUF);
+      VF_BUF_INIT(&f->streams[i].held, PQT_MAX_PAGE_BUF);
       pqt_leaf_data_init(&f->streams[i].pg);
     }
   }
