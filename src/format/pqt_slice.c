@@ -99,7 +99,7 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
   }
   size_t k = 0;
   vf_status st = VF_OK;
-  for (int g = 0; g < f->meta.nrow_groups && st == VF_OK; g++) {
+  for (int g = 0; g < f->meta.nrow_groups; g++) {
     const pqt_row_group *pg = &f->meta.row_groups[g];
     uint64_t n = slices_of(pg, target);
     int64_t per = (int64_t)(((uint64_t)pg->num_rows + n - 1) / n);
@@ -107,10 +107,8 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
      * 4/8/16 from the start of each call then do the same arithmetic as on the whole group */
     if (n > 1) per = (per + PQT_SLICE_ALIGN - 1) / PQT_SLICE_ALIGN * PQT_SLICE_ALIGN;
     for (int64_t r0 = 0; r0 < pg->num_rows || (r0 == 0 && pg->num_rows == 0); r0 += per) {
-      if (k >= nv) { /* cannot happen: slices_of() counted them */
-        st = vf_error_set(err, VF_EINTERNAL, "%s: slicing row group %d", pqt_name(f), g);
-        break;
-      }
+      if (k >= nv) /* cannot happen: slices_of() counted them */
+        VF_FAIL(vf_error_set(err, VF_EINTERNAL, "%s: slicing row group %d", pqt_name(f), g));
       int64_t rows = pg->num_rows - r0 < per ? pg->num_rows - r0 : per;
       pqt_row_group *s = &v[k];
       *s = *pg;
@@ -120,10 +118,9 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
         s->total_compressed_size = scale_i64(pg->total_compressed_size, rows, pg->num_rows);
       s->ordinal = -1;
       s->columns = vf_calloc((size_t)(pg->ncolumns > 0 ? pg->ncolumns : 1), sizeof *s->columns);
-      if (!s->columns) {
-        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups", pqt_name(f));
-        break;
-      }
+      if (!s->columns)
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups",
+                             pqt_name(f)));
       for (int c = 0; c < pg->ncolumns; c++) { /* shallow: strings stay owned by the file meta */
         pqt_column_chunk *cc = &s->columns[c];
         *cc = pg->columns[c];
@@ -142,13 +139,6 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
       if (pg->num_rows == 0) break;
     }
   }
-  if (st != VF_OK) {
-    for (size_t i = 0; i < k; i++) free(v[i].columns);
-    free(v);
-    free(vp);
-    free(vr);
-    return st;
-  }
   vf_log(VF_LOG_DEBUG, "%s: %d row groups read as %zu slices of about %" PRIu64 " bytes",
          pqt_name(f), f->meta.nrow_groups, k, target);
   f->phys_rgs = f->meta.row_groups;
@@ -159,6 +149,12 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
   f->v_row0 = vr;
   f->window = target;
   return VF_OK;
+out:
+  for (size_t i = 0; i < k; i++) free(v[i].columns);
+  free(v);
+  free(vp);
+  free(vr);
+  return st;
 }
 
 /* ------------------------------------------------------- streamed slices */
@@ -202,17 +198,17 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   f->win.len = (size_t)keep;
   f->win_off = off;
   vf_status st = pr_buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
-  if (st == VF_OK && len > keep)
-    st = pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
-                        x->err);
-  if (st != VF_OK) {
-    vf_buf_reset(&f->win);
-    f->win_off = 0;
-    return pr_page_prefix(x, st);
-  }
+  if (st != VF_OK) goto out;
+  if (len > keep)
+    VF_TRY(pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
+                          x->err));
   f->win.len = (size_t)len;
   *p = f->win.data;
   return VF_OK;
+out:
+  vf_buf_reset(&f->win);
+  f->win_off = 0;
+  return pr_page_prefix(x, st);
 }
 
 /* Append level entries [a, b) of the leaf's decoded page ls->pg (def levels valid when
@@ -259,9 +255,9 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   if (lf->type == PQT_BYTE_ARRAY) {
     int64_t lo = pg->offsets[va], hi = pg->offsets[va + nn];
     st = pr_buf_reserve(&d->values, (uint64_t)(hi - lo), x->err);
-    if (st == VF_OK)
-      st = pr_grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                         sizeof(int64_t), x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
+    st = pr_grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
+                       sizeof(int64_t), x->err);
     if (st != VF_OK) return pr_page_prefix(x, st);
     int64_t base = (int64_t)d->values.len;
     if (hi > lo) vf_buf_put(&d->values, pg->values.data + lo, (size_t)(hi - lo));
@@ -860,8 +856,10 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
     vf_status st = pr_check_chunk(f, rg, g, leaf, err);
-    if (st == VF_OK) st = pr_leaf_reset(f, leaf, &outs[i], err);
-    if (st == VF_OK) st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
+    if (st != VF_OK) return st;
+    st = pr_leaf_reset(f, leaf, &outs[i], err);
+    if (st != VF_OK) return st;
+    st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
     if (st != VF_OK) return st;
   }
   return VF_OK;
