@@ -75,31 +75,30 @@ vf_status bigann_gt_read(const char *path, vec_gt *out, vf_error *err) {
   if (st != VF_OK) return st;
   uint8_t h[8];
   if (src->size < 8) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: not a big-ann ground-truth file (%llu bytes, shorter than the header)",
-                      path, (unsigned long long)src->size);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: not a big-ann ground-truth file (%llu bytes, shorter than the "
+                         "header)",
+                         path, (unsigned long long)src->size));
   }
-  if ((st = io_read_at(src, 0, h, 8, err)) != VF_OK) goto done;
+  VF_TRY(io_read_at(src, 0, h, 8, err));
   uint64_t nq = le32(h), k = le32(h + 4);
   uint64_t cells = nq * k; /* < 2^64: both < 2^32 */
   if (cells > (src->size - 8) / 8 || 8 + cells * 8 != src->size) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: big-ann ground truth for %llu queries x k=%llu needs %llu bytes, the "
-                      "file has %llu",
-                      path, (unsigned long long)nq, (unsigned long long)k,
-                      (unsigned long long)(cells > UINT64_MAX / 8 - 1 ? UINT64_MAX : 8 + cells * 8),
-                      (unsigned long long)src->size);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: big-ann ground truth for %llu queries x k=%llu needs %llu bytes, the "
+                         "file has %llu",
+                         path, (unsigned long long)nq, (unsigned long long)k,
+                         (unsigned long long)(cells > UINT64_MAX / 8 - 1 ? UINT64_MAX
+                                                                         : 8 + cells * 8),
+                         (unsigned long long)src->size));
   }
   out->ids = vf_mallocarray((size_t)cells + 1, sizeof(int32_t));
   out->dist = vf_mallocarray((size_t)cells + 1, sizeof(float));
   if (!out->ids || !out->dist) {
-    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", path);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", path));
   }
-  if ((st = io_read_at(src, 8, out->ids, (size_t)cells * 4, err)) != VF_OK) goto done;
-  if ((st = io_read_at(src, 8 + cells * 4, out->dist, (size_t)cells * 4, err)) != VF_OK) goto done;
+  VF_TRY(io_read_at(src, 8, out->ids, (size_t)cells * 4, err));
+  VF_TRY(io_read_at(src, 8 + cells * 4, out->dist, (size_t)cells * 4, err));
   /* little-endian in the file: convert in place (a no-op pass on little-endian hosts) */
   for (uint64_t i = 0; i < cells; i++) {
     uint8_t b[4];
@@ -111,7 +110,7 @@ vf_status bigann_gt_read(const char *path, vec_gt *out, vf_error *err) {
   }
   out->nq = (uint32_t)nq;
   out->k = (uint32_t)k;
-done:
+out:
   io_close(src);
   if (st != VF_OK) vec_gt_free(out);
   return st;

@@ -73,24 +73,25 @@ static vf_status h5_read_at(io_source *src, uint64_t offset, void *dst, size_t n
   uint8_t *out = dst;
   vf_status st = VF_OK;
   h5_lock();
-  while (left && st == VF_OK) {
+  while (left) {
     uint64_t row = e / s->dim, col = e % s->dim;
     if (col != 0 || left < s->dim) {
       /* a partial row through the row buffer */
       uint64_t take = s->dim - col < left ? s->dim - col : left;
-      st = h5_read_rows(s, row, 1, s->rowbuf, err);
-      if (st == VF_OK) memcpy(out, s->rowbuf + col * s->item, take * s->item);
+      VF_TRY(h5_read_rows(s, row, 1, s->rowbuf, err));
+      memcpy(out, s->rowbuf + col * s->item, take * s->item);
       out += take * s->item;
       e += take;
       left -= take;
     } else {
       uint64_t rows = left / s->dim;
-      st = h5_read_rows(s, row, rows, out, err);
+      VF_TRY(h5_read_rows(s, row, rows, out, err));
       out += rows * s->dim * s->item;
       e += rows * s->dim;
       left -= rows * s->dim;
     }
   }
+out:
   h5_unlock();
   return st;
 }
@@ -162,7 +163,7 @@ vf_status hdf5_open(const char *path, const char *dataset, vec_file **out, vf_er
   memset(&l, 0, sizeof l);
   h5_lock();
   s->file = open_file(path, err, &st);
-  if (s->file < 0) goto fail;
+  if (s->file < 0) goto out;
   if (H5Lexists(s->file, dataset, H5P_DEFAULT) <= 0 ||
       (s->dset = H5Dopen2(s->file, dataset, H5P_DEFAULT)) < 0) {
     vf_buf names;
@@ -171,15 +172,14 @@ vf_status hdf5_open(const char *path, const char *dataset, vec_file **out, vf_er
     st = vf_error_set(err, VF_ENOTFOUND, "%s: no dataset '%s' (the file has: %.*s)", path,
                       dataset, (int)names.len, names.len ? (const char *)names.data : "nothing");
     vf_buf_free(&names);
-    goto fail;
+    goto out;
   }
   s->space = H5Dget_space(s->dset);
   int nd = s->space >= 0 ? H5Sget_simple_extent_ndims(s->space) : -1;
   if (nd < 1 || nd > 2) {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: dataset '%s' has %d dimensions (1-D or 2-D datasets are read)", path,
-                      dataset, nd);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: dataset '%s' has %d dimensions (1-D or 2-D datasets are read)", path,
+                         dataset, nd));
   }
   hsize_t dims[2] = {0, 1};
   H5Sget_simple_extent_dims(s->space, dims, NULL);
@@ -193,10 +193,9 @@ vf_status hdf5_open(const char *path, const char *dataset, vec_file **out, vf_er
     s->memtype = H5T_NATIVE_INT64;
     l.dtype = VEC_I64;
   } else {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: dataset '%s' holds neither floats nor integers (HDF5 class %d)", path,
-                      dataset, (int)cls);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: dataset '%s' holds neither floats nor integers (HDF5 class %d)", path,
+                         dataset, (int)cls));
   }
   h5_unlock();
   s->item = vec_dtype_size(l.dtype);
@@ -225,7 +224,7 @@ vf_status hdf5_open(const char *path, const char *dataset, vec_file **out, vf_er
     return vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   return vec_open_raw(&s->base, &l, "hdf5", out, err);
-fail:
+out:
   h5_unlock();
   h5_close_src(&s->base);
   return st;
@@ -237,21 +236,19 @@ vf_status hdf5_root_attr(const char *path, const char *name, char **out, vf_erro
   vf_status st = VF_OK;
   h5_lock();
   hid_t f = open_file(path, err, &st), a = -1, t = -1, mt = -1, sp = -1;
-  if (f < 0) goto done;
+  if (f < 0) goto out;
   if (H5Aexists(f, name) <= 0 || (a = H5Aopen(f, name, H5P_DEFAULT)) < 0) {
-    st = vf_error_set(err, VF_ENOTFOUND, "%s: no root attribute '%s'", path, name);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no root attribute '%s'", path, name));
   }
   t = H5Aget_type(a);
   if (t < 0 || H5Tget_class(t) != H5T_STRING) {
-    st = vf_error_set(err, VF_EUNSUPPORTED, "%s: root attribute '%s' is not a string", path, name);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: root attribute '%s' is not a string", path, name));
   }
   sp = H5Aget_space(a);
   if (sp < 0 || H5Sget_simple_extent_npoints(sp) != 1) {
-    st = vf_error_set(err, VF_EUNSUPPORTED, "%s: root attribute '%s' is not one string", path,
-                      name);
-    goto done;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED, "%s: root attribute '%s' is not one string", path,
+                         name));
   }
   if (H5Tis_variable_str(t) > 0) {
     mt = H5Tcopy(H5T_C_S1);
@@ -259,17 +256,16 @@ vf_status hdf5_root_attr(const char *path, const char *name, char **out, vf_erro
     H5Tset_cset(mt, H5Tget_cset(t)); /* h5py writes Python str attributes as UTF-8 */
     char *v = NULL;
     if (H5Aread(a, mt, &v) < 0 || !v) {
-      st = vf_error_set(err, VF_EIO, "%s: cannot read root attribute '%s'", path, name);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot read root attribute '%s'", path, name));
     }
     *out = vf_strdup(v);
     H5free_memory(v);
   } else {
     size_t n = H5Tget_size(t);
     if (n == 0 || n > (1u << 20)) {
-      st = vf_error_set(err, VF_EUNSUPPORTED, "%s: root attribute '%s' has %zu bytes", path, name,
-                        n);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                           "%s: root attribute '%s' has %zu bytes", path, name,
+                           n));
     }
     mt = H5Tcopy(H5T_C_S1);
     H5Tset_size(mt, n + 1);
@@ -277,13 +273,12 @@ vf_status hdf5_root_attr(const char *path, const char *name, char **out, vf_erro
     char *v = vf_calloc(n + 2, 1);
     if (v && H5Aread(a, mt, v) < 0) {
       free(v);
-      st = vf_error_set(err, VF_EIO, "%s: cannot read root attribute '%s'", path, name);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_EIO, "%s: cannot read root attribute '%s'", path, name));
     }
     *out = v;
   }
   if (!*out) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-done:
+out:
   if (mt >= 0) H5Tclose(mt);
   if (sp >= 0) H5Sclose(sp);
   if (t >= 0) H5Tclose(t);

@@ -234,25 +234,21 @@ static vf_status idx_open_gzip(io_source *src, const vec_open_opts *opts, vec_fi
   if (s.zinit) inflateEnd(&s.zs);
   free(s.in);
   idx_mem *m = NULL;
-  if (st == VF_OK) {
-    m = vf_calloc(1, sizeof *m);
-    if (!m) st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name);
-  }
-  if (st == VF_OK) {
-    m->base.name = vf_strdup(src->name);
-    if (!m->base.name) st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name);
-  }
-  if (st != VF_OK) {
-    free(m);
-    free(s.out);
-    io_close(src);
-    return st;
-  }
+  if (st != VF_OK) goto out;
+  m = vf_calloc(1, sizeof *m);
+  if (!m) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name));
+  m->base.name = vf_strdup(src->name);
+  if (!m->base.name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", src->name));
   m->base.vt = &idx_mem_vt;
   m->base.size = s.len;
   m->data = s.out;
   io_close(src);
   return vec_open_raw(&m->base, &s.layout, "idx", out, err);
+out:
+  free(m);
+  free(s.out);
+  io_close(src);
+  return st;
 }
 
 /*! idx_open() : see vecfile.h. */
@@ -263,28 +259,28 @@ vf_status idx_open(io_source *src, const vec_open_opts *opts, vec_file **out, vf
   uint8_t hdr[4 + 4 * VEC_MAX_NDIM];
   vf_status st;
   if (src->size >= 2) {
-    if ((st = io_read_at(src, 0, hdr, 2, err)) != VF_OK) goto fail;
+    VF_TRY(io_read_at(src, 0, hdr, 2, err));
     if (hdr[0] == 0x1f && hdr[1] == 0x8b) return idx_open_gzip(src, opts, out, err);
   }
   if (src->size < 4) {
-    st = vf_error_set(err, VF_ECORRUPT, "%s: not an IDX file (%llu bytes, shorter than the magic)",
-                      name, (unsigned long long)src->size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: not an IDX file (%llu bytes, shorter than the magic)", name,
+                         (unsigned long long)src->size));
   }
-  if ((st = io_read_at(src, 0, hdr, 4, err)) != VF_OK) goto fail;
+  VF_TRY(io_read_at(src, 0, hdr, 4, err));
   vec_layout l;
   memset(&l, 0, sizeof l);
-  if ((st = idx_magic(name, hdr, &l, err)) != VF_OK) goto fail;
+  VF_TRY(idx_magic(name, hdr, &l, err));
   if (src->size < l.data_offset) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: IDX header of %d dimensions needs %llu bytes, the file has %llu", name,
-                      l.ndim, (unsigned long long)l.data_offset, (unsigned long long)src->size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: IDX header of %d dimensions needs %llu bytes, the file has %llu",
+                         name, l.ndim, (unsigned long long)l.data_offset,
+                         (unsigned long long)src->size));
   }
-  if ((st = io_read_at(src, 4, hdr + 4, (size_t)l.data_offset - 4, err)) != VF_OK) goto fail;
+  VF_TRY(io_read_at(src, 4, hdr + 4, (size_t)l.data_offset - 4, err));
   idx_dims(hdr + 4, &l);
   return vec_open_raw(src, &l, "idx", out, err);
-fail:
+out:
   io_close(src);
   return st;
 }

@@ -211,72 +211,66 @@ vf_status npy_open(io_source *src, vec_file **out, vf_error *err) {
   vf_status st;
   uint8_t pre[12];
   if (src->size < 10) {
-    st = vf_error_set(err, VF_ECORRUPT, "%s: not a .npy file (%llu bytes, shorter than the magic)",
-                      name, (unsigned long long)src->size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: not a .npy file (%llu bytes, shorter than the magic)",
+                         name, (unsigned long long)src->size));
   }
-  if ((st = io_read_at(src, 0, pre, src->size >= 12 ? 12 : 10, err)) != VF_OK) goto fail;
+  VF_TRY(io_read_at(src, 0, pre, src->size >= 12 ? 12 : 10, err));
   if (memcmp(pre, "\x93NUMPY", 6) != 0) {
-    st = vf_error_set(err, VF_ECORRUPT, "%s: not a .npy file (the magic \\x93NUMPY is missing)",
-                      name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: not a .npy file (the magic \\x93NUMPY is missing)",
+                         name));
   }
   uint8_t major = pre[6], minor = pre[7];
   if (major < 1 || major > 3 || minor != 0) {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: npy format version %u.%u is not supported (1.0, 2.0 and 3.0 are)", name,
-                      major, minor);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: npy format version %u.%u is not supported (1.0, 2.0 and 3.0 are)",
+                         name, major, minor));
   }
   uint64_t prefix = major == 1 ? 10 : 12;
   if (src->size < prefix) {
-    st = vf_error_set(err, VF_ECORRUPT, "%s: npy header length truncated", name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: npy header length truncated", name));
   }
   uint32_t hlen = major == 1 ? (uint32_t)(pre[8] | (pre[9] << 8))
                              : (uint32_t)pre[8] | ((uint32_t)pre[9] << 8) |
                                    ((uint32_t)pre[10] << 16) | ((uint32_t)pre[11] << 24);
   if (hlen > src->size - prefix) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: npy header length %u runs past the end of the file (%llu bytes)", name,
-                      hlen, (unsigned long long)src->size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: npy header length %u runs past the end of the file (%llu bytes)",
+                         name, hlen, (unsigned long long)src->size));
   }
   if (hlen > NPY_MAX_HEADER) {
-    st = vf_error_set(err, VF_EUNSUPPORTED, "%s: npy header of %u bytes exceeds the %u-byte limit",
-                      name, hlen, NPY_MAX_HEADER);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: npy header of %u bytes exceeds the %u-byte limit",
+                         name, hlen, NPY_MAX_HEADER));
   }
   if (!(hdr = vf_malloc((size_t)hlen + 1))) {
-    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", name));
   }
-  if ((st = io_read_at(src, prefix, hdr, hlen, err)) != VF_OK) goto fail;
+  VF_TRY(io_read_at(src, prefix, hdr, hlen, err));
   hdr[hlen] = 0;
   npy_parser ps = {name, hdr, hdr, hdr + hlen, prefix, err};
   vec_layout l;
   memset(&l, 0, sizeof l);
   bool fortran = false;
-  if ((st = npy_parse_dict(&ps, &l, &fortran)) != VF_OK) goto fail;
+  VF_TRY(npy_parse_dict(&ps, &l, &fortran));
   if (l.ndim < 1 || l.ndim > 2) {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: npy arrays of %d dimensions are not supported ((N, D) vectors or (N,) "
-                      "ids/labels are)",
-                      name, l.ndim);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: npy arrays of %d dimensions are not supported ((N, D) vectors or "
+                         "(N,) "
+                         "ids/labels are)",
+                         name, l.ndim));
   }
   /* Fortran order only changes the layout of a 2-D array with both sides > 1 */
   if (fortran && l.ndim == 2 && l.shape[0] > 1 && l.shape[1] > 1) {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: npy array is in Fortran (column-major) order; save it C-ordered "
-                      "(numpy.ascontiguousarray)",
-                      name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: npy array is in Fortran (column-major) order; save it C-ordered "
+                         "(numpy.ascontiguousarray)",
+                         name));
   }
   l.data_offset = prefix + hlen;
   free(hdr);
   return vec_open_raw(src, &l, "npy", out, err);
-fail:
+out:
   free(hdr);
   io_close(src);
   return st;

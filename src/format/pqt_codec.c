@@ -340,7 +340,7 @@ static vf_status gzip_compress(int level, const uint8_t *src, size_t src_len, vf
   if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     return vf_error_set(err, VF_ENOMEM, "GZIP: cannot initialise zlib");
   vf_status st = vf_buf_reserve(out, (size_t)deflateBound(&zs, (uLong)src_len), err);
-  if (st != VF_OK) goto done;
+  if (st != VF_OK) goto out;
   size_t in_left = src_len;
   zs.next_in = (Bytef *)(uintptr_t)src;
   for (;;) {
@@ -350,8 +350,7 @@ static vf_status gzip_compress(int level, const uint8_t *src, size_t src_len, vf
     }
     size_t room = out->cap - out->len;
     if (room == 0) {
-      st = vf_buf_reserve(out, 1 << 16, err);
-      if (st != VF_OK) goto done;
+      VF_TRY(vf_buf_reserve(out, 1 << 16, err));
       room = out->cap - out->len;
     }
     zs.next_out = out->data + out->len;
@@ -361,11 +360,10 @@ static vf_status gzip_compress(int level, const uint8_t *src, size_t src_len, vf
     out->len += before - zs.avail_out;
     if (r == Z_STREAM_END) break;
     if (r != Z_OK && r != Z_BUF_ERROR) {
-      st = vf_error_set(err, VF_EINTERNAL, "GZIP compression failed (%d)", r);
-      goto done;
+      VF_FAIL(vf_error_set(err, VF_EINTERNAL, "GZIP compression failed (%d)", r));
     }
   }
-done:
+out:
   deflateEnd(&zs);
   return st;
 }

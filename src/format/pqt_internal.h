@@ -159,6 +159,14 @@ vf_status pqt_zstd_stream(pqt_chunk_fn rd, void *arg, size_t src_len, const uint
  *  unknown): a page declaring more is a decompression bomb or corrupt. */
 uint64_t pqt_codec_max_ratio(int codec);
 
+/* Ceiling of the reader's page-sized scratch (scripts/check-buflimits.sh; curl's dynbuf
+ * `toobig`): one page as stored or decompressed (thrift sizes are i32: < 2 GiB, its header
+ * < PQT_MAX_HEADER, 16 MiB), the dictionary or byte arrays decoded from one page, and a streamed read
+ * window (a slice's share of one column chunk).  Buffers swapped with each other (pqt_file's page
+ * and window, a leaf's held page and dictionary) share it.  Column chunks read whole and a leaf's
+ * decoded values are one row group's (or slice's) bytes: VF_BUF_MAX_BATCH. */
+#define PQT_MAX_PAGE_BUF ((size_t)16 << 30)
+
 /* ------------------------------------------- scratch block cache (pqt_mem.c) */
 
 /* Blocks of at least this many bytes released by a pqt_file are kept for the next one. */

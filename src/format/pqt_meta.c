@@ -81,8 +81,9 @@ static vf_status rd_int(tc_reader *r, int type, const char *field, int64_t lo, i
 static vf_status rd_i32(tc_reader *r, int type, const char *field, int32_t lo, int32_t *v) {
   int64_t x = 0;
   vf_status st = rd_int(r, type, field, lo, INT32_MAX, &x);
-  if (st == VF_OK) *v = (int32_t)x;
-  return st;
+  if (st != VF_OK) return st;
+  *v = (int32_t)x;
+  return VF_OK;
 }
 
 static vf_status rd_i64(tc_reader *r, int type, const char *field, int64_t lo, int64_t *v) {
@@ -171,7 +172,8 @@ static vf_status parse_kv(tc_reader *r, pqt_kv *kv) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -182,6 +184,7 @@ static vf_status parse_kv(tc_reader *r, pqt_kv *kv) {
     else
       st = tc_skip(r, t);
     if (fid >= 1 && fid <= 2) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "key"};
@@ -215,7 +218,8 @@ static vf_status parse_kv_list(tc_reader *r, int t, const char *field, pqt_kv **
 static vf_status parse_time_unit(tc_reader *r, pqt_time_unit *unit, bool *known) {
   vf_status st = tc_struct_begin(r);
   *known = false;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -227,6 +231,7 @@ static vf_status parse_time_unit(tc_reader *r, pqt_time_unit *unit, bool *known)
       *known = false;
     }
     st = tc_skip(r, t);
+    if (st != VF_OK) break;
   }
   return st ? st : tc_struct_end(r);
 }
@@ -237,7 +242,8 @@ static vf_status parse_time_type(tc_reader *r, pqt_schema_elem *e, const char *s
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
   bool known = true;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -250,6 +256,7 @@ static vf_status parse_time_type(tc_reader *r, pqt_schema_elem *e, const char *s
       st = tc_skip(r, t);
     }
     if (fid >= 1 && fid <= 2) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "isAdjustedToUTC", "unit"};
@@ -262,7 +269,8 @@ static vf_status parse_decimal_type(tc_reader *r, pqt_schema_elem *e) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -273,6 +281,7 @@ static vf_status parse_decimal_type(tc_reader *r, pqt_schema_elem *e) {
     else
       st = tc_skip(r, t);
     if (fid >= 1 && fid <= 2) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "scale", "precision"};
@@ -287,7 +296,8 @@ static vf_status parse_int_type(tc_reader *r, pqt_schema_elem *e) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -307,6 +317,7 @@ static vf_status parse_int_type(tc_reader *r, pqt_schema_elem *e) {
       st = tc_skip(r, t);
     }
     if (fid >= 1 && fid <= 2) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "bitWidth", "isSigned"};
@@ -317,7 +328,8 @@ static vf_status parse_int_type(tc_reader *r, pqt_schema_elem *e) {
 /* LogicalType union (parquet.thrift "union LogicalType"): the member's field id is the kind. */
 static vf_status parse_logical(tc_reader *r, pqt_schema_elem *e) {
   vf_status st = tc_struct_begin(r);
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -360,6 +372,7 @@ static vf_status parse_logical(tc_reader *r, pqt_schema_elem *e) {
       st = tc_skip(r, t);
       break;
     }
+    if (st != VF_OK) break;
   }
   return st ? st : tc_struct_end(r);
 }
@@ -372,7 +385,8 @@ static vf_status parse_schema_elem(tc_reader *r, pqt_schema_elem *e) {
   e->field_id = -1;
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -403,6 +417,7 @@ static vf_status parse_schema_elem(tc_reader *r, pqt_schema_elem *e) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 10) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "", "", "", "name"};
@@ -412,18 +427,20 @@ static vf_status parse_schema_elem(tc_reader *r, pqt_schema_elem *e) {
 
 static vf_status parse_statistics(tc_reader *r, pqt_statistics *s) {
   vf_status st = tc_struct_begin(r);
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
     if (fid == 3) {
       /* advisory: a negative count (seen from some writers) reads as "unknown" */
       st = rd_i64(r, t, "Statistics.null_count", INT64_MIN, &s->null_count);
-      s->has_null_count = (st == VF_OK && s->null_count >= 0);
+      s->has_null_count = st != VF_OK ? false : s->null_count >= 0;
       if (!s->has_null_count) s->null_count = 0;
     } else {
       st = tc_skip(r, t);
     }
+    if (st != VF_OK) break;
   }
   return st ? st : tc_struct_end(r);
 }
@@ -434,7 +451,8 @@ static vf_status parse_column_meta(tc_reader *r, pqt_column_meta *m) {
   m->dictionary_page_offset = -1;
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -455,10 +473,11 @@ static vf_status parse_column_meta(tc_reader *r, pqt_column_meta *m) {
         st = meta_nomem(r, "ColumnMetaData.encodings");
         break;
       }
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         if ((st = rd_int(r, TC_I32, "ColumnMetaData.encodings[]", INT32_MIN, INT32_MAX, &v)) ==
             VF_OK)
           m->encodings[m->nencodings++] = (int)v;
+        if (st != VF_OK) break;
       }
       break;
     case 3: {
@@ -469,11 +488,12 @@ static vf_status parse_column_meta(tc_reader *r, pqt_column_meta *m) {
       m->path = NULL;
       m->path_len = 0;
       size_t cap = 0;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         if ((st = arr_room(r, (void **)&m->path, &cap, i, n, sizeof *m->path, "path_in_schema")))
           break;
         m->path_len++;
         st = rd_str(r, TC_BINARY, "ColumnMetaData.path_in_schema[]", &m->path[i]);
+        if (st != VF_OK) break;
       }
       break;
     }
@@ -499,6 +519,7 @@ static vf_status parse_column_meta(tc_reader *r, pqt_column_meta *m) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 12) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"",
@@ -522,7 +543,8 @@ static vf_status parse_column_chunk(tc_reader *r, pqt_column_chunk *c) {
   c->column_index_offset = -1;
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -553,6 +575,7 @@ static vf_status parse_column_chunk(tc_reader *r, pqt_column_chunk *c) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 9) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "", "file_offset"};
@@ -567,7 +590,8 @@ static vf_status parse_row_group(tc_reader *r, pqt_row_group *g) {
   g->ordinal = -1;
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -581,12 +605,13 @@ static vf_status parse_row_group(tc_reader *r, pqt_row_group *g) {
         break;
       }
       size_t cap = 0;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         if ((st = arr_room(r, (void **)&g->columns, &cap, i, n, sizeof *g->columns,
                            "RowGroup.columns")))
           break;
         g->ncolumns++;
         st = parse_column_chunk(r, &g->columns[i]);
+        if (st != VF_OK) break;
       }
       break;
     }
@@ -603,6 +628,7 @@ static vf_status parse_row_group(tc_reader *r, pqt_row_group *g) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 7) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "columns", "total_byte_size", "num_rows"};
@@ -614,7 +640,8 @@ static vf_status parse_file_meta(tc_reader *r, pqt_file_meta *m) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -628,12 +655,13 @@ static vf_status parse_file_meta(tc_reader *r, pqt_file_meta *m) {
         break;
       }
       size_t cap = 0;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         if ((st = arr_room(r, (void **)&m->schema, &cap, i, n, sizeof *m->schema,
                            "FileMetaData.schema")))
           break;
         m->nschema++;
         st = parse_schema_elem(r, &m->schema[i]);
+        if (st != VF_OK) break;
       }
       break;
     }
@@ -645,12 +673,13 @@ static vf_status parse_file_meta(tc_reader *r, pqt_file_meta *m) {
         break;
       }
       size_t cap = 0;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         if ((st = arr_room(r, (void **)&m->row_groups, &cap, i, n, sizeof *m->row_groups,
                            "FileMetaData.row_groups")))
           break;
         m->nrow_groups++;
         st = parse_row_group(r, &m->row_groups[i]);
+        if (st != VF_OK) break;
       }
       break;
     }
@@ -664,6 +693,7 @@ static vf_status parse_file_meta(tc_reader *r, pqt_file_meta *m) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 8) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "version", "schema", "num_rows", "row_groups"};
@@ -721,7 +751,8 @@ static vf_status parse_data_page_header(tc_reader *r, pqt_page_header *h) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -737,6 +768,7 @@ static vf_status parse_data_page_header(tc_reader *r, pqt_page_header *h) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 4) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "num_values", "encoding", "definition_level_encoding",
@@ -752,7 +784,8 @@ static vf_status parse_data_page_header_v2(tc_reader *r, pqt_page_header *h) {
   h->is_compressed = true; /* parquet.thrift default */
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -773,6 +806,7 @@ static vf_status parse_data_page_header_v2(tc_reader *r, pqt_page_header *h) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 7) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"",
@@ -794,7 +828,8 @@ static vf_status parse_dict_page_header(tc_reader *r, pqt_page_header *h) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -804,6 +839,7 @@ static vf_status parse_dict_page_header(tc_reader *r, pqt_page_header *h) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 2) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "num_values", "encoding"};
@@ -816,7 +852,8 @@ static vf_status parse_page_header(tc_reader *r, pqt_page_header *h) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -849,6 +886,7 @@ static vf_status parse_page_header(tc_reader *r, pqt_page_header *h) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 8) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "type", "uncompressed_page_size", "compressed_page_size"};
@@ -878,7 +916,8 @@ static vf_status parse_page_location(tc_reader *r, pqt_page_location *loc) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -891,6 +930,7 @@ static vf_status parse_page_location(tc_reader *r, pqt_page_location *loc) {
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 3) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "offset", "compressed_page_size", "first_row_index"};
@@ -903,7 +943,8 @@ static vf_status parse_offset_index(tc_reader *r, pqt_offset_index *oi) {
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -915,7 +956,7 @@ static vf_status parse_offset_index(tc_reader *r, pqt_offset_index *oi) {
         break;
       }
       size_t cap = 0;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         uint64_t eoff = vf_cur_offset(&r->cur);
         if ((st = arr_room(r, (void **)&oi->pages, &cap, i, n, sizeof *oi->pages, "OffsetIndex")))
           break;
@@ -927,11 +968,13 @@ static vf_status parse_offset_index(tc_reader *r, pqt_offset_index *oi) {
                          "OffsetIndex.page_locations[%u].first_row_index %" PRId64
                          " does not increase (previous %" PRId64 ")",
                          i, oi->pages[i].first_row_index, oi->pages[i - 1].first_row_index);
+        if (st != VF_OK) break;
       }
     } else {
       st = tc_skip(r, t);
     }
     if (fid == 1) seen |= BIT(1);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "page_locations"};
@@ -994,7 +1037,8 @@ static vf_status parse_column_index(tc_reader *r, pqt_column_index *ci, ci_work 
   uint64_t off = vf_cur_offset(&r->cur);
   vf_status st = tc_struct_begin(r);
   unsigned seen = 0;
-  while (st == VF_OK) {
+  if (st != VF_OK) return st;
+  for (;;) {
     int t = TC_STOP;
     int16_t fid;
     if ((st = tc_field(r, &t, &fid)) || t == TC_STOP) break;
@@ -1012,8 +1056,10 @@ static vf_status parse_column_index(tc_reader *r, pqt_column_index *ci, ci_work 
         st = meta_nomem(r, "ColumnIndex.null_pages");
         break;
       }
-      for (uint32_t i = 0; i < n && st == VF_OK; i++)
+      for (uint32_t i = 0; i < n; i++) {
         st = tc_bool(r, &ci->null_pages[i]);
+        if (st != VF_OK) break;
+      }
       w->nnull = (int)n;
       break;
     }
@@ -1039,12 +1085,14 @@ static vf_status parse_column_index(tc_reader *r, pqt_column_index *ci, ci_work 
         break;
       }
       bool negative = false;
-      for (uint32_t i = 0; i < n && st == VF_OK; i++) {
+      for (uint32_t i = 0; i < n; i++) {
         st = rd_i64(r, TC_I64, "ColumnIndex.null_counts[]", INT64_MIN, &ci->null_counts[i]);
         negative |= ci->null_counts[i] < 0;
+        if (st != VF_OK) break;
       }
       w->ncounts = (int)n;
-      if (st == VF_OK && negative) {
+      if (st != VF_OK) break;
+      if (negative) {
         /* advisory: parquet-mr 1.x wrote -1 for "unknown" (datapage_v1-*-checksum.parquet) */
         free(ci->null_counts);
         ci->null_counts = NULL;
@@ -1054,6 +1102,7 @@ static vf_status parse_column_index(tc_reader *r, pqt_column_index *ci, ci_work 
     default: st = tc_skip(r, t); break;
     }
     if (fid >= 1 && fid <= 5) seen |= BIT(fid);
+    if (st != VF_OK) break;
   }
   if (st) return st;
   static const char *const names[] = {"", "null_pages", "min_values", "max_values",

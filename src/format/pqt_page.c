@@ -188,7 +188,7 @@ static vf_status decode_values(chunk_ctx *x, int encoding, const uint8_t *p, siz
         return pr_page_err(x, VF_ECORRUPT, "%zu PLAIN byte arrays cannot fit in %zu bytes", nn,
                            len);
       st = pqt_plain_ba_decode(p, len, nn, &d->values, d->offsets + d->nvalues, &consumed, x->err);
-      return st == VF_OK ? VF_OK : pr_page_prefix(x, st);
+      return st != VF_OK ? pr_page_prefix(x, st) : VF_OK;
     }
     if (t == PQT_BOOLEAN) {
       st = pr_buf_reserve(&d->values, nn, x->err);
@@ -262,7 +262,7 @@ static vf_status decode_values(chunk_ctx *x, int encoding, const uint8_t *p, siz
                                      x->err)
                : pqt_delta_length_ba_decode(p, len, nn, &d->values, d->offsets + d->nvalues,
                                             &consumed, x->err);
-      return st == VF_OK ? VF_OK : pr_page_prefix(x, st);
+      return st != VF_OK ? pr_page_prefix(x, st) : VF_OK;
     }
     if (t == PQT_FIXED_LEN_BYTE_ARRAY) {
       vf_buf_reset(&f->tmp);
@@ -670,7 +670,7 @@ vf_status pr_read_whole(pqt_file *f, int rg, const pqt_row_group *g, const int *
     vf_buf *nb = realloc(f->chunks, (size_t)nleaves * sizeof *nb);
     if (!nb) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
     for (int i = f->nchunks_cap; i < nleaves; i++)
-      vf_buf_init(&nb[i], 0);
+      VF_BUF_INIT(&nb[i], VF_BUF_MAX_BATCH);
     f->chunks = nb;
     f->nchunks_cap = nleaves;
   }

@@ -224,7 +224,7 @@ static bool pf_body(pqt_pf *pf, pqt_pf_page *pg, int codec, vf_buf *chunk) {
 static void *pf_main(void *arg) {
   pqt_pf *pf = arg;
   vf_buf chunk; /* this reader's window for streamed pages */
-  vf_buf_init(&chunk, 0);
+  VF_BUF_INIT(&chunk, PQT_MAX_PAGE_BUF);
   pthread_mutex_lock(&pf->mu);
   while (!pf->stop) {
     /* the leaf with the fewest pages ready that has a free slot and a page to read */
@@ -300,8 +300,8 @@ vf_status pqt_pf_create(io_source *src, int nleaves, int nthreads, bool verify_c
   pf->nslots = nthreads + 1; /* one held by the consumer, one being filled per reader */
   for (int l = 0; l < nleaves; l++)
     for (int s = 0; s < PQT_PF_MAX_SLOTS; s++) {
-      vf_buf_init(&pf->leaves[l].slot[s].raw, 0);
-      vf_buf_init(&pf->leaves[l].slot[s].out, 0);
+      VF_BUF_INIT(&pf->leaves[l].slot[s].raw, PQT_MAX_PAGE_BUF);
+      VF_BUF_INIT(&pf->leaves[l].slot[s].out, PQT_MAX_PAGE_BUF);
       pf->leaves[l].slot[s].leaf = l;
       pf->leaves[l].slot[s].idx = s;
     }

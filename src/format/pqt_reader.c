@@ -267,69 +267,61 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
     if (!f->opts.max_footer) f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
   }
   f->dict_n = -1;
-  vf_buf_init(&f->win, 0);
-  vf_buf_init(&f->zwin, 0);
-  vf_buf_init(&f->page, 0);
-  vf_buf_init(&f->dict, 0);
-  vf_buf_init(&f->tmp, 0);
+  VF_BUF_INIT(&f->win, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->zwin, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->page, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->dict, PQT_MAX_PAGE_BUF);
+  VF_BUF_INIT(&f->tmp, PQT_MAX_PAGE_BUF);
   const char *name = src->name ? src->name : "(parquet)";
   uint64_t size = src->size;
   if (size < 12) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: file is %" PRIu64
-                      " bytes, too small to be parquet (magic + footer length + magic "
-                      "need 12)",
-                      name, size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: file is %" PRIu64
+                         " bytes, too small to be parquet (magic + footer length + magic "
+                         "need 12)",
+                         name, size));
   }
   size_t tail_len = size < PQT_TAIL_READ ? (size_t)size : PQT_TAIL_READ;
   uint64_t tail_off = size - tail_len;
   tail = vf_malloc(tail_len);
   if (!tail) {
-    st = vf_error_set(err, VF_ENOMEM, "%s: out of memory reading the footer", name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory reading the footer", name));
   }
-  st = io_read_at(src, tail_off, tail, tail_len, err);
-  if (st != VF_OK) goto fail;
+  VF_TRY(io_read_at(src, tail_off, tail, tail_len, err));
   const uint8_t *trailer = tail + tail_len - 4;
   if (memcmp(trailer, "PARE", 4) == 0) {
-    st = vf_error_set(err, VF_EUNSUPPORTED,
-                      "%s: encrypted footer (parquet modular encryption) is not supported", name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_EUNSUPPORTED,
+                         "%s: encrypted footer (parquet modular encryption) is not supported",
+                         name));
   }
   if (memcmp(trailer, "PAR1", 4) != 0) {
-    st = vf_error_set(
+    VF_FAIL(vf_error_set(
         err, VF_ECORRUPT,
         "%s: not a parquet file: no \"PAR1\" magic in the last 4 bytes (offset %" PRIu64 ")", name,
-        size - 4);
-    goto fail;
+        size - 4));
   }
   uint8_t head[4];
   if (tail_off == 0) {
     memcpy(head, tail, 4);
   } else {
-    st = io_read_at(src, 0, head, 4, err);
-    if (st != VF_OK) goto fail;
+    VF_TRY(io_read_at(src, 0, head, 4, err));
   }
   if (memcmp(head, "PAR1", 4) != 0) {
-    st = vf_error_set(err, VF_ECORRUPT, "%s: not a parquet file: no \"PAR1\" magic at offset 0",
-                      name);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: not a parquet file: no \"PAR1\" magic at offset 0", name));
   }
   uint64_t flen = vf_load_u32le(tail + tail_len - 8);
   if (flen > size - 12) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: footer length %" PRIu64 " (read at offset %" PRIu64
-                      ") does not fit in a file of %" PRIu64 " bytes",
-                      name, flen, size - 8, size);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: footer length %" PRIu64 " (read at offset %" PRIu64
+                         ") does not fit in a file of %" PRIu64 " bytes",
+                         name, flen, size - 8, size));
   }
   if (flen > f->opts.max_footer) {
-    st = vf_error_set(err, VF_ECORRUPT,
-                      "%s: footer length %" PRIu64 " at offset %" PRIu64
-                      " is over the limit of %" PRIu64 " bytes",
-                      name, flen, size - 8, f->opts.max_footer);
-    goto fail;
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: footer length %" PRIu64 " at offset %" PRIu64
+                         " is over the limit of %" PRIu64 " bytes",
+                         name, flen, size - 8, f->opts.max_footer));
   }
   uint64_t fstart = size - 8 - flen;
   const uint8_t *fbuf;
@@ -338,39 +330,36 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
   } else {
     footer_copy = vf_malloc((size_t)flen);
     if (!footer_copy) {
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory reading a %" PRIu64 "-byte footer", name,
-                        flen);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM,
+                           "%s: out of memory reading a %" PRIu64 "-byte footer", name, flen));
     }
-    st = io_read_at(src, fstart, footer_copy, (size_t)flen, err);
-    if (st != VF_OK) goto fail;
+    VF_TRY(io_read_at(src, fstart, footer_copy, (size_t)flen, err));
     fbuf = footer_copy;
   }
   f->data_end = fstart;
   st = pqt_parse_file_meta(fbuf, (size_t)flen, fstart, &f->meta, err);
   if (st != VF_OK) {
     vf_error_prefix(err, "%s: footer: ", name);
-    goto fail;
+    goto out;
   }
   st = pqt_schema_build(&f->meta, &f->schema, err);
   if (st != VF_OK) {
     vf_error_prefix(err, "%s: schema: ", name);
-    goto fail;
+    goto out;
   }
   /* sanity of the row groups against the schema and the file */
   int64_t rows = 0;
   for (int g = 0; g < f->meta.nrow_groups; g++) {
     const pqt_row_group *rg = &f->meta.row_groups[g];
     if (rg->ncolumns != f->schema.nleaves) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: row group %d has %d column chunks but the schema has %d leaf columns",
-                        name, g, rg->ncolumns, f->schema.nleaves);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "%s: row group %d has %d column chunks but the schema has %d leaf "
+                           "columns",
+                           name, g, rg->ncolumns, f->schema.nleaves));
     }
     if (rg->num_rows < 0 || rows > INT64_MAX - rg->num_rows) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d has an invalid row count %" PRId64,
-                        name, g, rg->num_rows);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d has an invalid row count %" PRId64,
+                           name, g, rg->num_rows));
     }
     rows += rg->num_rows;
     for (int c = 0; c < rg->ncolumns; c++) {
@@ -387,7 +376,7 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
                          name, g, pr_leaf_path(f, c), cm->data_page_offset,
                          cm->total_compressed_size,
                          cm->num_values, fstart);
-        goto fail;
+        goto out;
       }
     }
   }
@@ -400,13 +389,12 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
            name, f->meta.num_rows, rows);
     f->meta.num_rows = rows;
   }
-  st = pr_slice_row_groups(f, err);
-  if (st != VF_OK) goto fail;
+  VF_TRY(pr_slice_row_groups(f, err));
   free(tail);
   free(footer_copy);
   *out = f;
   return VF_OK;
-fail:
+out:
   free(tail);
   free(footer_copy);
   pqt_close(f);
@@ -512,7 +500,7 @@ int pqt_find_top(const pqt_file *f, const char *name) {
 void pqt_leaf_data_init(pqt_leaf_data *d) {
   memset(d, 0, sizeof *d);
   d->leaf = -1;
-  vf_buf_init(&d->values, 0);
+  VF_BUF_INIT(&d->values, VF_BUF_MAX_BATCH);
 }
 
 void pqt_leaf_data_free(pqt_leaf_data *d) {
@@ -552,29 +540,30 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
     if (parts[k].off < 0 || parts[k].len <= 0) continue;
     if ((uint64_t)parts[k].off < 4 || parts[k].len > PQT_MAX_INDEX_BYTES ||
         (uint64_t)parts[k].off > limit || (uint64_t)parts[k].len > limit - (uint64_t)parts[k].off) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: row group %d, column %s: %s index at offset %" PRId64
-                        " (%d bytes) is outside the file "
-                        "(%" PRIu64 " bytes)",
-                        name, rg, pr_leaf_path(f, leaf), k ? "column" : "offset", parts[k].off,
-                        parts[k].len, f->src->size);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "%s: row group %d, column %s: %s index at offset %" PRId64
+                           " (%d bytes) is outside the file "
+                           "(%" PRIu64 " bytes)",
+                           name, rg, pr_leaf_path(f, leaf), k ? "column" : "offset", parts[k].off,
+                           parts[k].len, f->src->size));
     }
     uint8_t *buf = vf_malloc((size_t)parts[k].len);
     if (!buf) {
-      st = vf_error_set(err, VF_ENOMEM, "%s: out of memory", name);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", name));
     }
     st = pqt_pf_read_at(f->pf, f->src, (uint64_t)parts[k].off, buf, (size_t)parts[k].len, err);
-    if (st == VF_OK)
+    if (st != VF_OK) {
+      free(buf);
+    } else {
       st = k == 0
                ? pqt_parse_offset_index(buf, (size_t)parts[k].len, (uint64_t)parts[k].off, oi, err)
                : pqt_parse_column_index(buf, (size_t)parts[k].len, (uint64_t)parts[k].off, ci, err);
-    free(buf);
+      free(buf);
+    }
     if (st != VF_OK) {
       vf_error_prefix(err, "%s: row group %d, column %s: %s index: ", name, rg,
                       pr_leaf_path(f, leaf), k ? "column" : "offset");
-      goto fail;
+      goto out;
     }
   }
   /* page locations must lie inside the data area */
@@ -583,16 +572,16 @@ vf_status pqt_read_page_index(pqt_file *f, int rg, int leaf, pqt_offset_index *o
     if (pl->offset < 4 || (uint64_t)pl->offset >= f->data_end || pl->compressed_page_size < 0 ||
         (uint64_t)pl->compressed_page_size > f->data_end - (uint64_t)pl->offset ||
         pl->first_row_index < 0) {
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: row group %d, column %s: offset index page %d at offset %" PRId64
-                        " (%d bytes) is "
-                        "outside the data area",
-                        name, rg, pr_leaf_path(f, leaf), p, pl->offset, pl->compressed_page_size);
-      goto fail;
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                           "%s: row group %d, column %s: offset index page %d at offset %" PRId64
+                           " (%d bytes) is "
+                           "outside the data area",
+                           name, rg, pr_leaf_path(f, leaf), p, pl->offset,
+                           pl->compressed_page_size));
     }
   }
   return VF_OK;
-fail:
+out:
   pqt_offset_index_free(oi);
   if (ci) pqt_column_index_free(ci);
   return st;

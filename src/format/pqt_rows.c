@@ -450,14 +450,13 @@ static vf_status emit_list(pqt_rows *r, const pqt_node *n, vf_buf *out, vf_error
         } else {
           vf_buf_reset(&r->tmp);
           st = emit(r, n->key, false, &r->tmp, err);
-          if (st == VF_OK) {
-            const char *ks = (const char *)r->tmp.data;
-            size_t kl = r->tmp.len;
-            if (kl >= 2 && ks[0] == '"') {
-              st = vf_buf_append(out, ks, kl, err);
-            } else {
-              st = vf_json_string(out, ks ? ks : "", kl, err);
-            }
+          if (st != VF_OK) return st;
+          const char *ks = (const char *)r->tmp.data;
+          size_t kl = r->tmp.len;
+          if (kl >= 2 && ks[0] == '"') {
+            st = vf_buf_append(out, ks, kl, err);
+          } else {
+            st = vf_json_string(out, ks ? ks : "", kl, err);
           }
         }
         if (st != VF_OK) return st;
@@ -601,52 +600,50 @@ static vf_status emit_object(pqt_rows *r, int ti, const uint8_t *v, size_t vn, v
   size_t cap = (size_t)n->nchildren + o.n;
   vkey *keys = vf_calloc(cap ? cap : 1, sizeof *keys);
   vf_buf tmp;
-  vf_buf_init(&tmp, 0);
+  VF_BUF_INIT(&tmp, VF_BUF_MAX_RECORD);
   size_t nk = 0;
   if (!keys) return vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (int c = 0; st == VF_OK && c < n->nchildren; c++) {
+  for (int c = 0; c < n->nchildren; c++) {
     int ci = n->children[c];
     bool missing = false;
     size_t at = tmp.len;
-    st = emit_field(r, ci, out ? &tmp : NULL, &missing, err);
-    if (st == VF_OK && !missing && out) {
+    VF_TRY(emit_field(r, ci, out ? &tmp : NULL, &missing, err));
+    if (!missing && out) {
       const char *nm = r->s->nodes[ci].name ? r->s->nodes[ci].name : "";
       keys[nk++] = (vkey){(const uint8_t *)nm, strlen(nm), at, tmp.len - at};
     }
   }
-  for (uint32_t i = 0; st == VF_OK && out && i < o.n; i++) {
+  for (uint32_t i = 0; out && i < o.n; i++) {
     const uint8_t *val;
     size_t vl;
     vkey *k = &keys[nk];
     st = pqt_variant_object_field(&o, i, &k->k, &k->kn, &val, &vl, err);
     k->at = tmp.len;
-    if (st == VF_OK) st = pqt_variant_to_json(r->vm, val, vl, &tmp, err);
-    if (st != VF_OK) {
+    if (st != VF_OK || (st = pqt_variant_to_json(r->vm, val, vl, &tmp, err)) != VF_OK) {
       variant_fail(r, ti, st, err);
-      break;
+      goto out;
     }
     k->len = tmp.len - k->at;
     nk++;
   }
-  if (st == VF_OK && out) {
+  if (out) {
     qsort(keys, nk, sizeof *keys, vkey_cmp);
-    st = vf_json_raw(out, "{", err);
-    for (size_t i = 0; st == VF_OK && i < nk; i++) {
-      if (i && vkey_cmp(&keys[i - 1], &keys[i]) == 0) {
-        st = vf_error_set(err, VF_ECORRUPT,
-                          "%s: column %s: row %" PRId64 ": the shredded variant object has field "
-                          "'%.*s' twice",
-                          pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r),
-                          (int)(keys[i].kn > 200 ? 200 : keys[i].kn), (const char *)keys[i].k);
-        break;
-      }
-      if (i) st = vf_json_raw(out, ",", err);
-      if (st == VF_OK) st = vf_json_string(out, (const char *)keys[i].k, keys[i].kn, err);
-      if (st == VF_OK) st = vf_json_raw(out, ":", err);
-      if (st == VF_OK) st = vf_buf_append(out, tmp.data + keys[i].at, keys[i].len, err);
+    VF_TRY(vf_json_raw(out, "{", err));
+    for (size_t i = 0; i < nk; i++) {
+      if (i && vkey_cmp(&keys[i - 1], &keys[i]) == 0)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                             "%s: column %s: row %" PRId64
+                             ": the shredded variant object has field '%.*s' twice",
+                             pqt_name(r->f), r->s->leaves[n->first_leaf].path, file_row(r),
+                             (int)(keys[i].kn > 200 ? 200 : keys[i].kn), (const char *)keys[i].k));
+      if (i) VF_TRY(vf_json_raw(out, ",", err));
+      VF_TRY(vf_json_string(out, (const char *)keys[i].k, keys[i].kn, err));
+      VF_TRY(vf_json_raw(out, ":", err));
+      VF_TRY(vf_buf_append(out, tmp.data + keys[i].at, keys[i].len, err));
     }
-    if (st == VF_OK) st = vf_json_raw(out, "}", err);
+    VF_TRY(vf_json_raw(out, "}", err));
   }
+out:
   free(keys);
   vf_buf_free(&tmp);
   return st;
@@ -690,8 +687,9 @@ static vf_status emit_variant(pqt_rows *r, int ni, vf_buf *out, vf_error *err) {
   bool missing = false;
   st = emit_field(r, ni, out, &missing, err);
   r->vm = outer;
-  if (st == VF_OK && missing && out) st = vf_json_raw(out, "null", err);
-  return st;
+  if (st != VF_OK) return st;
+  if (missing && out) return vf_json_raw(out, "null", err);
+  return VF_OK;
 }
 
 /* Child of group `g` named `name`, -1 if none. */

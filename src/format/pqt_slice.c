@@ -99,7 +99,7 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
   }
   size_t k = 0;
   vf_status st = VF_OK;
-  for (int g = 0; g < f->meta.nrow_groups && st == VF_OK; g++) {
+  for (int g = 0; g < f->meta.nrow_groups; g++) {
     const pqt_row_group *pg = &f->meta.row_groups[g];
     uint64_t n = slices_of(pg, target);
     int64_t per = (int64_t)(((uint64_t)pg->num_rows + n - 1) / n);
@@ -107,10 +107,8 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
      * 4/8/16 from the start of each call then do the same arithmetic as on the whole group */
     if (n > 1) per = (per + PQT_SLICE_ALIGN - 1) / PQT_SLICE_ALIGN * PQT_SLICE_ALIGN;
     for (int64_t r0 = 0; r0 < pg->num_rows || (r0 == 0 && pg->num_rows == 0); r0 += per) {
-      if (k >= nv) { /* cannot happen: slices_of() counted them */
-        st = vf_error_set(err, VF_EINTERNAL, "%s: slicing row group %d", pqt_name(f), g);
-        break;
-      }
+      if (k >= nv) /* cannot happen: slices_of() counted them */
+        VF_FAIL(vf_error_set(err, VF_EINTERNAL, "%s: slicing row group %d", pqt_name(f), g));
       int64_t rows = pg->num_rows - r0 < per ? pg->num_rows - r0 : per;
       pqt_row_group *s = &v[k];
       *s = *pg;
@@ -120,10 +118,9 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
         s->total_compressed_size = scale_i64(pg->total_compressed_size, rows, pg->num_rows);
       s->ordinal = -1;
       s->columns = vf_calloc((size_t)(pg->ncolumns > 0 ? pg->ncolumns : 1), sizeof *s->columns);
-      if (!s->columns) {
-        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups", pqt_name(f));
-        break;
-      }
+      if (!s->columns)
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory slicing row groups",
+                             pqt_name(f)));
       for (int c = 0; c < pg->ncolumns; c++) { /* shallow: strings stay owned by the file meta */
         pqt_column_chunk *cc = &s->columns[c];
         *cc = pg->columns[c];
@@ -142,13 +139,6 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
       if (pg->num_rows == 0) break;
     }
   }
-  if (st != VF_OK) {
-    for (size_t i = 0; i < k; i++) free(v[i].columns);
-    free(v);
-    free(vp);
-    free(vr);
-    return st;
-  }
   vf_log(VF_LOG_DEBUG, "%s: %d row groups read as %zu slices of about %" PRIu64 " bytes",
          pqt_name(f), f->meta.nrow_groups, k, target);
   f->phys_rgs = f->meta.row_groups;
@@ -159,6 +149,12 @@ vf_status pr_slice_row_groups(pqt_file *f, vf_error *err) {
   f->v_row0 = vr;
   f->window = target;
   return VF_OK;
+out:
+  for (size_t i = 0; i < k; i++) free(v[i].columns);
+  free(v);
+  free(vp);
+  free(vr);
+  return st;
 }
 
 /* ------------------------------------------------------- streamed slices */
@@ -202,17 +198,17 @@ static vf_status win_fill(chunk_ctx *x, uint64_t off, uint64_t need, uint64_t wa
   f->win.len = (size_t)keep;
   f->win_off = off;
   vf_status st = pr_buf_reserve(&f->win, len - keep ? len - keep : 1, x->err);
-  if (st == VF_OK && len > keep)
-    st = pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
-                        x->err);
-  if (st != VF_OK) {
-    vf_buf_reset(&f->win);
-    f->win_off = 0;
-    return pr_page_prefix(x, st);
-  }
+  if (st != VF_OK) goto out;
+  if (len > keep)
+    VF_TRY(pqt_pf_read_at(f->pf, f->src, off + keep, f->win.data + keep, (size_t)(len - keep),
+                          x->err));
   f->win.len = (size_t)len;
   *p = f->win.data;
   return VF_OK;
+out:
+  vf_buf_reset(&f->win);
+  f->win_off = 0;
+  return pr_page_prefix(x, st);
 }
 
 /* Append level entries [a, b) of the leaf's decoded page ls->pg (def levels valid when
@@ -259,9 +255,9 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
   if (lf->type == PQT_BYTE_ARRAY) {
     int64_t lo = pg->offsets[va], hi = pg->offsets[va + nn];
     st = pr_buf_reserve(&d->values, (uint64_t)(hi - lo), x->err);
-    if (st == VF_OK)
-      st = pr_grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
-                         sizeof(int64_t), x->err);
+    if (st != VF_OK) return pr_page_prefix(x, st);
+    st = pr_grow_array((void **)&d->offsets, &d->off_cap, d->nvalues + (int64_t)nn + 1,
+                       sizeof(int64_t), x->err);
     if (st != VF_OK) return pr_page_prefix(x, st);
     int64_t base = (int64_t)d->values.len;
     if (hi > lo) vf_buf_put(&d->values, pg->values.data + lo, (size_t)(hi - lo));
@@ -393,293 +389,391 @@ static vf_status stream_zstd_page(chunk_ctx *x, uint64_t at, const pqt_page_head
   return VF_OK;
 }
 
-/* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page. */
-static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t r1,
-                             pqt_leaf_data *d, vf_error *err) {
-  const pqt_row_group *g = &f->phys_rgs[rg];
-  const pqt_leaf *lf = &f->schema.leaves[leaf];
-  const pqt_column_meta *cm = &g->columns[leaf].meta;
-  leaf_stream *ls = &f->streams[leaf];
-  chunk_ctx x = {.f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = cm, .err = err};
-  x.width = pr_physical_width(lf->type, lf->type_length);
-  if (ls->phys != rg || r0 < ls->rows) { /* position at the chunk's first page */
-    ls->phys = rg;
-    uint64_t len = 0;
-    ls->start = ls->end = 0;
-    if (g->num_rows > 0) pr_chunk_range(f, cm, &ls->start, &len);
-    ls->end = ls->start + len;
-    ls->next = ls->start;
-    ls->levels = ls->rows = 0;
-    ls->seen_data = false;
-    ls->dict_n = -1;
-    page_drop(f, ls);
-  }
-  uint64_t budget = vf_memory_budget();
-  uint64_t window = f->window > PQT_MIN_SLICE ? f->window : PQT_MIN_SLICE;
-  bool d_def = false;
-  vf_status st = VF_OK;
-  swap_dict(f, ls);
-  for (;;) {
-    /* done: the slice's records (flat columns: one entry each); at the row group's end a repeated
-     * column stops where num_values says, or at the next page that starts a record, or at the
-     * chunk's end — the pages decide, as in pr_chunk_done(); a shortfall is reported below */
-    if (lf->max_rep == 0 && ls->levels >= r1) break;
-    if (lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
-        ls->levels >= cm->num_values)
-      break;
-    if (ls->pf_take) { /* a read-ahead page looked at and passed over */
-      pqt_pf_release(f->pf, ls->pf_take);
-      ls->pf_take = NULL;
-    }
-    x.pre_in = x.pre_out = NULL;
-    x.pre_streamed = false;
-    x.page_off = ls->next;
-    if (ls->next >= ls->end) break;
-    if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
-      bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
-      /* read ahead about what the slice's remaining records take (window at most) */
-      uint64_t want = window;
-      if (g->num_rows > 0 && r1 > ls->rows) {
-        double est = (double)(ls->end - ls->start) * (double)(r1 - ls->rows) / (double)g->num_rows;
-        est = est * 1.125 + 4 * (double)PQT_HEADER_PEEK;
-        if (est < (double)want) want = (uint64_t)est;
-      }
-      /* the header: a peek window, grown while it is too short to parse */
-      pqt_page_header h;
-      size_t hlen = 0;
-      /* the read-ahead thread's copy of this page (not while skipping towards the slice: pages
-       * passed over are only peeked at); none: read it here, which also reports what is wrong */
-      pqt_pf_page *pp =
-          f->pf && !before ? pqt_pf_get(f->pf, leaf, ls->next, ls->end, cm->codec) : NULL;
-      ls->pf_take = pp;
-      if (pp && pp->have_out) {
-        x.pre_in = pp->in;
-        x.pre_out = pp->out.data;
-        x.pre_inlen = pp->inlen;
-        x.pre_ulen = pp->ulen;
-        x.pre_streamed = pp->streamed;
-      }
-      if (pp) {
-        h = pp->h;
-        hlen = pp->hlen;
-      }
-      for (uint64_t peek = PQT_HEADER_PEEK; !pp; peek *= 8) {
-        uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
-        const uint8_t *hp;
-        st = win_fill(&x, ls->next, have, before ? have : want, ls->end, &hp);
-        if (st != VF_OK) break;
-        vf_cursor c;
-        vf_cur_init(&c, hp, (size_t)have, ls->next);
-        memset(&h, 0, sizeof h);
-        st = pqt_parse_page_header(&c, &h, err);
-        if (st == VF_OK) {
-          hlen = (size_t)(c.p - hp);
-          break;
-        }
-        if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) {
-          st = pr_page_prefix(&x, st);
-          break;
-        }
-      }
-      if (st != VF_OK) break;
-      if (h.compressed_size < 0 || h.uncompressed_size < 0) {
-        st = pr_page_err(&x, VF_ECORRUPT, "negative page size");
-        break;
-      }
-      uint64_t psize = (uint64_t)h.compressed_size;
-      if (psize > ls->end - ls->next - hlen) {
-        st = pr_page_err(&x, VF_ECORRUPT,
-                         "page of %" PRIu64 " bytes runs past the end of the column chunk (which "
-                         "ends at offset %" PRIu64 ")",
-                         psize, ls->end);
-        break;
-      }
-      uint64_t page_end = ls->next + hlen + psize;
-      bool data = h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2;
-      if (data && before) {
-        /* jump with the offset index to the last page starting at or before record r0 */
-        if (ls->oi_rg != rg) {
-          pqt_offset_index_free(&ls->oi);
-          ls->oi_rg = -2;
-          const pqt_column_chunk *cc = &g->columns[leaf];
-          if (cc->offset_index_offset >= 0 && cc->offset_index_length > 0) {
-            vf_error e2;
-            vf_error_clear(&e2);
-            if (pqt_read_page_index(f, phys_as_visible(f, rg), leaf, &ls->oi, NULL, &e2) == VF_OK)
-              ls->oi_rg = rg;
-            else
-              pqt_offset_index_free(&ls->oi); /* unusable index: walk the headers instead */
-          }
-        }
-        if (ls->oi_rg == rg) {
-          int best = -1;
-          for (int k = 0; k < ls->oi.npages; k++) {
-            const pqt_page_location *pl = &ls->oi.pages[k];
-            if (pl->first_row_index > r0) break;
-            if ((uint64_t)pl->offset > ls->next && (uint64_t)pl->offset < ls->end &&
-                pl->first_row_index >= ls->rows)
-              best = k;
-          }
-          if (best >= 0) {
-            ls->next = (uint64_t)ls->oi.pages[best].offset;
-            ls->rows = ls->oi.pages[best].first_row_index;
-            ls->levels = lf->max_rep == 0 ? ls->rows : -1;
-            continue;
-          }
-        }
-        /* or skip a page from its header alone when it ends before record r0 (flat columns:
-         * entries are records; v2 pages: whole records, num_rows given) */
-        int64_t prow = -1;
-        if (lf->max_rep == 0) prow = h.num_values;
-        else if (h.type == PQT_DATA_PAGE_V2) prow = h.num_rows;
-        if (prow >= 0 && h.num_values >= 0 && ls->rows + prow <= r0) {
-          ls->next = page_end;
-          ls->rows += prow;
-          if (ls->levels >= 0) ls->levels += h.num_values;
-          ls->seen_data = true;
-          continue;
-        }
-      }
-      /* the one refusal left: a single page that cannot fit (bytes, decompressed, decoded) */
-      /* PLAIN fixed-width values stay in the page's bytes: no decoded copy */
-      bool viewed = h.encoding == PQT_ENC_PLAIN && lf->type != PQT_BYTE_ARRAY &&
-                    lf->type != PQT_BOOLEAN && data;
-      uint64_t pneed = hlen + psize + ((cm->codec != PQT_UNCOMPRESSED ? 1u : 0u) +
-                                       (viewed ? 0u : 1u)) * (uint64_t)h.uncompressed_size;
-      if (budget && pneed > budget) {
-        st = pr_page_err(&x, VF_ENOMEM,
-                         "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
-                         " bytes to read and decode, more than the memory budget of %" PRIu64
-                         " bytes (raise --memory-budget)",
-                         psize, h.uncompressed_size, pneed, budget);
-        break;
-      }
-      const uint8_t *p = pp ? pp->raw.data : NULL;
-      bool crc_checked = pp && pp->crc_checked;
-      if (!pp && cm->codec == PQT_ZSTD &&
-          (h.type == PQT_DATA_PAGE || h.type == PQT_DICTIONARY_PAGE) && psize > PQT_STREAM_MIN) {
-        st = stream_zstd_page(&x, ls->next, &h, hlen, &p, &crc_checked);
-        if (st != VF_OK) break;
-      }
-      if (!p) st = win_fill(&x, ls->next, hlen + psize, want, ls->end, &p);
-      if (st != VF_OK) break;
-      p += hlen;
-      if (h.has_crc && f->opts.verify_crc && !crc_checked &&
-          (h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2 || h.type == PQT_DICTIONARY_PAGE)) {
-        uint32_t crc = pqt_crc32(p, (size_t)psize);
-        if (crc != h.crc) {
-          st = pr_page_err(&x, VF_ECORRUPT,
-                           "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
-                           x.page_off, h.crc, crc);
-          break;
-        }
-      }
-      if (h.type == PQT_DICTIONARY_PAGE) {
-        const uint8_t *u;
-        size_t ulen;
-        x.seen_data = ls->seen_data;
-        x.d = d;
-        st = pr_decompress_into_page(&x, p, (size_t)psize, h.uncompressed_size, &u, &ulen);
-        if (st == VF_OK) st = pr_decode_dict_page(&x, &h, u, ulen);
-        if (st != VF_OK) break;
-        if (r0 == 0) {
-          d->npages++;
-          d->compressed_bytes += psize;
-          d->uncompressed_bytes += (uint64_t)h.uncompressed_size;
-        }
-        ls->next = page_end;
-        continue;
-      }
-      if (h.type != PQT_DATA_PAGE && h.type != PQT_DATA_PAGE_V2) {
-        ls->next = page_end; /* INDEX_PAGE and unknown page types carry nothing we need */
-        continue;
-      }
-      /* one data page alone into the leaf's page (PLAIN fixed-width values stay in the page
-       * bytes: no copy) */
-      page_drop(f, ls); /* the previous page's buffer serves again as scratch */
-      ls->pf_cur = ls->pf_take; /* a read-ahead page's bytes live until page_drop */
-      ls->pf_take = NULL;
-      pqt_leaf_data *pg = &ls->pg;
-      pg->nlevels = pg->nvalues = pg->nrows = 0;
-      vf_buf_reset(&pg->values);
-      if (lf->type == PQT_BYTE_ARRAY) {
-        st = pr_grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), err);
-        if (st != VF_OK) break;
-        pg->offsets[0] = 0;
-      }
-      x.d = pg;
-      x.def_mat = false;
-      x.cont = ls->levels > 0;
-      x.seen_data = true;
-      x.view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
-      x.view = NULL;
-      ls->seen_data = true;
-      st = pr_decode_data_page(&x, &h, p, (size_t)psize);
-      if (st != VF_OK) break;
-      ls->pg_at = ls->next;
-      ls->pg_end = page_end;
-      ls->pg_psize = psize;
-      ls->pg_usize = h.uncompressed_size;
-      ls->pg_def = x.def_mat;
-      ls->pg_view = x.view;
-      ls->pg_k = 0;
-      ls->pg_krow = ls->rows - 1;
-      ls->pg_dim =
-          lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
-    }
-    const pqt_leaf_data *pg = &ls->pg;
-    size_t n = (size_t)pg->nlevels;
-    /* entries [a, b) belong to records in [r0, r1) */
-    size_t a = n, b = n;
-    if (lf->max_rep == 0) {
-      int64_t lv = ls->levels;
-      a = r0 <= lv ? 0 : (r0 - lv >= (int64_t)n ? n : (size_t)(r0 - lv));
-      b = r1 <= lv ? 0 : (r1 - lv >= (int64_t)n ? n : (size_t)(r1 - lv));
-    } else {
-      int64_t row = ls->rows - 1; /* record of the entry before this page */
-      size_t k0 = 0;
-      if (ls->pg_k <= n && ls->pg_krow < r0 && ls->pg_krow >= row) { /* resume where we stopped */
-        k0 = ls->pg_k;
-        row = ls->pg_krow;
-      }
-      /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
-      if (ls->pg_dim) {
-        a = row >= r0 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
-        b = row >= r1 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
-      } else {
-        a = row >= r0 ? k0 : pr_nth_zero(pg->rep, k0, n, r0 - row);
-        b = row >= r1 ? k0 : pr_nth_zero(pg->rep, k0, n, r1 - row);
-      }
-      if (a > b) a = b;
-    }
-    if (a < b) {
-      st = append_entries(&x, ls, d, &d_def, a, b);
-      if (st != VF_OK) break;
-    }
-    if (b < n) { /* record r1 starts here: the next slice goes on from the page kept */
-      if (lf->max_rep > 0) {
-        ls->pg_k = b;
-        ls->pg_krow = r1 - 1;
-      }
-      page_hold(f, ls);
-      break;
-    }
-    ls->next = ls->pg_end;
-    if (ls->levels >= 0) ls->levels += (int64_t)n;
-    ls->rows += lf->max_rep > 0 ? pg->nrows : (int64_t)n; /* its zeros, counted when decoded */
-    if (a < b) { /* counted once: by the slice that finishes the page */
-      d->npages++;
-      d->compressed_bytes += ls->pg_psize;
-      d->uncompressed_bytes += (uint64_t)ls->pg_usize;
-    }
-    page_drop(f, ls);
-    if (lf->max_rep == 0 && ls->levels >= r1) break;
-  }
-  swap_dict(f, ls);
+/* Position the leaf at its chunk's first page (a new row group, or a slice before where the last
+ * one stopped): the page walk starts over, nothing kept. */
+static void stream_rewind(pqt_file *f, leaf_stream *ls, const pqt_row_group *g,
+                          const pqt_column_meta *cm, int rg) {
+  ls->phys = rg;
+  uint64_t len = 0;
+  ls->start = ls->end = 0;
+  if (g->num_rows > 0) pr_chunk_range(f, cm, &ls->start, &len);
+  ls->end = ls->start + len;
+  ls->next = ls->start;
+  ls->levels = ls->rows = 0;
+  ls->seen_data = false;
+  ls->dict_n = -1;
+  page_drop(f, ls);
+}
+
+/* Whether the slice's records are in (flat columns: one entry each); at the row group's end a
+ * repeated column stops where num_values says, or at the next page that starts a record, or at
+ * the chunk's end — the pages decide, as in pr_chunk_done(); a shortfall is reported by
+ * stream_end(). */
+static bool slice_complete(const chunk_ctx *x, const leaf_stream *ls, const pqt_row_group *g,
+                           int64_t r1) {
+  if (x->lf->max_rep == 0 && ls->levels >= r1) return true;
+  return x->lf->max_rep > 0 && r1 >= g->num_rows && ls->rows >= r1 && ls->levels >= 0 &&
+         ls->levels >= x->cm->num_values;
+}
+
+/* Give back a read-ahead page looked at and passed over (its slot serves the next page). */
+static void pf_pass(pqt_file *f, leaf_stream *ls) {
   if (ls->pf_take) {
     pqt_pf_release(f->pf, ls->pf_take);
     ls->pf_take = NULL;
   }
+}
+
+/* Bytes to read ahead: about what the slice's remaining records take (the window at most), so a
+ * slice reads its share of the chunk in a few large reads, not one per page. */
+static uint64_t read_want(const leaf_stream *ls, const pqt_row_group *g, int64_t r1,
+                          uint64_t window) {
+  uint64_t want = window;
+  if (g->num_rows > 0 && r1 > ls->rows) {
+    double est = (double)(ls->end - ls->start) * (double)(r1 - ls->rows) / (double)g->num_rows;
+    est = est * 1.125 + 4 * (double)PQT_HEADER_PEEK;
+    if (est < (double)want) want = (uint64_t)est;
+  }
+  return want;
+}
+
+/* The header of the page at ls->next: the read-ahead thread's copy of the page (not while
+ * skipping towards the slice, `before`: pages passed over are only peeked at), else parsed from a
+ * peek window grown while it is too short, which also reports what is wrong. */
+static vf_status page_header(chunk_ctx *x, leaf_stream *ls, bool before, uint64_t want,
+                             pqt_page_header *h, size_t *hlen, pqt_pf_page **ppp) {
+  pqt_file *f = x->f;
+  pqt_pf_page *pp =
+      f->pf && !before ? pqt_pf_get(f->pf, x->leaf, ls->next, ls->end, x->cm->codec) : NULL;
+  ls->pf_take = pp;
+  *ppp = pp;
+  if (pp) {
+    if (pp->have_out) {
+      x->pre_in = pp->in;
+      x->pre_out = pp->out.data;
+      x->pre_inlen = pp->inlen;
+      x->pre_ulen = pp->ulen;
+      x->pre_streamed = pp->streamed;
+    }
+    *h = pp->h;
+    *hlen = pp->hlen;
+    return VF_OK;
+  }
+  for (uint64_t peek = PQT_HEADER_PEEK;; peek *= 8) {
+    uint64_t have = ls->end - ls->next < peek ? ls->end - ls->next : peek;
+    const uint8_t *hp;
+    vf_status st = win_fill(x, ls->next, have, before ? have : want, ls->end, &hp);
+    if (st != VF_OK) return st;
+    vf_cursor c;
+    vf_cur_init(&c, hp, (size_t)have, ls->next);
+    memset(h, 0, sizeof *h);
+    st = pqt_parse_page_header(&c, h, x->err);
+    if (st != VF_OK) {
+      if (have == ls->end - ls->next || peek * 8 > PQT_MAX_HEADER) return pr_page_prefix(x, st);
+      continue;
+    }
+    *hlen = (size_t)(c.p - hp);
+    return VF_OK;
+  }
+}
+
+/* A page's sizes are not negative and it lies inside its column chunk (before anything of it is
+ * read or skipped on their word). */
+static vf_status page_in_chunk(chunk_ctx *x, const leaf_stream *ls, const pqt_page_header *h,
+                               size_t hlen) {
+  if (h->compressed_size < 0 || h->uncompressed_size < 0)
+    return pr_page_err(x, VF_ECORRUPT, "negative page size");
+  uint64_t psize = (uint64_t)h->compressed_size;
+  if (psize > ls->end - ls->next - hlen)
+    return pr_page_err(x, VF_ECORRUPT,
+                       "page of %" PRIu64 " bytes runs past the end of the column chunk (which "
+                       "ends at offset %" PRIu64 ")",
+                       psize, ls->end);
+  return VF_OK;
+}
+
+/* The chunk's offset index, read once per row group (ls->oi_rg = rg; -2 when the chunk has none
+ * or it is unusable: the headers are walked instead). */
+static void offset_index_load(pqt_file *f, leaf_stream *ls, const pqt_row_group *g, int rg,
+                              int leaf) {
+  if (ls->oi_rg == rg) return;
+  pqt_offset_index_free(&ls->oi);
+  ls->oi_rg = -2;
+  const pqt_column_chunk *cc = &g->columns[leaf];
+  if (cc->offset_index_offset >= 0 && cc->offset_index_length > 0) {
+    vf_error e2;
+    vf_error_clear(&e2);
+    if (pqt_read_page_index(f, phys_as_visible(f, rg), leaf, &ls->oi, NULL, &e2) == VF_OK)
+      ls->oi_rg = rg;
+    else
+      pqt_offset_index_free(&ls->oi); /* unusable index: walk the headers instead */
+  }
+}
+
+/* Still before the slice at a data page (header h, ending at page_end): jump with the offset index
+ * to the last page starting at or before record r0, or skip this page from its header alone when
+ * it ends before record r0 (flat columns: entries are records; v2 pages: whole records, num_rows
+ * given).  True when the position moved, so the caller looks at the page now at ls->next. */
+static bool skip_towards(chunk_ctx *x, leaf_stream *ls, const pqt_row_group *g,
+                         const pqt_page_header *h, uint64_t page_end, int64_t r0) {
+  const pqt_leaf *lf = x->lf;
+  offset_index_load(x->f, ls, g, x->rg, x->leaf);
+  if (ls->oi_rg == x->rg) {
+    int best = -1;
+    for (int k = 0; k < ls->oi.npages; k++) {
+      const pqt_page_location *pl = &ls->oi.pages[k];
+      if (pl->first_row_index > r0) break;
+      if ((uint64_t)pl->offset > ls->next && (uint64_t)pl->offset < ls->end &&
+          pl->first_row_index >= ls->rows)
+        best = k;
+    }
+    if (best >= 0) {
+      ls->next = (uint64_t)ls->oi.pages[best].offset;
+      ls->rows = ls->oi.pages[best].first_row_index;
+      ls->levels = lf->max_rep == 0 ? ls->rows : -1;
+      return true;
+    }
+  }
+  int64_t prow = -1;
+  if (lf->max_rep == 0) prow = h->num_values;
+  else if (h->type == PQT_DATA_PAGE_V2) prow = h->num_rows;
+  if (prow >= 0 && h->num_values >= 0 && ls->rows + prow <= r0) {
+    ls->next = page_end;
+    ls->rows += prow;
+    if (ls->levels >= 0) ls->levels += h->num_values;
+    ls->seen_data = true;
+    return true;
+  }
+  return false;
+}
+
+/* The one refusal left: a single page that cannot fit the memory budget (bytes, decompressed,
+ * decoded; PLAIN fixed-width values stay in the page's bytes: no decoded copy). */
+static vf_status page_fits(chunk_ctx *x, const pqt_page_header *h, size_t hlen, bool data,
+                           uint64_t budget) {
+  const pqt_leaf *lf = x->lf;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  bool viewed = h->encoding == PQT_ENC_PLAIN && lf->type != PQT_BYTE_ARRAY &&
+                lf->type != PQT_BOOLEAN && data;
+  uint64_t pneed = hlen + psize + ((x->cm->codec != PQT_UNCOMPRESSED ? 1u : 0u) +
+                                   (viewed ? 0u : 1u)) * (uint64_t)h->uncompressed_size;
+  if (budget && pneed > budget)
+    return pr_page_err(x, VF_ENOMEM,
+                       "one page of %" PRIu64 " bytes (%d uncompressed) needs about %" PRIu64
+                       " bytes to read and decode, more than the memory budget of %" PRIu64
+                       " bytes (raise --memory-budget)",
+                       psize, h->uncompressed_size, pneed, budget);
+  return VF_OK;
+}
+
+/* The page's bytes after its header (*p): the read-ahead copy, a large ZSTD page decompressed as a
+ * stream, or the read window; their CRC checked here unless that was done already. */
+static vf_status page_bytes(chunk_ctx *x, const leaf_stream *ls, const pqt_pf_page *pp,
+                            const pqt_page_header *h, size_t hlen, uint64_t want,
+                            const uint8_t **pout) {
+  pqt_file *f = x->f;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  const uint8_t *p = pp ? pp->raw.data : NULL;
+  bool crc_checked = pp && pp->crc_checked;
+  vf_status st;
+  if (!pp && x->cm->codec == PQT_ZSTD &&
+      (h->type == PQT_DATA_PAGE || h->type == PQT_DICTIONARY_PAGE) && psize > PQT_STREAM_MIN) {
+    st = stream_zstd_page(x, ls->next, h, hlen, &p, &crc_checked);
+    if (st != VF_OK) return st;
+  }
+  if (!p) {
+    st = win_fill(x, ls->next, hlen + psize, want, ls->end, &p);
+    if (st != VF_OK) return st;
+  }
+  p += hlen;
+  if (h->has_crc && f->opts.verify_crc && !crc_checked &&
+      (h->type == PQT_DATA_PAGE || h->type == PQT_DATA_PAGE_V2 ||
+       h->type == PQT_DICTIONARY_PAGE)) {
+    uint32_t crc = pqt_crc32(p, (size_t)psize);
+    if (crc != h->crc)
+      return pr_page_err(x, VF_ECORRUPT,
+                         "page CRC mismatch at offset %" PRIu64 " (stored %08x, computed %08x)",
+                         x->page_off, h->crc, crc);
+  }
+  *pout = p;
+  return VF_OK;
+}
+
+/* A dictionary page decoded into the leaf's dictionary (swapped in as f->dict for the walk); its
+ * statistics counted by the slice that starts the row group. */
+static vf_status stream_dict_page(chunk_ctx *x, leaf_stream *ls, pqt_leaf_data *d,
+                                  const pqt_page_header *h, const uint8_t *p, int64_t r0) {
+  uint64_t psize = (uint64_t)h->compressed_size;
+  const uint8_t *u;
+  size_t ulen;
+  x->seen_data = ls->seen_data;
+  x->d = d;
+  vf_status st = pr_decompress_into_page(x, p, (size_t)psize, h->uncompressed_size, &u, &ulen);
+  if (st != VF_OK) return st;
+  st = pr_decode_dict_page(x, h, u, ulen);
+  if (st != VF_OK) return st;
+  if (r0 == 0) {
+    d->npages++;
+    d->compressed_bytes += psize;
+    d->uncompressed_bytes += (uint64_t)h->uncompressed_size;
+  }
+  return VF_OK;
+}
+
+/* One data page alone into the leaf's page ls->pg (PLAIN fixed-width values stay in the page
+ * bytes: no copy), kept there while the slices that need it take their entries. */
+static vf_status stream_data_page(chunk_ctx *x, leaf_stream *ls, const pqt_page_header *h,
+                                  const uint8_t *p, uint64_t page_end) {
+  pqt_file *f = x->f;
+  const pqt_leaf *lf = x->lf;
+  uint64_t psize = (uint64_t)h->compressed_size;
+  page_drop(f, ls); /* the previous page's buffer serves again as scratch */
+  ls->pf_cur = ls->pf_take; /* a read-ahead page's bytes live until page_drop */
+  ls->pf_take = NULL;
+  pqt_leaf_data *pg = &ls->pg;
+  pg->nlevels = pg->nvalues = pg->nrows = 0;
+  vf_buf_reset(&pg->values);
+  if (lf->type == PQT_BYTE_ARRAY) {
+    vf_status st = pr_grow_array((void **)&pg->offsets, &pg->off_cap, 1, sizeof(int64_t), x->err);
+    if (st != VF_OK) return st;
+    pg->offsets[0] = 0;
+  }
+  x->d = pg;
+  x->def_mat = false;
+  x->cont = ls->levels > 0;
+  x->seen_data = true;
+  x->view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
+  x->view = NULL;
+  ls->seen_data = true;
+  vf_status st = pr_decode_data_page(x, h, p, (size_t)psize);
+  if (st != VF_OK) return st;
+  ls->pg_at = ls->next;
+  ls->pg_end = page_end;
+  ls->pg_psize = psize;
+  ls->pg_usize = h->uncompressed_size;
+  ls->pg_def = x->def_mat;
+  ls->pg_view = x->view;
+  ls->pg_k = 0;
+  ls->pg_krow = ls->rows - 1;
+  ls->pg_dim =
+      lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
+  return VF_OK;
+}
+
+/* Bring the page at ls->next into ls->pg (*kept), or move past it: pages before the slice are
+ * skipped, dictionary pages decoded on the way, index and unknown pages passed over. */
+static vf_status next_page(chunk_ctx *x, leaf_stream *ls, const pqt_row_group *g,
+                           pqt_leaf_data *d, int64_t r0, int64_t r1, uint64_t window,
+                           uint64_t budget, bool *kept) {
+  *kept = false;
+  bool before = r0 > ls->rows; /* still before the slice: pages may be skipped */
+  uint64_t want = read_want(ls, g, r1, window);
+  pqt_page_header h;
+  size_t hlen = 0;
+  pqt_pf_page *pp = NULL;
+  vf_status st = page_header(x, ls, before, want, &h, &hlen, &pp);
+  if (st != VF_OK) return st;
+  st = page_in_chunk(x, ls, &h, hlen);
+  if (st != VF_OK) return st;
+  uint64_t page_end = ls->next + hlen + (uint64_t)h.compressed_size;
+  bool data = h.type == PQT_DATA_PAGE || h.type == PQT_DATA_PAGE_V2;
+  if (data && before && skip_towards(x, ls, g, &h, page_end, r0)) return VF_OK;
+  st = page_fits(x, &h, hlen, data, budget);
+  if (st != VF_OK) return st;
+  const uint8_t *p = NULL;
+  st = page_bytes(x, ls, pp, &h, hlen, want, &p);
+  if (st != VF_OK) return st;
+  if (h.type == PQT_DICTIONARY_PAGE) {
+    st = stream_dict_page(x, ls, d, &h, p, r0);
+    if (st != VF_OK) return st;
+    ls->next = page_end;
+    return VF_OK;
+  }
+  if (!data) {
+    ls->next = page_end; /* INDEX_PAGE and unknown page types carry nothing we need */
+    return VF_OK;
+  }
+  st = stream_data_page(x, ls, &h, p, page_end);
+  if (st != VF_OK) return st;
+  *kept = true;
+  return VF_OK;
+}
+
+/* Entries [*a, *b) of the kept page belong to records in [r0, r1): flat columns by count,
+ * repeated ones at the zeros of the repetition levels (arithmetic when they are regular), resumed
+ * where the previous slice stopped in the page. */
+static void page_entries(const chunk_ctx *x, const leaf_stream *ls, int64_t r0, int64_t r1,
+                         size_t *ap, size_t *bp) {
+  const pqt_leaf_data *pg = &ls->pg;
+  size_t n = (size_t)pg->nlevels;
+  size_t a = n, b = n;
+  if (x->lf->max_rep == 0) {
+    int64_t lv = ls->levels;
+    a = r0 <= lv ? 0 : (r0 - lv >= (int64_t)n ? n : (size_t)(r0 - lv));
+    b = r1 <= lv ? 0 : (r1 - lv >= (int64_t)n ? n : (size_t)(r1 - lv));
+  } else {
+    int64_t row = ls->rows - 1; /* record of the entry before this page */
+    size_t k0 = 0;
+    if (ls->pg_k <= n && ls->pg_krow < r0 && ls->pg_krow >= row) { /* resume where we stopped */
+      k0 = ls->pg_k;
+      row = ls->pg_krow;
+    }
+    /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
+    if (ls->pg_dim) {
+      a = row >= r0 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
+      b = row >= r1 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
+    } else {
+      a = row >= r0 ? k0 : pr_nth_zero(pg->rep, k0, n, r0 - row);
+      b = row >= r1 ? k0 : pr_nth_zero(pg->rep, k0, n, r1 - row);
+    }
+    if (a > b) a = b;
+  }
+  *ap = a;
+  *bp = b;
+}
+
+/* Take the slice's entries of the kept page into d.  *stop when record r1 starts inside the page
+ * (it stays kept, and the next slice goes on from there) or a flat slice is full; else the walk
+ * moves past the page, its statistics counted once, by the slice that finishes it. */
+static vf_status take_page(chunk_ctx *x, leaf_stream *ls, pqt_leaf_data *d, bool *d_def,
+                           int64_t r0, int64_t r1, bool *stop) {
+  pqt_file *f = x->f;
+  const pqt_leaf *lf = x->lf;
+  size_t n = (size_t)ls->pg.nlevels, a, b;
+  page_entries(x, ls, r0, r1, &a, &b);
+  *stop = true;
+  if (a < b) {
+    vf_status st = append_entries(x, ls, d, d_def, a, b);
+    if (st != VF_OK) return st;
+  }
+  if (b < n) { /* record r1 starts here: the next slice goes on from the page kept */
+    if (lf->max_rep > 0) {
+      ls->pg_k = b;
+      ls->pg_krow = r1 - 1;
+    }
+    page_hold(f, ls);
+    return VF_OK;
+  }
+  ls->next = ls->pg_end;
+  if (ls->levels >= 0) ls->levels += (int64_t)n;
+  ls->rows += lf->max_rep > 0 ? ls->pg.nrows : (int64_t)n; /* its zeros, counted when decoded */
+  if (a < b) { /* counted once: by the slice that finishes the page */
+    d->npages++;
+    d->compressed_bytes += ls->pg_psize;
+    d->uncompressed_bytes += (uint64_t)ls->pg_usize;
+  }
+  page_drop(f, ls);
+  *stop = lf->max_rep == 0 && ls->levels >= r1;
+  return VF_OK;
+}
+
+/* After the page walk (ending in st): the dictionary and any read-ahead page go back; on failure
+ * the leaf starts over on its next read; a slice must hold exactly its records. */
+static vf_status stream_end(chunk_ctx *x, leaf_stream *ls, pqt_leaf_data *d, bool d_def,
+                            int64_t r0, int64_t r1, vf_status st) {
+  pqt_file *f = x->f;
+  swap_dict(f, ls);
+  pf_pass(f, ls);
   if (st != VF_OK) {
     ls->phys = -1; /* start over on the next read */
     page_drop(f, ls);
@@ -690,13 +784,50 @@ static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t 
     d->def = NULL;
     d->def_cap = 0;
   }
-  int64_t got = lf->max_rep == 0 ? d->nlevels : d->nrows;
+  int64_t got = x->lf->max_rep == 0 ? d->nlevels : d->nrows;
   if (got != r1 - r0)
-    return vf_error_set(err, VF_ECORRUPT,
+    return vf_error_set(x->err, VF_ECORRUPT,
                         "%s: row group %d, column %s: rows %" PRId64 "..%" PRId64
                         ": decoded %" PRId64 " rows, expected %" PRId64,
-                        pqt_name(f), rg, pr_leaf_path(f, leaf), r0, r1, got, r1 - r0);
+                        pqt_name(f), x->rg, pr_leaf_path(f, x->leaf), r0, r1, got, r1 - r0);
   return VF_OK;
+}
+
+/* Decode records [r0, r1) of leaf `leaf` in physical row group `rg` into d, page by page: the
+ * leaf's position (ls) carries over from the previous slice, so each page is read and decoded
+ * once however many slices it feeds. */
+static vf_status stream_leaf(pqt_file *f, int rg, int leaf, int64_t r0, int64_t r1,
+                             pqt_leaf_data *d, vf_error *err) {
+  const pqt_row_group *g = &f->phys_rgs[rg];
+  const pqt_leaf *lf = &f->schema.leaves[leaf];
+  const pqt_column_meta *cm = &g->columns[leaf].meta;
+  leaf_stream *ls = &f->streams[leaf];
+  chunk_ctx x = {.f = f, .rg = rg, .leaf = leaf, .lf = lf, .cm = cm, .err = err};
+  x.width = pr_physical_width(lf->type, lf->type_length);
+  if (ls->phys != rg || r0 < ls->rows) stream_rewind(f, ls, g, cm, rg);
+  uint64_t budget = vf_memory_budget();
+  uint64_t window = f->window > PQT_MIN_SLICE ? f->window : PQT_MIN_SLICE;
+  bool d_def = false;
+  vf_status st = VF_OK;
+  swap_dict(f, ls);
+  for (;;) {
+    if (slice_complete(&x, ls, g, r1)) break;
+    pf_pass(f, ls);
+    x.pre_in = x.pre_out = NULL;
+    x.pre_streamed = false;
+    x.page_off = ls->next;
+    if (ls->next >= ls->end) break;
+    if (ls->pg_at != ls->next) { /* else the page kept by the previous slice */
+      bool kept;
+      st = next_page(&x, ls, g, d, r0, r1, window, budget, &kept);
+      if (st != VF_OK) break;
+      if (!kept) continue;
+    }
+    bool stop;
+    st = take_page(&x, ls, d, &d_def, r0, r1, &stop);
+    if (st != VF_OK || stop) break;
+  }
+  return stream_end(&x, ls, d, d_def, r0, r1, st);
 }
 
 /* Rows [r0, r0 + nrows) of physical row group `rg`, streamed. */
@@ -712,8 +843,8 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
       f->streams[i].oi_rg = -1;
       f->streams[i].dict_n = -1;
       f->streams[i].pg_at = UINT64_MAX;
-      vf_buf_init(&f->streams[i].dict, 0);
-      vf_buf_init(&f->streams[i].held, 0);
+      VF_BUF_INIT(&f->streams[i].dict, PQT_MAX_PAGE_BUF);
+      VF_BUF_INIT(&f->streams[i].held, PQT_MAX_PAGE_BUF);
       pqt_leaf_data_init(&f->streams[i].pg);
     }
   }
@@ -725,8 +856,10 @@ static vf_status read_slice(pqt_file *f, int rg, int64_t r0, int64_t nrows, cons
   for (int i = 0; i < nleaves; i++) {
     int leaf = leaves[i];
     vf_status st = pr_check_chunk(f, rg, g, leaf, err);
-    if (st == VF_OK) st = pr_leaf_reset(f, leaf, &outs[i], err);
-    if (st == VF_OK) st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
+    if (st != VF_OK) return st;
+    st = pr_leaf_reset(f, leaf, &outs[i], err);
+    if (st != VF_OK) return st;
+    st = stream_leaf(f, rg, leaf, r0, r0 + nrows, &outs[i], err);
     if (st != VF_OK) return st;
   }
   return VF_OK;

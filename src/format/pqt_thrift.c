@@ -210,15 +210,17 @@ vf_status tc_i8(tc_reader *r, int8_t *v) {
 vf_status tc_i16(tc_reader *r, int16_t *v) {
   int64_t x = 0;
   vf_status st = tc_varint_signed(r, INT16_MIN, INT16_MAX, "i16", &x);
-  if (st == VF_OK) *v = (int16_t)x;
-  return st;
+  if (st != VF_OK) return st;
+  *v = (int16_t)x;
+  return VF_OK;
 }
 
 vf_status tc_i32(tc_reader *r, int32_t *v) {
   int64_t x = 0;
   vf_status st = tc_varint_signed(r, INT32_MIN, INT32_MAX, "i32", &x);
-  if (st == VF_OK) *v = (int32_t)x;
-  return st;
+  if (st != VF_OK) return st;
+  *v = (int32_t)x;
+  return VF_OK;
 }
 
 vf_status tc_i64(tc_reader *r, int64_t *v) {
@@ -373,17 +375,23 @@ static vf_status tc_skip_value(tc_reader *r, int type, int nest) {
     if (type == TC_MAP) {
       int kt = 0, vt = 0;
       st = tc_map_begin(r, &kt, &vt, &n);
-      for (uint32_t i = 0; st == VF_OK && i < n; i++) {
+      if (st != VF_OK) return st;
+      for (uint32_t i = 0; i < n; i++) {
         st = tc_skip_value(r, kt, nest + 1);
-        if (st == VF_OK) st = tc_skip_value(r, vt, nest + 1);
+        if (st != VF_OK) return st;
+        st = tc_skip_value(r, vt, nest + 1);
+        if (st != VF_OK) return st;
       }
     } else {
       int et = 0;
       st = tc_list_begin(r, &et, &n);
-      for (uint32_t i = 0; st == VF_OK && i < n; i++)
+      if (st != VF_OK) return st;
+      for (uint32_t i = 0; i < n; i++) {
         st = tc_skip_value(r, et, nest + 1);
+        if (st != VF_OK) return st;
+      }
     }
-    return st;
+    return VF_OK;
   }
   case TC_STRUCT: {
     if (r->depth + nest >= TC_MAX_DEPTH) {
@@ -392,15 +400,17 @@ static vf_status tc_skip_value(tc_reader *r, int type, int nest) {
       return tc_fail_at(r, off, msg);
     }
     vf_status st = tc_struct_begin(r);
-    while (st == VF_OK) {
+    if (st != VF_OK) return st;
+    for (;;) {
       int t = TC_STOP;
       int16_t fid;
       st = tc_field(r, &t, &fid);
-      if (st || t == TC_STOP) break;
+      if (st != VF_OK) return st;
+      if (t == TC_STOP) break;
       st = tc_skip_value(r, t, nest);
+      if (st != VF_OK) return st;
     }
-    if (st == VF_OK) st = tc_struct_end(r);
-    return st;
+    return tc_struct_end(r);
   }
   default: {
     char msg[64];

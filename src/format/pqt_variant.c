@@ -309,8 +309,8 @@ static vf_status object_json(vctx *c, const uint8_t *v, size_t len, int depth) {
         return vfail(c, v, "an object with a duplicate field name");
       }
   }
-  st = vf_json_raw(c->out, "{", c->err);
-  for (uint32_t j = 0; st == VF_OK && j < o.n; j++) {
+  VF_TRY(vf_json_raw(c->out, "{", c->err));
+  for (uint32_t j = 0; j < o.n; j++) {
     uint32_t i = fs ? fs[j].i : j;
     const uint8_t *k, *val;
     size_t kn, vlen;
@@ -321,28 +321,33 @@ static vf_status object_json(vctx *c, const uint8_t *v, size_t len, int depth) {
       pqt_variant_key(c->m, (uint32_t)load_le(o.ids + (size_t)i * o.id_size, o.id_size), &k, &kn,
                       c->err);
     }
-    if ((st = nest_elem(c, v, &o, i, &val, &vlen)) != VF_OK) break;
-    if (j) st = vf_json_raw(c->out, ",", c->err);
-    if (st == VF_OK) st = vf_json_string(c->out, (const char *)k, kn, c->err);
-    if (st == VF_OK) st = vf_json_raw(c->out, ":", c->err);
-    if (st == VF_OK) st = value_json(c, val, vlen, depth + 1);
+    VF_TRY(nest_elem(c, v, &o, i, &val, &vlen));
+    if (j) VF_TRY(vf_json_raw(c->out, ",", c->err));
+    VF_TRY(vf_json_string(c->out, (const char *)k, kn, c->err));
+    VF_TRY(vf_json_raw(c->out, ":", c->err));
+    VF_TRY(value_json(c, val, vlen, depth + 1));
   }
+  st = vf_json_raw(c->out, "}", c->err);
+out:
   free(fs);
-  return st == VF_OK ? vf_json_raw(c->out, "}", c->err) : st;
+  return st;
 }
 
 static vf_status array_json(vctx *c, const uint8_t *v, size_t len, int depth) {
   vnest o;
-  vf_status st = nest_open(c, v, len, &o);
-  if (st == VF_OK) st = vf_json_raw(c->out, "[", c->err);
-  for (uint32_t i = 0; st == VF_OK && i < o.n; i++) {
+  vf_status st = VF_OK;
+  VF_TRY(nest_open(c, v, len, &o));
+  VF_TRY(vf_json_raw(c->out, "[", c->err));
+  for (uint32_t i = 0; i < o.n; i++) {
     const uint8_t *val;
     size_t vlen;
-    if ((st = nest_elem(c, v, &o, i, &val, &vlen)) != VF_OK) break;
-    if (i) st = vf_json_raw(c->out, ",", c->err);
-    if (st == VF_OK) st = value_json(c, val, vlen, depth + 1);
+    VF_TRY(nest_elem(c, v, &o, i, &val, &vlen));
+    if (i) VF_TRY(vf_json_raw(c->out, ",", c->err));
+    VF_TRY(value_json(c, val, vlen, depth + 1));
   }
-  return st == VF_OK ? vf_json_raw(c->out, "]", c->err) : st;
+  st = vf_json_raw(c->out, "]", c->err);
+out:
+  return st;
 }
 
 static vf_status value_json(vctx *c, const uint8_t *v, size_t len, int depth) {

@@ -361,8 +361,11 @@ static vf_status pw_append_fixed(pqt_writer *w, pw_col *c, const pqt_wbatch *b, 
     if (n > r1 - r) n = r1 - r;
     if (n > PW_MAX_PAGE_LEVELS - c->page_levels) n = PW_MAX_PAGE_LEVELS - c->page_levels;
     vf_status st = vf_buf_reserve(&c->vals, (size_t)n * width, err);
-    if (st == VF_OK && c->max_def) st = vf_buf_reserve(&c->def, (size_t)n, err);
     if (st != VF_OK) return st;
+    if (c->max_def) {
+      st = vf_buf_reserve(&c->def, (size_t)n, err);
+      if (st != VF_OK) return st;
+    }
     const uint8_t *s = src + (size_t)r * width;
     if (!b->valid) {
       if (c->phys == PQT_BOOLEAN) {
@@ -465,7 +468,8 @@ static vf_status pw_append_list(pqt_writer *w, pw_col *c, const pqt_wbatch *b, i
                           (long long)PW_MAX_PAGE_LEVELS);
     size_t nlev = count ? (size_t)count : 1;
     vf_status st = vf_buf_reserve(&c->def, nlev, err);
-    if (st == VF_OK) st = vf_buf_reserve(&c->rep, nlev, err);
+    if (st != VF_OK) return st;
+    st = vf_buf_reserve(&c->rep, nlev, err);
     if (st != VF_OK) return st;
     uint8_t *d = c->def.data + c->def.len, *rp = c->rep.data + c->rep.len;
     if (count == 0) {
@@ -514,7 +518,8 @@ static vf_status pw_append_list2(pqt_writer *w, pw_col *c, const pqt_wbatch *b, 
                           "limit of %lld per row", c->name, (long long)(row_base + r),
                           (long long)nlev, (long long)PW_MAX_PAGE_LEVELS);
     vf_status st = vf_buf_reserve(&c->def, (size_t)nlev, err);
-    if (st == VF_OK) st = vf_buf_reserve(&c->rep, (size_t)nlev, err);
+    if (st != VF_OK) return st;
+    st = vf_buf_reserve(&c->rep, (size_t)nlev, err);
     if (st != VF_OK) return st;
     if (v0 == v1) {
       vf_buf_putc(&c->def, valid ? (uint8_t)(md - 4) : 0);
@@ -746,15 +751,15 @@ vf_status pqt_writer_write(pqt_writer *w, const pqt_wbatch *cols, int64_t nrows,
         break;
       default: st = pw_append_fixed(w, c, b, done, done + take, err); break;
       }
-      if (st != VF_OK) goto fail;
+      if (st != VF_OK) goto out;
     }
     w->buffered_rows += take;
     w->total_rows += take;
     done += take;
-    if (w->buffered_rows >= w->rg_rows && (st = pw_flush_row_group(w, err)) != VF_OK) goto fail;
+    if (w->buffered_rows >= w->rg_rows) VF_TRY(pw_flush_row_group(w, err));
   }
   return VF_OK;
-fail:
+out:
   vf_error_prefix(err, "%s: ", w->path);
   w->failed = st;
   return st;
@@ -954,8 +959,8 @@ static vf_status pw_write_footer(pqt_writer *w, vf_error *err) {
   uint8_t trailer[8] = {
       (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24), 'P', 'A', 'R', '1'};
   vf_status st = vf_atomic_write(w->af, b->data, b->len, err);
-  if (st == VF_OK) st = vf_atomic_write(w->af, trailer, 8, err);
-  return st;
+  if (st != VF_OK) return st;
+  return vf_atomic_write(w->af, trailer, 8, err);
 }
 
 /*! pqt_writer_close() : flush the last row group, write the footer and commit the file

@@ -9,6 +9,7 @@
 #   VF_BUF_MAX_JSON_DOC   inspect --json, index build --json
 #   IVF_MAX_SPILL_FRAME   index build's spill frames
 #   DIST_MAX_MANIFEST     load-dist's manifest;  DIST_MAX_COMMAND  a shard's worker arguments
+#   PQT_MAX_PAGE_BUF      the parquet reader's page scratch (scan of the example corpus)
 # The same commands without the hook succeed (so the hook, not the input, makes them fail), and
 # a hook above a ceiling changes nothing.
 set -u
@@ -75,4 +76,5 @@ limited DIST_MAX_MANIFEST 100 "$tmp/none" -- \
   "$V" load-dist "$Y" --num-shards 2 --engine local --dry-run --runs-dir "$tmp/runs"
 limited DIST_MAX_COMMAND 10 "$tmp/none" -- \
   "$V" load-dist "$Y" --num-shards 2 --engine local --dry-run --runs-dir "$tmp/runs"
+limited PQT_MAX_PAGE_BUF 1000 "$tmp/none" -- "$V" scan "$C"
 echo "ok"
