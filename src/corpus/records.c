@@ -102,7 +102,8 @@ typedef struct rec_pay {
 } rec_pay;
 
 struct corpus_records {
-  ds_reader *ds; /* a component-dataset part: every call forwards to it (dataset_read.c) */
+  const corpus_records_source *src; /* every call forwards to it: parquet below, or a dataset part */
+  void *impl;                       /* the source's state: this reader itself for parquet */
   const corpus_file *file;
   corpus_record_spec spec;
   uint64_t global_row_base;
@@ -743,7 +744,7 @@ static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s,
       p->str_leaf = n->leaf;
   }
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT); /* a quoted column name or key and ':' */
   vf_status st = vf_json_string(&b, s->column, strlen(s->column), err);
   if (st == VF_OK) st = vf_buf_append(&b, ":", 1, err);
   if (st == VF_OK) {
@@ -784,6 +785,7 @@ static vf_status add_leaf(corpus_records *r, int leaf, int *slot, vf_error *err)
 static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
                               uint64_t global_row_base, const pqt_open_opts *opts,
                               corpus_records **out, vf_error *err);
+static const corpus_records_source pq_records_source;
 
 /* rec_vec.leaf_owned: a dense float32 list vector whose leaf slot nothing else decodes from
  * (another vector of the same column, a payload field or an id column keeps reading it after
@@ -833,19 +835,24 @@ static vf_status records_open(const corpus_file *file, const corpus_record_spec 
   r->spec = *spec;
   r->global_row_base = global_row_base;
   r->first_bad = -1;
-  vf_buf_init(&r->tmp, 0);
-  if (file->dataset) {
-    vf_status dst = ds_reader_open(file, spec, global_row_base, &r->ds, err);
-    if (dst != VF_OK) {
-      free(r);
-      return dst;
-    }
-    *out = r;
-    return VF_OK;
+  VF_BUF_INIT(&r->tmp, VF_BUF_MAX_RECORD); /* one payload member of one row (render_payload) */
+  r->src = file->dataset ? &ds_records_source : &pq_records_source;
+  vf_status st = r->src->open(r, opts, &r->impl, err);
+  if (st != VF_OK) {
+    corpus_records_close(r);
+    return st;
   }
-  io_source *src = NULL;
-  vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, opts, &r->f, err);
+  *out = r;
+  return VF_OK;
+}
+
+/* the parquet source: open (the reader's file, leaves, vectors, payload and id columns) */
+static vf_status pq_open(corpus_records *r, const pqt_open_opts *opts, void **impl,
+                         vf_error *err) {
+  const corpus_file *file = r->file;
+  const corpus_record_spec *spec = &r->spec;
+  *impl = r;
+  vf_status st = corpus_open_parquet(file, opts, &r->f, err);
   if (st != VF_OK) goto fail;
   const pqt_file_meta *m = pqt_meta(r->f);
   const pqt_schema *sc = pqt_schema_of(r->f);
@@ -894,43 +901,68 @@ static vf_status records_open(const corpus_file *file, const corpus_record_spec 
   if ((st = mark_owned_leaves(r, err)) != VF_OK) goto fail;
   for (int i = 0; i < r->nleaves; i++)
     pqt_leaf_data_init(&r->data[i]);
-  *out = r;
   return VF_OK;
-fail:
-  corpus_records_close(r);
+fail: /* corpus_records_close() frees what was made */
   return st;
 }
 
-/*! corpus_records_row_groups() : row groups in the file. */
-int corpus_records_row_groups(const corpus_records *r) {
-  if (r->ds) return ds_reader_row_groups(r->ds);
+static int pq_row_groups(const void *impl) {
+  const corpus_records *r = impl;
   return pqt_meta(r->f)->nrow_groups;
 }
 
-/*! corpus_records_rows() : rows in the file (sum of its row groups). */
-uint64_t corpus_records_rows(const corpus_records *r) {
-  if (r->ds) return ds_reader_rows(r->ds);
+static uint64_t pq_rows(const void *impl) {
+  const corpus_records *r = impl;
   return r->rg_first[pqt_meta(r->f)->nrow_groups];
 }
 
-/*! corpus_records_row_group_first() : physical row of row group rg's first row (rg may be the
- *  row group count: then the file's row count). */
-uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
-  if (r->ds) return ds_reader_row_group_first(r->ds, rg);
+static uint64_t pq_row_group_first(const void *impl, int rg) {
+  const corpus_records *r = impl;
   int n = pqt_meta(r->f)->nrow_groups;
   if (rg < 0) return 0;
   return r->rg_first[rg > n ? n : rg];
 }
 
+static uint64_t pq_bytes_read(const void *impl) {
+  const corpus_records *r = impl;
+  return pqt_source(r->f)->bytes_read;
+}
+
+/*! corpus_records_row_groups() : row groups in the file. */
+int corpus_records_row_groups(const corpus_records *r) {
+  return r->src->row_groups(r->impl);
+}
+
+/*! corpus_records_rows() : rows in the file (sum of its row groups). */
+uint64_t corpus_records_rows(const corpus_records *r) {
+  return r->src->rows(r->impl);
+}
+
+/*! corpus_records_row_group_first() : physical row of row group rg's first row (rg may be the
+ *  row group count: then the file's row count). */
+uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
+  return r->src->row_group_first(r->impl, rg);
+}
+
 /*! corpus_records_bytes_read() : bytes fetched from the file so far (footer included). */
 uint64_t corpus_records_bytes_read(const corpus_records *r) {
-  if (r->ds) return ds_reader_bytes_read(r->ds);
-  return pqt_source(r->f)->bytes_read;
+  return r->src->bytes_read(r->impl);
+}
+
+/* corpus_records_file() / corpus_records_spec() / corpus_records_row_base(): see internal.h. */
+const corpus_file *corpus_records_file(const corpus_records *r) {
+  return r->file;
+}
+const corpus_record_spec *corpus_records_spec(const corpus_records *r) {
+  return &r->spec;
+}
+uint64_t corpus_records_row_base(const corpus_records *r) {
+  return r->global_row_base;
 }
 
 /* The first dense vector whose decoded values may be handed over (NULL when none). */
 static vf_buf *owned_values(corpus_records *r) {
-  for (int i = 0; r && !r->ds && r->vecs && i < r->spec.nvectors; i++)
+  for (int i = 0; r && r->src == &pq_records_source && r->vecs && i < r->spec.nvectors; i++)
     if (r->vecs[i].leaf_owned) return &r->data[r->vecs[i].data_a].values;
   return NULL;
 }
@@ -961,11 +993,15 @@ void corpus_records_use_buffer(corpus_records *r, vf_buf *spare) {
 /*! corpus_records_close() : free the reader (NULL ok).  Batches it filled stay valid. */
 void corpus_records_close(corpus_records *r) {
   if (!r) return;
-  if (r->ds) {
-    ds_reader_close(r->ds);
-    free(r);
-    return;
-  }
+  if (r->src) r->src->close(r->impl);
+  vf_buf_free(&r->tmp);
+  free(r);
+}
+
+/* the parquet source: close (everything pq_open made, also after a partial open) */
+static void pq_close(void *impl) {
+  corpus_records *r = impl;
+  if (!r) return;
   for (int i = 0; r->vecs && i < r->spec.nvectors; i++) {
     free(r->vecs[i].conv);
     pqt_dense_free(&r->vecs[i].dense);
@@ -985,8 +1021,6 @@ void corpus_records_close(corpus_records *r) {
   free(r->leaf_slot);
   free(r->data);
   free(r->bad);
-  vf_buf_free(&r->tmp);
-  free(r);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -1181,7 +1215,13 @@ static vf_status fill_vector(corpus_records *r, const rec_vec *v, int64_t rows, 
  *  the file, the physical row, the vector and its column. */
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err) {
-  if (r->ds) return ds_reader_read(r->ds, rg, from_row, out, skipped, err);
+  return r->src->read(r->impl, rg, from_row, out, skipped, err);
+}
+
+/* the parquet source: read (corpus_records_read) */
+static vf_status pq_read(void *impl, int rg, uint64_t from_row, corpus_batch *out,
+                         uint64_t *skipped, vf_error *err) {
+  corpus_records *r = impl;
   if (skipped) *skipped = 0;
   const pqt_file_meta *m = pqt_meta(r->f);
   if (rg < 0 || rg >= m->nrow_groups)
@@ -1284,10 +1324,12 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
 /* corpus_records_payload_view(): see internal.h. */
 bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *out) {
   memset(out, 0, sizeof *out);
-  if (r->ds) {
-    const corpus_records *pr = ds_reader_payload(r->ds);
-    return pr && corpus_records_payload_view(pr, out);
-  }
+  return r->src->payload(r->impl, out);
+}
+
+/* the parquet source: the payload view is this reader's own decoded leaves */
+static bool pq_payload(const void *impl, corpus_payload_view *out) {
+  const corpus_records *r = impl;
   out->f = r->f;
   out->data = r->data;
   out->leaf_ids = r->leaf_ids;
@@ -1296,6 +1338,17 @@ bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *o
   out->npayload = r->spec.npayload;
   return true;
 }
+
+static const corpus_records_source pq_records_source = {
+    .open = pq_open,
+    .row_groups = pq_row_groups,
+    .rows = pq_rows,
+    .row_group_first = pq_row_group_first,
+    .read = pq_read,
+    .bytes_read = pq_bytes_read,
+    .payload = pq_payload,
+    .close = pq_close,
+};
 
 /*! corpus_batch_slice() : see corpus.h.  vec_storage must hold b->nvectors entries and outlive
  *  the view; [off, off+n) is clamped to b's rows. */
