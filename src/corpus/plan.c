@@ -273,10 +273,11 @@ static vf_status measure_one(corpus_plan *p, size_t i, vf_error *err) {
 
 /* corpus_plan_measure(): see corpus.h. */
 vf_status corpus_plan_measure(corpus_plan *p, vf_error *err) {
-  vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && i < p->files->n; i++)
-    st = measure_one(p, i, err);
-  return st;
+  for (size_t i = 0; i < p->files->n; i++) {
+    vf_status st = measure_one(p, i, err);
+    if (st != VF_OK) return st;
+  }
+  return VF_OK;
 }
 
 /* corpus_plan_probe_dim(): see corpus.h. */

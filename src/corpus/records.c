@@ -853,57 +853,48 @@ static vf_status pq_open(corpus_records *r, const pqt_open_opts *opts, void **im
   const corpus_record_spec *spec = &r->spec;
   *impl = r;
   vf_status st = corpus_open_parquet(file, opts, &r->f, err);
-  if (st != VF_OK) goto fail;
+  if (st != VF_OK) return st;
   const pqt_file_meta *m = pqt_meta(r->f);
   const pqt_schema *sc = pqt_schema_of(r->f);
   r->rg_first = vf_calloc((size_t)m->nrow_groups + 1, sizeof *r->rg_first);
   r->leaf_slot = vf_mallocarray((size_t)sc->nleaves + 1, sizeof(int));
   r->vecs = vf_calloc((size_t)spec->nvectors + 1, sizeof *r->vecs);
   r->pays = vf_calloc((size_t)spec->npayload + 1, sizeof *r->pays);
-  if (!r->rg_first || !r->leaf_slot || !r->vecs || !r->pays) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto fail;
-  }
+  if (!r->rg_first || !r->leaf_slot || !r->vecs || !r->pays)
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
   for (int g = 0; g < m->nrow_groups; g++) {
-    if (m->row_groups[g].num_rows < 0) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows", pqt_name(r->f),
-                        g, m->row_groups[g].num_rows);
-      goto fail;
-    }
+    if (m->row_groups[g].num_rows < 0)
+      return vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows",
+                          pqt_name(r->f), g, m->row_groups[g].num_rows);
     r->rg_first[g + 1] = r->rg_first[g] + (uint64_t)m->row_groups[g].num_rows;
   }
   for (int l = 0; l < sc->nleaves; l++)
     r->leaf_slot[l] = -1;
   for (int i = 0; i < spec->nvectors; i++) {
     rec_vec *v = &r->vecs[i];
-    if ((st = vec_resolve(r->f, &spec->vectors[i], v, err)) != VF_OK) goto fail;
-    if ((st = add_leaf(r, v->leaf_a, &v->data_a, err)) != VF_OK) goto fail;
-    if (v->leaf_b >= 0 && (st = add_leaf(r, v->leaf_b, &v->data_b, err)) != VF_OK) goto fail;
+    if ((st = vec_resolve(r->f, &spec->vectors[i], v, err)) != VF_OK) return st;
+    if ((st = add_leaf(r, v->leaf_a, &v->data_a, err)) != VF_OK) return st;
+    if (v->leaf_b >= 0 && (st = add_leaf(r, v->leaf_b, &v->data_b, err)) != VF_OK) return st;
   }
   for (int i = 0; i < spec->npayload; i++) {
     rec_pay *p = &r->pays[i];
-    if ((st = pay_resolve(r->f, &spec->payload[i], spec->binary_as_string, p, err)) != VF_OK) goto fail;
+    if ((st = pay_resolve(r->f, &spec->payload[i], spec->binary_as_string, p, err)) != VF_OK) return st;
     const pqt_node *n = &sc->nodes[p->top];
     for (int l = n->first_leaf; l < n->first_leaf + n->nleaves; l++)
-      if ((st = add_leaf(r, l, NULL, err)) != VF_OK) goto fail;
+      if ((st = add_leaf(r, l, NULL, err)) != VF_OK) return st;
     if (p->str_leaf >= 0) p->str_data = r->leaf_slot[p->str_leaf];
   }
   if (spec->id) {
-    if ((st = corpus_idcols_resolve(r->f, spec->id, &r->ids, err)) != VF_OK) goto fail;
+    if ((st = corpus_idcols_resolve(r->f, spec->id, &r->ids, err)) != VF_OK) return st;
     for (int i = 0; i < r->ids.ncols; i++)
-      if ((st = add_leaf(r, r->ids.cols[i].leaf, NULL, err)) != VF_OK) goto fail;
+      if ((st = add_leaf(r, r->ids.cols[i].leaf, NULL, err)) != VF_OK) return st;
   }
   r->data = vf_calloc((size_t)r->nleaves + 1, sizeof *r->data);
-  if (!r->data) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if ((st = mark_owned_leaves(r, err)) != VF_OK) goto fail;
+  if (!r->data) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  if ((st = mark_owned_leaves(r, err)) != VF_OK) return st;
   for (int i = 0; i < r->nleaves; i++)
     pqt_leaf_data_init(&r->data[i]);
-  return VF_OK;
-fail: /* corpus_records_close() frees what was made */
-  return st;
+  return VF_OK; /* on failure the caller's corpus_records_close() frees what was made */
 }
 
 static int pq_row_groups(const void *impl) {
