@@ -291,6 +291,7 @@ typedef struct corpus_plan {
   uint64_t total_rows;       /* of the files measured so far */
   size_t measured;           /* files whose rows are known */
   size_t empty;              /* of those, files with no rows (skipped) */
+  bool live;                 /* counted among the plans that keep footers (plan.c) */
 } corpus_plan;
 
 #define CORPUS_PLAN_UNMEASURED UINT64_MAX
@@ -317,9 +318,30 @@ vf_status corpus_plan_measure(corpus_plan *p, vf_error *err);
 vf_status corpus_plan_probe_dim(corpus_plan *p, const corpus_vec_source *src, int32_t *dim,
                                 vf_error *err);
 
-/* ------------------------------------------------------------ vector columns */
+/* Footers parsed once (plan.c): while any plan is alive, corpus_open_parquet() keeps the parsed
+ * footer of each parquet file it opens (keyed by URI and size, at most 64 MiB of parsed
+ * metadata, least recently used dropped first and read again when needed) and opens later
+ * readers of the same file over it, reading nothing to open.  Emptied when the last plan is
+ * freed.  Every reader of a corpus file opens it this way. */
+struct pqt_file;      /* include/vforge/format.h */
+struct pqt_open_opts; /* include/vforge/format.h */
+/*! corpus_open_parquet() : corpus_open() + pqt_open(opts) of a corpus file (opts NULL: defaults),
+ *  over the plans' parsed footer when one is kept.  @return : pqt_open's errors. */
+vf_status corpus_open_parquet(const corpus_file *file, const struct pqt_open_opts *opts,
+                              struct pqt_file **out, vf_error *err);
+typedef struct corpus_footer_stats {
+  uint64_t parsed;  /* footers read, parsed and kept */
+  uint64_t hits;    /* readers opened over a kept footer */
+  uint64_t dropped; /* kept footers dropped for the cap */
+  size_t bytes;     /* held now */
+  size_t max_bytes; /* most held at once */
+} corpus_footer_stats;
+/*! corpus_footer_cache_stats() : the counts since the process started (tests). */
+corpus_footer_stats corpus_footer_cache_stats(void);
+/*! corpus_footer_cache_set_max() : the cache's cap in bytes (0: the default; tests). */
+void corpus_footer_cache_set_max(size_t max);
 
-struct pqt_file; /* include/vforge/format.h */
+/* ------------------------------------------------------------ vector columns */
 
 /*! corpus_vec_kind_of() : the vector kind top-level node `top` of a parquet file has the shape
  *  of — CORPUS_VEC_DENSE (list<float|double|float16>, FLBA), CORPUS_VEC_MULTI (list<list<float>>)

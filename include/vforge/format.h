@@ -299,6 +299,24 @@ bool pqt_verify_crc_default(void);
 vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf_error *err);
 void pqt_close(pqt_file *f);
 
+/* Parsed footers (pqt_footer.c): the FileMetaData of an opened file kept apart from it, so a
+ * later reader of the same file opens without reading or parsing its footer again (the corpus
+ * plan keeps them, corpus.h "the corpus plan"). */
+typedef struct pqt_footer pqt_footer;
+/*! pqt_footer_of() : a copy of f's footer as checked by pqt_open (row groups as written). */
+vf_status pqt_footer_of(const pqt_file *f, pqt_footer **out, vf_error *err);
+void pqt_footer_free(pqt_footer *ft);
+/*! pqt_footer_bytes() : heap the footer holds (for a cache's cap). */
+size_t pqt_footer_bytes(const pqt_footer *ft);
+/*! pqt_footer_size() : the size of the file it was read from. */
+uint64_t pqt_footer_size(const pqt_footer *ft);
+/*! pqt_open_footer() : pqt_open() over an already parsed footer of the same file: reads nothing
+ *  from `src` to open (its bytes_read still counts what pqt_open would have read, so readers'
+ *  byte counts do not depend on where the footer came from).  A source whose size differs from
+ *  the footer's is opened with pqt_open().  Takes src, also on failure. */
+vf_status pqt_open_footer(io_source *src, const pqt_footer *ft, const pqt_open_opts *opts,
+                          pqt_file **out, vf_error *err);
+
 const char *pqt_name(const pqt_file *f);
 const pqt_file_meta *pqt_meta(const pqt_file *f);
 /*! pqt_written_row_group() : the row group as written that listed row group `rg` of pqt_meta()

@@ -214,11 +214,9 @@ int cmd_inspect(int argc, char **argv) {
   corpus_plan plan = {0};
   if (st == VF_OK) st = corpus_plan_init(&plan, &files, &err);
   for (size_t i = 0; st == VF_OK && i < files.n; i++) {
-    io_source *src = NULL;
     pqt_file *f = NULL;
-    st = corpus_open(&files.files[i], &src, &err);
     /* the row groups as written, even under --memory-budget (which slices them for readers) */
-    if (st == VF_OK) st = pqt_open(src, &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err);
+    st = corpus_open_parquet(&files.files[i], &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err);
     if (st != VF_OK) break;
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
     int64_t nr = pqt_meta(f)->num_rows;

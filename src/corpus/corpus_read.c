@@ -204,10 +204,8 @@ static void scan_worker(void *arg, size_t slot, int w) {
       pqt_close(f);
       f = NULL;
       col_sel_free(&sel);
-      io_source *src = NULL;
-      st = corpus_open(&s->files->files[unit->file], &src, &err);
       pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = s->read_ahead};
-      if (st == VF_OK) st = pqt_open(src, s->read_ahead ? &oo : NULL, &f, &err);
+      st = corpus_open_parquet(&s->files->files[unit->file], s->read_ahead ? &oo : NULL, &f, &err);
       if (st == VF_OK) st = col_sel_resolve(f, s->columns, s->ncolumns, &sel, &err);
       if (st != VF_OK) break;
       fidx = unit->file;
@@ -319,10 +317,8 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   st = corpus_plan_init(&plan, files, err);
   if (st != VF_OK) goto out;
   for (size_t i = 0; i < files->n; i++) {
-    io_source *src = NULL;
     pqt_file *f = NULL;
-    st = corpus_open(&files->files[i], &src, err);
-    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    st = corpus_open_parquet(&files->files[i], NULL, &f, err);
     if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
     if (corpus_plan_note_rows(&plan, i, m->num_rows > 0 ? (uint64_t)m->num_rows : 0)) {
@@ -440,7 +436,8 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
                      void *user, vf_error *err) {
   vf_status st = VF_OK;
   vf_buf line;
-  vf_buf_init(&line, 0);
+  /* rows as JSON lines, written out once past 1 MiB: that much plus one row (< VF_BUF_MAX_RECORD) */
+  VF_BUF_INIT(&line, VF_BUF_MAX_BATCH);
   uint64_t to_skip = opts->offset;
   uint64_t remaining = opts->limit ? opts->limit : UINT64_MAX;
   uint64_t global_row = 0;
@@ -456,9 +453,7 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   corpus_plan plan;
   st = corpus_plan_init(&plan, files, err);
   for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
-    io_source *src = NULL;
-    st = corpus_open(&files->files[fi], &src, err);
-    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    st = corpus_open_parquet(&files->files[fi], NULL, &f, err);
     if (st != VF_OK) break;
     const pqt_file_meta *m = pqt_meta(f);
     if (corpus_plan_note_rows(&plan, fi, m->num_rows > 0 ? (uint64_t)m->num_rows : 0) ||

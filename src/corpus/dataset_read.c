@@ -580,3 +580,50 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
   }
   return st;
 }
+
+/* ------------------------------------------------------------ the record reader's source */
+
+/* corpus_records over a dataset part (internal.h corpus_records_source): the ds_reader calls. */
+static vf_status dsrc_open(corpus_records *r, const struct pqt_open_opts *opts, void **impl,
+                           vf_error *err) {
+  (void)opts; /* the payload parquet file is opened with defaults */
+  ds_reader *d = NULL;
+  vf_status st = ds_reader_open(corpus_records_file(r), corpus_records_spec(r),
+                                corpus_records_row_base(r), &d, err);
+  *impl = d;
+  return st;
+}
+static int dsrc_row_groups(const void *impl) {
+  return ds_reader_row_groups(impl);
+}
+static uint64_t dsrc_rows(const void *impl) {
+  return ds_reader_rows(impl);
+}
+static uint64_t dsrc_row_group_first(const void *impl, int rg) {
+  return ds_reader_row_group_first(impl, rg);
+}
+static vf_status dsrc_read(void *impl, int rg, uint64_t from_row, corpus_batch *out,
+                           uint64_t *skipped, vf_error *err) {
+  return ds_reader_read(impl, rg, from_row, out, skipped, err);
+}
+static uint64_t dsrc_bytes_read(const void *impl) {
+  return ds_reader_bytes_read(impl);
+}
+static bool dsrc_payload(const void *impl, corpus_payload_view *out) {
+  const corpus_records *pr = ds_reader_payload(impl);
+  return pr && corpus_records_payload_view(pr, out);
+}
+static void dsrc_close(void *impl) {
+  ds_reader_close(impl);
+}
+
+const corpus_records_source ds_records_source = {
+    .open = dsrc_open,
+    .row_groups = dsrc_row_groups,
+    .rows = dsrc_rows,
+    .row_group_first = dsrc_row_group_first,
+    .read = dsrc_read,
+    .bytes_read = dsrc_bytes_read,
+    .payload = dsrc_payload,
+    .close = dsrc_close,
+};

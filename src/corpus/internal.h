@@ -63,6 +63,30 @@ typedef struct corpus_payload_view {
 } corpus_payload_view;
 bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *out);
 
+/* What a record reader reads through (issue 15 item 2): corpus_records_* forward every call to
+ * its source, the parquet reader (records.c) or a component-dataset part (dataset_read.c,
+ * ds_records_source), instead of branching on the kind.  `impl` is the source's own state. */
+struct pqt_open_opts;
+typedef struct corpus_records_source {
+  vf_status (*open)(corpus_records *r, const struct pqt_open_opts *opts, void **impl,
+                    vf_error *err); /* r->file, r->spec, r->global_row_base are set */
+  int (*row_groups)(const void *impl);
+  uint64_t (*rows)(const void *impl);
+  uint64_t (*row_group_first)(const void *impl, int rg);
+  vf_status (*read)(void *impl, int rg, uint64_t from_row, corpus_batch *out, uint64_t *skipped,
+                    vf_error *err);
+  uint64_t (*bytes_read)(const void *impl);
+  bool (*payload)(const void *impl, corpus_payload_view *out);
+  void (*close)(void *impl); /* NULL ok */
+} corpus_records_source;
+/* the dataset part source (dataset_read.c) */
+extern const corpus_records_source ds_records_source;
+/*! corpus_records_file() / corpus_records_spec() / corpus_records_row_base() : what a reader was
+ *  opened over (for sources). */
+const corpus_file *corpus_records_file(const corpus_records *r);
+const corpus_record_spec *corpus_records_spec(const corpus_records *r);
+uint64_t corpus_records_row_base(const corpus_records *r);
+
 /*! corpus_batch_vectors_free() : free a batch's vector array and every buffer in it (records.c;
  *  also used by the dataset reader). */
 void corpus_batch_vectors_free(corpus_batch *b);

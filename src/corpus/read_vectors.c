@@ -65,11 +65,8 @@ typedef struct rv_shared {
 } rv_shared;
 
 static vf_status open_pqt(const corpus_file *file, int read_ahead, pqt_file **f, vf_error *err) {
-  io_source *src = NULL;
   pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = read_ahead};
-  vf_status st = corpus_open(file, &src, err);
-  if (st != VF_OK) return st;
-  return pqt_open(src, read_ahead > 0 ? &oo : NULL, f, err);
+  return corpus_open_parquet(file, read_ahead > 0 ? &oo : NULL, f, err);
 }
 
 /* Decode unit u into dst (rows*dim floats; NULL: into d's own buffer, for the first unit). */

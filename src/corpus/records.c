@@ -102,7 +102,8 @@ typedef struct rec_pay {
 } rec_pay;
 
 struct corpus_records {
-  ds_reader *ds; /* a component-dataset part: every call forwards to it (dataset_read.c) */
+  const corpus_records_source *src; /* every call forwards to it: parquet below, or a dataset part */
+  void *impl;                       /* the source's state: this reader itself for parquet */
   const corpus_file *file;
   corpus_record_spec spec;
   uint64_t global_row_base;
@@ -743,7 +744,7 @@ static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s,
       p->str_leaf = n->leaf;
   }
   vf_buf b;
-  vf_buf_init(&b, 0);
+  VF_BUF_INIT(&b, VF_BUF_MAX_TEXT); /* a quoted column name or key and ':' */
   vf_status st = vf_json_string(&b, s->column, strlen(s->column), err);
   if (st == VF_OK) st = vf_buf_append(&b, ":", 1, err);
   if (st == VF_OK) {
@@ -784,6 +785,7 @@ static vf_status add_leaf(corpus_records *r, int leaf, int *slot, vf_error *err)
 static vf_status records_open(const corpus_file *file, const corpus_record_spec *spec,
                               uint64_t global_row_base, const pqt_open_opts *opts,
                               corpus_records **out, vf_error *err);
+static const corpus_records_source pq_records_source;
 
 /* rec_vec.leaf_owned: a dense float32 list vector whose leaf slot nothing else decodes from
  * (another vector of the same column, a payload field or an id column keeps reading it after
@@ -833,104 +835,125 @@ static vf_status records_open(const corpus_file *file, const corpus_record_spec 
   r->spec = *spec;
   r->global_row_base = global_row_base;
   r->first_bad = -1;
-  vf_buf_init(&r->tmp, 0);
-  if (file->dataset) {
-    vf_status dst = ds_reader_open(file, spec, global_row_base, &r->ds, err);
-    if (dst != VF_OK) {
-      free(r);
-      return dst;
-    }
-    *out = r;
-    return VF_OK;
+  VF_BUF_INIT(&r->tmp, VF_BUF_MAX_RECORD); /* one payload member of one row (render_payload) */
+  r->src = file->dataset ? &ds_records_source : &pq_records_source;
+  vf_status st = r->src->open(r, opts, &r->impl, err);
+  if (st != VF_OK) {
+    corpus_records_close(r);
+    return st;
   }
-  io_source *src = NULL;
-  vf_status st = corpus_open(file, &src, err);
-  if (st == VF_OK) st = pqt_open(src, opts, &r->f, err);
-  if (st != VF_OK) goto fail;
+  *out = r;
+  return VF_OK;
+}
+
+/* the parquet source: open (the reader's file, leaves, vectors, payload and id columns) */
+static vf_status pq_open(corpus_records *r, const pqt_open_opts *opts, void **impl,
+                         vf_error *err) {
+  const corpus_file *file = r->file;
+  const corpus_record_spec *spec = &r->spec;
+  *impl = r;
+  vf_status st = corpus_open_parquet(file, opts, &r->f, err);
+  if (st != VF_OK) return st;
   const pqt_file_meta *m = pqt_meta(r->f);
   const pqt_schema *sc = pqt_schema_of(r->f);
   r->rg_first = vf_calloc((size_t)m->nrow_groups + 1, sizeof *r->rg_first);
   r->leaf_slot = vf_mallocarray((size_t)sc->nleaves + 1, sizeof(int));
   r->vecs = vf_calloc((size_t)spec->nvectors + 1, sizeof *r->vecs);
   r->pays = vf_calloc((size_t)spec->npayload + 1, sizeof *r->pays);
-  if (!r->rg_first || !r->leaf_slot || !r->vecs || !r->pays) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto fail;
-  }
+  if (!r->rg_first || !r->leaf_slot || !r->vecs || !r->pays)
+    return vf_error_set(err, VF_ENOMEM, "out of memory");
   for (int g = 0; g < m->nrow_groups; g++) {
-    if (m->row_groups[g].num_rows < 0) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows", pqt_name(r->f),
-                        g, m->row_groups[g].num_rows);
-      goto fail;
-    }
+    if (m->row_groups[g].num_rows < 0)
+      return vf_error_set(err, VF_ECORRUPT, "%s: row group %d has %" PRId64 " rows",
+                          pqt_name(r->f), g, m->row_groups[g].num_rows);
     r->rg_first[g + 1] = r->rg_first[g] + (uint64_t)m->row_groups[g].num_rows;
   }
   for (int l = 0; l < sc->nleaves; l++)
     r->leaf_slot[l] = -1;
   for (int i = 0; i < spec->nvectors; i++) {
     rec_vec *v = &r->vecs[i];
-    if ((st = vec_resolve(r->f, &spec->vectors[i], v, err)) != VF_OK) goto fail;
-    if ((st = add_leaf(r, v->leaf_a, &v->data_a, err)) != VF_OK) goto fail;
-    if (v->leaf_b >= 0 && (st = add_leaf(r, v->leaf_b, &v->data_b, err)) != VF_OK) goto fail;
+    if ((st = vec_resolve(r->f, &spec->vectors[i], v, err)) != VF_OK) return st;
+    if ((st = add_leaf(r, v->leaf_a, &v->data_a, err)) != VF_OK) return st;
+    if (v->leaf_b >= 0 && (st = add_leaf(r, v->leaf_b, &v->data_b, err)) != VF_OK) return st;
   }
   for (int i = 0; i < spec->npayload; i++) {
     rec_pay *p = &r->pays[i];
-    if ((st = pay_resolve(r->f, &spec->payload[i], spec->binary_as_string, p, err)) != VF_OK) goto fail;
+    if ((st = pay_resolve(r->f, &spec->payload[i], spec->binary_as_string, p, err)) != VF_OK) return st;
     const pqt_node *n = &sc->nodes[p->top];
     for (int l = n->first_leaf; l < n->first_leaf + n->nleaves; l++)
-      if ((st = add_leaf(r, l, NULL, err)) != VF_OK) goto fail;
+      if ((st = add_leaf(r, l, NULL, err)) != VF_OK) return st;
     if (p->str_leaf >= 0) p->str_data = r->leaf_slot[p->str_leaf];
   }
   if (spec->id) {
-    if ((st = corpus_idcols_resolve(r->f, spec->id, &r->ids, err)) != VF_OK) goto fail;
+    if ((st = corpus_idcols_resolve(r->f, spec->id, &r->ids, err)) != VF_OK) return st;
     for (int i = 0; i < r->ids.ncols; i++)
-      if ((st = add_leaf(r, r->ids.cols[i].leaf, NULL, err)) != VF_OK) goto fail;
+      if ((st = add_leaf(r, r->ids.cols[i].leaf, NULL, err)) != VF_OK) return st;
   }
   r->data = vf_calloc((size_t)r->nleaves + 1, sizeof *r->data);
-  if (!r->data) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    goto fail;
-  }
-  if ((st = mark_owned_leaves(r, err)) != VF_OK) goto fail;
+  if (!r->data) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  if ((st = mark_owned_leaves(r, err)) != VF_OK) return st;
   for (int i = 0; i < r->nleaves; i++)
     pqt_leaf_data_init(&r->data[i]);
-  *out = r;
-  return VF_OK;
-fail:
-  corpus_records_close(r);
-  return st;
+  return VF_OK; /* on failure the caller's corpus_records_close() frees what was made */
 }
 
-/*! corpus_records_row_groups() : row groups in the file. */
-int corpus_records_row_groups(const corpus_records *r) {
-  if (r->ds) return ds_reader_row_groups(r->ds);
+static int pq_row_groups(const void *impl) {
+  const corpus_records *r = impl;
   return pqt_meta(r->f)->nrow_groups;
 }
 
-/*! corpus_records_rows() : rows in the file (sum of its row groups). */
-uint64_t corpus_records_rows(const corpus_records *r) {
-  if (r->ds) return ds_reader_rows(r->ds);
+static uint64_t pq_rows(const void *impl) {
+  const corpus_records *r = impl;
   return r->rg_first[pqt_meta(r->f)->nrow_groups];
 }
 
-/*! corpus_records_row_group_first() : physical row of row group rg's first row (rg may be the
- *  row group count: then the file's row count). */
-uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
-  if (r->ds) return ds_reader_row_group_first(r->ds, rg);
+static uint64_t pq_row_group_first(const void *impl, int rg) {
+  const corpus_records *r = impl;
   int n = pqt_meta(r->f)->nrow_groups;
   if (rg < 0) return 0;
   return r->rg_first[rg > n ? n : rg];
 }
 
+static uint64_t pq_bytes_read(const void *impl) {
+  const corpus_records *r = impl;
+  return pqt_source(r->f)->bytes_read;
+}
+
+/*! corpus_records_row_groups() : row groups in the file. */
+int corpus_records_row_groups(const corpus_records *r) {
+  return r->src->row_groups(r->impl);
+}
+
+/*! corpus_records_rows() : rows in the file (sum of its row groups). */
+uint64_t corpus_records_rows(const corpus_records *r) {
+  return r->src->rows(r->impl);
+}
+
+/*! corpus_records_row_group_first() : physical row of row group rg's first row (rg may be the
+ *  row group count: then the file's row count). */
+uint64_t corpus_records_row_group_first(const corpus_records *r, int rg) {
+  return r->src->row_group_first(r->impl, rg);
+}
+
 /*! corpus_records_bytes_read() : bytes fetched from the file so far (footer included). */
 uint64_t corpus_records_bytes_read(const corpus_records *r) {
-  if (r->ds) return ds_reader_bytes_read(r->ds);
-  return pqt_source(r->f)->bytes_read;
+  return r->src->bytes_read(r->impl);
+}
+
+/* corpus_records_file() / corpus_records_spec() / corpus_records_row_base(): see internal.h. */
+const corpus_file *corpus_records_file(const corpus_records *r) {
+  return r->file;
+}
+const corpus_record_spec *corpus_records_spec(const corpus_records *r) {
+  return &r->spec;
+}
+uint64_t corpus_records_row_base(const corpus_records *r) {
+  return r->global_row_base;
 }
 
 /* The first dense vector whose decoded values may be handed over (NULL when none). */
 static vf_buf *owned_values(corpus_records *r) {
-  for (int i = 0; r && !r->ds && r->vecs && i < r->spec.nvectors; i++)
+  for (int i = 0; r && r->src == &pq_records_source && r->vecs && i < r->spec.nvectors; i++)
     if (r->vecs[i].leaf_owned) return &r->data[r->vecs[i].data_a].values;
   return NULL;
 }
@@ -961,11 +984,15 @@ void corpus_records_use_buffer(corpus_records *r, vf_buf *spare) {
 /*! corpus_records_close() : free the reader (NULL ok).  Batches it filled stay valid. */
 void corpus_records_close(corpus_records *r) {
   if (!r) return;
-  if (r->ds) {
-    ds_reader_close(r->ds);
-    free(r);
-    return;
-  }
+  if (r->src) r->src->close(r->impl);
+  vf_buf_free(&r->tmp);
+  free(r);
+}
+
+/* the parquet source: close (everything pq_open made, also after a partial open) */
+static void pq_close(void *impl) {
+  corpus_records *r = impl;
+  if (!r) return;
   for (int i = 0; r->vecs && i < r->spec.nvectors; i++) {
     free(r->vecs[i].conv);
     pqt_dense_free(&r->vecs[i].dense);
@@ -985,8 +1012,6 @@ void corpus_records_close(corpus_records *r) {
   free(r->leaf_slot);
   free(r->data);
   free(r->bad);
-  vf_buf_free(&r->tmp);
-  free(r);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -1181,7 +1206,13 @@ static vf_status fill_vector(corpus_records *r, const rec_vec *v, int64_t rows, 
  *  the file, the physical row, the vector and its column. */
 vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corpus_batch *out,
                               uint64_t *skipped, vf_error *err) {
-  if (r->ds) return ds_reader_read(r->ds, rg, from_row, out, skipped, err);
+  return r->src->read(r->impl, rg, from_row, out, skipped, err);
+}
+
+/* the parquet source: read (corpus_records_read) */
+static vf_status pq_read(void *impl, int rg, uint64_t from_row, corpus_batch *out,
+                         uint64_t *skipped, vf_error *err) {
+  corpus_records *r = impl;
   if (skipped) *skipped = 0;
   const pqt_file_meta *m = pqt_meta(r->f);
   if (rg < 0 || rg >= m->nrow_groups)
@@ -1284,10 +1315,12 @@ vf_status corpus_records_read(corpus_records *r, int rg, uint64_t from_row, corp
 /* corpus_records_payload_view(): see internal.h. */
 bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *out) {
   memset(out, 0, sizeof *out);
-  if (r->ds) {
-    const corpus_records *pr = ds_reader_payload(r->ds);
-    return pr && corpus_records_payload_view(pr, out);
-  }
+  return r->src->payload(r->impl, out);
+}
+
+/* the parquet source: the payload view is this reader's own decoded leaves */
+static bool pq_payload(const void *impl, corpus_payload_view *out) {
+  const corpus_records *r = impl;
   out->f = r->f;
   out->data = r->data;
   out->leaf_ids = r->leaf_ids;
@@ -1296,6 +1329,17 @@ bool corpus_records_payload_view(const corpus_records *r, corpus_payload_view *o
   out->npayload = r->spec.npayload;
   return true;
 }
+
+static const corpus_records_source pq_records_source = {
+    .open = pq_open,
+    .row_groups = pq_row_groups,
+    .rows = pq_rows,
+    .row_group_first = pq_row_group_first,
+    .read = pq_read,
+    .bytes_read = pq_bytes_read,
+    .payload = pq_payload,
+    .close = pq_close,
+};
 
 /*! corpus_batch_slice() : see corpus.h.  vec_storage must hold b->nvectors entries and outlive
  *  the view; [off, off+n) is clamped to b's rows. */

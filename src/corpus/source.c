@@ -67,7 +67,7 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
     free(m);
   }
   vf_buf y;
-  vf_buf_init(&y, 512);
+  VF_BUF_INIT(&y, VF_BUF_MAX_TEXT); /* a few lines and the path (512 bytes refused long paths) */
   vf_status st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: %s}\n"
                                "datasource:\n  type: dataset\n  id_expression: row\n"
                                "  vectors: {format: %s, path: ", dist, fmt);
@@ -82,7 +82,7 @@ static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cf
  * when present, payloads.jsonl (point i = row i = line i, ids = row numbers as closest_ids are) */
 static vf_status bundle_config(const char *uri, const char *dir, vf_config *cfg, vf_error *err) {
   vf_buf y, pl;
-  vf_buf_init(&y, 512);
+  VF_BUF_INIT(&y, VF_BUF_MAX_TEXT); /* a few lines and two paths */
   VF_BUF_INIT(&pl, VF_BUF_MAX_TEXT);
   vf_status st = vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir);
   if (st == VF_OK) st = vf_buf_append(&pl, "", 1, err);

@@ -23,10 +23,7 @@ uint64_t ev_file_rows(const pqt_file *f) {
 
 /* ev_open(): see bf_internal.h. */
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err) {
-  io_source *src = NULL;
-  vf_status st = corpus_open(file, &src, err);
-  if (st != VF_OK) return st;
-  return pqt_open(src, NULL, out, err);
+  return corpus_open_parquet(file, NULL, out, err);
 }
 
 /* ev_open_path(): see bf_internal.h. */

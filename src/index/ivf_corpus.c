@@ -62,10 +62,8 @@ static vf_status dense_column(const corpus_files *files, corpus_plan *plan, cons
   vf_status st = VF_OK;
   *out = NULL;
   for (size_t i = 0; st == VF_OK && !*out && i < files->n; i++) {
-    io_source *src = NULL;
     pqt_file *f = NULL;
-    st = corpus_open(&files->files[i], &src, err);
-    if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
+    st = corpus_open_parquet(&files->files[i], NULL, &f, err);
     int64_t nr = st == VF_OK ? pqt_meta(f)->num_rows : 0;
     if (st == VF_OK && corpus_plan_note_rows(plan, i, nr > 0 ? (uint64_t)nr : 0)) {
       pqt_close(f);

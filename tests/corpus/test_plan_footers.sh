@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Footers parsed once (issue 15 item 2; src/corpus/plan.c): a corpus of 80 files — more than
+# the 64 slots of httpsrc.c's byte cache, which used to hide the repeated footer reads — served
+# by the HF stand-in (nginx).  brute-force, load (discard store) and index build must each fetch
+# every file's footer exactly once: the planning pass parses it and every later reader opens
+# over the plan's parsed copy.  Counted from nginx's access log: a footer fetch is the reader's
+# 64 KiB tail read (a GET answered 206 with 65536 body bytes; each file here is larger than
+# that, its column chunks are not that long).  The results are checked against the same
+# commands on the local copy of the files (rows, hits, index size), so reading over kept
+# footers changes nothing they compute.
+set -u
+src=${VF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+V=${VFORGE:?set VFORGE to the vforge binary}
+PY=${VF_PY:-}
+[ -n "${VF_HF_ENDPOINT:-}" ] && [ -n "${VF_HF_ROOT:-}" ] || { echo "HF stand-in not running (VF_HF_ENDPOINT unset): skipped"; exit 77; }
+[ -n "$PY" ] && [ -x "$PY" ] && "$PY" -c 'import pyarrow, numpy' 2>/dev/null || { echo "pyarrow/numpy not available: skipped"; exit 77; }
+log=$VF_HF_ROOT/logs/access.log
+[ -f "$log" ] || { echo "no nginx access log at $log: skipped"; exit 77; }
+tmp=$(mktemp -d "${VF_TMP:-/tmp}/plan-footers.XXXXXX" 2>/dev/null || mktemp -d)
+repo="test-plan-footers-$$"
+trap 'rm -rf "$tmp" "$VF_HF_ROOT/repos/vftest/$repo" "$VF_HF_ROOT/api/vftest/$repo"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+unset HF_TOKEN VFORGE_CA_BUNDLE
+export VFORGE_REMOTE_RETRIES=2 HF_ENDPOINT=$VF_HF_ENDPOINT
+NFILES=80
+
+"$PY" - "$tmp/repo" "$tmp/q.npy" "$NFILES" <<'EOF' || { echo "cannot write the corpus"; exit 1; }
+import os, sys
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq
+out, qpath, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+os.makedirs(out)
+rng = np.random.default_rng(15)
+dim, rows = 200, 120  # ~96 KB of vectors per file: over the reader's 64 KiB tail read
+for i in range(n):
+    v = rng.standard_normal((rows, dim), dtype=np.float32)
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), dim)
+    t = pa.table({"id": pa.array(np.arange(i * rows, (i + 1) * rows, dtype=np.int64)), "emb": emb})
+    pq.write_table(t, f"{out}/part-{i:03d}.parquet", compression="none")
+np.save(qpath, rng.standard_normal((8, dim), dtype=np.float32))
+EOF
+bash "$src/tests/services/hf/publish.sh" "$tmp/repo" vftest "$repo" || { echo "publish failed"; exit 1; }
+U="hf://datasets/vftest/$repo"
+
+cat > "$tmp/load.yaml" <<EOC
+vectors:
+  emb: {type: dense, column: emb, distance: cosine}
+datasource:
+  uri: $U
+vectorstore: {type: local, path: $tmp/store, collection_name: pf}
+EOC
+
+# footers WHAT CMD...: run CMD, then every file's tail must have been fetched exactly once
+footers() {
+  local what=$1; shift
+  local before
+  before=$(wc -l < "$log")
+  "$@" > "$tmp/$what.out" 2> "$tmp/$what.err" || { fail "$what: $(tail -3 "$tmp/$what.err")"; return; }
+  tail -n +"$((before + 1))" "$log" > "$tmp/$what.log"
+  "$PY" - "$tmp/$what.log" "$repo" "$NFILES" "$what" <<'EOF' && ok "$what: each of $NFILES footers fetched once" || fail "$what: footers fetched more than once (see above)"
+import re, sys, collections
+path, repo, n, what = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tails, gets = collections.Counter(), collections.Counter()
+pat = re.compile(r'"GET /datasets/vftest/' + re.escape(repo) + r'/resolve/[^/]+/(\S+) HTTP/[^"]*" (\d+) (\d+)')
+for line in open(path):
+    m = pat.search(line)
+    if not m: continue
+    gets[m.group(1)] += 1
+    if m.group(2) == "206" and m.group(3) == "65536": tails[m.group(1)] += 1
+files = [f"part-{i:03d}.parquet" for i in range(n)]
+bad = {f: tails[f] for f in files if tails[f] != 1}
+print(f"{what}: {sum(gets.values())} GETs, {sum(tails.values())} footer reads for {n} files")
+if bad:
+    print(f"{what}: footer reads per file not 1: {dict(list(bad.items())[:8])} ({len(bad)} files)")
+    sys.exit(1)
+EOF
+}
+
+footers brute-force "$V" --quiet brute-force "$U" --queries "$tmp/q.npy" -k 5 --output "$tmp/bf_remote.parquet" --json
+footers load "$V" --quiet load run "$tmp/load.yaml" --store discard --state-dir "$tmp/state" --json
+footers index-build "$V" --quiet index build "$U" --output "$tmp/remote.ivf" --type flat --nlist 4 --json
+
+# the same commands over the local copy compute the same things
+"$V" --quiet brute-force "$tmp/repo" --queries "$tmp/q.npy" -k 5 --output "$tmp/bf_local.parquet" > /dev/null 2>&1 || fail "local brute-force"
+"$PY" - "$tmp/bf_remote.parquet" "$tmp/bf_local.parquet" <<'EOF' && ok "brute-force: the same hits as over the local files" || fail "brute-force hits differ from local"
+import sys, pyarrow.parquet as pq
+a, b = (pq.read_table(p).select(["hit_scores"]).to_pylist() for p in sys.argv[1:3])
+assert a == b and len(a) == 8, (a[:1], b[:1])
+EOF
+grep -q '"points":9600,' "$tmp/load.out" && ok "load: 9600 points sent" || fail "load: $(head -c 300 "$tmp/load.out")"
+"$V" --quiet index build "$tmp/repo" --output "$tmp/local.ivf" --type flat --nlist 4 > /dev/null 2>&1 || fail "local index build"
+[ -s "$tmp/remote.ivf" ] && [ "$(stat -c %s "$tmp/remote.ivf")" = "$(stat -c %s "$tmp/local.ivf")" ] &&
+  ok "index build: the same index size as over the local files" || fail "index sizes differ"
+
+[ $fails -eq 0 ] && echo "all plan footer checks passed" || echo "$fails check(s) failed"
+[ $fails -eq 0 ]
