@@ -19,8 +19,6 @@
 
 #include "format/pqt_reader_internal.h"
 
-#define FT_TAIL_READ (64u * 1024u) /* pqt_reader.c PQT_TAIL_READ: what pqt_open reads first */
-
 struct pqt_footer {
   uint64_t size;      /* of the file it was read from */
   uint64_t data_end;  /* first byte of the footer */
@@ -128,7 +126,7 @@ vf_status pqt_footer_of(const pqt_file *f, pqt_footer **out, vf_error *err) {
   ft->size = f->src->size;
   ft->data_end = f->data_end;
   uint64_t flen = ft->size - 8 - ft->data_end;
-  uint64_t tail = ft->size < FT_TAIL_READ ? ft->size : FT_TAIL_READ;
+  uint64_t tail = ft->size < PQT_TAIL_READ ? ft->size : PQT_TAIL_READ;
   ft->open_read = tail + (ft->size > tail ? 4 : 0) + (flen + 8 > tail ? flen : 0);
   ft->bytes = sizeof *ft;
   const pqt_row_group *rgs = f->phys_rgs ? f->phys_rgs : f->meta.row_groups;
@@ -164,22 +162,11 @@ vf_status pqt_open_footer(io_source *src, const pqt_footer *ft, const pqt_open_o
   *out = NULL;
   if (src->size != ft->size) return pqt_open(src, opts, out, err); /* not the file planned */
   const char *name = src->name ? src->name : "(parquet)";
-  pqt_file *f = vf_calloc(1, sizeof *f);
+  pqt_file *f = pr_file_new(src, opts);
   if (!f) {
     io_close(src);
     return vf_error_set(err, VF_ENOMEM, "out of memory opening a parquet file");
   }
-  f->src = src;
-  f->opts.verify_crc = pqt_verify_crc_default();
-  if (opts) f->opts = *opts;
-  if (!f->opts.max_footer) f->opts.max_footer = ((uint64_t)256 << 20);
-  f->dict_n = -1;
-  /* the scratch pqt_open() makes: each holds at most one column chunk's pages of a row group */
-  VF_BUF_INIT(&f->win, VF_BUF_MAX_BATCH);
-  VF_BUF_INIT(&f->zwin, VF_BUF_MAX_BATCH);
-  VF_BUF_INIT(&f->page, VF_BUF_MAX_BATCH);
-  VF_BUF_INIT(&f->dict, VF_BUF_MAX_BATCH);
-  VF_BUF_INIT(&f->tmp, VF_BUF_MAX_BATCH);
   f->data_end = ft->data_end;
   /* the bytes a pqt_open() of this file reads, so a reader's bytes_read (a logical count that
    * commands print) is the same whether its footer came from the plan or from the file */

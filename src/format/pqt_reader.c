@@ -57,7 +57,6 @@
 
 #include "format/pqt_reader_internal.h"
 
-#define PQT_TAIL_READ (64u * 1024u)
 #define PQT_DEFAULT_MAX_FOOTER ((uint64_t)256 << 20)
 #define PQT_MAX_INDEX_BYTES ((int64_t)64 << 20)
 
@@ -249,16 +248,10 @@ bool pqt_verify_crc_default(void) {
   return g_verify_crc;
 }
 
-/*! pqt_open() : see format.h. */
-vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf_error *err) {
-  *out = NULL;
-  vf_status st = VF_OK;
-  uint8_t *tail = NULL, *footer_copy = NULL;
+/* pr_file_new(): see pqt_reader_internal.h. */
+pqt_file *pr_file_new(io_source *src, const pqt_open_opts *opts) {
   pqt_file *f = vf_calloc(1, sizeof *f);
-  if (!f) {
-    io_close(src);
-    return vf_error_set(err, VF_ENOMEM, "out of memory opening a parquet file");
-  }
+  if (!f) return NULL;
   f->src = src;
   f->opts.verify_crc = pqt_verify_crc_default();
   f->opts.max_footer = PQT_DEFAULT_MAX_FOOTER;
@@ -272,6 +265,19 @@ vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf
   VF_BUF_INIT(&f->page, PQT_MAX_PAGE_BUF);
   VF_BUF_INIT(&f->dict, PQT_MAX_PAGE_BUF);
   VF_BUF_INIT(&f->tmp, PQT_MAX_PAGE_BUF);
+  return f;
+}
+
+/*! pqt_open() : see format.h. */
+vf_status pqt_open(io_source *src, const pqt_open_opts *opts, pqt_file **out, vf_error *err) {
+  *out = NULL;
+  vf_status st = VF_OK;
+  uint8_t *tail = NULL, *footer_copy = NULL;
+  pqt_file *f = pr_file_new(src, opts);
+  if (!f) {
+    io_close(src);
+    return vf_error_set(err, VF_ENOMEM, "out of memory opening a parquet file");
+  }
   const char *name = src->name ? src->name : "(parquet)";
   uint64_t size = src->size;
   if (size < 12) {

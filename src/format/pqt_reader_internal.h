@@ -109,6 +109,12 @@ typedef struct chunk_ctx {
 } chunk_ctx;
 
 /* pqt_reader.c: helpers */
+/* pqt_open() reads the last PQT_TAIL_READ bytes first (the footer of most files in one read);
+ * pqt_footer.c counts them for a reader opened over a kept footer */
+#define PQT_TAIL_READ (64u * 1024u)
+/* A new pqt_file over `src` with `opts` (NULL: the defaults) and its scratch buffers, nothing
+ * read yet: the common start of pqt_open() and pqt_open_footer(); NULL when out of memory. */
+pqt_file *pr_file_new(io_source *src, const pqt_open_opts *opts);
 const char *pr_leaf_path(const pqt_file *f, int leaf);
 int pr_bit_width_of(int v);
 size_t pr_count_byte(const uint8_t *p, size_t n, uint8_t v);

@@ -39,16 +39,19 @@ zeros() { for _ in $(seq "$1"); do echo '  vf_buf_init(&b, 0);'; done; }
 # the allowlist entry with the most calls (the list shrinks as files get named ceilings)
 read -r af allowed < <(awk '$1 ~ /^src\/.*\.[ch]$/ && $2 ~ /^[0-9]+$/ {print $2, $1}' "$CHK" |
   sort -rn | head -1 | awk '{print $2, $1}')
-[ -n "${allowed:-}" ] || { echo "the allowlist is empty: nothing left to check"; exit 77; }
-{ echo 'void f(void) { vf_buf b;'; zeros "$allowed"; echo '}'; } | mk at $af
-bash "$CHK" "$T/at" >/dev/null 2>&1 || fail "an allowlisted file at its count failed"
-{ echo 'void f(void) { vf_buf b;'; zeros $((allowed + 1)); echo '}'; } | mk over $af
-out=$(bash "$CHK" "$T/over" 2>&1) && fail "an allowlisted file over its count passed"
-echo "$out" | grep -q "$af may keep $allowed, has $((allowed + 1))" || fail "over-count message: $out"
-if [ "$allowed" -gt 1 ]; then
-  { echo 'void f(void) { vf_buf b;'; zeros $((allowed - 1)); echo '}'; } | mk under $af
-  out=$(bash "$CHK" "$T/under" 2>&1) || fail "an allowlisted file under its count failed: $out"
-  echo "$out" | grep -q "note: $af has $((allowed - 1)) unnamed ceilings" || fail "no note: $out"
+if [ -n "${allowed:-}" ]; then
+  { echo 'void f(void) { vf_buf b;'; zeros "$allowed"; echo '}'; } | mk at $af
+  bash "$CHK" "$T/at" >/dev/null 2>&1 || fail "an allowlisted file at its count failed"
+  { echo 'void f(void) { vf_buf b;'; zeros $((allowed + 1)); echo '}'; } | mk over $af
+  out=$(bash "$CHK" "$T/over" 2>&1) && fail "an allowlisted file over its count passed"
+  echo "$out" | grep -q "$af may keep $allowed, has $((allowed + 1))" || fail "over-count message: $out"
+  if [ "$allowed" -gt 1 ]; then
+    { echo 'void f(void) { vf_buf b;'; zeros $((allowed - 1)); echo '}'; } | mk under $af
+    out=$(bash "$CHK" "$T/under" 2>&1) || fail "an allowlisted file under its count failed: $out"
+    echo "$out" | grep -q "note: $af has $((allowed - 1)) unnamed ceilings" || fail "no note: $out"
+  fi
+else
+  echo "the allowlist is empty: its count checks have nothing to hold"
 fi
 
 # the tree itself
