@@ -244,92 +244,78 @@ static inline double fast_threshold(corpus_distance m, float w) {
   }
 }
 
-/* largest value of (fast score + 1.25 x margin) over rows [j0, j1) of one query: a float
- * upper bound used to skip whole spans before the exact double-precision test (the extra
- * quarter of the margin covers this float evaluation's own rounding) */
+/* Rows [j0, j1) (at most BF_SPAN) of one query's scores whose float upper bound (fast score +
+ * 1.25 x margin; the extra quarter of the margin covers this float evaluation's own rounding)
+ * reaches `t`: bit j - j0 of the result.  A row left out has fast score + margin below the
+ * threshold `t` was relaxed from (filter_block), so it is no candidate; a NaN bound is left out
+ * (its fast score is NaN: no candidate either).  `t` is rounded down to float, so the float test
+ * keeps every row the double test on the same bound keeps. */
+#define BF_SPAN 64
+static inline float span_value(corpus_distance m, float f, float xn, float qnm, float g) {
+  switch (m) {
+    case CORPUS_DOT: return f + g * qnm * xn;
+    case CORPUS_COSINE: return f + 4 * g;
+    case CORPUS_EUCLID: {
+      float t = qnm + xn;
+      return 2 * f - qnm * qnm - xn * xn + g * t * t;
+    }
+    default: return f - g * f; /* f <= 0: |f| = -f */
+  }
+}
+
+static float span_floor(double t) {
+  float tf = (float)t;
+  if ((double)tf > t) tf = nextafterf(tf, -INFINITY);
+  return tf;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-/* span_bound()'s loops eight rows at a time: each row's value by the same float operations in
- * the same order (no FMA), and max is exact, so the bound is bit-identical to the scalar loop's
- * (a NaN row is skipped by both: max_ps returns its second operand). */
-__attribute__((target("avx2"))) static float span_bound_avx2(corpus_distance m, const float *f,
-                                                             const float *xn, size_t j0, size_t j1,
-                                                             float qnm, float g) {
-  __m256 best = _mm256_set1_ps(-INFINITY), vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g);
+/* span_mask()'s loop eight rows at a time: each row's value by the same float operations in the
+ * same order as span_value() (no FMA: the target has none), so the mask is the scalar loop's. */
+__attribute__((target("avx2"))) static uint64_t span_mask_avx2(corpus_distance m, const float *f,
+                                                               const float *xn, size_t j0, size_t j1,
+                                                               float qnm, float g, float t) {
+  __m256 vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g), vt = _mm256_set1_ps(t);
   __m256 gq = _mm256_set1_ps(g * qnm), qq = _mm256_set1_ps(qnm * qnm), two = _mm256_set1_ps(2.0f);
+  __m256 g4 = _mm256_set1_ps(4 * g);
+  uint64_t mask = 0;
   size_t j = j0;
   for (; j + 8 <= j1; j += 8) {
     __m256 vf = _mm256_loadu_ps(f + j), v;
     switch (m) {
       case CORPUS_DOT: v = _mm256_add_ps(vf, _mm256_mul_ps(gq, _mm256_loadu_ps(xn + j))); break;
-      case CORPUS_COSINE: v = vf; break;
+      case CORPUS_COSINE: v = _mm256_add_ps(vf, g4); break;
       case CORPUS_EUCLID: {
-        __m256 x = _mm256_loadu_ps(xn + j), t = _mm256_add_ps(vq, x);
+        __m256 x = _mm256_loadu_ps(xn + j), tt = _mm256_add_ps(vq, x);
         v = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(two, vf), qq), _mm256_mul_ps(x, x));
-        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, t), t));
+        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, tt), tt));
         break;
       }
       default: v = _mm256_sub_ps(vf, _mm256_mul_ps(vg, vf)); break;
     }
-    best = _mm256_max_ps(v, best);
+    uint64_t b = (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, vt, _CMP_GE_OQ));
+    mask |= b << (j - j0);
   }
-  float lanes[8], b = -INFINITY;
-  _mm256_storeu_ps(lanes, best);
-  for (int l = 0; l < 8; l++) b = lanes[l] > b ? lanes[l] : b;
-  for (; j < j1; j++) {
-    float v;
-    switch (m) {
-      case CORPUS_DOT: v = f[j] + g * qnm * xn[j]; break;
-      case CORPUS_COSINE: v = f[j]; break;
-      case CORPUS_EUCLID: {
-        float t = qnm + xn[j];
-        v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
-        break;
-      }
-      default: v = f[j] - g * f[j]; break;
-    }
-    b = v > b ? v : b;
-  }
-  return m == CORPUS_COSINE ? b + 4 * g : b;
+  for (; j < j1; j++)
+    if (span_value(m, f[j], xn[j], qnm, g) >= t) mask |= (uint64_t)1 << (j - j0);
+  return mask;
 }
 #endif
 
-static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1, float qnm) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (s->kern->simd != IDX_SIMD_SCALAR)
-    return span_bound_avx2(s->metric, f, s->xnorm + r0, j0, j1, qnm, (float)(s->gamma * 1.25));
-#endif
-  float g = (float)(s->gamma * 1.25), best = -INFINITY;
+static uint64_t span_mask(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1,
+                          float qnm, double thr) {
+  float g = (float)(s->gamma * 1.25), t = span_floor(thr);
   const float *xn = s->xnorm + r0;
-  switch (s->metric) {
-    case CORPUS_DOT:
-      for (size_t j = j0; j < j1; j++) {
-        float v = f[j] + g * qnm * xn[j];
-        best = v > best ? v : best;
-      }
-      break;
-    case CORPUS_COSINE:
-      for (size_t j = j0; j < j1; j++) best = f[j] > best ? f[j] : best;
-      best += 4 * g;
-      break;
-    case CORPUS_EUCLID:
-      for (size_t j = j0; j < j1; j++) {
-        float t = qnm + xn[j];
-        float v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
-        best = v > best ? v : best;
-      }
-      break;
-    default:
-      for (size_t j = j0; j < j1; j++) {
-        float v = f[j] - g * f[j]; /* f <= 0: |f| = -f */
-        best = v > best ? v : best;
-      }
-      break;
-  }
-  return best;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (s->kern->simd != IDX_SIMD_SCALAR) return span_mask_avx2(s->metric, f, xn, j0, j1, qnm, g, t);
+#endif
+  uint64_t mask = 0;
+  for (size_t j = j0; j < j1; j++)
+    if (span_value(s->metric, f[j], xn[j], qnm, g) >= t) mask |= (uint64_t)1 << (j - j0);
+  return mask;
 }
 
-#define BF_SPAN 64
 
 /* the fast score of query qi and block row rj (f: the sgemm / L1 value) and its error margin */
 static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f, double *margin) {
@@ -391,12 +377,11 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
       float kth = bf_kth(s, h, qi);
       double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
       if (tlow > thr) thr = tlow;
-      if (thr > -INFINITY) {
-        double b = span_bound(s, row, r0, j0, j1, (float)qnm);
-        if (b < thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)) continue;
-      }
-      for (size_t j = j0; j < j1; j++) {
-        size_t rj = r0 + j;
+      uint64_t live = j1 - j0 < 64 ? ((uint64_t)1 << (j1 - j0)) - 1 : ~(uint64_t)0;
+      if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm,
+                                            thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20));
+      for (; live; live &= live - 1) {
+        size_t j = j0 + (size_t)__builtin_ctzll(live), rj = r0 + j;
         double margin, f = bf_fast(s, qi, rj, row[j], &margin);
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
