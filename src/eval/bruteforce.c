@@ -72,9 +72,17 @@ typedef struct bf_worker {
   size_t r0, r1;       /* the rows of the current block it scores now */
   float *c;            /* min(nq, BF_QB) * BF_RB scores */
   idx_topk *heaps;     /* its own top k per query (worker 0: s->heaps), merged by bf_workers_merge */
-  uint32_t *cand;      /* BF_RB: one query's candidates in the current tile (filter_block) */
-  float *low;          /* lowk: a min-heap of the tile's best lower bounds (0: none, k too large) */
+  /* per query of the current query tile (span = min(nq, BF_QB) of them): the candidates not
+   * re-scored yet (block row, sgemm value; BF_PEND each), and a min-heap of the lowk best lower
+   * bounds of the candidates seen since the last flush (lowk 0: none, k too large) */
+  uint32_t *prow;
+  float *pval;
+  uint32_t *npend;
+  float *low;
+  uint32_t *nlow;
+  double *tlow;
   size_t lowk;
+  bool pending;        /* some query holds candidates (bf_flush before the block's rows go) */
   uint64_t rescored;
 } bf_worker;
 
@@ -87,7 +95,8 @@ typedef struct bf_worker {
  * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
  * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
 #define BF_RT_MIN 256
-#define BF_LOW_K 1024 /* the tile's lower-bound heap (filter_block) is kept for k up to this */
+#define BF_LOW_K 1024 /* the lower-bound heap (filter_block) is kept for k up to this */
+#define BF_PEND 512   /* candidates per query held for re-scoring (filter_block) */
 static size_t bf_chunk_rows(size_t nrows, int threads) {
   if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
   size_t t = (size_t)threads, n = (nrows + BF_RB - 1) / BF_RB;
@@ -107,10 +116,18 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
     wk[t].heaps = s->heaps;
     if (multi) continue;
     wk[t].c = vf_mallocarray((size_t)(span ? span : 1) * BF_RB, sizeof(float));
-    wk[t].cand = vf_mallocarray(BF_RB, sizeof *wk[t].cand);
+    size_t nsp = (size_t)(span ? span : 1);
     wk[t].lowk = k <= BF_LOW_K ? k : 0;
-    wk[t].low = vf_mallocarray(BF_LOW_K, sizeof *wk[t].low);
-    if (!wk[t].c || !wk[t].cand || !wk[t].low) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    wk[t].prow = vf_mallocarray(nsp * BF_PEND, sizeof *wk[t].prow);
+    wk[t].pval = vf_mallocarray(nsp * BF_PEND, sizeof *wk[t].pval);
+    wk[t].npend = vf_calloc(nsp, sizeof *wk[t].npend);
+    wk[t].low = vf_mallocarray(nsp * (wk[t].lowk ? wk[t].lowk : 1), sizeof *wk[t].low);
+    wk[t].nlow = vf_calloc(nsp, sizeof *wk[t].nlow);
+    wk[t].tlow = vf_mallocarray(nsp, sizeof *wk[t].tlow);
+    if (!wk[t].c || !wk[t].prow || !wk[t].pval || !wk[t].npend || !wk[t].low || !wk[t].nlow ||
+        !wk[t].tlow)
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nsp; i++) wk[t].tlow[i] = -INFINITY;
     if (t == 0) continue;
     wk[t].heaps = vf_calloc(s->nq ? s->nq : 1, sizeof(idx_topk));
     if (!wk[t].heaps) return vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -173,8 +190,12 @@ static vf_status bf_workers_merge(bf_worker *wk, int threads, vf_error *err) {
 static void bf_workers_free(bf_worker *wk, int threads) {
   for (int t = 0; wk && t < threads; t++) {
     free(wk[t].c);
-    free(wk[t].cand);
+    free(wk[t].prow);
+    free(wk[t].pval);
+    free(wk[t].npend);
     free(wk[t].low);
+    free(wk[t].nlow);
+    free(wk[t].tlow);
     if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
     for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
     free(wk[t].heaps);
@@ -355,23 +376,83 @@ static void low_push(float *low, size_t *n, size_t k, float v) {
   low[i] = v;
 }
 
-/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k, in two
- * passes.  The first keeps the rows whose fast score plus margin reaches the threshold: the
- * K-th best exact score known (bf_kth), or — once k rows of this tile have passed — the K-th
- * best of their lower bounds (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a
- * row below it scores strictly less, in float, than k others and is no hit even on a tie).
- * The second re-scores, exactly, only the kept rows that still reach the tile's final
- * threshold: the tile's first rows are no longer all re-scored while the heap fills. */
+#define BF_AHEAD 4 /* candidates between a row's prefetch and its re-scoring */
+static inline void bf_prefetch_row(const float *x, size_t d) {
+  for (size_t o = 0; o < d; o += 16) __builtin_prefetch(x + o);
+}
+
+/* Re-score, exactly, query qa + i's pending candidates that still reach its threshold (the
+ * K-th best exact score known, or the K-th best lower bound of filter_block), and forget them
+ * (`reset`: the lower bounds too, before the next query tile or block). */
+static void bf_flush_query(bf_worker *wk, uint64_t qa, size_t i, bool reset) {
+  bf_scan *s = wk->s;
+  size_t d = s->d, np = wk->npend[i];
+  uint64_t qi = qa + i;
+  idx_topk *h = &wk->heaps[qi];
+  uint32_t *pr = wk->prow + i * BF_PEND;
+  float *pv = wk->pval + i * BF_PEND;
+  double tlow = wk->tlow[i];
+  /* the threshold only rises: keep those that reach it now, then re-score them in order, the
+   * rows a few candidates ahead prefetched (the block's rows are no longer in cache) */
+  float kth = bf_kth(s, h, qi);
+  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+  if (tlow > thr) thr = tlow;
+  size_t nk = 0;
+  for (size_t c = 0; c < np; c++) {
+    double margin, f = bf_fast(s, qi, pr[c], pv[c], &margin);
+    if (!(f + margin >= thr)) continue;
+    pr[nk] = pr[c];
+    pv[nk++] = pv[c];
+  }
+  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)pr[c] * d, d);
+  for (size_t c = 0; c < nk; c++) {
+    size_t rj = pr[c];
+    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)pr[c + BF_AHEAD] * d, d);
+    kth = bf_kth(s, h, qi);
+    thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+    if (tlow > thr) thr = tlow;
+    double margin, f = bf_fast(s, qi, rj, pv[c], &margin);
+    if (!(f + margin >= thr)) continue;
+    int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+    float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
+    wk->rescored++;
+    idx_topk_push(h, e, key);
+    if (h->n == h->k) bf_raise(s, h, qi);
+  }
+  wk->npend[i] = 0;
+  if (!reset) return;
+  wk->nlow[i] = 0;
+  wk->tlow[i] = -INFINITY;
+}
+
+/* every pending candidate of the worker's current query tile (from query qa), before the block's
+ * rows are released or the next query tile starts */
+static void bf_flush(bf_worker *wk, uint64_t qa) {
+  if (!wk->pending) return;
+  uint64_t n = wk->s->nq - qa < BF_QB ? wk->s->nq - qa : BF_QB;
+  for (size_t i = 0; i < (size_t)n; i++) bf_flush_query(wk, qa, i, true);
+  wk->pending = false;
+}
+
+/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k: those
+ * whose fast score plus margin reaches the threshold: the K-th best exact score known (bf_kth),
+ * or — once k candidates have passed since the last flush — the K-th best of their lower bounds
+ * (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a row below it scores strictly
+ * less, in float, than k others and is no hit even on a tie).  They are held (BF_PEND per query)
+ * and re-scored, exactly, by bf_flush_query() when the query's list is full or at the end of the
+ * block, only if they still reach the threshold then: the first rows of a block are no longer
+ * all re-scored while the heap fills. */
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
-  size_t d = s->d;
+  wk->pending = true;
   for (size_t i = 0; i < nqb; i++) {
     uint64_t qi = qa + i;
     idx_topk *h = &wk->heaps[qi];
     const float *row = wk->c + i * nr;
     double qnm = s->qnorm[qi];
-    size_t nc = 0, nlow = 0;
-    double tlow = -INFINITY;
+    float *low = wk->low + i * wk->lowk;
+    size_t nlow = wk->nlow[i];
+    double tlow = wk->tlow[i];
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
       float kth = bf_kth(s, h, qi);
@@ -388,34 +469,28 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
         if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
-        wk->cand[nc++] = (uint32_t)j;
+        if (wk->npend[i] == BF_PEND) {
+          wk->tlow[i] = tlow;
+          bf_flush_query(wk, qa, i, false);
+          kth = bf_kth(s, h, qi);
+          thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+          if (tlow > thr) thr = tlow;
+        }
+        size_t p = i * BF_PEND + wk->npend[i]++;
+        wk->prow[p] = (uint32_t)rj;
+        wk->pval[p] = row[j];
         if (!wk->lowk) continue;
-        low_push(wk->low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
+        low_push(low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
         if (nlow == wk->lowk) {
-          double l = wk->low[0];
+          double l = low[0];
           l -= fabs(l) * 0x1p-19 + 1e-30;
           if (l > tlow) tlow = l;
           if (tlow > thr) thr = tlow;
         }
       }
     }
-    for (size_t c = 0; c < nc; c++) {
-      size_t j = wk->cand[c], rj = r0 + j;
-      if (c + 1 < nc) {
-        const float *nx = s->x + (r0 + wk->cand[c + 1]) * d;
-        for (size_t o = 0; o < d; o += 16) __builtin_prefetch(nx + o);
-      }
-      float kth = bf_kth(s, h, qi);
-      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-      if (tlow > thr) thr = tlow;
-      double margin, f = bf_fast(s, qi, rj, row[j], &margin);
-      if (!(f + margin >= thr)) continue;
-      int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-      float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
-      wk->rescored++;
-      idx_topk_push(h, e, key);
-      if (h->n == h->k) bf_raise(s, h, qi);
-    }
+    wk->nlow[i] = (uint32_t)nlow;
+    wk->tlow[i] = tlow;
   }
 }
 
@@ -440,6 +515,8 @@ static void *worker_run(void *arg) {
       }
       filter_block(wk, qa, nqb, r0, nr);
     }
+    /* one query tile: its candidates wait for the worker's next chunks (score_block flushes) */
+    if (s->nq > BF_QB) bf_flush(wk, qa);
   }
   return NULL;
 }
@@ -1124,7 +1201,9 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t fixed = qvecs * (d * 4 * (cos ? 2 : 1) + 16) +
                    q->n * (uint64_t)o->k * (sizeof(idx_hit) + sizeof(ev_hit) + sizeof(char *) + 4);
   uint64_t span = q->kind == CORPUS_VEC_DENSE ? (q->n < BF_QB ? q->n : BF_QB) : 1;
-  uint64_t per_worker = span * BF_RB * sizeof(float);
+  /* a worker's score tile, and per query of it the pending candidates and lower bounds */
+  uint64_t lowk = o->k <= BF_LOW_K ? o->k : 1;
+  uint64_t per_worker = span * (BF_RB * sizeof(float) + BF_PEND * 8 + lowk * sizeof(float) + 16);
   uint64_t need1 = fixed + 2 * slot + per_worker;
   if (need1 > budget) {
     char a[32], b[32], c[32], e[32], f[32];
@@ -1164,10 +1243,21 @@ static void score_chunk(void *arg, size_t c, int w) {
   worker_run(wk);
 }
 
+/* worker c's pending candidates (any thread may run it: the worker's state is data) */
+static void flush_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  bf_block_job *j = arg;
+  bf_flush(&j->wk[c], 0);
+}
+
 static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error *err) {
   if (nrows == 0) return VF_OK;
+  if (nrows > UINT32_MAX) /* filter_block holds block rows as uint32 */
+    return vf_error_set(err, VF_EUNSUPPORTED, "brute-force: a block of %zu rows (at most %" PRIu32
+                        " are scored at once: write smaller row groups)", nrows, UINT32_MAX);
   bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
   vf_status st = vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
+  if (st == VF_OK) st = vf_pool_for((size_t)threads, threads, flush_chunk, &j, err);
   return st == VF_OK ? bf_workers_merge(wk, threads, err) : st;
 }
 
@@ -1501,7 +1591,32 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
 
 /* ------------------------------------------------------- vectors in memory */
 
-#define BF_MATRIX_BLOCK 16384 /* rows scored per block (the norms, and for cosine their copy) */
+/* Rows scored per block: for cosine the rows' normalised copy is made per block; the other
+ * metrics score the caller's matrix in place and keep only 12 bytes of norms per row, so one block
+ * of up to BF_MATRIX_ROWS rows (candidates are re-scored once per block: fewer in larger ones). */
+#define BF_MATRIX_BLOCK 16384
+#define BF_MATRIX_ROWS ((size_t)1 << 22)
+#define BF_NORM_ROWS 2048 /* rows per chunk of the norms' pool loop */
+
+typedef struct bf_norm_job {
+  const float *x;  /* the block's rows */
+  size_t nr, d;
+  double *xx;
+  float *xnorm, *xn; /* xn: cosine's normalised copy, else NULL */
+} bf_norm_job;
+
+static void norm_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  const bf_norm_job *j = arg;
+  size_t a = c * BF_NORM_ROWS, b = j->nr - a < BF_NORM_ROWS ? j->nr : a + BF_NORM_ROWS;
+  for (size_t r = a; r < b; r++) {
+    j->xx[r] = sumsq(j->x + r * j->d, j->d);
+    j->xnorm[r] = (float)sqrt(j->xx[r]);
+  }
+  if (!j->xn) return;
+  memcpy(j->xn + a * j->d, j->x + a * j->d, sizeof(float) * j->d * (b - a));
+  idx_normalize_rows(j->xn + a * j->d, b - a, j->d);
+}
 
 /* eval_brute_force_matrix(): see eval.h.  The scan of eval_brute_force over blocks of a matrix:
  * the same fast filter and exact re-scoring (worker_run / filter_block), keys = row numbers. */
@@ -1524,7 +1639,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active(),
                .flt = &no_filters};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
-  size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
+  size_t most = cos ? BF_MATRIX_BLOCK : BF_MATRIX_ROWS;
+  size_t blk = n < most ? (size_t)(n ? n : 1) : most;
   s.qq = vf_mallocarray(nq, sizeof(double));
   s.qnorm = vf_mallocarray(nq, sizeof(float));
   s.heaps = vf_calloc(nq, sizeof(idx_topk));
@@ -1559,14 +1675,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     if ((st = vf_check_cancel(err)) != VF_OK) break;
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
     const float *xb = x + r0 * d;
-    for (size_t j = 0; j < nr; j++) {
-      xx[j] = sumsq(xb + j * d, d);
-      xnorm[j] = (float)sqrt(xx[j]);
-    }
-    if (cos) {
-      memcpy(xn, xb, sizeof(float) * d * nr);
-      idx_normalize_rows(xn, nr, d);
-    }
+    bf_norm_job nj = {xb, nr, d, xx, xnorm, cos ? xn : NULL};
+    st = vf_pool_for((nr + BF_NORM_ROWS - 1) / BF_NORM_ROWS, threads, norm_chunk, &nj, err);
+    if (st != VF_OK) break;
     s.x = xb;
     s.xn = cos ? xn : xb;
     s.xx = xx;
