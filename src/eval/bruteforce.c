@@ -1257,8 +1257,10 @@ static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error 
                         " are scored at once: write smaller row groups)", nrows, UINT32_MAX);
   bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
   vf_status st = vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
-  if (st == VF_OK) st = vf_pool_for((size_t)threads, threads, flush_chunk, &j, err);
-  return st == VF_OK ? bf_workers_merge(wk, threads, err) : st;
+  if (st != VF_OK) return st;
+  st = vf_pool_for((size_t)threads, threads, flush_chunk, &j, err);
+  if (st != VF_OK) return st;
+  return bf_workers_merge(wk, threads, err);
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
