@@ -13,8 +13,9 @@
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
  * a candidate when its fast score plus a rigorous error margin (gamma = (d+16) * 2^-21, well
  * above the d*u bound of a float dot product, scaled by |q||x|, (|q|+|x|)^2 or the L1 itself)
- * reaches the current K-th best exact score (or, within a tile, the K-th best lower bound of the
- * tile's candidates: filter_block).  Every candidate is then re-scored by one exact
+ * reaches the current K-th best exact score (or the K-th best lower bound of the candidates the
+ * worker holds: filter_block).  Candidates wait per query until the end of the block (or until
+ * BF_PEND of them wait); those that still reach the threshold then are re-scored by one exact
  * kernel (bf_exact.c: double accumulation in a fixed order, the same bits on every CPU) and
  * rounded to float, and kept in a per-query heap ordered by (score, point id).  The result
  * therefore depends only on the data: byte-
@@ -86,8 +87,8 @@ typedef struct bf_worker {
   uint64_t rescored;
 } bf_worker;
 
-/* Rows per chunk of one block's scoring loop: on one thread the whole block (the order a single
- * thread always used); else as few chunks of at most BF_RB rows as give every worker the same
+/* Rows per chunk of one block's scoring loop: on one thread BF_RT_ONE rows (whole tiles, in the
+ * order a single thread always used; the pool checks for cancellation between chunks); else as few chunks of at most BF_RB rows as give every worker the same
  * number, at least 2 (so a worker slowed by a busy core leaves its share to the others), but at
  * least BF_RT_MIN rows: the BLAS packs the queries once per call, so fewer, larger calls
  * spend less on packing.  A chunk scores its rows against every
@@ -95,10 +96,12 @@ typedef struct bf_worker {
  * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
  * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
 #define BF_RT_MIN 256
+#define BF_RT_ONE (8 * BF_RB) /* rows per chunk on one thread */
 #define BF_LOW_K 1024 /* the lower-bound heap (filter_block) is kept for k up to this */
 #define BF_PEND 512   /* candidates per query held for re-scoring (filter_block) */
 static size_t bf_chunk_rows(size_t nrows, int threads) {
-  if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
+  if (threads <= 1 || nrows <= BF_RT_MIN) /* one thread: chunks of whole tiles (cancel points) */
+    return nrows < BF_RT_ONE ? (nrows ? nrows : 1) : BF_RT_ONE;
   size_t t = (size_t)threads, n = (nrows + BF_RB - 1) / BF_RB;
   n = (n + t - 1) / t * t;
   if (n < 2 * t) n = 2 * t;
