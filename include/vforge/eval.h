@@ -109,8 +109,9 @@ void eval_bf_hits_free(eval_bf_hits *h); /* zeroed ok */
  *  row-major, dim d), with the same scoring as eval_brute_force (fast sgemm filter, every
  *  candidate re-scored by the fixed-order exact kernel, so the result does not depend on
  *  `threads`); hit keys are row numbers (ties: the lower row first).  hits[q*k + i], i < counts[q].
- *  Rows are scored in blocks, so memory beyond the inputs is one block (cosine: normalised).
- *  Polls vf_check_cancel() between blocks.
+ *  Rows are scored in blocks: memory beyond the inputs is 12 bytes of norms per row of a block
+ *  of up to 2^22 rows (cosine: blocks of 16384 rows, normalised copies).  Polls
+ *  vf_check_cancel() between blocks and between chunks of rows.
  *  @return : VF_EUSAGE for k, d or n out of range; VF_ECORRUPT for a NaN or infinite query;
  *            VF_ECANCELED when cancelled; VF_ENOMEM. */
 vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, uint64_t nq,

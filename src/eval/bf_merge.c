@@ -215,8 +215,10 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   vf_buf mv, si;
-  vf_buf_init(&mv, 0);
-  vf_buf_init(&si, 0);
+  /* the queries' multivector / sparse values and sparse indices: at most EV_MAX_QUERIES rows
+   * (checked above), each a vector the record reader already bounded */
+  VF_BUF_INIT(&mv, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&si, VF_BUF_MAX_ROWS_HELD);
   ev_pair *tmp = NULL;
   size_t tmp_cap = 0;
   if (st == VF_OK && q->kind != CORPUS_VEC_DENSE) {

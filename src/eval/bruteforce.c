@@ -13,8 +13,9 @@
  * Those fast scores only FILTER: BLAS rounding depends on matrix shapes and blocking, so a row is
  * a candidate when its fast score plus a rigorous error margin (gamma = (d+16) * 2^-21, well
  * above the d*u bound of a float dot product, scaled by |q||x|, (|q|+|x|)^2 or the L1 itself)
- * reaches the current K-th best exact score (or, within a tile, the K-th best lower bound of the
- * tile's candidates: filter_block).  Every candidate is then re-scored by one exact
+ * reaches the current K-th best exact score (or the K-th best lower bound of the candidates the
+ * worker holds: filter_block).  Candidates wait per query until the end of the block (or until
+ * BF_PEND of them wait); those that still reach the threshold then are re-scored by one exact
  * kernel (bf_exact.c: double accumulation in a fixed order, the same bits on every CPU) and
  * rounded to float, and kept in a per-query heap ordered by (score, point id).  The result
  * therefore depends only on the data: byte-
@@ -72,14 +73,22 @@ typedef struct bf_worker {
   size_t r0, r1;       /* the rows of the current block it scores now */
   float *c;            /* min(nq, BF_QB) * BF_RB scores */
   idx_topk *heaps;     /* its own top k per query (worker 0: s->heaps), merged by bf_workers_merge */
-  uint32_t *cand;      /* BF_RB: one query's candidates in the current tile (filter_block) */
-  float *low;          /* lowk: a min-heap of the tile's best lower bounds (0: none, k too large) */
+  /* per query of the current query tile (span = min(nq, BF_QB) of them): the candidates not
+   * re-scored yet (block row, sgemm value; BF_PEND each), and a min-heap of the lowk best lower
+   * bounds of the candidates seen since the last flush (lowk 0: none, k too large) */
+  uint32_t *prow;
+  float *pval;
+  uint32_t *npend;
+  float *low;
+  uint32_t *nlow;
+  double *tlow;
   size_t lowk;
+  bool pending;        /* some query holds candidates (bf_flush before the block's rows go) */
   uint64_t rescored;
 } bf_worker;
 
-/* Rows per chunk of one block's scoring loop: on one thread the whole block (the order a single
- * thread always used); else as few chunks of at most BF_RB rows as give every worker the same
+/* Rows per chunk of one block's scoring loop: on one thread BF_RT_ONE rows (whole tiles, in the
+ * order a single thread always used; the pool checks for cancellation between chunks); else as few chunks of at most BF_RB rows as give every worker the same
  * number, at least 2 (so a worker slowed by a busy core leaves its share to the others), but at
  * least BF_RT_MIN rows: the BLAS packs the queries once per call, so fewer, larger calls
  * spend less on packing.  A chunk scores its rows against every
@@ -87,9 +96,12 @@ typedef struct bf_worker {
  * each row and each query once per tile.  Each worker keeps its own heaps; the k-th best exact
  * score any worker has reached for a query is shared (s->bound) as the filter's threshold. */
 #define BF_RT_MIN 256
-#define BF_LOW_K 1024 /* the tile's lower-bound heap (filter_block) is kept for k up to this */
+#define BF_RT_ONE (8 * BF_RB) /* rows per chunk on one thread */
+#define BF_LOW_K 1024 /* the lower-bound heap (filter_block) is kept for k up to this */
+#define BF_PEND 512   /* candidates per query held for re-scoring (filter_block) */
 static size_t bf_chunk_rows(size_t nrows, int threads) {
-  if (threads <= 1 || nrows <= BF_RT_MIN) return nrows ? nrows : 1;
+  if (threads <= 1 || nrows <= BF_RT_MIN) /* one thread: chunks of whole tiles (cancel points) */
+    return nrows < BF_RT_ONE ? (nrows ? nrows : 1) : BF_RT_ONE;
   size_t t = (size_t)threads, n = (nrows + BF_RB - 1) / BF_RB;
   n = (n + t - 1) / t * t;
   if (n < 2 * t) n = 2 * t;
@@ -107,10 +119,18 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
     wk[t].heaps = s->heaps;
     if (multi) continue;
     wk[t].c = vf_mallocarray((size_t)(span ? span : 1) * BF_RB, sizeof(float));
-    wk[t].cand = vf_mallocarray(BF_RB, sizeof *wk[t].cand);
+    size_t nsp = (size_t)(span ? span : 1);
     wk[t].lowk = k <= BF_LOW_K ? k : 0;
-    wk[t].low = vf_mallocarray(BF_LOW_K, sizeof *wk[t].low);
-    if (!wk[t].c || !wk[t].cand || !wk[t].low) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    wk[t].prow = vf_mallocarray(nsp * BF_PEND, sizeof *wk[t].prow);
+    wk[t].pval = vf_mallocarray(nsp * BF_PEND, sizeof *wk[t].pval);
+    wk[t].npend = vf_calloc(nsp, sizeof *wk[t].npend);
+    wk[t].low = vf_mallocarray(nsp * (wk[t].lowk ? wk[t].lowk : 1), sizeof *wk[t].low);
+    wk[t].nlow = vf_calloc(nsp, sizeof *wk[t].nlow);
+    wk[t].tlow = vf_mallocarray(nsp, sizeof *wk[t].tlow);
+    if (!wk[t].c || !wk[t].prow || !wk[t].pval || !wk[t].npend || !wk[t].low || !wk[t].nlow ||
+        !wk[t].tlow)
+      return vf_error_set(err, VF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nsp; i++) wk[t].tlow[i] = -INFINITY;
     if (t == 0) continue;
     wk[t].heaps = vf_calloc(s->nq ? s->nq : 1, sizeof(idx_topk));
     if (!wk[t].heaps) return vf_error_set(err, VF_ENOMEM, "out of memory");
@@ -173,8 +193,12 @@ static vf_status bf_workers_merge(bf_worker *wk, int threads, vf_error *err) {
 static void bf_workers_free(bf_worker *wk, int threads) {
   for (int t = 0; wk && t < threads; t++) {
     free(wk[t].c);
-    free(wk[t].cand);
+    free(wk[t].prow);
+    free(wk[t].pval);
+    free(wk[t].npend);
     free(wk[t].low);
+    free(wk[t].nlow);
+    free(wk[t].tlow);
     if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
     for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
     free(wk[t].heaps);
@@ -244,92 +268,78 @@ static inline double fast_threshold(corpus_distance m, float w) {
   }
 }
 
-/* largest value of (fast score + 1.25 x margin) over rows [j0, j1) of one query: a float
- * upper bound used to skip whole spans before the exact double-precision test (the extra
- * quarter of the margin covers this float evaluation's own rounding) */
+/* Rows [j0, j1) (at most BF_SPAN) of one query's scores whose float upper bound (fast score +
+ * 1.25 x margin; the extra quarter of the margin covers this float evaluation's own rounding)
+ * reaches `t`: bit j - j0 of the result.  A row left out has fast score + margin below the
+ * threshold `t` was relaxed from (filter_block), so it is no candidate; a NaN bound is left out
+ * (its fast score is NaN: no candidate either).  `t` is rounded down to float, so the float test
+ * keeps every row the double test on the same bound keeps. */
+#define BF_SPAN 64
+static inline float span_value(corpus_distance m, float f, float xn, float qnm, float g) {
+  switch (m) {
+    case CORPUS_DOT: return f + g * qnm * xn;
+    case CORPUS_COSINE: return f + 4 * g;
+    case CORPUS_EUCLID: {
+      float t = qnm + xn;
+      return 2 * f - qnm * qnm - xn * xn + g * t * t;
+    }
+    default: return f - g * f; /* f <= 0: |f| = -f */
+  }
+}
+
+static float span_floor(double t) {
+  float tf = (float)t;
+  if ((double)tf > t) tf = nextafterf(tf, -INFINITY);
+  return tf;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-/* span_bound()'s loops eight rows at a time: each row's value by the same float operations in
- * the same order (no FMA), and max is exact, so the bound is bit-identical to the scalar loop's
- * (a NaN row is skipped by both: max_ps returns its second operand). */
-__attribute__((target("avx2"))) static float span_bound_avx2(corpus_distance m, const float *f,
-                                                             const float *xn, size_t j0, size_t j1,
-                                                             float qnm, float g) {
-  __m256 best = _mm256_set1_ps(-INFINITY), vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g);
+/* span_mask()'s loop eight rows at a time: each row's value by the same float operations in the
+ * same order as span_value() (no FMA: the target has none), so the mask is the scalar loop's. */
+__attribute__((target("avx2"))) static uint64_t span_mask_avx2(corpus_distance m, const float *f,
+                                                               const float *xn, size_t j0, size_t j1,
+                                                               float qnm, float g, float t) {
+  __m256 vq = _mm256_set1_ps(qnm), vg = _mm256_set1_ps(g), vt = _mm256_set1_ps(t);
   __m256 gq = _mm256_set1_ps(g * qnm), qq = _mm256_set1_ps(qnm * qnm), two = _mm256_set1_ps(2.0f);
+  __m256 g4 = _mm256_set1_ps(4 * g);
+  uint64_t mask = 0;
   size_t j = j0;
   for (; j + 8 <= j1; j += 8) {
     __m256 vf = _mm256_loadu_ps(f + j), v;
     switch (m) {
       case CORPUS_DOT: v = _mm256_add_ps(vf, _mm256_mul_ps(gq, _mm256_loadu_ps(xn + j))); break;
-      case CORPUS_COSINE: v = vf; break;
+      case CORPUS_COSINE: v = _mm256_add_ps(vf, g4); break;
       case CORPUS_EUCLID: {
-        __m256 x = _mm256_loadu_ps(xn + j), t = _mm256_add_ps(vq, x);
+        __m256 x = _mm256_loadu_ps(xn + j), tt = _mm256_add_ps(vq, x);
         v = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(two, vf), qq), _mm256_mul_ps(x, x));
-        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, t), t));
+        v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_mul_ps(vg, tt), tt));
         break;
       }
       default: v = _mm256_sub_ps(vf, _mm256_mul_ps(vg, vf)); break;
     }
-    best = _mm256_max_ps(v, best);
+    uint64_t b = (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, vt, _CMP_GE_OQ));
+    mask |= b << (j - j0);
   }
-  float lanes[8], b = -INFINITY;
-  _mm256_storeu_ps(lanes, best);
-  for (int l = 0; l < 8; l++) b = lanes[l] > b ? lanes[l] : b;
-  for (; j < j1; j++) {
-    float v;
-    switch (m) {
-      case CORPUS_DOT: v = f[j] + g * qnm * xn[j]; break;
-      case CORPUS_COSINE: v = f[j]; break;
-      case CORPUS_EUCLID: {
-        float t = qnm + xn[j];
-        v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
-        break;
-      }
-      default: v = f[j] - g * f[j]; break;
-    }
-    b = v > b ? v : b;
-  }
-  return m == CORPUS_COSINE ? b + 4 * g : b;
+  for (; j < j1; j++)
+    if (span_value(m, f[j], xn[j], qnm, g) >= t) mask |= (uint64_t)1 << (j - j0);
+  return mask;
 }
 #endif
 
-static float span_bound(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1, float qnm) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (s->kern->simd != IDX_SIMD_SCALAR)
-    return span_bound_avx2(s->metric, f, s->xnorm + r0, j0, j1, qnm, (float)(s->gamma * 1.25));
-#endif
-  float g = (float)(s->gamma * 1.25), best = -INFINITY;
+static uint64_t span_mask(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1,
+                          float qnm, double thr) {
+  float g = (float)(s->gamma * 1.25), t = span_floor(thr);
   const float *xn = s->xnorm + r0;
-  switch (s->metric) {
-    case CORPUS_DOT:
-      for (size_t j = j0; j < j1; j++) {
-        float v = f[j] + g * qnm * xn[j];
-        best = v > best ? v : best;
-      }
-      break;
-    case CORPUS_COSINE:
-      for (size_t j = j0; j < j1; j++) best = f[j] > best ? f[j] : best;
-      best += 4 * g;
-      break;
-    case CORPUS_EUCLID:
-      for (size_t j = j0; j < j1; j++) {
-        float t = qnm + xn[j];
-        float v = 2 * f[j] - qnm * qnm - xn[j] * xn[j] + g * t * t;
-        best = v > best ? v : best;
-      }
-      break;
-    default:
-      for (size_t j = j0; j < j1; j++) {
-        float v = f[j] - g * f[j]; /* f <= 0: |f| = -f */
-        best = v > best ? v : best;
-      }
-      break;
-  }
-  return best;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (s->kern->simd != IDX_SIMD_SCALAR) return span_mask_avx2(s->metric, f, xn, j0, j1, qnm, g, t);
+#endif
+  uint64_t mask = 0;
+  for (size_t j = j0; j < j1; j++)
+    if (span_value(s->metric, f[j], xn[j], qnm, g) >= t) mask |= (uint64_t)1 << (j - j0);
+  return mask;
 }
 
-#define BF_SPAN 64
 
 /* the fast score of query qi and block row rj (f: the sgemm / L1 value) and its error margin */
 static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f, double *margin) {
@@ -369,68 +379,121 @@ static void low_push(float *low, size_t *n, size_t k, float v) {
   low[i] = v;
 }
 
-/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k, in two
- * passes.  The first keeps the rows whose fast score plus margin reaches the threshold: the
- * K-th best exact score known (bf_kth), or — once k rows of this tile have passed — the K-th
- * best of their lower bounds (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a
- * row below it scores strictly less, in float, than k others and is no hit even on a tie).
- * The second re-scores, exactly, only the kept rows that still reach the tile's final
- * threshold: the tile's first rows are no longer all re-scored while the heap fills. */
+#define BF_AHEAD 4 /* candidates between a row's prefetch and its re-scoring */
+static inline void bf_prefetch_row(const float *x, size_t d) {
+  for (size_t o = 0; o < d; o += 16) __builtin_prefetch(x + o);
+}
+
+/* Re-score, exactly, query qa + i's pending candidates that still reach its threshold (the
+ * K-th best exact score known, or the K-th best lower bound of filter_block), and forget them
+ * (`reset`: the lower bounds too, before the next query tile or block). */
+static void bf_flush_query(bf_worker *wk, uint64_t qa, size_t i, bool reset) {
+  bf_scan *s = wk->s;
+  size_t d = s->d, np = wk->npend[i];
+  uint64_t qi = qa + i;
+  idx_topk *h = &wk->heaps[qi];
+  uint32_t *pr = wk->prow + i * BF_PEND;
+  float *pv = wk->pval + i * BF_PEND;
+  double tlow = wk->tlow[i];
+  /* the threshold only rises: keep those that reach it now, then re-score them in order, the
+   * rows a few candidates ahead prefetched (the block's rows are no longer in cache) */
+  float kth = bf_kth(s, h, qi);
+  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+  if (tlow > thr) thr = tlow;
+  size_t nk = 0;
+  for (size_t c = 0; c < np; c++) {
+    double margin, f = bf_fast(s, qi, pr[c], pv[c], &margin);
+    if (!(f + margin >= thr)) continue;
+    pr[nk] = pr[c];
+    pv[nk++] = pv[c];
+  }
+  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)pr[c] * d, d);
+  for (size_t c = 0; c < nk; c++) {
+    size_t rj = pr[c];
+    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)pr[c + BF_AHEAD] * d, d);
+    kth = bf_kth(s, h, qi);
+    thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+    if (tlow > thr) thr = tlow;
+    double margin, f = bf_fast(s, qi, rj, pv[c], &margin);
+    if (!(f + margin >= thr)) continue;
+    int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
+    float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
+    wk->rescored++;
+    idx_topk_push(h, e, key);
+    if (h->n == h->k) bf_raise(s, h, qi);
+  }
+  wk->npend[i] = 0;
+  if (!reset) return;
+  wk->nlow[i] = 0;
+  wk->tlow[i] = -INFINITY;
+}
+
+/* every pending candidate of the worker's current query tile (from query qa), before the block's
+ * rows are released or the next query tile starts */
+static void bf_flush(bf_worker *wk, uint64_t qa) {
+  if (!wk->pending) return;
+  uint64_t n = wk->s->nq - qa < BF_QB ? wk->s->nq - qa : BF_QB;
+  for (size_t i = 0; i < (size_t)n; i++) bf_flush_query(wk, qa, i, true);
+  wk->pending = false;
+}
+
+/* Rows of the tile (block rows r0.., scores in wk->c) that can enter query qi's top k: those
+ * whose fast score plus margin reaches the threshold: the K-th best exact score known (bf_kth),
+ * or — once k candidates have passed since the last flush — the K-th best of their lower bounds
+ * (fast score - margin; relaxed by 2^-19 relative plus 1e-30, so a row below it scores strictly
+ * less, in float, than k others and is no hit even on a tie).  They are held (BF_PEND per query)
+ * and re-scored, exactly, by bf_flush_query() when the query's list is full or at the end of the
+ * block, only if they still reach the threshold then: the first rows of a block are no longer
+ * all re-scored while the heap fills. */
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
-  size_t d = s->d;
+  wk->pending = true;
   for (size_t i = 0; i < nqb; i++) {
     uint64_t qi = qa + i;
     idx_topk *h = &wk->heaps[qi];
     const float *row = wk->c + i * nr;
     double qnm = s->qnorm[qi];
-    size_t nc = 0, nlow = 0;
-    double tlow = -INFINITY;
+    float *low = wk->low + i * wk->lowk;
+    size_t nlow = wk->nlow[i];
+    double tlow = wk->tlow[i];
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
       float kth = bf_kth(s, h, qi);
       double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
       if (tlow > thr) thr = tlow;
-      if (thr > -INFINITY) {
-        double b = span_bound(s, row, r0, j0, j1, (float)qnm);
-        if (b < thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)) continue;
-      }
-      for (size_t j = j0; j < j1; j++) {
-        size_t rj = r0 + j;
+      uint64_t live = j1 - j0 < 64 ? ((uint64_t)1 << (j1 - j0)) - 1 : ~(uint64_t)0;
+      if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm,
+                                            thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20));
+      for (; live; live &= live - 1) {
+        size_t j = j0 + (size_t)__builtin_ctzll(live), rj = r0 + j;
         double margin, f = bf_fast(s, qi, rj, row[j], &margin);
         if (!(f + margin >= thr)) continue;
         if (s->null_rows && s->null_rows[rj]) continue;
         int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
         if (s->flt && s->flt->per_query && !s->prefiltered && !bf_row_ok(s->flt, s->ids, s->docs, qi, rj, key))
           continue;
-        wk->cand[nc++] = (uint32_t)j;
+        if (wk->npend[i] == BF_PEND) {
+          wk->tlow[i] = tlow;
+          bf_flush_query(wk, qa, i, false);
+          kth = bf_kth(s, h, qi);
+          thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+          if (tlow > thr) thr = tlow;
+        }
+        size_t p = i * BF_PEND + wk->npend[i]++;
+        wk->prow[p] = (uint32_t)rj;
+        wk->pval[p] = row[j];
         if (!wk->lowk) continue;
-        low_push(wk->low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
+        low_push(low, &nlow, wk->lowk, (float)(f - margin * (1.0 + 0x1p-10)));
         if (nlow == wk->lowk) {
-          double l = wk->low[0];
+          double l = low[0];
           l -= fabs(l) * 0x1p-19 + 1e-30;
           if (l > tlow) tlow = l;
           if (tlow > thr) thr = tlow;
         }
       }
     }
-    for (size_t c = 0; c < nc; c++) {
-      size_t j = wk->cand[c], rj = r0 + j;
-      if (c + 1 < nc) {
-        const float *nx = s->x + (r0 + wk->cand[c + 1]) * d;
-        for (size_t o = 0; o < d; o += 16) __builtin_prefetch(nx + o);
-      }
-      float kth = bf_kth(s, h, qi);
-      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-      if (tlow > thr) thr = tlow;
-      double margin, f = bf_fast(s, qi, rj, row[j], &margin);
-      if (!(f + margin >= thr)) continue;
-      int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
-      float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
-      wk->rescored++;
-      idx_topk_push(h, e, key);
-      if (h->n == h->k) bf_raise(s, h, qi);
-    }
+    wk->nlow[i] = (uint32_t)nlow;
+    wk->tlow[i] = tlow;
   }
 }
 
@@ -455,6 +518,8 @@ static void *worker_run(void *arg) {
       }
       filter_block(wk, qa, nqb, r0, nr);
     }
+    /* one query tile: its candidates wait for the worker's next chunks (score_block flushes) */
+    if (s->nq > BF_QB) bf_flush(wk, qa);
   }
   return NULL;
 }
@@ -1139,7 +1204,9 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
   uint64_t fixed = qvecs * (d * 4 * (cos ? 2 : 1) + 16) +
                    q->n * (uint64_t)o->k * (sizeof(idx_hit) + sizeof(ev_hit) + sizeof(char *) + 4);
   uint64_t span = q->kind == CORPUS_VEC_DENSE ? (q->n < BF_QB ? q->n : BF_QB) : 1;
-  uint64_t per_worker = span * BF_RB * sizeof(float);
+  /* a worker's score tile, and per query of it the pending candidates and lower bounds */
+  uint64_t lowk = o->k <= BF_LOW_K ? o->k : 1;
+  uint64_t per_worker = span * (BF_RB * sizeof(float) + BF_PEND * 8 + lowk * sizeof(float) + 16);
   uint64_t need1 = fixed + 2 * slot + per_worker;
   if (need1 > budget) {
     char a[32], b[32], c[32], e[32], f[32];
@@ -1179,11 +1246,24 @@ static void score_chunk(void *arg, size_t c, int w) {
   worker_run(wk);
 }
 
+/* worker c's pending candidates (any thread may run it: the worker's state is data) */
+static void flush_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  bf_block_job *j = arg;
+  bf_flush(&j->wk[c], 0);
+}
+
 static vf_status score_block(bf_worker *wk, int threads, size_t nrows, vf_error *err) {
   if (nrows == 0) return VF_OK;
+  if (nrows > UINT32_MAX) /* filter_block holds block rows as uint32 */
+    return vf_error_set(err, VF_EUNSUPPORTED, "brute-force: a block of %zu rows (at most %" PRIu32
+                        " are scored at once: write smaller row groups)", nrows, UINT32_MAX);
   bf_block_job j = {wk, nrows, bf_chunk_rows(nrows, threads)};
   vf_status st = vf_pool_for((nrows + j.rc - 1) / j.rc, threads, score_chunk, &j, err);
-  return st == VF_OK ? bf_workers_merge(wk, threads, err) : st;
+  if (st != VF_OK) return st;
+  st = vf_pool_for((size_t)threads, threads, flush_chunk, &j, err);
+  if (st != VF_OK) return st;
+  return bf_workers_merge(wk, threads, err);
 }
 
 static vf_status hits_copy(eval_bf_hits *h, uint64_t nq, uint32_t k, const ev_hit *hits,
@@ -1516,7 +1596,32 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
 
 /* ------------------------------------------------------- vectors in memory */
 
-#define BF_MATRIX_BLOCK 16384 /* rows scored per block (the norms, and for cosine their copy) */
+/* Rows scored per block: for cosine the rows' normalised copy is made per block; the other
+ * metrics score the caller's matrix in place and keep only 12 bytes of norms per row, so one block
+ * of up to BF_MATRIX_ROWS rows (candidates are re-scored once per block: fewer in larger ones). */
+#define BF_MATRIX_BLOCK 16384
+#define BF_MATRIX_ROWS ((size_t)1 << 22)
+#define BF_NORM_ROWS 2048 /* rows per chunk of the norms' pool loop */
+
+typedef struct bf_norm_job {
+  const float *x;  /* the block's rows */
+  size_t nr, d;
+  double *xx;
+  float *xnorm, *xn; /* xn: cosine's normalised copy, else NULL */
+} bf_norm_job;
+
+static void norm_chunk(void *arg, size_t c, int w) {
+  (void)w;
+  const bf_norm_job *j = arg;
+  size_t a = c * BF_NORM_ROWS, b = j->nr - a < BF_NORM_ROWS ? j->nr : a + BF_NORM_ROWS;
+  for (size_t r = a; r < b; r++) {
+    j->xx[r] = sumsq(j->x + r * j->d, j->d);
+    j->xnorm[r] = (float)sqrt(j->xx[r]);
+  }
+  if (!j->xn) return;
+  memcpy(j->xn + a * j->d, j->x + a * j->d, sizeof(float) * j->d * (b - a));
+  idx_normalize_rows(j->xn + a * j->d, b - a, j->d);
+}
 
 /* eval_brute_force_matrix(): see eval.h.  The scan of eval_brute_force over blocks of a matrix:
  * the same fast filter and exact re-scoring (worker_run / filter_block), keys = row numbers. */
@@ -1539,7 +1644,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   bf_scan s = {.metric = metric, .d = d, .nq = nq, .q = q, .kern = idx_kernels_active(),
                .flt = &no_filters};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
-  size_t blk = n < BF_MATRIX_BLOCK ? (size_t)(n ? n : 1) : BF_MATRIX_BLOCK;
+  size_t most = cos ? BF_MATRIX_BLOCK : BF_MATRIX_ROWS;
+  size_t blk = n < most ? (size_t)(n ? n : 1) : most;
   s.qq = vf_mallocarray(nq, sizeof(double));
   s.qnorm = vf_mallocarray(nq, sizeof(float));
   s.heaps = vf_calloc(nq, sizeof(idx_topk));
@@ -1574,14 +1680,9 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     if ((st = vf_check_cancel(err)) != VF_OK) break;
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
     const float *xb = x + r0 * d;
-    for (size_t j = 0; j < nr; j++) {
-      xx[j] = sumsq(xb + j * d, d);
-      xnorm[j] = (float)sqrt(xx[j]);
-    }
-    if (cos) {
-      memcpy(xn, xb, sizeof(float) * d * nr);
-      idx_normalize_rows(xn, nr, d);
-    }
+    bf_norm_job nj = {xb, nr, d, xx, xnorm, cos ? xn : NULL};
+    st = vf_pool_for((nr + BF_NORM_ROWS - 1) / BF_NORM_ROWS, threads, norm_chunk, &nj, err);
+    if (st != VF_OK) break;
     s.x = xb;
     s.xn = cos ? xn : xb;
     s.xx = xx;
