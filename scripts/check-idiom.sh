@@ -41,7 +41,7 @@ src/corpus/source.c 22
 src/dist/dist_run.c 113
 src/eval/bf_common.c 5
 src/eval/bf_merge.c 89
-src/eval/bruteforce.c 53
+src/eval/bruteforce.c 52
 src/eval/queries.c 51
 src/index/ivf_corpus.c 33
 src/load/load.c 58
