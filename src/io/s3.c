@@ -258,6 +258,19 @@ static vf_status s3_call(io_http *h, io_http_req *rq, io_http_resp *rs, const ch
   return s3_error(err, uri, bucket, op, c, rs->status, &rs->body, &he);
 }
 
+/* A one-byte GET of url into rs: a HEAD's answer has no body, and this one's error document
+ * names the cause (a failed HEAD) or tells a missing key from a missing bucket (a 404). */
+static vf_status s3_probe_get(io_http *h, const char *url, io_http_resp *rs) {
+  io_http_req g = {.method = "GET",
+                   .path = "",
+                   .headers = S3_HDRS,
+                   .url = url,
+                   .range = "0-0",
+                   .allow_404 = true};
+  vf_error ignored;
+  return io_http_request(h, &g, rs, &ignored);
+}
+
 /* HEAD the object at url: *size, or *found = false for a 404.  Failures other than 404 are
  * repeated as a one-byte GET so the error document names the cause. */
 static vf_status s3_head(io_http *h, const char *url, const char *uri, const char *bucket,
@@ -274,31 +287,14 @@ static vf_status s3_head(io_http *h, const char *url, const char *uri, const cha
   if (st != VF_OK) {
     if (rs.status >= 400) {
       long hs = rs.status;
-      io_http_req g = {.method = "GET",
-                       .path = "",
-                       .headers = S3_HDRS,
-                       .url = url,
-                       .range = "0-0",
-                       .allow_404 = true};
-      vf_error he2;
-      (void)io_http_request(h, &g, &rs, &he2);
+      (void)s3_probe_get(h, url, &rs);
       if (rs.status < 300) rs.status = hs; /* the GET passed: keep the HEAD's status */
-      st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
-    } else {
-      st = s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he);
     }
-    goto out;
+    VF_FAIL(s3_error(err, uri, bucket, "HEAD", c, rs.status, &rs.body, &he));
   }
   if (rs.status == 404) {
     /* the key, or the whole bucket? */
-    io_http_req g = {.method = "GET",
-                     .path = "",
-                     .headers = S3_HDRS,
-                     .url = url,
-                     .range = "0-0",
-                     .allow_404 = true};
-    vf_error he2;
-    if (io_http_request(h, &g, &rs, &he2) == VF_OK && rs.status == 404) {
+    if (s3_probe_get(h, url, &rs) == VF_OK && rs.status == 404) {
       char code[80];
       if (s3_xml_error((const char *)rs.body.data, rs.body.len, code, sizeof code, NULL, 0, NULL,
                        0) &&
