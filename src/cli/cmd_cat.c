@@ -75,6 +75,8 @@ int cmd_scan(int argc, char **argv) {
   cli_list cols = {0};
   corpus_files files = {0};
   corpus_scan_result r;
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_status st = VF_OK;
   VF_TRY(cli_parse(&CLI_SCAN, argc, argv, &a, &err));
   const char *c = cli_get(&CLI_SCAN, &a, "columns");
@@ -87,8 +89,7 @@ int cmd_scan(int argc, char **argv) {
   io_remote_stats rs;
   io_remote_get_stats(&rs);
   if (cli_get(&CLI_SCAN, &a, "json")) {
-    vf_buf b;
-    VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+    vf_error_clear(&err); /* the appends below keep a failure here */
     vf_buf_printf(&b, &err, "{\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":", r.rows, r.bytes);
     vf_json_f64(&b, r.seconds, &err);
     vf_json_raw(&b, ",\"mb_per_s\":", &err);
@@ -102,8 +103,8 @@ int cmd_scan(int argc, char **argv) {
                   ",\"empty_files\":%" PRIu64 "}\n",
                   r.files, r.row_groups, r.bytes_read, r.vectors, vf_threads(), rs.requests,
                   rs.retries, rs.bytes_received, r.empty_files);
-    st = cli_write_json(b.data, b.len, &err);
-    vf_buf_free(&b);
+    VF_TRY(err.code); /* a failed append (the document's ceiling) is kept in err: print nothing */
+    VF_TRY(cli_write_json(b.data, b.len, &err));
   }
   char empty[64] = "";
   if (r.empty_files)
@@ -117,6 +118,7 @@ int cmd_scan(int argc, char **argv) {
     cli_summary("scan: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %.1f MB received\n",
             rs.requests, rs.retries, (double)rs.bytes_received / 1e6);
 out:
+  vf_buf_free(&b);
   corpus_files_free(&files);
   cli_list_free(&cols);
   return st == VF_OK ? 0 : cli_fail(st, &err);

@@ -47,6 +47,63 @@ vf_status ls_open_for_search(local_store *s, const ls_seg *sg, const char *vec, 
   return VF_OK;
 }
 
+/* The dense vectors of one vector column, segment by segment and row group by row group, as
+ * both scans read them: next() leaves in it->dn the rows [it->row, it->row + it->dn.rows) of
+ * segment it->si, checked against the segment's id count. */
+typedef struct ls_vec_iter {
+  local_store *s;
+  const store_vector_spec *sp;
+  int si, g;      /* the segment, and the next row group of it to read */
+  int64_t row;    /* first row of the group in it->dn; its end, after it */
+  int top, leaf;
+  pqt_file *f;    /* the segment being read */
+  pqt_leaf_data ld;
+  pqt_dense dn;
+} ls_vec_iter;
+
+static void ls_vec_iter_init(ls_vec_iter *it, local_store *s, const store_vector_spec *sp) {
+  memset(it, 0, sizeof *it);
+  it->s = s;
+  it->sp = sp;
+  pqt_leaf_data_init(&it->ld);
+}
+
+static void ls_vec_iter_free(ls_vec_iter *it) {
+  pqt_close(it->f);
+  it->f = NULL;
+  pqt_leaf_data_free(&it->ld);
+  pqt_dense_free(&it->dn);
+}
+
+/* the next row group; *more is false once every segment is read */
+static vf_status ls_vec_next(ls_vec_iter *it, bool *more, vf_error *err) {
+  const ls_view *v = &it->s->view;
+  vf_status st = VF_OK;
+  *more = false;
+  if (it->f) it->row += it->dn.rows;
+  while (!it->f || it->g >= pqt_meta(it->f)->nrow_groups) { /* the next segment with a group */
+    if (it->f) {
+      pqt_close(it->f);
+      it->f = NULL;
+      it->si++;
+    }
+    if (it->si >= v->nsegs) return VF_OK;
+    VF_TRY(ls_open_for_search(it->s, &v->segs[it->si], it->sp->name, &it->f, &it->top,
+                              &it->leaf, err));
+    it->g = 0;
+    it->row = 0;
+  }
+  int32_t gd = it->sp->dim;
+  VF_TRY(pqt_read_leaves(it->f, it->g, &it->leaf, 1, &it->ld, err));
+  VF_TRY(pqt_dense_from_leaf(it->f, it->top, &it->ld, it->row, &gd, &it->dn, err));
+  if (it->row + it->dn.rows > v->segs[it->si].nrows)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(it->f)));
+  it->g++;
+  *more = true;
+out:
+  return st;
+}
+
 /* Load vector j of every segment of the current view into the cache.  *use is false (and the
  * cache empty) when it would exceed the memory budget or cannot be allocated: the caller then
  * streams the segments instead. */
@@ -78,53 +135,36 @@ vf_status ls_cache_load(local_store *s, int j, bool *use, vf_error *err) {
     return VF_OK;
   }
   vf_status st = VF_OK;
-  pqt_leaf_data ld;
-  pqt_leaf_data_init(&ld);
-  pqt_dense dn;
-  memset(&dn, 0, sizeof dn);
+  ls_vec_iter it;
+  ls_vec_iter_init(&it, s, sp);
   size_t pos = 0;
-  pqt_file *f = NULL; /* the segment being read */
-  for (int si = 0; si < v->nsegs; si++) {
-    const ls_seg *sg = &v->segs[si];
-    int top = -1, leaf = -1;
-    VF_TRY(ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err));
-    const pqt_file_meta *m = pqt_meta(f);
-    int64_t row = 0;
-    for (int g = 0; g < m->nrow_groups; g++) {
-      int32_t gd = sp->dim;
-      VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &ld, err));
-      VF_TRY(pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err));
-      size_t n = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows)
-        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f)));
-      if (c->ngroups == c->gcap) {
-        size_t ncap = c->gcap ? c->gcap * 2 : 64;
-        ls_group *t = vf_realloc(c->groups, ncap * sizeof *t);
-        if (!t) VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
-        c->groups = t;
-        c->gcap = ncap;
-      }
-      c->groups[c->ngroups++] = (ls_group){pos, n, si, row};
-      float *dst = c->data + pos * d;
-      if (n) memcpy(dst, dn.data, n * d * sizeof *dst);
-      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dst, n, d);
-      const int64_t *slots = sg->slot + row;
-      for (size_t r = 0; r < n; r++)
-        c->skip[pos + r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
-      pos += n;
-      row += dn.rows;
+  for (bool more = true;;) {
+    VF_TRY(ls_vec_next(&it, &more, err));
+    if (!more) break;
+    const pqt_dense *dn = &it.dn;
+    size_t n = (size_t)dn->rows;
+    if (c->ngroups == c->gcap) {
+      size_t ncap = c->gcap ? c->gcap * 2 : 64;
+      ls_group *t = vf_realloc(c->groups, ncap * sizeof *t);
+      if (!t) VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
+      c->groups = t;
+      c->gcap = ncap;
     }
-    pqt_close(f);
-    f = NULL;
+    c->groups[c->ngroups++] = (ls_group){pos, n, it.si, it.row};
+    float *dst = c->data + pos * d;
+    if (n) memcpy(dst, dn->data, n * d * sizeof *dst);
+    if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dst, n, d);
+    const int64_t *slots = v->segs[it.si].slot + it.row;
+    for (size_t r = 0; r < n; r++)
+      c->skip[pos + r] = slots[r] < 0 || (dn->null_rows && dn->null_rows[r]);
+    pos += n;
   }
   c->rows = pos;
   c->vec = j;
   c->gen = s->view_gen;
   c->valid = true;
 out:
-  pqt_close(f);
-  pqt_leaf_data_free(&ld);
-  pqt_dense_free(&dn);
+  ls_vec_iter_free(&it);
   if (st != VF_OK) ls_cache_free(c);
   return st;
 }
@@ -174,57 +214,38 @@ vf_status ls_scan_cached(local_store *s, const store_vector_spec *sp, const floa
 vf_status ls_scan_stream(local_store *s, const store_vector_spec *sp, const float *q, size_t nq,
                          idx_topk *heaps, const uint8_t *const *qm, vf_error *err) {
   uint8_t *qs = NULL;
-  const ls_view *v = &s->view;
   size_t d = (size_t)sp->dim;
   float *scores = NULL;
   uint8_t *skip = NULL;
-  pqt_leaf_data ld;
-  pqt_leaf_data_init(&ld);
-  pqt_dense dn;
-  memset(&dn, 0, sizeof dn);
   vf_status st = VF_OK;
-  pqt_file *f = NULL; /* the segment being read */
-  for (int si = 0; si < v->nsegs; si++) {
-    const ls_seg *sg = &v->segs[si];
-    int top = -1, leaf = -1;
-    VF_TRY(ls_open_for_search(s, sg, sp->name, &f, &top, &leaf, err));
-    const pqt_file_meta *m = pqt_meta(f);
-    int64_t row = 0;
-    for (int g = 0; g < m->nrow_groups; g++) {
-      int32_t gd = sp->dim;
-      VF_TRY(pqt_read_leaves(f, g, &leaf, 1, &ld, err));
-      VF_TRY(pqt_dense_from_leaf(f, top, &ld, row, &gd, &dn, err));
-      size_t rows = (size_t)dn.rows;
-      if (row + dn.rows > sg->nrows)
-        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: more vector rows than ids", pqt_name(f)));
-      float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
-      uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
-      uint8_t *qq = qm ? vf_realloc(qs, rows ? rows : 1) : NULL;
-      if (sc) scores = sc;
-      if (sk) skip = sk;
-      if (qq) qs = qq;
-      if (!sc || !sk || (qm && !qq))
-        VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
-      const int64_t *slots = sg->slot + row;
-      for (size_t r = 0; r < rows; r++)
-        skip[r] = slots[r] < 0 || (dn.null_rows && dn.null_rows[r]);
-      if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn.data, rows, d);
-      int64_t p0 = qm ? s->pbase[si] + row : 0;
-      for (size_t qi = 0; qi < nq; qi++) {
-        idx_scores(sp->distance, q + qi * d, dn.data, rows, d, scores);
-        idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, ls_qskip(qm, qi, skip, rows, p0, qs));
-      }
-      row += dn.rows;
+  ls_vec_iter it;
+  ls_vec_iter_init(&it, s, sp);
+  for (bool more = true;;) {
+    VF_TRY(ls_vec_next(&it, &more, err));
+    if (!more) break;
+    pqt_dense *dn = &it.dn;
+    size_t rows = (size_t)dn->rows;
+    float *sc = vf_realloc(scores, (rows ? rows : 1) * sizeof *sc);
+    uint8_t *sk = vf_realloc(skip, rows ? rows : 1);
+    uint8_t *qq = qm ? vf_realloc(qs, rows ? rows : 1) : NULL;
+    if (sc) scores = sc;
+    if (sk) skip = sk;
+    if (qq) qs = qq;
+    if (!sc || !sk || (qm && !qq)) VF_FAIL(vf_error_set(err, VF_ENOMEM, "search: out of memory"));
+    const int64_t *slots = s->view.segs[it.si].slot + it.row;
+    for (size_t r = 0; r < rows; r++)
+      skip[r] = slots[r] < 0 || (dn->null_rows && dn->null_rows[r]);
+    if (sp->distance == CORPUS_COSINE) idx_normalize_rows(dn->data, rows, d);
+    int64_t p0 = qm ? s->pbase[it.si] + it.row : 0;
+    for (size_t qi = 0; qi < nq; qi++) {
+      idx_scores(sp->distance, q + qi * d, dn->data, rows, d, scores);
+      idx_topk_push_batch(&heaps[qi], scores, rows, slots, 0, ls_qskip(qm, qi, skip, rows, p0, qs));
     }
-    pqt_close(f);
-    f = NULL;
   }
 out:
-  pqt_close(f);
+  ls_vec_iter_free(&it);
   free(scores);
   free(skip);
   free(qs);
-  pqt_leaf_data_free(&ld);
-  pqt_dense_free(&dn);
   return st;
 }

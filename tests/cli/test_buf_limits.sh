@@ -6,7 +6,7 @@
 #   VF_BUF_MAX_ROWS_HELD  generate-queries' query set
 #   VF_BUF_MAX_RECORD     a payload member filled into a --filter-template
 #   VF_BUF_MAX_BATCH      a jsonl payload part's batch (an ann-filtering bundle directory)
-#   VF_BUF_MAX_JSON_DOC   inspect --json, index build --json
+#   VF_BUF_MAX_JSON_DOC   inspect --json, index build --json, scan --json
 #   IVF_MAX_SPILL_FRAME   index build's spill frames
 #   DIST_MAX_MANIFEST     load-dist's manifest;  DIST_MAX_COMMAND  a shard's worker arguments
 #   PQT_MAX_PAGE_BUF      the parquet reader's page scratch (scan of the example corpus)
@@ -77,4 +77,5 @@ limited DIST_MAX_MANIFEST 100 "$tmp/none" -- \
 limited DIST_MAX_COMMAND 10 "$tmp/none" -- \
   "$V" load-dist "$Y" --num-shards 2 --engine local --dry-run --runs-dir "$tmp/runs"
 limited PQT_MAX_PAGE_BUF 1000 "$tmp/none" -- "$V" scan "$C"
+limited VF_BUF_MAX_JSON_DOC 64 "$tmp/none" -- "$V" scan "$C" --json
 echo "ok"
