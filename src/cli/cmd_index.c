@@ -105,20 +105,22 @@ static vf_status get_u32(const cli_cmd *c, const cli_args *a, const char *name, 
                          vf_error *err) {
   uint64_t v = 0;
   vf_status st = cli_get_u64(c, a, name, 0, &v, err);
-  if (st == VF_OK && v > UINT32_MAX)
-    st = vf_error_set(err, VF_EUSAGE, "--%s must be at most %u", name, UINT32_MAX);
   *out = (uint32_t)v;
-  return st;
+  if (st != VF_OK) return st;
+  if (v > UINT32_MAX)
+    return vf_error_set(err, VF_EUSAGE, "--%s must be at most %u", name, UINT32_MAX);
+  return VF_OK;
 }
 
 /* an option that, when given, must be at least 1 (0 is not "the default") */
 static vf_status get_u32_pos(const cli_cmd *c, const cli_args *a, const char *name, uint32_t *out,
                              vf_error *err) {
   vf_status st = get_u32(c, a, name, out, err);
-  if (st == VF_OK && cli_get(c, a, name) && *out == 0)
-    st = vf_error_set(err, VF_EUSAGE, "%s: --%s must be at least 1 (leave it out for the default)",
-                      c->name, name);
-  return st;
+  if (st != VF_OK) return st;
+  if (cli_get(c, a, name) && *out == 0)
+    return vf_error_set(err, VF_EUSAGE, "%s: --%s must be at least 1 (leave it out for the default)",
+                        c->name, name);
+  return VF_OK;
 }
 
 static void print_build_human(const ivf_build_report *r, const char *out, int32_t dim,
@@ -141,9 +143,11 @@ static vf_status print_build_json(const ivf_build_report *r, const char *out, in
                                   corpus_distance metric, size_t nfiles, vf_error *err) {
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-  vf_status st = ivf_build_report_json(r, out, dim, metric, nfiles, &b, err);
-  if (st == VF_OK) st = vf_buf_append(&b, "\n", 1, err);
-  if (st == VF_OK) st = cli_write_json(b.data, b.len, err);
+  vf_status st = VF_OK;
+  VF_TRY(ivf_build_report_json(r, out, dim, metric, nfiles, &b, err));
+  VF_TRY(vf_buf_append(&b, "\n", 1, err));
+  VF_TRY(cli_write_json(b.data, b.len, err));
+out:
   vf_buf_free(&b);
   return st;
 }
@@ -161,71 +165,72 @@ static int index_build(int argc, char **argv) {
   p.metric = CORPUS_COSINE;
   ivf_build_report rep;
   memset(&rep, 0, sizeof rep);
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  const char *out = st == VF_OK ? cli_get(c, &a, "output") : NULL;
-  const char *type = st == VF_OK ? cli_get(c, &a, "type") : NULL;
-  if (st == VF_OK && !out) st = vf_error_set(&err, VF_EUSAGE, "index build: --output FILE is required");
-  if (st == VF_OK && !type)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --type is required (flat, sq8, pq or rabitq)");
-  if (st == VF_OK && !ivf_code_parse(type, &p.type))
-    st = vf_error_set(&err, VF_EUSAGE, "index build: unknown --type '%s' (flat, sq8, pq or rabitq)", type);
-  const char *m = st == VF_OK ? cli_get(c, &a, "metric") : NULL;
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  const char *out = cli_get(c, &a, "output");
+  const char *type = cli_get(c, &a, "type");
+  if (!out) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --output FILE is required"));
+  if (!type)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --type is required (flat, sq8, pq or rabitq)"));
+  if (!ivf_code_parse(type, &p.type))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE,
+                         "index build: unknown --type '%s' (flat, sq8, pq or rabitq)", type));
+  const char *m = cli_get(c, &a, "metric");
   if (m && (!idx_metric_parse(m, &p.metric) || p.metric == CORPUS_MANHATTAN))
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --metric '%s': expected cosine, dot or euclid", m);
-  if (st == VF_OK) st = get_u32_pos(c, &a, "nlist", &p.nlist, &err);
-  if (st == VF_OK) st = get_u32_pos(c, &a, "pq-m", &p.pq_m, &err);
-  if (st == VF_OK) st = get_u32(c, &a, "pq-nbits", &p.pq_nbits, &err);
-  if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.pq_nbits != 4 && p.pq_nbits != 8)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits must be 4 or 8 (got %s)",
-                      cli_get(c, &a, "pq-nbits"));
-  if (st == VF_OK) st = get_u32(c, &a, "rabitq-bits", &p.rabitq_bits, &err);
-  if (st == VF_OK) st = get_u32(c, &a, "rerank", &p.rerank, &err);
-  if (st == VF_OK) st = cli_get_u64(c, &a, "seed", 1234, &p.seed, &err);
-  if (st == VF_OK) st = cli_get_u64(c, &a, "max-train", 0, &p.max_train, &err);
-  if (st == VF_OK) st = get_u32_pos(c, &a, "train-per-centroid", &p.train_per_centroid, &err);
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE,
+                         "index build: --metric '%s': expected cosine, dot or euclid", m));
+  VF_TRY(get_u32_pos(c, &a, "nlist", &p.nlist, &err));
+  VF_TRY(get_u32_pos(c, &a, "pq-m", &p.pq_m, &err));
+  VF_TRY(get_u32(c, &a, "pq-nbits", &p.pq_nbits, &err));
+  if (cli_get(c, &a, "pq-nbits") && p.pq_nbits != 4 && p.pq_nbits != 8)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits must be 4 or 8 (got %s)",
+                         cli_get(c, &a, "pq-nbits")));
+  VF_TRY(get_u32(c, &a, "rabitq-bits", &p.rabitq_bits, &err));
+  VF_TRY(get_u32(c, &a, "rerank", &p.rerank, &err));
+  VF_TRY(cli_get_u64(c, &a, "seed", 1234, &p.seed, &err));
+  VF_TRY(cli_get_u64(c, &a, "max-train", 0, &p.max_train, &err));
+  VF_TRY(get_u32_pos(c, &a, "train-per-centroid", &p.train_per_centroid, &err));
   uint32_t iters = 0;
-  if (st == VF_OK) st = get_u32_pos(c, &a, "iterations", &iters, &err);
-  if (st == VF_OK && iters > 1000000)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --iterations must be at most 1000000");
+  VF_TRY(get_u32_pos(c, &a, "iterations", &iters, &err));
+  if (iters > 1000000)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --iterations must be at most 1000000"));
   p.kmeans_iters = (int)iters;
-  const char *ks = st == VF_OK ? cli_get(c, &a, "kmeans-stop") : NULL;
+  const char *ks = cli_get(c, &a, "kmeans-stop");
   if (ks) {
     char *end = NULL;
     double v = strtod(ks, &end);
     if (end == ks || *end || !(v >= 0 && v <= 1))
-      st = vf_error_set(&err, VF_EUSAGE, "index build: --kmeans-stop '%s': expected a fraction in 0..1", ks);
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE,
+                           "index build: --kmeans-stop '%s': expected a fraction in 0..1", ks));
     p.kmeans_stop = v == 0 ? -1.0 : v;
   }
-  if (st == VF_OK && cli_get(c, &a, "pq-m") && p.type != IVF_PQ)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-m needs --type pq");
-  if (st == VF_OK && cli_get(c, &a, "pq-nbits") && p.type != IVF_PQ)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits needs --type pq");
-  if (st == VF_OK && cli_get(c, &a, "rabitq-bits") && p.type != IVF_RABITQ)
-    st = vf_error_set(&err, VF_EUSAGE, "index build: --rabitq-bits needs --type rabitq");
+  if (cli_get(c, &a, "pq-m") && p.type != IVF_PQ)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --pq-m needs --type pq"));
+  if (cli_get(c, &a, "pq-nbits") && p.type != IVF_PQ)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --pq-nbits needs --type pq"));
+  if (cli_get(c, &a, "rabitq-bits") && p.type != IVF_RABITQ)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --rabitq-bits needs --type rabitq"));
   p.threads = vf_threads();
   p.memory_budget = vf_memory_budget();
-  p.spill_dir = st == VF_OK ? cli_get(c, &a, "spill-dir") : NULL;
-  const char *ie = st == VF_OK ? cli_get(c, &a, "id-expression") : NULL;
+  p.spill_dir = cli_get(c, &a, "spill-dir");
+  const char *ie = cli_get(c, &a, "id-expression");
   if (ie) {
-    st = corpus_idexpr_parse(ie, &idx, &err);
-    if (st == VF_OK && !corpus_idexpr_deterministic(idx))
-      st = vf_error_set(&err, VF_EUSAGE, "index build: --id-expression '%s' is not deterministic "
-                        "(an index must map rows to the same ids on every build)", ie);
+    VF_TRY(corpus_idexpr_parse(ie, &idx, &err));
+    if (!corpus_idexpr_deterministic(idx))
+      VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index build: --id-expression '%s' is not deterministic "
+                           "(an index must map rows to the same ids on every build)", ie));
   }
   /* a parquet corpus URI, or a YAML config / vector file (component datasets, issue 8) */
-  if (st == VF_OK)
-    st = cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err);
-  if (st == VF_OK)
-    cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
-                     "nothing was written; run the command again", out);
-  ivf_source_opts so = {.column = st == VF_OK ? cli_get(c, &a, "column") : NULL, .id = idx,
-                        .id_text = ie, .metric_given = m != NULL};
-  if (st == VF_OK) st = ivf_build_source(&cc, &so, &p, out, &rep, &err);
-  cli_progress_end();
-  if (st == VF_OK) {
-    print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
-    if (cli_get(c, &a, "json")) st = print_build_json(&rep, out, p.dim, p.metric, cc.files.n, &err);
-  }
+  VF_TRY(cli_corpus_open(a.pos[0], cli_get(c, &a, "id-root"), cli_get(c, &a, "column"), &cc, &err));
+  cli_on_interrupt("index build of %s stopped; its spill and temporary files were removed and "
+                   "nothing was written; run the command again", out);
+  ivf_source_opts so = {.column = cli_get(c, &a, "column"), .id = idx, .id_text = ie,
+                        .metric_given = m != NULL};
+  VF_TRY(ivf_build_source(&cc, &so, &p, out, &rep, &err));
+  cli_progress_end(); /* on failure cli_fail ends it */
+  print_build_human(&rep, out, p.dim, p.metric, rep.seconds);
+  if (cli_get(c, &a, "json")) VF_TRY(print_build_json(&rep, out, p.dim, p.metric, cc.files.n, &err));
+out:
   corpus_idexpr_free(idx);
   cli_corpus_close(&cc);
   return st == VF_OK ? 0 : cli_fail(st, &err);
@@ -241,9 +246,11 @@ static char *default_output(const char *q, const char *tag, uint64_t k, vf_error
   if (nl > 8 && strcmp(name + nl - 8, ".parquet") == 0) nl -= 8;
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_URL);
-  vf_status st = slash ? vf_buf_printf(&b, err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k)
-                       : vf_buf_printf(&b, err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k);
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err); /* the NUL */
+  vf_status st = VF_OK;
+  VF_TRY(slash ? vf_buf_printf(&b, err, "%.*s/ivf_%.*s%s_k%" PRIu64 ".parquet", (int)dl, q, (int)nl, name, tag, k)
+               : vf_buf_printf(&b, err, "ivf_%.*s%s_k%" PRIu64 ".parquet", (int)nl, name, tag, k));
+  VF_TRY(vf_buf_append(&b, "", 1, err)); /* the NUL */
+out:
   if (st != VF_OK) vf_buf_free(&b);
   return (char *)vf_buf_take(&b, NULL);
 }
@@ -255,13 +262,14 @@ static vf_status search_truth(const char *gt, const ev_queries *q, size_t k, con
                               const char *index_path, bench_truth *t, size_t **rows,
                               vf_error *err) {
   vf_status st = bench_read_truth(gt, t, err);
-  if (st == VF_OK && k > t->k)
-    st = vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s",
-                      k, t->k, gt);
+  if (st != VF_OK) return st;
+  if (k > t->k)
+    return vf_error_set(err, VF_EUSAGE, "index search: -k %zu exceeds the %zu hits per query of %s",
+                        k, t->k, gt);
   bench_queries bq = {.n = (size_t)q->n, .dim = q->dim, .ids = q->ids};
-  if (st == VF_OK) st = bench_align(&bq, t, rows, err);
-  if (st == VF_OK) st = bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
-  return st;
+  st = bench_align(&bq, t, rows, err);
+  if (st != VF_OK) return st;
+  return bench_check_index(ix, index_path, t, *rows, bq.n, k, gt, err);
 }
 
 /* recall@k of the answers against the ground truth (bench.h rules) */
@@ -293,6 +301,54 @@ static vf_status search_recall(const bench_truth *t, const size_t *rows, const e
   return VF_OK;
 }
 
+/* the hits as the eval writer takes them: a 36-byte id each (a longer one is a corrupt index) */
+static vf_status search_copy_hits(const ivf_index *ix, const char *index_path, const idx_hit *hits,
+                                  const size_t *counts, size_t nq, size_t k, ev_hit *eh,
+                                  uint32_t *nh, vf_error *err) {
+  for (size_t i = 0; i < nq; i++) {
+    nh[i] = (uint32_t)counts[i];
+    for (size_t h = 0; h < counts[i]; h++) {
+      size_t len = 0;
+      const char *id = ivf_id(ix, hits[i * k + h].key, &len);
+      ev_hit *e = &eh[i * k + h];
+      if (len > 36)
+        return vf_error_set(err, VF_ECORRUPT, "%s: the id of row %lld is longer than 36 bytes",
+                            index_path, (long long)hits[i * k + h].key);
+      memcpy(e->id, id, len);
+      e->id[len] = 0;
+      e->score = hits[i * k + h].score;
+    }
+  }
+  return VF_OK;
+}
+
+/* {queries, k, nprobe, seconds, qps, output[, recall, recall_max]} on stdout */
+static vf_status print_search_json(size_t nq, uint64_t k, uint64_t np, double secs, double qps,
+                                   bool recall, double rs, double rt, const char *out,
+                                   vf_error *err) {
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(&b, err, "{\"queries\":%zu,\"k\":%" PRIu64 ",\"nprobe\":%" PRIu64 ",\"seconds\":",
+                       nq, k, np));
+  VF_TRY(vf_json_f64(&b, secs, err));
+  VF_TRY(vf_json_raw(&b, ",\"qps\":", err));
+  VF_TRY(vf_json_f64(&b, qps, err));
+  if (recall) {
+    VF_TRY(vf_json_raw(&b, ",\"recall\":", err));
+    VF_TRY(vf_json_f64(&b, rs, err));
+    VF_TRY(vf_json_raw(&b, ",\"recall_max\":", err));
+    VF_TRY(vf_json_f64(&b, rt, err));
+  }
+  VF_TRY(vf_json_raw(&b, ",\"output\":", err));
+  VF_TRY(vf_json_string(&b, out, strlen(out), err));
+  VF_TRY(vf_json_raw(&b, "}\n", err));
+  VF_TRY(cli_write_json(b.data, b.len, err));
+out:
+  vf_buf_free(&b);
+  return st;
+}
+
 static int index_search(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
@@ -307,32 +363,6 @@ static int index_search(int argc, char **argv) {
   uint32_t *nh = NULL;
   char *out = NULL;
   uint64_t k = 0, nprobe = 0, rerank = 0;
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  const char *qpath = st == VF_OK ? cli_get(c, &a, "queries") : NULL;
-  if (st == VF_OK && !qpath) st = vf_error_set(&err, VF_EUSAGE, "index search: --queries Q is required");
-  if (st == VF_OK && !cli_get(c, &a, "k")) st = vf_error_set(&err, VF_EUSAGE, "index search: -k K is required");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "k", 0, &k, &err);
-  if (st == VF_OK && (k < 1 || k > 100000)) st = vf_error_set(&err, VF_EUSAGE, "index search: -k must be 1..100000");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "nprobe", 0, &nprobe, &err);
-  if (st == VF_OK && cli_get(c, &a, "nprobe") && (nprobe < 1 || nprobe > UINT32_MAX))
-    st = vf_error_set(&err, VF_EUSAGE, "index search: --nprobe must be at least 1");
-  if (st == VF_OK) st = cli_get_u64(c, &a, "rerank", 0, &rerank, &err);
-  if (st == VF_OK && rerank > UINT32_MAX) st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank is too large");
-  if (st == VF_OK) st = ivf_open(a.pos[0], &ix, &err);
-  ivf_info info;
-  memset(&info, 0, sizeof info);
-  if (st == VF_OK) ivf_info_get(ix, &info);
-  if (st == VF_OK && nprobe == 0) nprobe = ivf_default_nprobe(info.nlist); /* the store's rule */
-  if (st == VF_OK && rerank && !info.rerank && !(info.type == IVF_PQ && info.pq_nbits == 4))
-    st = vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
-                      "(%s keeps no float32 vectors)", a.pos[0]);
-  if (st == VF_OK) st = ev_queries_read(qpath, cli_get(c, &a, "column"), &q, &err);
-  if (st == VF_OK && q.kind != CORPUS_VEC_DENSE)
-    st = vf_error_set(&err, VF_EUSAGE, "%s: column '%s' is not a dense vector column", qpath, q.vec_name);
-  if (st == VF_OK && q.dim != info.dim)
-    st = vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
-                      (int)q.dim, a.pos[0], (int)info.dim);
-  /* filters: --filter or the queries' __filter__ column, over the payload of --corpus */
   ev_filters flt;
   memset(&flt, 0, sizeof flt);
   ev_ivf_filter xf;
@@ -341,22 +371,51 @@ static int index_search(int argc, char **argv) {
   memset(&cc, 0, sizeof cc);
   char *ftext = NULL;
   uint8_t *abuf = NULL, **allow = NULL;
-  if (st == VF_OK && cli_get(c, &a, "filter"))
-    st = cli_text_arg("filter", cli_get(c, &a, "filter"), FLT_MAX_TEXT, &ftext, &err);
-  if (st == VF_OK) st = ev_filters_init(&flt, q.n, q.filters, q.fhash, ftext, qpath, &err);
-  if (st == VF_OK && flt.any && !cli_get(c, &a, "corpus"))
-    st = vf_error_set(&err, VF_EUSAGE, "index search: the queries are filtered; give --corpus URI|CONFIG "
-                      "(the corpus %s was built from: its payload is what the filters read)", a.pos[0]);
-  if (st == VF_OK && flt.any) st = cli_corpus_open(cli_get(c, &a, "corpus"), NULL, NULL, &cc, &err);
-  if (st == VF_OK && flt.any) st = ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, &err);
-  if (st == VF_OK && xf.unmatched)
-    vf_log(VF_LOG_WARN, "index search: %" PRIu64 " of %" PRIu64 " index rows have ids that are not in %s "
-           "(never returned by a filtered query)", xf.unmatched, xf.rows, cli_get(c, &a, "corpus"));
-  const char *gt = st == VF_OK ? cli_get(c, &a, "ground-truth") : NULL;
   bench_truth truth;
   memset(&truth, 0, sizeof truth);
   size_t *trows = NULL;
-  if (gt) st = search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  const char *qpath = cli_get(c, &a, "queries");
+  if (!qpath) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: --queries Q is required"));
+  if (!cli_get(c, &a, "k")) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: -k K is required"));
+  VF_TRY(cli_get_u64(c, &a, "k", 0, &k, &err));
+  if (k < 1 || k > 100000) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: -k must be 1..100000"));
+  VF_TRY(cli_get_u64(c, &a, "nprobe", 0, &nprobe, &err));
+  if (cli_get(c, &a, "nprobe") && (nprobe < 1 || nprobe > UINT32_MAX))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: --nprobe must be at least 1"));
+  VF_TRY(cli_get_u64(c, &a, "rerank", 0, &rerank, &err));
+  if (rerank > UINT32_MAX) VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: --rerank is too large"));
+  VF_TRY(ivf_open(a.pos[0], &ix, &err));
+  ivf_info info;
+  memset(&info, 0, sizeof info);
+  ivf_info_get(ix, &info);
+  if (nprobe == 0) nprobe = ivf_default_nprobe(info.nlist); /* the store's rule */
+  if (rerank && !info.rerank && !(info.type == IVF_PQ && info.pq_nbits == 4))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: --rerank needs an index built with --rerank "
+                         "(%s keeps no float32 vectors)", a.pos[0]));
+  VF_TRY(ev_queries_read(qpath, cli_get(c, &a, "column"), &q, &err));
+  if (q.kind != CORPUS_VEC_DENSE)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "%s: column '%s' is not a dense vector column", qpath,
+                         q.vec_name));
+  if (q.dim != info.dim)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "%s: queries have dimension %d, the index %s has %d", qpath,
+                         (int)q.dim, a.pos[0], (int)info.dim));
+  /* filters: --filter or the queries' __filter__ column, over the payload of --corpus */
+  if (cli_get(c, &a, "filter"))
+    VF_TRY(cli_text_arg("filter", cli_get(c, &a, "filter"), FLT_MAX_TEXT, &ftext, &err));
+  VF_TRY(ev_filters_init(&flt, q.n, q.filters, q.fhash, ftext, qpath, &err));
+  if (flt.any && !cli_get(c, &a, "corpus"))
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "index search: the queries are filtered; give --corpus URI|CONFIG "
+                         "(the corpus %s was built from: its payload is what the filters read)", a.pos[0]));
+  if (flt.any) VF_TRY(cli_corpus_open(cli_get(c, &a, "corpus"), NULL, NULL, &cc, &err));
+  if (flt.any)
+    VF_TRY(ev_ivf_filter_open(&xf, ix, &cc.files, cc.records ? &cc.spec : NULL, &flt, &err));
+  if (xf.unmatched)
+    vf_log(VF_LOG_WARN, "index search: %" PRIu64 " of %" PRIu64 " index rows have ids that are not in %s "
+           "(never returned by a filtered query)", xf.unmatched, xf.rows, cli_get(c, &a, "corpus"));
+  const char *gt = cli_get(c, &a, "ground-truth");
+  if (gt) VF_TRY(search_truth(gt, &q, (size_t)k, ix, a.pos[0], &truth, &trows, &err));
   size_t nq = (size_t)q.n;
   /* allow masks of a chunk of queries at a time (at most 256 MiB) */
   size_t chunk = nq ? nq : 1;
@@ -366,87 +425,48 @@ static int index_search(int argc, char **argv) {
     if (chunk > nq) chunk = nq ? nq : 1;
     abuf = vf_malloc(chunk * xf.rows);
     allow = vf_calloc(chunk, sizeof *allow);
-    if (st == VF_OK && (!abuf || !allow)) st = vf_error_set(&err, VF_ENOMEM, "out of memory for the filters' masks");
+    if (!abuf || !allow)
+      VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory for the filters' masks"));
   }
-  if (st == VF_OK) {
-    hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
-    counts = vf_calloc(nq ? nq : 1, sizeof *counts);
-    eh = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *eh);
-    nh = vf_calloc(nq ? nq : 1, sizeof *nh);
-    if (!hits || !counts || !eh || !nh) st = vf_error_set(&err, VF_ENOMEM, "out of memory for %zu x %" PRIu64 " hits", nq, k);
+  hits = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *hits);
+  counts = vf_calloc(nq ? nq : 1, sizeof *counts);
+  eh = vf_mallocarray(nq ? nq * (size_t)k : 1, sizeof *eh);
+  nh = vf_calloc(nq ? nq : 1, sizeof *nh);
+  if (!hits || !counts || !eh || !nh)
+    VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory for %zu x %" PRIu64 " hits", nq, k));
+  ivf_search_opts so = {.nprobe = (uint32_t)nprobe, .threads = vf_threads(), .rerank = (uint32_t)rerank};
+  double ts = vf_now();
+  for (size_t q0 = 0; q0 < nq; q0 += chunk) {
+    size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
+    for (size_t i = 0; flt.any && i < qn; i++)
+      allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * xf.rows) ? abuf + i * xf.rows : NULL;
+    so.allow = flt.any ? (const uint8_t *const *)allow : NULL;
+    VF_TRY(ivf_search(ix, q.vecs + q0 * (size_t)q.dim, qn, q.dim, (size_t)k, &so, hits + q0 * (size_t)k,
+                      counts + q0, &err));
   }
-  double secs = 0;
-  if (st == VF_OK) {
-    ivf_search_opts so = {.nprobe = (uint32_t)nprobe, .threads = vf_threads(), .rerank = (uint32_t)rerank};
-    double ts = vf_now();
-    for (size_t q0 = 0; st == VF_OK && q0 < nq; q0 += chunk) {
-      size_t qn = nq - q0 < chunk ? nq - q0 : chunk;
-      for (size_t i = 0; flt.any && i < qn; i++)
-        allow[i] = ev_ivf_filter_allow(&xf, q0 + i, abuf + i * xf.rows) ? abuf + i * xf.rows : NULL;
-      so.allow = flt.any ? (const uint8_t *const *)allow : NULL;
-      st = ivf_search(ix, q.vecs + q0 * (size_t)q.dim, qn, q.dim, (size_t)k, &so, hits + q0 * (size_t)k,
-                      counts + q0, &err);
-    }
-    secs = vf_now() - ts;
-  }
-  for (size_t i = 0; st == VF_OK && i < nq; i++) {
-    nh[i] = (uint32_t)counts[i];
-    for (size_t h = 0; h < counts[i] && st == VF_OK; h++) {
-      size_t len = 0;
-      const char *id = ivf_id(ix, hits[i * k + h].key, &len);
-      ev_hit *e = &eh[i * k + h];
-      if (len > 36)
-        st = vf_error_set(&err, VF_ECORRUPT, "%s: the id of row %lld is longer than 36 bytes",
-                          a.pos[0], (long long)hits[i * k + h].key);
-      else {
-        memcpy(e->id, id, len);
-        e->id[len] = 0;
-        e->score = hits[i * k + h].score;
-      }
-    }
-  }
-  if (st == VF_OK) {
-    const char *o = cli_get(c, &a, "output");
-    /* a --filter run is named apart (a __filter__ queries file already is) */
-    out = o ? vf_strdup(o) : default_output(qpath, ftext ? flt.tag : "", k, &err);
-    if (!out) st = o ? vf_error_set(&err, VF_ENOMEM, "out of memory") : err.code;
-  }
-  if (st == VF_OK) {
-    char np[24], kk[24];
-    snprintf(np, sizeof np, "%" PRIu64, nprobe < info.nlist ? nprobe : (uint64_t)info.nlist);
-    snprintf(kk, sizeof kk, "%" PRIu64, k);
-    const char *kv[] = {"vforge.index.file", a.pos[0], "vforge.index.type", ivf_code_name(info.type),
-                        "vforge.index.metric", idx_metric_name(info.metric), "vforge.index.nprobe", np,
-                        "vforge.index.k", kk, "vforge.index.queries", q.md5};
-    st = ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err);
-  }
+  double secs = vf_now() - ts;
+  VF_TRY(search_copy_hits(ix, a.pos[0], hits, counts, nq, (size_t)k, eh, nh, &err));
+  const char *o = cli_get(c, &a, "output");
+  /* a --filter run is named apart (a __filter__ queries file already is) */
+  out = o ? vf_strdup(o) : default_output(qpath, ftext ? flt.tag : "", k, &err);
+  if (!out) VF_FAIL(o ? vf_error_set(&err, VF_ENOMEM, "out of memory") : err.code);
+  char np_text[24], kk[24];
+  snprintf(np_text, sizeof np_text, "%" PRIu64, nprobe < info.nlist ? nprobe : (uint64_t)info.nlist);
+  snprintf(kk, sizeof kk, "%" PRIu64, k);
+  const char *kv[] = {"vforge.index.file", a.pos[0], "vforge.index.type", ivf_code_name(info.type),
+                      "vforge.index.metric", idx_metric_name(info.metric), "vforge.index.nprobe", np_text,
+                      "vforge.index.k", kk, "vforge.index.queries", q.md5};
+  VF_TRY(ev_results_write(out, &q, (uint32_t)k, eh, nh, kv, 12, &err));
   double rs = 0, rt = 0;
-  if (st == VF_OK && gt)
-    st = search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err);
-  if (st == VF_OK) {
-    uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
-    double qps = secs > 0 ? (double)nq / secs : 0;
-    cli_summary("index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
-            "%.3f s, %.0f queries/s -> %s\n", nq, k, np, info.nlist, ivf_code_name(info.type), secs, qps, out);
-    if (gt) cli_summary("  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
-    if (cli_get(c, &a, "json")) {
-      vf_buf b;
-      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-      st = vf_buf_printf(&b, &err, "{\"queries\":%zu,\"k\":%" PRIu64 ",\"nprobe\":%" PRIu64 ",\"seconds\":", nq, k, np);
-      if (st == VF_OK) st = vf_json_f64(&b, secs, &err);
-      if (st == VF_OK) st = vf_json_raw(&b, ",\"qps\":", &err);
-      if (st == VF_OK) st = vf_json_f64(&b, qps, &err);
-      if (st == VF_OK && gt) st = vf_json_raw(&b, ",\"recall\":", &err);
-      if (st == VF_OK && gt) st = vf_json_f64(&b, rs, &err);
-      if (st == VF_OK && gt) st = vf_json_raw(&b, ",\"recall_max\":", &err);
-      if (st == VF_OK && gt) st = vf_json_f64(&b, rt, &err);
-      if (st == VF_OK) st = vf_json_raw(&b, ",\"output\":", &err);
-      if (st == VF_OK) st = vf_json_string(&b, out, strlen(out), &err);
-      if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-      if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
-      vf_buf_free(&b);
-    }
-  }
+  if (gt) VF_TRY(search_recall(&truth, trows, &q, (size_t)k, hits, counts, ix, &rs, &rt, &err));
+  uint64_t np = nprobe < info.nlist ? nprobe : info.nlist;
+  double qps = secs > 0 ? (double)nq / secs : 0;
+  cli_summary("index search: %zu queries, k %" PRIu64 ", nprobe %" PRIu64 " of %u lists (%s), "
+          "%.3f s, %.0f queries/s -> %s\n", nq, k, np, info.nlist, ivf_code_name(info.type), secs, qps, out);
+  if (gt) cli_summary("  recall@%" PRIu64 ": %.4f (ties at the cutoff counted: %.4f)\n", k, rs, rt);
+  if (cli_get(c, &a, "json"))
+    VF_TRY(print_search_json(nq, k, np, secs, qps, gt != NULL, rs, rt, out, &err));
+out:
   free(out);
   free(hits);
   free(counts);
@@ -467,46 +487,53 @@ static int index_search(int argc, char **argv) {
 
 /* ------------------------------------------------------------------- info */
 
+static vf_status print_info_json(const ivf_info *in, vf_error *err) {
+  vf_buf b;
+  VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(&b, err, "{\"version\":%u,\"type\":\"%s\",\"metric\":\"%s\",\"dim\":%d,"
+                       "\"nlist\":%u,\"pq_m\":%u,\"pq_nbits\":%u,\"rabitq_bits\":%u,\"rerank\":%u,"
+                       "\"seed\":%" PRIu64
+                       ",\"rows\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"list_min\":%u,\"list_max\":%u,"
+                       "\"list_max_over_mean\":", in->version, ivf_code_name(in->type),
+                       idx_metric_name(in->metric), (int)in->dim, in->nlist, in->pq_m, in->pq_nbits,
+                       in->rabitq_bits,
+                       in->rerank, in->seed, in->rows, in->file_bytes, in->list_min, in->list_max));
+  VF_TRY(vf_json_f64(&b, in->list_max_over_mean, err));
+  VF_TRY(vf_json_raw(&b, ",\"list_balance\":", err));
+  VF_TRY(vf_json_f64(&b, in->list_balance, err));
+  VF_TRY(vf_json_raw(&b, "}\n", err));
+  VF_TRY(cli_write_json(b.data, b.len, err));
+out:
+  vf_buf_free(&b);
+  return st;
+}
+
 static int index_info(int argc, char **argv) {
   vf_error err;
   vf_error_clear(&err);
   const cli_cmd *c = &CLI_INDEX_INFO;
   cli_args a;
   ivf_index *ix = NULL;
-  vf_status st = cli_parse(c, argc, argv, &a, &err);
-  if (st == VF_OK) st = ivf_open(a.pos[0], &ix, &err);
-  if (st == VF_OK) {
-    ivf_info in;
-    ivf_info_get(ix, &in);
-    if (cli_get(c, &a, "json")) {
-      vf_buf b;
-      VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-      st = vf_buf_printf(&b, &err, "{\"version\":%u,\"type\":\"%s\",\"metric\":\"%s\",\"dim\":%d,"
-                         "\"nlist\":%u,\"pq_m\":%u,\"pq_nbits\":%u,\"rabitq_bits\":%u,\"rerank\":%u,"
-                         "\"seed\":%" PRIu64
-                         ",\"rows\":%" PRIu64 ",\"file_bytes\":%" PRIu64 ",\"list_min\":%u,\"list_max\":%u,"
-                         "\"list_max_over_mean\":", in.version, ivf_code_name(in.type),
-                         idx_metric_name(in.metric), (int)in.dim, in.nlist, in.pq_m, in.pq_nbits,
-                         in.rabitq_bits,
-                         in.rerank, in.seed, in.rows, in.file_bytes, in.list_min, in.list_max);
-      if (st == VF_OK) st = vf_json_f64(&b, in.list_max_over_mean, &err);
-      if (st == VF_OK) st = vf_json_raw(&b, ",\"list_balance\":", &err);
-      if (st == VF_OK) st = vf_json_f64(&b, in.list_balance, &err);
-      if (st == VF_OK) st = vf_json_raw(&b, "}\n", &err);
-      if (st == VF_OK) st = cli_write_json(b.data, b.len, &err);
-      vf_buf_free(&b);
-    } else {
-      printf("file:        %s\nversion:     %u\ntype:        %s\nmetric:      %s\ndim:         %d\n"
-             "rows:        %" PRIu64 "\nnlist:       %u\n", a.pos[0], in.version, ivf_code_name(in.type),
-             idx_metric_name(in.metric), (int)in.dim, in.rows, in.nlist);
-      if (in.type == IVF_PQ) printf("pq_m:        %u\npq_nbits:    %u\n", in.pq_m, in.pq_nbits);
-      if (in.type == IVF_RABITQ) printf("rabitq_bits: %u\n", in.rabitq_bits);
-      printf("rerank:      %u%s\nseed:        %" PRIu64 "\nfile bytes:  %" PRIu64 "\n"
-             "lists:       min %u, max %u, max/mean %.3f, balance %.3f\n", in.rerank,
-             in.rerank ? " (float32 vectors kept)" : " (off)", in.seed, in.file_bytes, in.list_min,
-             in.list_max, in.list_max_over_mean, in.list_balance);
-    }
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(c, argc, argv, &a, &err));
+  VF_TRY(ivf_open(a.pos[0], &ix, &err));
+  ivf_info in;
+  ivf_info_get(ix, &in);
+  if (cli_get(c, &a, "json")) {
+    VF_TRY(print_info_json(&in, &err));
+  } else {
+    printf("file:        %s\nversion:     %u\ntype:        %s\nmetric:      %s\ndim:         %d\n"
+           "rows:        %" PRIu64 "\nnlist:       %u\n", a.pos[0], in.version, ivf_code_name(in.type),
+           idx_metric_name(in.metric), (int)in.dim, in.rows, in.nlist);
+    if (in.type == IVF_PQ) printf("pq_m:        %u\npq_nbits:    %u\n", in.pq_m, in.pq_nbits);
+    if (in.type == IVF_RABITQ) printf("rabitq_bits: %u\n", in.rabitq_bits);
+    printf("rerank:      %u%s\nseed:        %" PRIu64 "\nfile bytes:  %" PRIu64 "\n"
+           "lists:       min %u, max %u, max/mean %.3f, balance %.3f\n", in.rerank,
+           in.rerank ? " (float32 vectors kept)" : " (off)", in.seed, in.file_bytes, in.list_min,
+           in.list_max, in.list_max_over_mean, in.list_balance);
   }
+out:
   ivf_close(ix);
   return st == VF_OK ? 0 : cli_fail(st, &err);
 }

@@ -200,24 +200,24 @@ int cmd_inspect(int argc, char **argv) {
   vf_error_clear(&err);
   cli_args a;
   corpus_files files = {0};
+  corpus_plan plan = {0};
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
-  vf_status st = cli_parse(&CLI_INSPECT, argc, argv, &a, &err);
-  bool json = st == VF_OK && cli_get(&CLI_INSPECT, &a, "json");
-  if (st == VF_OK) st = corpus_discover(a.pos[0], cli_get(&CLI_INSPECT, &a, "id-root"), &files, &err);
+  vf_status st = VF_OK;
+  VF_TRY(cli_parse(&CLI_INSPECT, argc, argv, &a, &err));
+  bool json = cli_get(&CLI_INSPECT, &a, "json") != NULL;
+  VF_TRY(corpus_discover(a.pos[0], cli_get(&CLI_INSPECT, &a, "id-root"), &files, &err));
   uint64_t total_rows = 0, total_bytes = 0, total_rgs = 0;
-  if (st == VF_OK && json) {
+  if (json) {
     vf_json_raw(&b, "{\"prefix\":", &err);
     vf_json_string(&b, files.prefix, strlen(files.prefix), &err);
     vf_json_raw(&b, ",\"files\":[", &err);
   }
-  corpus_plan plan = {0};
-  if (st == VF_OK) st = corpus_plan_init(&plan, &files, &err);
-  for (size_t i = 0; st == VF_OK && i < files.n; i++) {
+  VF_TRY(corpus_plan_init(&plan, &files, &err));
+  for (size_t i = 0; i < files.n; i++) {
     pqt_file *f = NULL;
     /* the row groups as written, even under --memory-budget (which slices them for readers) */
-    st = corpus_open_parquet(&files.files[i], &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err);
-    if (st != VF_OK) break;
+    VF_TRY(corpus_open_parquet(&files.files[i], &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err));
     total_rows += (uint64_t)pqt_meta(f)->num_rows;
     int64_t nr = pqt_meta(f)->num_rows;
     corpus_plan_note_rows(&plan, i, nr > 0 ? (uint64_t)nr : 0);
@@ -233,35 +233,33 @@ int cmd_inspect(int argc, char **argv) {
     }
     pqt_close(f);
     if (rerr.code != VF_OK) {
-      st = rerr.code;
       err = rerr;
-      break;
+      VF_FAIL(rerr.code);
     }
     if (b.len > (1u << 20)) {
-      st = cli_write_stdout(NULL, b.data, b.len, &err);
+      VF_TRY(cli_write_stdout(NULL, b.data, b.len, &err));
       vf_buf_reset(&b);
     }
   }
   io_remote_stats rs;
   io_remote_get_stats(&rs);
-  if (st == VF_OK) {
-    if (json)
-      vf_buf_printf(&b, &err, "],\"total_files\":%zu,\"total_rows\":%" PRIu64 ",\"total_row_groups\":%" PRIu64
-                    ",\"total_bytes\":%" PRIu64 ",\"remote_requests\":%" PRIu64 ",\"remote_retries\":%" PRIu64
-                    ",\"remote_bytes\":%" PRIu64 ",\"empty_files\":%zu}\n", files.n, total_rows,
-                    total_rgs, total_bytes, rs.requests, rs.retries, rs.bytes_received, plan.empty);
-    else
-      vf_buf_printf(&b, &err, "total: %zu files, %" PRIu64 " rows, %" PRIu64 " row groups, %" PRIu64
-                    " bytes", files.n, total_rows, total_rgs, total_bytes);
-    if (!json && plan.empty)
-      vf_buf_printf(&b, &err, "; %zu files without rows (every command that reads rows skips them)",
-                    plan.empty);
-    if (!json) vf_buf_append(&b, "\n", 1, &err);
-    st = json ? cli_write_json(b.data, b.len, &err) : cli_write_stdout(NULL, b.data, b.len, &err);
-    if (rs.requests)
-      cli_summary("inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
-              rs.requests, rs.retries, rs.bytes_received);
-  }
+  if (json)
+    vf_buf_printf(&b, &err, "],\"total_files\":%zu,\"total_rows\":%" PRIu64 ",\"total_row_groups\":%" PRIu64
+                  ",\"total_bytes\":%" PRIu64 ",\"remote_requests\":%" PRIu64 ",\"remote_retries\":%" PRIu64
+                  ",\"remote_bytes\":%" PRIu64 ",\"empty_files\":%zu}\n", files.n, total_rows,
+                  total_rgs, total_bytes, rs.requests, rs.retries, rs.bytes_received, plan.empty);
+  else
+    vf_buf_printf(&b, &err, "total: %zu files, %" PRIu64 " rows, %" PRIu64 " row groups, %" PRIu64
+                  " bytes", files.n, total_rows, total_rgs, total_bytes);
+  if (!json && plan.empty)
+    vf_buf_printf(&b, &err, "; %zu files without rows (every command that reads rows skips them)",
+                  plan.empty);
+  if (!json) vf_buf_append(&b, "\n", 1, &err);
+  st = json ? cli_write_json(b.data, b.len, &err) : cli_write_stdout(NULL, b.data, b.len, &err);
+  if (rs.requests)
+    cli_summary("inspect: %" PRIu64 " HTTP requests (%" PRIu64 " retries), %" PRIu64 " bytes received\n",
+            rs.requests, rs.retries, rs.bytes_received);
+out:
   vf_buf_free(&b);
   corpus_plan_free(&plan);
   corpus_files_free(&files);
