@@ -192,6 +192,17 @@ vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_con
  *  @return : VF_ENOTFOUND / VF_EIO when the file cannot be read; otherwise as above. */
 vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err);
 
+/*! vf_config_vector_file() : the config of a one-part dataset over one vector file `path`
+ *  (format npy, fbin or hdf5) and, when `payload_jsonl` is not NULL, its payload lines: one dense
+ *  vector "vector" (`distance`) read from the vectors component, `id_expression: row`, every
+ *  other section defaulted — the config vf_config_parse() makes of that YAML, built without
+ *  text (no quoting; a `$` in a path is no variable).  `name` is used in messages.  `cfg` is
+ *  zeroed on failure.
+ *  @return : VF_ENOMEM. */
+vf_status vf_config_vector_file(const char *name, vf_cfg_format format, const char *path,
+                                const char *payload_jsonl, corpus_distance distance,
+                                vf_config *cfg, vf_error *err);
+
 /*! vf_config_free() : release everything `cfg` owns and zero it.  NULL and zeroed are fine. */
 void vf_config_free(vf_config *cfg);
 

@@ -285,6 +285,15 @@ vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_sou
  * from (the first that has rows).  The seed of the one corpus plan object later planning
  * (files, rows, shards, dimensions) moves into; commands that open footers anyway (scan, cat,
  * inspect) report the rows they find through corpus_plan_note_rows() instead of measuring twice. */
+/* Where a corpus's vectors come from: a column of its parquet files, or the vectors component of
+ * a `type: dataset` (its npy / fbin / hdf5 parts). */
+typedef enum corpus_plan_source {
+  CORPUS_PLAN_PARQUET = 0,
+  CORPUS_PLAN_NPY,
+  CORPUS_PLAN_FBIN,
+  CORPUS_PLAN_HDF5
+} corpus_plan_source;
+
 typedef struct corpus_plan {
   const corpus_files *files; /* borrowed */
   uint64_t *rows;            /* per file; CORPUS_PLAN_UNMEASURED until known */
@@ -292,6 +301,18 @@ typedef struct corpus_plan {
   size_t measured;           /* files whose rows are known */
   size_t empty;              /* of those, files with no rows (skipped) */
   bool live;                 /* counted among the plans that keep footers (plan.c) */
+  /* filled by corpus_plan_measure(), from the footers it reads once: */
+  int *row_groups;           /* per file: its row groups as written (a dataset part: its read
+                                units, DS_VIRTUAL_RG_ROWS rows, or its parquet payload's row
+                                groups); -1 until measured or when a part's payload is not local */
+  uint64_t **rg_rows;        /* per file: the rows of each of those row groups (NULL with -1) */
+  corpus_plan_source source; /* the vectors' source (by the first file) */
+  size_t schema_file;        /* the first file with rows: the schema below is its; files->n when
+                                none is known (nothing measured, or every file empty) */
+  char **columns;            /* that file's top-level columns, in schema order (parquet files and
+                                a dataset part's parquet payload; NULL otherwise) */
+  bool *dense_columns;       /* per column: a dense vector column (pqt_is_dense_vector) */
+  int ncolumns;
 } corpus_plan;
 
 #define CORPUS_PLAN_UNMEASURED UINT64_MAX
@@ -308,8 +329,10 @@ void corpus_plan_free(corpus_plan *p);
 bool corpus_plan_note_rows(corpus_plan *p, size_t i, uint64_t rows);
 /*! corpus_plan_skips() : file i was measured and is skipped (no rows). */
 bool corpus_plan_skips(const corpus_plan *p, size_t i);
-/*! corpus_plan_measure() : the rows of every file not measured yet (one footer read each; dataset
- *  parts as measured when the datasource was resolved), through corpus_plan_note_rows().
+/*! corpus_plan_measure() : the rows and row groups of every file not measured yet (one footer
+ *  read each, kept in the footer cache for the readers; dataset parts as measured when the
+ *  datasource was resolved), rows through corpus_plan_note_rows(); then the vector source and
+ *  the schema of the first file with rows (its kept footer: no second read).
  *  @return : errors opening a file, naming it. */
 vf_status corpus_plan_measure(corpus_plan *p, vf_error *err);
 /*! corpus_plan_probe_dim() : the dimension of a dense or multi vector, from the first file that
@@ -359,6 +382,14 @@ vf_status corpus_dense_top(const struct pqt_file *f, const char *column, int *to
 /*! corpus_dataset_part_rows() : rows of a dataset part (file->dataset set), measured from its
  *  header or footer when the datasource was resolved; 0 for any other file. */
 uint64_t corpus_dataset_part_rows(const corpus_file *file);
+/*! corpus_dataset_part_row_groups() : the read units of a dataset part: without a parquet payload
+ *  ceil(rows / DS_VIRTUAL_RG_ROWS) units of that many rows; with one, the payload file's row
+ *  groups as written (*n = -1, *each NULL when that file is not local yet).  Caller frees *each.
+ *  @return : the payload footer's errors; VF_ENOMEM. */
+vf_status corpus_dataset_part_row_groups(const corpus_file *file, int *n, uint64_t **each,
+                                         vf_error *err);
+/*! corpus_dataset_part_source() : the vectors' source of a dataset part (npy, fbin or hdf5). */
+corpus_plan_source corpus_dataset_part_source(const corpus_file *file);
 
 /*! corpus_dataset_cache_peak() : the most bytes of parts that vforge downloaded itself held at
  *  once in a `cache: evict` dataset cache during this process (0 when none). */

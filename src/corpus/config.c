@@ -609,14 +609,9 @@ static vf_status parse_root(cctx *c, const cfg_node *root) {
   return VF_OK;
 }
 
-/* vf_config_parse(): see config.h. */
-vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_config *cfg,
-                          vf_error *err) {
-  memset(cfg, 0, sizeof *cfg);
-  if (!name) name = "config";
-  if (len > VF_CONFIG_MAX_BYTES)
-    return vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", name,
-                        VF_CONFIG_MAX_BYTES);
+/* The name, the secrets bookkeeping and the defaults of every section a config may leave out
+ * (the loader's, the vectorstore's gRPC settings); zeroed on failure. */
+static vf_status config_start(vf_config *cfg, const char *name, vf_error *err) {
   cfg->name = vf_strdup(name);
   cfg->internal = vf_calloc(1, sizeof *cfg->internal);
   if (!cfg->name || !cfg->internal) {
@@ -632,9 +627,21 @@ vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_con
   cfg->vectorstore.on_disk_payload = -1;
   cfg->vectorstore.grpc_port = 6334;
   cfg->vectorstore.grpc_max_message_mb = 64;
+  return VF_OK;
+}
+
+/* vf_config_parse(): see config.h. */
+vf_status vf_config_parse(const char *text, size_t len, const char *name, vf_config *cfg,
+                          vf_error *err) {
+  memset(cfg, 0, sizeof *cfg);
+  if (!name) name = "config";
+  if (len > VF_CONFIG_MAX_BYTES)
+    return vf_error_set(err, VF_ECONFIG, "%s: larger than %zu bytes; not a config file", name,
+                        VF_CONFIG_MAX_BYTES);
+  vf_status st = config_start(cfg, name, err);
+  if (st != VF_OK) return st;
   cctx c = {cfg->name, err, cfg};
   cfg_node *root = NULL;
-  vf_status st = VF_OK;
   VF_TRY(cfg_tree_parse(text, len, cfg->name, &root, err));
   VF_TRY(parse_root(&c, root));
 out:
@@ -675,6 +682,47 @@ vf_status vf_config_load(const char *path, vf_config *cfg, vf_error *err) {
 out:
   if (f) fclose(f);
   vf_buf_free(&b);
+  return st;
+}
+
+/* vf_config_vector_file(): see config.h.  What vf_config_parse() makes of
+ *     vectors:
+ *       vector: {type: dense, distance: D}
+ *     datasource:
+ *       type: dataset
+ *       id_expression: row
+ *       vectors: {format: F, path: P}
+ *       payload: {format: jsonl, path: J}      (when J is given)
+ * field for field (the vector's key is on line 2), without the YAML text: a path needs no
+ * quoting, and `$` in it is no variable. */
+vf_status vf_config_vector_file(const char *name, vf_cfg_format format, const char *path,
+                                const char *payload_jsonl, corpus_distance distance,
+                                vf_config *cfg, vf_error *err) {
+  memset(cfg, 0, sizeof *cfg);
+  vf_status st = config_start(cfg, name, err);
+  if (st != VF_OK) return st;
+  cctx c = {cfg->name, err, cfg};
+  vf_cfg_datasource *ds = &cfg->datasource;
+  ds->form = VF_CFG_DS_DATASET;
+  ds->vectors = (vf_cfg_dataset_component){.present = true, .format = format};
+  if (!(ds->vectors.path = vf_strdup(path)) || !(ds->id_expression = vf_strdup("row")))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", cfg->name));
+  if (payload_jsonl) {
+    ds->payload = (vf_cfg_dataset_component){.present = true, .format = VF_CFG_FORMAT_JSONL};
+    if (!(ds->payload.path = vf_strdup(payload_jsonl)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", cfg->name));
+  }
+  if (!(cfg->vectors = vf_calloc(1, sizeof *cfg->vectors)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", cfg->name));
+  cfg->nvectors = 1;
+  cfg->vectors[0] = (vf_cfg_vector){.kind = CORPUS_VEC_DENSE, .distance = distance,
+                                    .distance_given = true, .source = VF_CFG_COMPONENT_VECTORS,
+                                    .line = 2};
+  if (!(cfg->vectors[0].name = vf_strdup("vector")))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory", cfg->name));
+  VF_TRY(parse_vectorstore(&c, NULL)); /* its defaults: the local store at ./vforge-data */
+out:
+  if (st != VF_OK) vf_config_free(cfg);
   return st;
 }
 

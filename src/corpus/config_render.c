@@ -29,8 +29,20 @@ typedef struct rw {
   int depth;
 } rw;
 
+/* The writer's calls are sticky: after a failure each is a no-op and w->st keeps the first. */
 static void r_raw(rw *w, const char *s) {
-  if (w->st == VF_OK) w->st = vf_json_raw(w->b, s, w->err);
+  if (w->st != VF_OK) return;
+  w->st = vf_json_raw(w->b, s, w->err);
+}
+
+static void r_json_str(rw *w, const char *s) {
+  if (w->st != VF_OK) return;
+  w->st = vf_json_string(w->b, s, strlen(s), w->err);
+}
+
+static void r_u64(rw *w, uint64_t v) {
+  if (w->st != VF_OK) return;
+  w->st = vf_json_u64(w->b, v, w->err);
 }
 
 static void r_sep(rw *w) {
@@ -43,7 +55,7 @@ static void r_sep(rw *w) {
 static void r_open(rw *w, const char *key, const char *brace) {
   r_sep(w);
   if (key) {
-    if (w->st == VF_OK) w->st = vf_json_string(w->b, key, strlen(key), w->err);
+    r_json_str(w, key);
     r_raw(w, ":");
   }
   r_raw(w, brace);
@@ -59,7 +71,7 @@ static void r_close(rw *w, const char *brace) {
 static void r_key(rw *w, const char *key) {
   r_sep(w);
   if (key) {
-    if (w->st == VF_OK) w->st = vf_json_string(w->b, key, strlen(key), w->err);
+    r_json_str(w, key);
     r_raw(w, ":");
   }
 }
@@ -69,15 +81,18 @@ static bool secret(const rw *w, const char *path) {
 }
 
 static void r_mask(rw *w) {
-  if (w->st == VF_OK)
-    w->st = vf_json_string(w->b, VF_CONFIG_SECRET_MASK, strlen(VF_CONFIG_SECRET_MASK), w->err);
+  r_json_str(w, VF_CONFIG_SECRET_MASK);
 }
 
 /* A string with the userinfo of its URL masked ("user:pw@host" becomes "****@host"). */
 static void r_redacted(rw *w, const char *val) {
+  if (w->st != VF_OK) return;
   char *r = vf_url_redact_dup(val);
-  if (!r && w->st == VF_OK) w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
-  if (w->st == VF_OK) w->st = vf_json_string(w->b, r, strlen(r), w->err);
+  if (!r) {
+    w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
+    return;
+  }
+  r_json_str(w, r);
   free(r);
 }
 
@@ -90,8 +105,8 @@ static void r_str(rw *w, const char *key, const char *path, const char *val) {
     r_redacted(w, val);
   else if (secret(w, path))
     r_mask(w);
-  else if (w->st == VF_OK)
-    w->st = vf_json_string(w->b, val, strlen(val), w->err);
+  else
+    r_json_str(w, val);
 }
 
 /* Integers where 0 means "not set" pass zero_is_null. */
@@ -101,7 +116,9 @@ static void r_int(rw *w, const char *key, const char *path, int64_t v, bool zero
     r_raw(w, "null");
   else if (secret(w, path))
     r_mask(w);
-  else if (w->st == VF_OK)
+  else if (w->st != VF_OK)
+    return;
+  else
     w->st = vf_json_i64(w->b, v, w->err);
 }
 
@@ -304,7 +321,7 @@ vf_status vf_config_files(const vf_config *cfg, corpus_files *out, vf_error *err
   if (!d->file_list) return corpus_discover(d->uri, d->id_root, out, err);
   vf_status st = VF_OK;
   size_t cap = 0;
-  for (size_t i = 0; i < d->nfiles && st == VF_OK; i++) {
+  for (size_t i = 0; i < d->nfiles; i++) {
     corpus_files one;
     st = corpus_discover(d->file_list[i], d->id_root, &one, err);
     if (st != VF_OK) {
@@ -314,15 +331,14 @@ vf_status vf_config_files(const vf_config *cfg, corpus_files *out, vf_error *err
         vf_error_set(err, st, "%s: %s: cannot list this file", cfg->name, p);
       else
         vf_error_prefix(err, "%s: %s: ", cfg->name, p);
-      break;
+      goto out;
     }
     if (out->n + one.n > cap) {
       size_t ncap = (out->n + one.n) * 2;
       corpus_file *nf = vf_realloc(out->files, ncap * sizeof *nf);
       if (!nf) {
         corpus_files_free(&one);
-        st = vf_error_set(err, VF_ENOMEM, "%s: out of memory listing files", cfg->name);
-        break;
+        VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory listing files", cfg->name));
       }
       out->files = nf;
       cap = ncap;
@@ -336,19 +352,15 @@ vf_status vf_config_files(const vf_config *cfg, corpus_files *out, vf_error *err
     free(one.files); /* entries moved */
     free(one.prefix);
   }
-  if (st == VF_OK) {
-    qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
-    for (size_t i = 1; i < out->n; i++) {
-      if (strcmp(out->files[i].key, out->files[i - 1].key) == 0) {
-        st = vf_error_set(err, VF_ECONFIG,
-                          "%s: datasource.file_list: %s is listed more than once (same key)",
-                          cfg->name,
-                          cfg_path_is_secret(cfg, "datasource.file_list") ? VF_CONFIG_SECRET_MASK
-                                                                          : out->files[i].key);
-        break;
-      }
-    }
-  }
+  qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
+  for (size_t i = 1; i < out->n; i++)
+    if (strcmp(out->files[i].key, out->files[i - 1].key) == 0)
+      VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                           "%s: datasource.file_list: %s is listed more than once (same key)",
+                           cfg->name,
+                           cfg_path_is_secret(cfg, "datasource.file_list") ? VF_CONFIG_SECRET_MASK
+                                                                           : out->files[i].key));
+out:
   if (st != VF_OK) corpus_files_free(out);
   return st;
 }
@@ -366,12 +378,12 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_TEXT); /* one part's path */
   vf_status st = VF_OK;
-  for (const char *p = tmpl; *p && st == VF_OK; p++) {
+  for (const char *p = tmpl; *p; p++) {
     if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-      st = vf_buf_append(&b, p, 1, err);
+      VF_TRY(vf_buf_append(&b, p, 1, err));
       p++;
     } else if (p[0] == '{' && p[1] == 'i' && p[2] == '}') {
-      st = vf_buf_printf(&b, err, "%" PRId64, i);
+      VF_TRY(vf_buf_printf(&b, err, "%" PRId64, i));
       p += 2;
     } else if (p[0] == '{' && p[1] == 'i' && p[2] == ':' && p[3] == '0') {
       const char *q = p + 4;
@@ -379,23 +391,21 @@ vf_status vf_config_part_path(const vf_cfg_parts *parts, const char *tmpl, int64
       while (*q >= '0' && *q <= '9' && width < 100)
         width = width * 10 + (*q++ - '0');
       if (q[0] == 'd' && q[1] == '}' && width >= 1 && width <= 20) {
-        st = vf_buf_printf(&b, err, "%0*" PRId64, width, i);
+        VF_TRY(vf_buf_printf(&b, err, "%0*" PRId64, width, i));
         p = q + 1;
       } else {
-        st = vf_buf_append(&b, p, 1, err);
+        VF_TRY(vf_buf_append(&b, p, 1, err));
       }
     } else {
-      st = vf_buf_append(&b, p, 1, err);
+      VF_TRY(vf_buf_append(&b, p, 1, err));
     }
   }
-  if (st == VF_OK) st = vf_buf_append(&b, "", 1, err);
-  if (st != VF_OK) {
-    vf_buf_free(&b);
-    return st;
-  }
+  VF_TRY(vf_buf_append(&b, "", 1, err));
   size_t n;
   *out = (char *)vf_buf_take(&b, &n);
-  return VF_OK;
+out:
+  vf_buf_free(&b); /* empty after the take */
+  return st;
 }
 
 /* ------------------------------------------------------------------ inspect */
@@ -405,53 +415,55 @@ static vf_status inspect_component(rw *w, const char *name, const vf_cfg_dataset
                                    bool *total_known) {
   int64_t first = c->has_parts ? c->parts.start : 0;
   int64_t n = c->has_parts ? c->parts.count : 1;
-  for (int64_t i = first; i < first + n && w->st == VF_OK; i++) {
-    char *path = NULL, *key = NULL;
-    if (c->has_parts) {
-      w->st = vf_config_part_path(&c->parts, c->parts.path, i, &path, w->err);
-    } else {
-      path = vf_strdup(c->path);
-      if (!path) w->st = vf_error_set(w->err, VF_ENOMEM, "out of memory");
-    }
-    if (w->st != VF_OK) break;
+  if (w->st != VF_OK) return w->st; /* the writer failed before */
+  vf_status st = VF_OK;
+  char *path = NULL, *key = NULL;
+  for (int64_t i = first; i < first + n; i++) {
+    if (c->has_parts) VF_TRY(vf_config_part_path(&c->parts, c->parts.path, i, &path, w->err));
+    else if (!(path = vf_strdup(c->path))) VF_FAIL(vf_error_set(w->err, VF_ENOMEM, "out of memory"));
     io_uri u;
     bool local = false;
     vf_error e2;
-    if (io_uri_parse(path, &u, &e2) == VF_OK) {
-      local = u.scheme == IO_URI_LOCAL || u.scheme == IO_URI_FILE;
-      struct stat sb;
-      bool exists = local && stat(u.path, &sb) == 0 && S_ISREG(sb.st_mode);
-      if (corpus_bare_key(path, local ? id_root : NULL, &key, &e2) != VF_OK) key = NULL;
-      uint64_t rows = 0;
-      bool have_rows = false;
-      if (exists && c->format == VF_CFG_FORMAT_PARQUET) {
-        corpus_file cf = {.uri = u.path, .key = key, .size = (uint64_t)sb.st_size};
-        w->st = corpus_file_rows(&cf, &rows, w->err);
-        have_rows = w->st == VF_OK;
+    if (io_uri_parse(path, &u, &e2) != VF_OK) VF_FAIL(vf_error_set(w->err, VF_ECONFIG, "%s", e2.msg));
+    local = u.scheme == IO_URI_LOCAL || u.scheme == IO_URI_FILE;
+    struct stat sb;
+    bool exists = local && stat(u.path, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (corpus_bare_key(path, local ? id_root : NULL, &key, &e2) != VF_OK) key = NULL;
+    uint64_t rows = 0;
+    bool have_rows = false;
+    if (exists && c->format == VF_CFG_FORMAT_PARQUET) {
+      corpus_file cf = {.uri = u.path, .key = key, .size = (uint64_t)sb.st_size};
+      st = corpus_file_rows(&cf, &rows, w->err);
+      if (st != VF_OK) {
+        io_uri_free(&u);
+        goto out;
       }
-      if (w->st == VF_OK) {
-        r_open(w, NULL, "{");
-        r_str(w, "component", NULL, name);
-        r_str(w, "uri", NULL, u.path && local ? u.path : path);
-        r_str(w, "key", NULL, key);
-        r_bool(w, "exists", NULL, exists);
-        r_key(w, "rows");
-        if (have_rows) {
-          if (w->st == VF_OK) w->st = vf_json_u64(w->b, rows, w->err);
-          if (count_rows) *total += rows;
-        } else {
-          r_raw(w, "null");
-          if (count_rows) *total_known = false;
-        }
-        r_close(w, "}");
-      }
-      io_uri_free(&u);
-    } else {
-      w->st = vf_error_set(w->err, VF_ECONFIG, "%s", e2.msg);
+      have_rows = true;
     }
+    r_open(w, NULL, "{");
+    r_str(w, "component", NULL, name);
+    r_str(w, "uri", NULL, u.path && local ? u.path : path);
+    r_str(w, "key", NULL, key);
+    r_bool(w, "exists", NULL, exists);
+    r_key(w, "rows");
+    if (have_rows) {
+      r_u64(w, rows);
+      if (count_rows) *total += rows;
+    } else {
+      r_raw(w, "null");
+      if (count_rows) *total_known = false;
+    }
+    r_close(w, "}");
+    io_uri_free(&u);
     free(path);
     free(key);
+    path = key = NULL;
+    VF_TRY(w->st); /* the writer's failure stops the listing */
   }
+out:
+  free(path);
+  free(key);
+  if (st != VF_OK) w->st = st;
   return w->st;
 }
 
@@ -479,10 +491,8 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
   bool total_known = true;
   int mask_uris = uris_secret(cfg);
   corpus_plan plan = {0};
-  if (d->form != VF_CFG_DS_DATASET) {
-    w.st = vf_config_files(cfg, &files, err);
-    if (w.st != VF_OK) return w.st;
-  }
+  vf_status st = VF_OK;
+  if (d->form != VF_CFG_DS_DATASET) VF_TRY(vf_config_files(cfg, &files, err));
   r_open(&w, NULL, "{");
   render(&w, "config");
   r_open(&w, "files", "[");
@@ -494,11 +504,11 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
       inspect_component(&w, "payload", &d->payload, d->id_root, true, &total, &total_known);
     if (!d->payload.present && d->vectors.format != VF_CFG_FORMAT_PARQUET) total_known = false;
   } else {
-    w.st = corpus_plan_init(&plan, &files, err);
-    for (size_t i = 0; i < files.n && w.st == VF_OK; i++) {
+    VF_TRY(w.st);
+    VF_TRY(corpus_plan_init(&plan, &files, err));
+    for (size_t i = 0; i < files.n; i++) {
       uint64_t rows = 0;
-      w.st = corpus_file_rows(&files.files[i], &rows, err);
-      if (w.st != VF_OK) break;
+      VF_TRY(corpus_file_rows(&files.files[i], &rows, err));
       corpus_plan_note_rows(&plan, i, rows);
       total += rows;
       r_open(&w, NULL, "{");
@@ -510,19 +520,17 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
       }
       r_str(&w, "key", NULL, files.files[i].key);
       r_key(&w, "rows");
-      if (w.st == VF_OK) w.st = vf_json_u64(w.b, rows, err);
+      r_u64(&w, rows);
       r_close(&w, "}");
+      VF_TRY(w.st);
     }
   }
   r_close(&w, "]");
   r_key(&w, "total_rows");
-  if (total_known) {
-    if (w.st == VF_OK) w.st = vf_json_u64(w.b, total, err);
-  } else {
-    r_raw(&w, "null");
-  }
+  if (total_known) r_u64(&w, total);
+  else r_raw(&w, "null");
   r_key(&w, "empty_files");
-  if (w.st == VF_OK) w.st = vf_json_u64(w.b, plan.empty, err);
+  r_u64(&w, plan.empty);
   r_str(&w, "collection", "vectorstore.collection_name", cfg->vectorstore.collection_name);
   r_str(&w, "store", NULL, cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local");
   if (cfg->vectorstore.type == VF_CFG_STORE_QDRANT) { /* issue 18: the transport the load uses */
@@ -534,7 +542,9 @@ vf_status vf_config_inspect(const vf_config *cfg, vf_buf *out_json, vf_error *er
     r_str(&w, "transport", NULL, tr);
   }
   r_close(&w, "}");
+  st = w.st;
+out:
   corpus_plan_free(&plan);
   corpus_files_free(&files);
-  return w.st;
+  return st;
 }

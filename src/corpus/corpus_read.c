@@ -58,14 +58,15 @@ static vf_status col_sel_resolve(const pqt_file *f, const char *const *names, in
   memset(out, 0, sizeof *out);
   vf_status st = VF_OK;
   if (!names || nnames == 0) {
-    for (int i = 0; i < sc->ntop && st == VF_OK; i++) st = col_sel_add(out, sc, sc->top[i], err);
+    for (int i = 0; i < sc->ntop; i++) VF_TRY(col_sel_add(out, sc, sc->top[i], err));
   } else {
-    for (int i = 0; i < nnames && st == VF_OK; i++) {
+    for (int i = 0; i < nnames; i++) {
       int top = pqt_find_top(f, names[i]);
-      if (top < 0) st = corpus_missing_column(f, names[i], err);
-      else st = col_sel_add(out, sc, top, err);
+      if (top < 0) VF_FAIL(corpus_missing_column(f, names[i], err));
+      VF_TRY(col_sel_add(out, sc, top, err));
     }
   }
+out:
   if (st != VF_OK) col_sel_free(out);
   return st;
 }
@@ -164,7 +165,7 @@ typedef struct scan_shared {
 
 static void scan_fail(scan_shared *s, vf_status st, const vf_error *e) {
   pthread_mutex_lock(&s->lock);
-  if (s->st == VF_OK) {
+  if (!atomic_load(&s->failed)) { /* the first failure wins (failed is set only here) */
     s->st = st;
     s->err = *e;
   }
@@ -191,7 +192,7 @@ static void scan_worker(void *arg, size_t slot, int w) {
 
   for (;;) {
     if (atomic_load(&s->failed)) break;
-    if ((st = vf_check_cancel(&err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(&err));
     size_t u = atomic_fetch_add(&s->next, 1);
     if (u >= s->nunits) break;
     const scan_unit *unit = &s->units[u];
@@ -205,32 +206,22 @@ static void scan_worker(void *arg, size_t slot, int w) {
       f = NULL;
       col_sel_free(&sel);
       pqt_open_opts oo = {.verify_crc = pqt_verify_crc_default(), .read_ahead = s->read_ahead};
-      st = corpus_open_parquet(&s->files->files[unit->file], s->read_ahead ? &oo : NULL, &f, &err);
-      if (st == VF_OK) st = col_sel_resolve(f, s->columns, s->ncolumns, &sel, &err);
-      if (st != VF_OK) break;
+      VF_TRY(corpus_open_parquet(&s->files->files[unit->file], s->read_ahead ? &oo : NULL, &f, &err));
+      VF_TRY(col_sel_resolve(f, s->columns, s->ncolumns, &sel, &err));
       fidx = unit->file;
       if (sel.nleaves > ndata) {
         pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)sel.nleaves);
-        if (!nd) {
-          st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-          break;
-        }
+        if (!nd) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
         data = nd;
         for (int i = ndata; i < sel.nleaves; i++) pqt_leaf_data_init(&data[i]);
         ndata = sel.nleaves;
         free(lsum);
         lsum = vf_calloc((size_t)ndata, sizeof *lsum);
-        if (!lsum) {
-          st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-          break;
-        }
+        if (!lsum) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
       }
       free(dims);
       dims = vf_calloc((size_t)sel.ntops + 1, sizeof *dims);
-      if (!dims) {
-        st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-        break;
-      }
+      if (!dims) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
     }
     double sum = 0;
     uint64_t bytes = 0, vecs = 0, rows = 0;
@@ -238,11 +229,10 @@ static void scan_worker(void *arg, size_t slot, int w) {
     for (int g = 0; g < unit->rg; g++) first_row += pqt_meta(f)->row_groups[g].num_rows;
     for (int i = 0; i < sel.nleaves; i++) memset(&lsum[i], 0, sizeof lsum[i]);
     /* the row group's slices in order, one at a time (a few pages and one slice in memory) */
-    for (int k = 0; k < unit->nrg && st == VF_OK; k++) {
+    for (int k = 0; k < unit->nrg; k++) {
       int rg = unit->rg + k;
-      if (k > 0 && (st = vf_check_cancel(&err)) != VF_OK) break;
-      st = pqt_read_leaves(f, rg, sel.leaves, sel.nleaves, data, &err);
-      if (st != VF_OK) break;
+      if (k > 0) VF_TRY(vf_check_cancel(&err));
+      VF_TRY(pqt_read_leaves(f, rg, sel.leaves, sel.nleaves, data, &err));
       for (int i = 0; i < sel.nleaves; i++) {
         leaf_sum_add(&lsum[i], f, &data[i]);
         bytes += data[i].uncompressed_bytes;
@@ -250,8 +240,7 @@ static void scan_worker(void *arg, size_t slot, int w) {
       for (int t = 0, li = 0; t < sel.ntops; t++) {
         const pqt_node *n = &pqt_schema_of(f)->nodes[sel.tops[t]];
         if (pqt_is_dense_vector(f, sel.tops[t])) {
-          st = pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err);
-          if (st != VF_OK) break;
+          VF_TRY(pqt_dense_from_leaf(f, sel.tops[t], &data[li], first_row, &dims[t], &dense, &err));
           vecs += (uint64_t)dense.rows;
         }
         li += n->nleaves;
@@ -259,7 +248,6 @@ static void scan_worker(void *arg, size_t slot, int w) {
       first_row += pqt_meta(f)->row_groups[rg].num_rows;
       rows += (uint64_t)pqt_meta(f)->row_groups[rg].num_rows;
     }
-    if (st != VF_OK) break;
     for (int i = 0; i < sel.nleaves; i++) sum += leaf_sum_end(&lsum[i]);
     s->sums[u] = sum;
     s->bytes[u] = bytes;
@@ -280,6 +268,7 @@ static void scan_worker(void *arg, size_t slot, int w) {
     }
     pthread_mutex_unlock(&s->lock);
   }
+out:
   if (st != VF_OK) scan_fail(s, st, &err);
   if (f) {
     pthread_mutex_lock(&s->lock);
@@ -313,24 +302,26 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   size_t cap = 0;
   uint64_t max_unit_mem = 0;
   char max_where[1024] = "";
-  corpus_plan plan;
-  st = corpus_plan_init(&plan, files, err);
-  if (st != VF_OK) goto out;
+  corpus_plan plan = {0};
+  pqt_file *f = NULL; /* the file being planned */
+  VF_TRY(corpus_plan_init(&plan, files, err));
   for (size_t i = 0; i < files->n; i++) {
-    pqt_file *f = NULL;
-    st = corpus_open_parquet(&files->files[i], NULL, &f, err);
-    if (st != VF_OK) break;
+    VF_TRY(corpus_open_parquet(&files->files[i], NULL, &f, err));
     const pqt_file_meta *m = pqt_meta(f);
     if (corpus_plan_note_rows(&plan, i, m->num_rows > 0 ? (uint64_t)m->num_rows : 0)) {
       out->bytes_read += pqt_source(f)->bytes_read;
       out->row_groups += (uint64_t)pqt_written_row_groups(f); /* as written (0-row groups are not read) */
       pqt_close(f);
+      f = NULL;
       continue;
     }
+    out->bytes_read += pqt_source(f)->bytes_read;
+    out->rows += (uint64_t)m->num_rows;
+    out->row_groups += (uint64_t)pqt_written_row_groups(f); /* as written, not as sliced */
     col_sel sel;
-    st = col_sel_resolve(f, columns, ncolumns, &sel, err); /* fail early on a missing column */
+    VF_TRY(col_sel_resolve(f, columns, ncolumns, &sel, err)); /* fail early on a missing column */
     /* memory one worker needs for the largest row group: fetched chunks + decoded values */
-    for (int g = 0; st == VF_OK && g < m->nrow_groups; g++) {
+    for (int g = 0; g < m->nrow_groups; g++) {
       uint64_t need = 0, most = 0;
       int most_leaf = -1;
       for (int l = 0; l < sel.nleaves; l++) {
@@ -348,16 +339,13 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
       }
     }
     col_sel_free(&sel);
-    out->bytes_read += pqt_source(f)->bytes_read;
-    out->rows += (uint64_t)m->num_rows;
-    out->row_groups += (uint64_t)pqt_written_row_groups(f); /* as written, not as sliced */
-    if (st == VF_OK && s.nunits + (size_t)m->nrow_groups > cap) {
+    if (s.nunits + (size_t)m->nrow_groups > cap) {
       cap = (s.nunits + (size_t)m->nrow_groups) * 2 + 16;
       scan_unit *nu = vf_realloc(s.units, cap * sizeof *nu);
-      if (!nu) st = vf_error_set(err, VF_ENOMEM, "out of memory planning the scan");
-      else s.units = nu;
+      if (!nu) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory planning the scan"));
+      s.units = nu;
     }
-    for (int g = 0; st == VF_OK && g < m->nrow_groups;) { /* slices of one row group: a unit */
+    for (int g = 0; g < m->nrow_groups;) { /* slices of one row group: a unit */
       int w = pqt_written_row_group(f, g, NULL, NULL), e = g + 1;
       while (e < m->nrow_groups && pqt_written_row_group(f, e, NULL, NULL) == w) e++;
       uint64_t rows = 0;
@@ -371,11 +359,10 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
       g = e;
     }
     pqt_close(f);
-    if (st != VF_OK) break;
+    f = NULL;
   }
   out->empty_files = plan.empty;
-  corpus_plan_free(&plan);
-  if (st != VF_OK) goto out;
+  corpus_plan_free(&plan); /* zeroed: freeing it again after out: does nothing */
   out->files = files->n;
   s.sums = vf_calloc(s.nunits + 1, sizeof *s.sums);
   s.bytes = vf_calloc(s.nunits + 1, sizeof *s.bytes);
@@ -421,6 +408,9 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   }
   out->bytes_read += s.bytes_read;
 out:
+  if (plan.live) out->empty_files = plan.empty; /* planning failed */
+  corpus_plan_free(&plan);
+  pqt_close(f);
   out->seconds = vf_now() - s.t0;
   free(s.units);
   free(s.sums);
@@ -450,11 +440,10 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
   corpus_idcols idc = {0};
   int nidc = 0;
 
-  corpus_plan plan;
-  st = corpus_plan_init(&plan, files, err);
-  for (size_t fi = 0; fi < files->n && remaining > 0 && st == VF_OK; fi++) {
-    st = corpus_open_parquet(&files->files[fi], NULL, &f, err);
-    if (st != VF_OK) break;
+  corpus_plan plan = {0};
+  VF_TRY(corpus_plan_init(&plan, files, err));
+  for (size_t fi = 0; fi < files->n && remaining > 0; fi++) {
+    VF_TRY(corpus_open_parquet(&files->files[fi], NULL, &f, err));
     const pqt_file_meta *m = pqt_meta(f);
     if (corpus_plan_note_rows(&plan, fi, m->num_rows > 0 ? (uint64_t)m->num_rows : 0) ||
         to_skip >= (uint64_t)m->num_rows) {
@@ -464,21 +453,17 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
       f = NULL;
       continue;
     }
-    st = col_sel_resolve(f, opts->columns, opts->ncolumns, &sel, err);
-    if (st == VF_OK && opts->with_id) {
-      st = corpus_idcols_resolve(f, opts->with_id, &idc, err);
+    VF_TRY(col_sel_resolve(f, opts->columns, opts->ncolumns, &sel, err));
+    if (opts->with_id) {
+      VF_TRY(corpus_idcols_resolve(f, opts->with_id, &idc, err));
       nidc = idc.ncols;
     }
-    if (st == VF_OK) st = pqt_rows_create(f, sel.tops, sel.ntops, &rows, err);
-    if (st != VF_OK) break;
+    VF_TRY(pqt_rows_create(f, sel.tops, sel.ntops, &rows, err));
     pqt_rows_set_binary_as_string(rows, opts->binary_as_string);
     /* leaves to decode: the selection plus id columns not already in it */
     nids = sel.nleaves;
     leaf_ids = vf_mallocarray((size_t)(sel.nleaves + nidc + 1), sizeof(int));
-    if (!leaf_ids) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    if (!leaf_ids) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     memcpy(leaf_ids, sel.leaves, sizeof(int) * (size_t)sel.nleaves);
     for (int i = 0; i < nidc; i++) {
       bool have = false;
@@ -487,34 +472,31 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     }
     if (nids > ndata) {
       pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)nids);
-      if (!nd) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
-      }
+      if (!nd) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
       data = nd;
       for (int i = ndata; i < nids; i++) pqt_leaf_data_init(&data[i]);
       ndata = nids;
     }
     const char *key = files->files[fi].key;
     uint64_t file_row = 0;
-    for (int g = 0; g < m->nrow_groups && remaining > 0 && st == VF_OK; g++) {
+    for (int g = 0; g < m->nrow_groups && remaining > 0; g++) {
       uint64_t rg_rows = (uint64_t)m->row_groups[g].num_rows;
       if (to_skip >= rg_rows) {
         to_skip -= rg_rows;
         file_row += rg_rows;
         continue;
       }
-      if ((st = vf_check_cancel(err)) != VF_OK) break;
-      st = pqt_read_leaves(f, g, leaf_ids, nids, data, err);
-      if (st == VF_OK) st = pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err);
-      if (st == VF_OK) pqt_rows_set_first_row(rows, (int64_t)file_row);
-      if (st == VF_OK && nidc) st = corpus_idcols_bind(&idc, data, leaf_ids, nids, err);
-      if (st == VF_OK && to_skip) st = pqt_rows_skip(rows, (int64_t)to_skip, err);
+      VF_TRY(vf_check_cancel(err));
+      VF_TRY(pqt_read_leaves(f, g, leaf_ids, nids, data, err));
+      VF_TRY(pqt_rows_bind(rows, data, leaf_ids, sel.nleaves, (int64_t)rg_rows, err));
+      pqt_rows_set_first_row(rows, (int64_t)file_row);
+      if (nidc) VF_TRY(corpus_idcols_bind(&idc, data, leaf_ids, nids, err));
+      if (to_skip) VF_TRY(pqt_rows_skip(rows, (int64_t)to_skip, err));
       uint64_t r = to_skip;
       to_skip = 0;
-      for (; st == VF_OK && r < rg_rows && remaining > 0; r++, remaining--) {
-        st = vf_buf_append(&line, "{", 1, err);
-        if (st == VF_OK && opts->with_id) {
+      for (; r < rg_rows && remaining > 0; r++, remaining--) {
+        VF_TRY(vf_buf_append(&line, "{", 1, err));
+        if (opts->with_id) {
           corpus_id id;
           idc.row = (int64_t)r;
           corpus_row_ctx rc = {.file_key = key,
@@ -526,17 +508,16 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
           st = corpus_idexpr_eval(opts->with_id, &rc, &id, err);
           if (st != VF_OK) {
             vf_error_prefix(err, "%s: row %llu: ", pqt_name(f), (unsigned long long)(file_row + r));
-            break;
+            goto out;
           }
-          st = vf_json_raw(&line, "\"__id__\":", err);
-          if (st == VF_OK)
-            st = id.is_uuid ? vf_json_string(&line, id.uuid, 36, err) : vf_json_u64(&line, id.num, err);
-          if (st == VF_OK && sel.ntops) st = vf_json_raw(&line, ",", err);
+          VF_TRY(vf_json_raw(&line, "\"__id__\":", err));
+          VF_TRY(id.is_uuid ? vf_json_string(&line, id.uuid, 36, err) : vf_json_u64(&line, id.num, err));
+          if (sel.ntops) VF_TRY(vf_json_raw(&line, ",", err));
         }
-        if (st == VF_OK) st = pqt_rows_next(rows, &line, err);
-        if (st == VF_OK) st = vf_json_raw(&line, "}\n", err);
-        if (st == VF_OK && line.len >= (1u << 20)) {
-          st = write(user, line.data, line.len, err);
+        VF_TRY(pqt_rows_next(rows, &line, err));
+        VF_TRY(vf_json_raw(&line, "}\n", err));
+        if (line.len >= (1u << 20)) {
+          VF_TRY(write(user, line.data, line.len, err));
           vf_buf_reset(&line);
         }
       }
@@ -553,7 +534,8 @@ vf_status corpus_cat(const corpus_files *files, const corpus_cat_opts *opts, cor
     pqt_close(f);
     f = NULL;
   }
-  if (st == VF_OK && line.len) st = write(user, line.data, line.len, err);
+  if (line.len) VF_TRY(write(user, line.data, line.len, err));
+out:
   pqt_rows_free(rows);
   col_sel_free(&sel);
   corpus_idcols_free(&idc);

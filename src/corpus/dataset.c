@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "dataset_internal.h"
+#include "internal.h"
 #include "vforge/format.h"
 #include "vforge/pool.h"
 
@@ -115,6 +116,16 @@ uint64_t corpus_dataset_cache_peak(void) { return atomic_load(&g_peak); }
 uint64_t corpus_dataset_part_rows(const corpus_file *file) {
   if (!file->dataset || file->part >= file->dataset->nparts) return 0;
   return file->dataset->parts[file->part].rows;
+}
+
+/* corpus_dataset_part_source(): see corpus.h. */
+corpus_plan_source corpus_dataset_part_source(const corpus_file *file) {
+  switch (file->dataset ? file->dataset->vformat : VF_CFG_FORMAT_PARQUET) {
+  case VF_CFG_FORMAT_NPY: return CORPUS_PLAN_NPY;
+  case VF_CFG_FORMAT_FBIN: return CORPUS_PLAN_FBIN;
+  case VF_CFG_FORMAT_HDF5: return CORPUS_PLAN_HDF5;
+  default: return CORPUS_PLAN_PARQUET;
+  }
 }
 
 static void note_peak(uint64_t bytes) {
@@ -296,6 +307,34 @@ static bool part_missing(const ds_part *p) {
   return !file_exists(p->vpath) || (p->ppath && !file_exists(p->ppath));
 }
 
+/* corpus_dataset_part_row_groups(): see corpus.h. */
+vf_status corpus_dataset_part_row_groups(const corpus_file *file, int *n, uint64_t **each,
+                                         vf_error *err) {
+  *n = -1;
+  *each = NULL;
+  const struct corpus_dataset *d = file->dataset;
+  if (!d || file->part >= d->nparts) return vf_error_set(err, VF_EUSAGE, "%s: not a dataset part", file->uri);
+  const ds_part *p = &d->parts[file->part];
+  if (d->has_payload && d->pformat == VF_CFG_FORMAT_PARQUET) {
+    if (!file_exists(p->ppath)) return VF_OK; /* known once the part is fetched */
+    corpus_file pf = {.uri = p->ppath, .key = file->key};
+    pqt_file *f = NULL;
+    vf_status st = corpus_open_parquet(&pf, NULL, &f, err);
+    if (st != VF_OK) return st;
+    st = corpus_plan_written_row_groups(f, n, each, err);
+    pqt_close(f);
+    return st;
+  }
+  uint64_t units = (p->rows + DS_VIRTUAL_RG_ROWS - 1) / DS_VIRTUAL_RG_ROWS;
+  if (units > INT32_MAX) return vf_error_set(err, VF_ECORRUPT, "%s: too many rows", file->uri);
+  *each = vf_mallocarray(units + 1, sizeof **each);
+  if (!*each) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (uint64_t u = 0; u < units; u++)
+    (*each)[u] = u + 1 < units ? DS_VIRTUAL_RG_ROWS : p->rows - u * DS_VIRTUAL_RG_ROWS;
+  *n = (int)units;
+  return VF_OK;
+}
+
 /* A download of p starts (d->mu held): remember which files it creates. */
 static void mark_busy(ds_part *p) {
   p->busy = true;
@@ -320,8 +359,12 @@ vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err) {
     p->busy = false;
     pthread_cond_broadcast(&d->cv);
   }
-  if (st == VF_OK) p->refs++;
-  bool start = st == VF_OK && d->evict && i + 1 < d->nparts && !d->parts[i + 1].busy &&
+  if (st != VF_OK) { /* not acquired: no reference, no prefetch */
+    pthread_mutex_unlock(&d->mu);
+    return st;
+  }
+  p->refs++;
+  bool start = d->evict && i + 1 < d->nparts && !d->parts[i + 1].busy &&
                part_missing(&d->parts[i + 1]);
   bool join = start && d->prefetch_running;
   pthread_t old = d->prefetch;
@@ -349,7 +392,7 @@ vf_status ds_part_acquire(struct corpus_dataset *d, size_t i, vf_error *err) {
     }
     pthread_mutex_unlock(&d->mu);
   }
-  return st;
+  return VF_OK;
 }
 
 void ds_part_release(struct corpus_dataset *d, size_t i) {
@@ -442,11 +485,12 @@ typedef struct sizing {
 static vf_status size_part(struct corpus_dataset *d, size_t i, vf_error *err) {
   uint64_t vr = 0, pr = 0;
   vf_status st = measure_vectors(d, i, &vr, err);
-  if (st == VF_OK && d->has_payload) {
-    st = measure_payload(d, i, &pr, err);
-    if (st == VF_OK && pr != vr) {
+  if (st != VF_OK) return st;
+  if (d->has_payload) {
+    if ((st = measure_payload(d, i, &pr, err)) != VF_OK) return st;
+    if (pr != vr) {
       const ds_part *p = &d->parts[i];
-      st = vf_error_set(err, VF_ECORRUPT,
+      return vf_error_set(err, VF_ECORRUPT,
                         "%s: dataset part %zu: the vectors file %s has %" PRIu64
                         " rows but the payload file %s has %" PRIu64
                         " (row i of each becomes point i: the counts must be equal)",
@@ -454,8 +498,8 @@ static vf_status size_part(struct corpus_dataset *d, size_t i, vf_error *err) {
                         p->plink && !file_exists(p->ppath) ? p->plink : p->ppath, pr);
     }
   }
-  if (st == VF_OK) d->parts[i].rows = vr;
-  return st;
+  d->parts[i].rows = vr;
+  return VF_OK;
 }
 
 /* part i (a chunk of a pool loop DS_SIZING_THREADS wide: network-bound, vforge/pool.h);
@@ -531,15 +575,18 @@ static void index_write(const struct corpus_dataset *d, const char *spec_hex) {
   VF_BUF_INIT(&b, VF_BUF_MAX_JSON_DOC);
   vf_error e;
   vf_error_clear(&e);
-  vf_status st = vf_buf_printf(&b, &e, "{\"version\":1,\"spec\":\"%s\",\"parts\":[\n", spec_hex);
-  for (size_t i = 0; st == VF_OK && i < d->nparts; i++)
-    st = vf_buf_printf(&b, &e, "[%zu,%" PRIu64 ",%" PRIu64 "]%s\n", i, d->parts[i].rows,
-                       d->has_payload ? d->parts[i].rows : d->parts[i].rows,
-                       i + 1 < d->nparts ? "," : "");
-  if (st == VF_OK) st = vf_buf_printf(&b, &e, "]}\n");
-  char *dir = dir_of(d->index_path);
-  if (st == VF_OK) st = dir ? vf_mkdir_p(dir, 0777, &e) : VF_ENOMEM;
-  if (st == VF_OK) st = vf_atomic_write_file(d->index_path, b.data, b.len, &e);
+  char *dir = NULL;
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(&b, &e, "{\"version\":1,\"spec\":\"%s\",\"parts\":[\n", spec_hex));
+  for (size_t i = 0; i < d->nparts; i++)
+    VF_TRY(vf_buf_printf(&b, &e, "[%zu,%" PRIu64 ",%" PRIu64 "]%s\n", i, d->parts[i].rows,
+                         d->has_payload ? d->parts[i].rows : d->parts[i].rows,
+                         i + 1 < d->nparts ? "," : ""));
+  VF_TRY(vf_buf_printf(&b, &e, "]}\n"));
+  dir = dir_of(d->index_path);
+  VF_TRY(dir ? vf_mkdir_p(dir, 0777, &e) : VF_ENOMEM);
+  VF_TRY(vf_atomic_write_file(d->index_path, b.data, b.len, &e));
+out:
   if (st != VF_OK)
     vf_log(VF_LOG_WARN, "%s: could not write the parts index %s: %s", d->name, d->index_path,
            e.msg);
@@ -566,10 +613,9 @@ static vf_status part_paths(const vf_config *cfg, const vf_cfg_dataset_component
   }
   int64_t idx = c->parts.start + (int64_t)i;
   vf_status st = vf_config_part_path(&c->parts, c->parts.path, idx, path, err);
-  if (st == VF_OK && c->parts.link)
-    st = vf_config_part_path(&c->parts, c->parts.link, idx, link, err);
   (void)cfg;
-  return st;
+  if (st != VF_OK || !c->parts.link) return st;
+  return vf_config_part_path(&c->parts, c->parts.link, idx, link, err);
 }
 
 /* Absolute form of a local path (keys and the cache directory must not depend on the cwd). */
@@ -645,8 +691,9 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
       h5 = cfg->vectors[i].column;
   d->h5_dataset = vf_strdup(h5);
   vf_status st = VF_OK;
-  if (!d->name || !d->parts || !d->h5_dataset) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK && d->has_payload) {
+  char *vp = NULL, *pp = NULL, *rv = NULL, *rp = NULL; /* a part's paths, as given and resolved */
+  if (!d->name || !d->parts || !d->h5_dataset) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  if (d->has_payload) {
     d->pcolumns = dup_list(ds->payload.columns, ds->payload.ncolumns);
     d->npcolumns = ds->payload.ncolumns;
     d->pexclude = dup_list(ds->payload.exclude, ds->payload.nexclude);
@@ -660,48 +707,45 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
   snprintf(fmt, sizeof fmt, "vforge-parts-v1|%d|%s|%d|", (int)d->vformat, d->h5_dataset,
            (int)d->has_payload);
   vf_md5_update(&mc, fmt, strlen(fmt));
-  for (size_t i = 0; st == VF_OK && i < d->nparts; i++) {
+  for (size_t i = 0; i < d->nparts; i++) {
     ds_part *p = &d->parts[i];
-    char *vp = NULL, *pp = NULL;
-    st = part_paths(cfg, &ds->vectors, i, &vp, &p->vlink, err);
-    if (st == VF_OK && d->has_payload) st = part_paths(cfg, &ds->payload, i, &pp, &p->plink, err);
+    VF_TRY(part_paths(cfg, &ds->vectors, i, &vp, &p->vlink, err));
+    if (d->has_payload) VF_TRY(part_paths(cfg, &ds->payload, i, &pp, &p->plink, err));
     /* a member of an ann-filtering-benchmark archive ("x.tgz/vectors.npy"): extracted once */
-    char *rv = NULL, *rp = NULL;
-    if (st == VF_OK) st = corpus_bundle_resolve(vp, &rv, err);
-    if (st == VF_OK && pp) st = corpus_bundle_resolve(pp, &rp, err);
-    if (st == VF_OK) {
-      p->vpath = absolute(rv);
-      if (pp) p->ppath = absolute(rp);
-      if (!p->vpath || (pp && !p->ppath)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+    VF_TRY(corpus_bundle_resolve(vp, &rv, err));
+    if (pp) VF_TRY(corpus_bundle_resolve(pp, &rp, err));
+    p->vpath = absolute(rv);
+    if (pp) p->ppath = absolute(rp);
+    if (!p->vpath || (pp && !p->ppath)) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     free(rv);
     free(rp);
     free(vp);
     free(pp);
+    vp = pp = rv = rp = NULL;
     const char *parts4[4] = {p->vpath, p->vlink, p->ppath, p->plink};
-    for (int k = 0; st == VF_OK && k < 4; k++) {
+    for (int k = 0; k < 4; k++) {
       const char *s = parts4[k] ? parts4[k] : "";
       vf_md5_update(&mc, s, strlen(s) + 1);
     }
   }
-  if (st == VF_OK && d->vformat == VF_CFG_FORMAT_FBIN)
+  if (d->vformat == VF_CFG_FORMAT_FBIN)
     fbin_dtype_of_path(d->parts[0].vlink ? d->parts[0].vlink : d->parts[0].vpath, &d->bin_dtype);
   uint8_t md[16];
   vf_md5_final(&mc, md);
   char hex[33];
   for (int i = 0; i < 16; i++)
     snprintf(hex + 2 * i, 3, "%02x", md[i]);
-  if (st == VF_OK) {
+  {
     char *dir = dir_of(d->parts[0].vpath);
     size_t n = dir ? strlen(dir) + 64 : 0;
     d->index_path = dir ? vf_malloc(n) : NULL;
     if (d->index_path) snprintf(d->index_path, n, "%s/.parts-index/%s.json", dir, hex);
     free(dir);
-    if (!d->index_path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (!d->index_path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
   /* an ann-benchmarks bundle names its metric: warn when a vector is configured otherwise
    * (without `distance:` the bundle's is used, see vf_config_vector_distance) */
-  for (size_t i = 0; st == VF_OK && i < cfg->nvectors; i++) {
+  for (size_t i = 0; i < cfg->nvectors; i++) {
     const vf_cfg_vector *v = &cfg->vectors[i];
     int want = bundle_distance(cfg, v);
     if (v->distance_given && want >= 0 && (int)v->distance != want)
@@ -711,48 +755,44 @@ vf_status ds_files(const vf_config *cfg, corpus_files *out, vf_error *err) {
              idx_distance_label((int)v->distance));
   }
   bool indexed = false;
-  if (st == VF_OK) st = index_read(d, &indexed, err);
-  if (st == VF_OK && !indexed) {
+  VF_TRY(index_read(d, &indexed, err));
+  if (!indexed) {
     double t0 = vf_now();
-    st = size_all(d, err);
-    if (st == VF_OK) {
-      vf_log(VF_LOG_INFO, "%s: measured %zu dataset parts in %.3f s", name, d->nparts,
-             vf_now() - t0);
-      index_write(d, hex);
-    }
+    VF_TRY(size_all(d, err));
+    vf_log(VF_LOG_INFO, "%s: measured %zu dataset parts in %.3f s", name, d->nparts,
+           vf_now() - t0);
+    index_write(d, hex);
   }
   /* the corpus files: one per part, keyed by the link's bare key when there is one (ids must
    * not depend on where the cache lives), else by the local path */
-  if (st == VF_OK) {
-    out->files = vf_calloc(d->nparts, sizeof *out->files);
-    char *dir = dir_of(d->parts[0].vpath);
-    out->prefix = dir;
-    if (!out->files || !dir) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; st == VF_OK && i < d->nparts; i++) {
+  out->files = vf_calloc(d->nparts, sizeof *out->files);
+  out->prefix = dir_of(d->parts[0].vpath);
+  if (!out->files || !out->prefix) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t i = 0; i < d->nparts; i++) {
     ds_part *p = &d->parts[i];
     corpus_file *f = &out->files[i];
     f->uri = vf_strdup(p->vpath);
-    if (!f->uri) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    if (!f->uri) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     out->n++;
-    st = corpus_bare_key(p->vlink ? p->vlink : p->vpath, ds->id_root, &f->key, err);
+    VF_TRY(corpus_bare_key(p->vlink ? p->vlink : p->vpath, ds->id_root, &f->key, err));
     f->size = file_size(p->vpath);
     f->dataset = d;
     f->part = i;
   }
   pthread_mutex_lock(&g_mu);
-  struct corpus_dataset **ns = st == VF_OK ? vf_realloc(g_sets, (g_nsets + 1) * sizeof *ns) : NULL;
+  struct corpus_dataset **ns = vf_realloc(g_sets, (g_nsets + 1) * sizeof *ns);
   if (ns) {
     g_sets = ns;
     g_sets[g_nsets++] = d;
     if (!g_atexit) g_atexit = atexit(ds_exit) == 0;
-  } else if (st == VF_OK) {
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
   }
   pthread_mutex_unlock(&g_mu);
+  if (!ns) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+out:
+  free(rv);
+  free(rp);
+  free(vp);
+  free(pp);
   if (st != VF_OK) {
     corpus_files_free(out);
     /* never registered: free it (no reader holds it; a prefetch is joined first) */

@@ -68,10 +68,7 @@ static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *
   bool pending = false; /* bytes after the last newline */
   for (;;) {
     ssize_t got = pread(fd, buf, CH, (off_t)pos);
-    if (got < 0) {
-      st = vf_error_set(err, VF_EIO, "%s: read error: %s", path, VF_STRERROR(errno));
-      break;
-    }
+    if (got < 0) VF_FAIL(vf_error_set(err, VF_EIO, "%s: read error: %s", path, VF_STRERROR(errno)));
     if (got == 0) break;
     for (ssize_t i = 0; i < got; i++) {
       pending = true;
@@ -80,10 +77,7 @@ static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *
         if (n + 2 > cap) {
           size_t nc = cap ? cap * 2 : 4096;
           uint64_t *no = vf_realloc(o, nc * sizeof *no);
-          if (!no) {
-            st = vf_error_set(err, VF_ENOMEM, "%s: out of memory for the line index", path);
-            break;
-          }
+          if (!no) VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory for the line index", path));
           o = no;
           cap = nc;
         }
@@ -93,30 +87,28 @@ static vf_status jsonl_scan(const char *path, int fd, uint64_t **off, uint64_t *
       line_start = pos + (uint64_t)i + 1;
       pending = false;
     }
-    if (st != VF_OK) break;
     pos += (uint64_t)got;
   }
-  free(buf);
-  if (st == VF_OK && pending) { /* a last line without '\n' */
+  if (pending) { /* a last line without '\n' */
     if (off && n + 2 > cap) {
       uint64_t *no = vf_realloc(o, (n + 2) * sizeof *no);
-      if (!no) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      else o = no;
+      if (!no) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+      o = no;
     }
-    if (st == VF_OK && off) o[n] = line_start;
+    if (off) o[n] = line_start;
     n++;
   }
-  if (st == VF_OK && off) {
-    if (!o && !(o = vf_malloc(sizeof *o))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    else o[n] = pos;
+  if (off) {
+    if (!o && !(o = vf_malloc(sizeof *o))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    o[n] = pos;
+    *off = o;
+    o = NULL;
   }
-  if (st != VF_OK) {
-    free(o);
-    return st;
-  }
-  if (off) *off = o;
   *rows = n;
-  return VF_OK;
+out:
+  free(buf);
+  free(o);
+  return st;
 }
 
 vf_status ds_jsonl_count(const char *path, uint64_t *rows, vf_error *err) {
@@ -124,6 +116,20 @@ vf_status ds_jsonl_count(const char *path, uint64_t *rows, vf_error *err) {
   if (fd < 0) return vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", path, VF_STRERROR(errno));
   vf_status st = jsonl_scan(path, fd, NULL, rows, err);
   close(fd);
+  return st;
+}
+
+/* append `"key":<member column of line s>` for payload source ps, unless the line has no such
+ * member (*found false, nothing appended past `,`: the caller truncates) */
+static vf_status jsonl_member(ds_reader *r, const corpus_payload_source *ps, const char *s, size_t n,
+                              bool first, bool *found, vf_error *err) {
+  vf_status st = VF_OK;
+  *found = false;
+  if (!first) VF_TRY(vf_buf_append(&r->jobj, ",", 1, err));
+  VF_TRY(vf_json_string(&r->jobj, ps->key, strlen(ps->key), err));
+  VF_TRY(vf_buf_append(&r->jobj, ":", 1, err));
+  VF_TRY(flt_json_member(s, n, ps->column, &r->jobj, found, err));
+out:
   return st;
 }
 
@@ -156,33 +162,29 @@ static vf_status jsonl_rows(ds_reader *r, uint64_t from, uint64_t end, corpus_ba
       if (!vf_json_is_object(s, n))
         return vf_error_set(err, VF_ECORRUPT, "%s: line %" PRIu64 " is not a JSON object",
                             r->d->parts[r->part].ppath, k + 1);
-      st = vf_buf_append(&out->payload, s, n, err);
+      VF_TRY(vf_buf_append(&out->payload, s, n, err));
     } else {
       vf_buf_reset(&r->jobj);
       bool first = true;
-      st = vf_buf_append(&r->jobj, "{", 1, err);
-      for (int i = 0; st == VF_OK && i < r->spec.npayload; i++) {
-        const corpus_payload_source *ps = &r->spec.payload[i];
+      VF_TRY(vf_buf_append(&r->jobj, "{", 1, err));
+      for (int i = 0; i < r->spec.npayload; i++) {
         size_t mark = r->jobj.len;
-        if (!first) st = vf_buf_append(&r->jobj, ",", 1, err);
-        if (st == VF_OK) st = vf_json_string(&r->jobj, ps->key, strlen(ps->key), err);
-        if (st == VF_OK) st = vf_buf_append(&r->jobj, ":", 1, err);
         bool found = false;
-        if (st == VF_OK) st = flt_json_member(s, n, ps->column, &r->jobj, &found, err);
+        st = jsonl_member(r, &r->spec.payload[i], s, n, first, &found, err);
         if (st != VF_OK) {
           vf_error_prefix(err, "%s: line %" PRIu64 ": ", r->d->parts[r->part].ppath, k + 1);
-          break;
+          goto out;
         }
         if (!found) r->jobj.len = mark; /* absent: the key is left out, as a parquet null */
         else first = false;
       }
-      if (st == VF_OK) st = vf_buf_append(&r->jobj, "}", 1, err);
-      if (st == VF_OK) st = vf_buf_append(&out->payload, r->jobj.data, r->jobj.len, err);
+      VF_TRY(vf_buf_append(&r->jobj, "}", 1, err));
+      VF_TRY(vf_buf_append(&out->payload, r->jobj.data, r->jobj.len, err));
     }
-    if (st != VF_OK) return st;
     out->payload_offsets[k - from + 1] = (int64_t)out->payload.len;
   }
-  return VF_OK;
+out:
+  return st;
 }
 
 static bool in_list(char *const *l, size_t n, const char *s) {
@@ -206,31 +208,26 @@ static vf_status payload_sources(ds_reader *r, vf_error *err) {
   io_source *src = NULL;
   pqt_file *f = NULL;
   vf_status st = io_open_local(r->pfile.uri, &src, err);
-  if (st == VF_OK) st = pqt_open(src, NULL, &f, err);
   if (st != VF_OK) return st;
+  if ((st = pqt_open(src, NULL, &f, err)) != VF_OK) return st; /* takes src, also on failure */
   const pqt_schema *sc = pqt_schema_of(f);
   for (size_t i = 0; i < d->npcolumns; i++)
-    if (pqt_find_top(f, d->pcolumns[i]) < 0) {
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: datasource.payload.columns: no column '%s'",
-                        r->pfile.uri, d->pcolumns[i]);
-      pqt_close(f);
-      return st;
-    }
+    if (pqt_find_top(f, d->pcolumns[i]) < 0)
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: datasource.payload.columns: no column '%s'",
+                           r->pfile.uri, d->pcolumns[i]));
   r->psrc = vf_calloc((size_t)sc->ntop + 1, sizeof *r->psrc);
   r->owned_names = vf_calloc((size_t)sc->ntop + 1, sizeof *r->owned_names);
-  if (!r->psrc || !r->owned_names) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (int i = 0; st == VF_OK && i < sc->ntop; i++) {
+  if (!r->psrc || !r->owned_names) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (int i = 0; i < sc->ntop; i++) {
     const char *name = sc->nodes[sc->top[i]].name;
     if (d->npcolumns && !in_list(d->pcolumns, d->npcolumns, name)) continue;
     if (in_list(d->pexclude, d->npexclude, name)) continue;
     char *n = vf_strdup(name);
-    if (!n) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    if (!n) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     r->owned_names[r->nowned++] = n;
     r->psrc[r->npsrc++] = (corpus_payload_source){n, n};
   }
+out:
   pqt_close(f);
   return st;
 }
@@ -252,74 +249,70 @@ vf_status ds_reader_open(const corpus_file *file, const corpus_record_spec *spec
   VF_BUF_INIT(&r->jbuf, VF_BUF_MAX_BATCH);
   VF_BUF_INIT(&r->jobj, VF_BUF_MAX_RECORD);
   const ds_part *p = &d->parts[r->part];
-  vf_status st = ds_part_acquire(d, r->part, err);
-  r->acquired = st == VF_OK;
-  if (st == VF_OK) st = ds_open_vectors(d, p->vpath, &r->vf, err);
-  if (st == VF_OK) {
-    r->rows = vec_rows(r->vf);
-    r->dim = vec_dim(r->vf);
-    if (r->rows != p->rows)
-      st = vf_error_set(err, VF_ECORRUPT,
-                        "%s: dataset part %zu (%s) has %" PRIu64 " rows, but the parts index %s "
-                        "records %" PRIu64 " (the part changed): delete %s to re-measure the parts",
-                        d->name, r->part, p->vpath, r->rows, d->index_path, p->rows,
-                        d->index_path);
-  }
+  vf_status st = VF_OK;
+  VF_TRY(ds_part_acquire(d, r->part, err));
+  r->acquired = true;
+  VF_TRY(ds_open_vectors(d, p->vpath, &r->vf, err));
+  r->rows = vec_rows(r->vf);
+  r->dim = vec_dim(r->vf);
+  if (r->rows != p->rows)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                         "%s: dataset part %zu (%s) has %" PRIu64 " rows, but the parts index %s "
+                         "records %" PRIu64 " (the part changed): delete %s to re-measure the parts",
+                         d->name, r->part, p->vpath, r->rows, d->index_path, p->rows,
+                         d->index_path));
   int nv = spec->nvectors;
   r->pvecs = vf_calloc((size_t)nv + 1, sizeof *r->pvecs);
   r->pvec_at = vf_calloc((size_t)nv + 1, sizeof *r->pvec_at);
-  if (st == VF_OK && (!r->pvecs || !r->pvec_at)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (int i = 0; st == VF_OK && i < nv; i++) {
+  if (!r->pvecs || !r->pvec_at) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (int i = 0; i < nv; i++) {
     const corpus_vec_source *v = &spec->vectors[i];
     if (!v->column) {
       if (v->kind != CORPUS_VEC_DENSE)
-        st = vf_error_set(err, VF_ECONFIG, "%s: vector '%s': %s files hold dense vectors only",
-                          d->name, v->name, vec_format(r->vf));
+        VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s: vector '%s': %s files hold dense vectors only",
+                             d->name, v->name, vec_format(r->vf)));
       continue;
     }
-    if (!d->has_payload) {
-      st = vf_error_set(err, VF_ECONFIG,
-                        "%s: vector '%s' reads column '%s', but the dataset has no payload part",
-                        d->name, v->name, v->column);
-      break;
-    }
+    if (!d->has_payload)
+      VF_FAIL(vf_error_set(err, VF_ECONFIG,
+                           "%s: vector '%s' reads column '%s', but the dataset has no payload part",
+                           d->name, v->name, v->column));
     r->pvec_at[r->npvecs] = i;
     r->pvecs[r->npvecs++] = *v;
   }
-  if (st == VF_OK && d->has_payload && d->pformat == VF_CFG_FORMAT_JSONL) {
+  if (d->has_payload && d->pformat == VF_CFG_FORMAT_JSONL) {
     if (r->npvecs)
-      st = vf_error_set(err, VF_ECONFIG, "%s: vector '%s' reads column '%s', but a jsonl payload "
-                        "holds no vectors", d->name, r->pvecs[0].name, r->pvecs[0].column);
+      VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s: vector '%s' reads column '%s', but a jsonl payload "
+                           "holds no vectors", d->name, r->pvecs[0].name, r->pvecs[0].column));
     uint64_t lines = 0;
-    if (st == VF_OK && (r->jfd = open(p->ppath, O_RDONLY | O_CLOEXEC)) < 0)
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", p->ppath, VF_STRERROR(errno));
-    if (st == VF_OK) st = jsonl_scan(p->ppath, r->jfd, &r->joff, &lines, err);
-    if (st == VF_OK && lines != r->rows)
-      st = vf_error_set(err, VF_ECORRUPT,
+    if ((r->jfd = open(p->ppath, O_RDONLY | O_CLOEXEC)) < 0)
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: cannot open: %s", p->ppath, VF_STRERROR(errno)));
+    VF_TRY(jsonl_scan(p->ppath, r->jfd, &r->joff, &lines, err));
+    if (lines != r->rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
                         "%s: dataset part %zu: the vectors file %s has %" PRIu64
                         " rows but the payload file %s has %" PRIu64
                         " lines (line i is the payload of point i: the counts must be equal)",
-                        d->name, r->part, p->vpath, r->rows, p->ppath, lines);
-  } else if (st == VF_OK && d->has_payload) {
+                        d->name, r->part, p->vpath, r->rows, p->ppath, lines));
+  } else if (d->has_payload) {
     r->pfile.uri = p->ppath;
     r->pfile.key = file->key;
-    st = payload_sources(r, err);
-    if (st == VF_OK) {
-      corpus_record_spec ps = *spec;
-      ps.vectors = r->pvecs;
-      ps.nvectors = r->npvecs;
-      ps.payload = r->psrc;
-      ps.npayload = r->npsrc;
-      if (d->fill_null) ps.payload_null_json = d->fill_null;
-      st = corpus_records_open(&r->pfile, &ps, global_row_base, &r->pr, err);
-    }
-    if (st == VF_OK && corpus_records_rows(r->pr) != r->rows)
-      st = vf_error_set(err, VF_ECORRUPT,
+    VF_TRY(payload_sources(r, err));
+    corpus_record_spec ps = *spec;
+    ps.vectors = r->pvecs;
+    ps.nvectors = r->npvecs;
+    ps.payload = r->psrc;
+    ps.npayload = r->npsrc;
+    if (d->fill_null) ps.payload_null_json = d->fill_null;
+    VF_TRY(corpus_records_open(&r->pfile, &ps, global_row_base, &r->pr, err));
+    if (corpus_records_rows(r->pr) != r->rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT,
                         "%s: dataset part %zu: the vectors file %s has %" PRIu64
                         " rows but the payload file %s has %" PRIu64
                         " (row i of each becomes point i: the counts must be equal)",
-                        d->name, r->part, p->vpath, r->rows, p->ppath, corpus_records_rows(r->pr));
+                        d->name, r->part, p->vpath, r->rows, p->ppath, corpus_records_rows(r->pr)));
   }
+out:
   if (st != VF_OK) {
     ds_reader_close(r);
     return st;
@@ -443,7 +436,7 @@ static vf_status compact(corpus_batch *b, const uint8_t *keep, vf_error *err) {
   vf_status st = VF_OK;
   const int64_t *po = b->payload_offsets;
   size_t w = 0;
-  for (size_t k = 0; k < b->n && st == VF_OK; k++) {
+  for (size_t k = 0; k < b->n; k++) {
     if (!keep[k]) continue;
     b->ids[w] = b->ids[k];
     b->file_rows[w] = b->file_rows[k];
@@ -452,17 +445,15 @@ static vf_status compact(corpus_batch *b, const uint8_t *keep, vf_error *err) {
       size_t dim = (size_t)v->dim;
       if (v->dense && w != k) memmove(v->dense + w * dim, v->dense + k * dim, dim * sizeof(float));
     }
-    st = vf_buf_append(&np, b->payload.data + po[k], (size_t)(po[k + 1] - po[k]), err);
+    VF_TRY(vf_buf_append(&np, b->payload.data + po[k], (size_t)(po[k + 1] - po[k]), err));
     w++;
-  }
-  if (st != VF_OK) {
-    vf_buf_free(&np);
-    return st;
   }
   vf_buf_free(&b->payload);
   b->payload = np;
   b->n = w;
-  return VF_OK;
+out:
+  if (st != VF_OK) vf_buf_free(&np);
+  return st;
 }
 
 vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *out,
@@ -522,6 +513,7 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
   if ((st = vec_read_rows(r->vf, lo, hi - lo, r->vbuf, err)) != VF_OK) return st;
   r->vbytes += (hi - lo) * dim * vec_dtype_size(vec_layout_of(r->vf)->dtype);
   uint8_t *keep = NULL;
+  int64_t *lens = NULL;
   size_t nbad = 0;
   for (int i = 0; i < nv; i++) {
     const corpus_vec_source *s = &r->spec.vectors[i];
@@ -532,25 +524,20 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
     o->distance = s->distance;
     o->dim = (int32_t)dim;
     o->dense = vf_malloc(n * dim * sizeof(float) + 1);
-    if (!o->dense) {
-      free(keep);
-      return vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+    if (!o->dense) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     for (size_t k = 0; k < n; k++) {
       const float *x = r->vbuf + (size_t)(out->file_rows[k] - lo) * dim;
       memcpy(o->dense + k * dim, x, dim * sizeof(float));
       int64_t bad = first_nonfinite(x, dim);
       if (bad < 0) continue;
-      if (!r->spec.skip_bad_rows) {
-        free(keep);
-        return vf_error_set(err, VF_ECORRUPT,
-                            "%s: row %" PRIu64 ": vector '%s' has a non-finite value at "
-                            "position %" PRId64 " (set loader.skip_bad_rows to drop such rows)",
-                            vec_name(r->vf), out->file_rows[k], s->name, bad);
-      }
+      if (!r->spec.skip_bad_rows)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT,
+                             "%s: row %" PRIu64 ": vector '%s' has a non-finite value at "
+                             "position %" PRId64 " (set loader.skip_bad_rows to drop such rows)",
+                             vec_name(r->vf), out->file_rows[k], s->name, bad));
       if (!keep) {
         keep = vf_malloc(n);
-        if (!keep) return vf_error_set(err, VF_ENOMEM, "out of memory");
+        if (!keep) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
         memset(keep, 1, n);
       }
       if (keep[k]) nbad++;
@@ -560,24 +547,20 @@ vf_status ds_reader_read(ds_reader *r, int rg, uint64_t from_row, corpus_batch *
   if (keep) {
     /* payload offsets of the kept rows, rebuilt from the old ones */
     int64_t *po = out->payload_offsets;
-    int64_t *lens = vf_mallocarray(n + 1, sizeof *lens);
-    if (!lens) {
-      free(keep);
-      return vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+    lens = vf_mallocarray(n + 1, sizeof *lens);
+    if (!lens) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     size_t w = 0;
     for (size_t k = 0; k < n; k++)
       if (keep[k]) lens[w++] = po[k + 1] - po[k];
-    st = compact(out, keep, err);
-    if (st == VF_OK) {
-      out->payload_offsets[0] = 0;
-      for (size_t k = 0; k < w; k++)
-        out->payload_offsets[k + 1] = out->payload_offsets[k] + lens[k];
-      if (skipped) *skipped += nbad;
-    }
-    free(lens);
-    free(keep);
+    VF_TRY(compact(out, keep, err));
+    out->payload_offsets[0] = 0;
+    for (size_t k = 0; k < w; k++)
+      out->payload_offsets[k + 1] = out->payload_offsets[k] + lens[k];
+    if (skipped) *skipped += nbad;
   }
+out:
+  free(lens);
+  free(keep);
   return st;
 }
 

@@ -144,7 +144,7 @@ static vf_status discover_remote(const char *uri, const io_uri *u, walk_ctx *w,
   out->prefix = vf_strndup(uri, ul0);
   if (!out->prefix) return vf_error_set(err, VF_ENOMEM, "%s: out of memory", uri);
   bool names_object = false;
-  vf_status st;
+  vf_status st = VF_OK;
   io_listing l = {0};
   if ((u->scheme == IO_URI_HTTP || u->scheme == IO_URI_HTTPS) && !strstr(uri, "{i")) {
     size_t ul = strcspn(uri, "?#");
@@ -164,15 +164,14 @@ static vf_status discover_remote(const char *uri, const io_uri *u, walk_ctx *w,
   } else {
     st = io_list(uri, &l, err);
   }
-  if (st != VF_OK) return st;
+  if (st != VF_OK) goto out;
   const char *pp = u->path ? u->path : "";
   size_t pl = strlen(pp);
   while (pl > 0 && pp[pl - 1] == '/')
     pl--;
-  for (size_t i = 0; i < l.n && st == VF_OK; i++) {
+  for (size_t i = 0; i < l.n; i++) {
     char *key = NULL;
-    st = corpus_bare_key(l.entries[i].uri, NULL, &key, err);
-    if (st != VF_OK) break;
+    VF_TRY(corpus_bare_key(l.entries[i].uri, NULL, &key, err));
     const char *rel = key;
     bool below = true;
     if (u->scheme != IO_URI_HTTP && u->scheme != IO_URI_HTTPS && pl > 0) {
@@ -191,8 +190,7 @@ static vf_status discover_remote(const char *uri, const io_uri *u, walk_ctx *w,
         corpus_file *nf = vf_mallocarray(ncap, sizeof *nf);
         if (!nf) {
           free(key);
-          st = vf_error_set(err, VF_ENOMEM, "%s: out of memory listing files", uri);
-          break;
+          VF_FAIL(vf_error_set(err, VF_ENOMEM, "%s: out of memory listing files", uri));
         }
         if (out->n) memcpy(nf, out->files, out->n * sizeof *nf);
         free(out->files);
@@ -209,11 +207,12 @@ static vf_status discover_remote(const char *uri, const io_uri *u, walk_ctx *w,
       free(key);
     }
   }
-  io_listing_free(&l);
-  if (st == VF_OK && names_object && out->n == 1 && !strstr(out->prefix, "{i")) {
+  if (names_object && out->n == 1 && !strstr(out->prefix, "{i")) {
     char *slash = strrchr(out->prefix, '/');
     if (slash && slash > out->prefix && slash[-1] != '/') *slash = 0;
   }
+out:
+  io_listing_free(&l);
   return st;
 }
 
@@ -226,11 +225,11 @@ vf_status corpus_discover(const char *uri, const char *id_root, corpus_files *ou
   if (st != VF_OK) return st;
   walk_ctx w = {out, 0, id_root, uri};
   if (u.scheme != IO_URI_LOCAL && u.scheme != IO_URI_FILE) {
-    st = discover_remote(uri, &u, &w, err);
-    if (st == VF_OK && out->n == 0)
-      st = vf_error_set(err, VF_ENOTFOUND,
-                        "%s: no *.parquet files found (files under eval/ are excluded)", uri);
-    if (st == VF_OK) qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
+    VF_TRY(discover_remote(uri, &u, &w, err));
+    if (out->n == 0)
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND,
+                           "%s: no *.parquet files found (files under eval/ are excluded)", uri));
+    qsort(out->files, out->n, sizeof *out->files, file_key_cmp);
     goto out;
   }
   struct stat sb;

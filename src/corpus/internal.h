@@ -91,4 +91,8 @@ uint64_t corpus_records_row_base(const corpus_records *r);
  *  also used by the dataset reader). */
 void corpus_batch_vectors_free(corpus_batch *b);
 
+/* corpus_plan_written_row_groups() (plan.c): f's row groups as written and the rows of each
+ * (row groups pqt_open sliced are summed back); caller frees *each. */
+vf_status corpus_plan_written_row_groups(const pqt_file *f, int *n, uint64_t **each, vf_error *err);
+
 #endif

@@ -166,8 +166,9 @@ vf_status corpus_open_parquet(const corpus_file *file, const pqt_open_opts *opts
     return st;
   }
   st = pqt_open(src, opts, out, err); /* takes src, also on failure */
-  if (st == VF_OK) pf_keep(file->uri, *out);
-  return st;
+  if (st != VF_OK) return st;
+  pf_keep(file->uri, *out);
+  return VF_OK;
 }
 
 /* corpus_footer_cache_stats(): see corpus.h. */
@@ -194,10 +195,21 @@ void corpus_footer_cache_set_max(size_t max) {
 vf_status corpus_plan_init(corpus_plan *p, const corpus_files *files, vf_error *err) {
   memset(p, 0, sizeof *p);
   p->files = files;
+  p->schema_file = files->n;
   p->rows = vf_mallocarray(files->n + 1, sizeof *p->rows);
-  if (!p->rows) return vf_error_set(err, VF_ENOMEM, "out of memory planning %zu files", files->n);
-  for (size_t i = 0; i <= files->n; i++)
+  p->row_groups = vf_mallocarray(files->n + 1, sizeof *p->row_groups);
+  p->rg_rows = vf_calloc(files->n + 1, sizeof *p->rg_rows);
+  if (!p->rows || !p->row_groups || !p->rg_rows) {
+    free(p->rows);
+    free(p->row_groups);
+    free(p->rg_rows);
+    memset(p, 0, sizeof *p);
+    return vf_error_set(err, VF_ENOMEM, "out of memory planning %zu files", files->n);
+  }
+  for (size_t i = 0; i <= files->n; i++) {
     p->rows[i] = CORPUS_PLAN_UNMEASURED;
+    p->row_groups[i] = -1;
+  }
   pthread_mutex_lock(&g_pf.mu);
   g_pf.plans++;
   pthread_mutex_unlock(&g_pf.mu);
@@ -215,6 +227,14 @@ void corpus_plan_free(corpus_plan *p) {
         pf_drop(g_pf.tail);
     pthread_mutex_unlock(&g_pf.mu);
   }
+  for (size_t i = 0; p->rg_rows && p->files && i < p->files->n; i++)
+    free(p->rg_rows[i]);
+  free(p->rg_rows);
+  free(p->row_groups);
+  for (int i = 0; i < p->ncolumns; i++)
+    free(p->columns[i]);
+  free(p->columns);
+  free(p->dense_columns);
   free(p->rows);
   memset(p, 0, sizeof *p);
 }
@@ -263,11 +283,76 @@ vf_status corpus_file_rows(const corpus_file *f, uint64_t *rows, vf_error *err) 
   return VF_OK;
 }
 
+/* corpus_plan_written_row_groups(): see internal.h. */
+vf_status corpus_plan_written_row_groups(const pqt_file *f, int *n, uint64_t **each, vf_error *err) {
+  const pqt_file_meta *m = pqt_meta(f);
+  int w = pqt_written_row_groups(f);
+  *n = -1;
+  *each = vf_calloc((size_t)(w > 0 ? w : 0) + 1, sizeof **each);
+  if (!*each) return vf_error_set(err, VF_ENOMEM, "out of memory");
+  for (int g = 0; g < m->nrow_groups; g++) {
+    int k = pqt_written_row_group(f, g, NULL, NULL);
+    if (k >= 0 && k < w && m->row_groups[g].num_rows > 0) (*each)[k] += (uint64_t)m->row_groups[g].num_rows;
+  }
+  *n = w;
+  return VF_OK;
+}
+
+/* File i's rows (once, through corpus_plan_note_rows) and row groups: one footer read, which the
+ * cache keeps for the readers that follow. */
 static vf_status measure_one(corpus_plan *p, size_t i, vf_error *err) {
-  if (p->rows[i] != CORPUS_PLAN_UNMEASURED) return VF_OK;
+  if (p->rows[i] != CORPUS_PLAN_UNMEASURED && p->row_groups[i] >= 0) return VF_OK;
+  const corpus_file *f = &p->files->files[i];
+  vf_status st = VF_OK;
+  pqt_file *pf = NULL;
   uint64_t rows = 0;
-  vf_status st = corpus_file_rows(&p->files->files[i], &rows, err);
-  if (st == VF_OK) corpus_plan_note_rows(p, i, rows);
+  if (f->dataset) {
+    rows = corpus_dataset_part_rows(f);
+    VF_TRY(corpus_dataset_part_row_groups(f, &p->row_groups[i], &p->rg_rows[i], err));
+  } else {
+    VF_TRY(corpus_open_parquet(f, NULL, &pf, err));
+    int64_t n = pqt_meta(pf)->num_rows;
+    if (n < 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: negative row count %" PRId64, f->uri, n));
+    rows = (uint64_t)n;
+    VF_TRY(corpus_plan_written_row_groups(pf, &p->row_groups[i], &p->rg_rows[i], err));
+  }
+  corpus_plan_note_rows(p, i, rows);
+out:
+  pqt_close(pf);
+  return st;
+}
+
+/* The vector source (by the first file) and the schema of the first file with rows. */
+static vf_status plan_schema(corpus_plan *p, vf_error *err) {
+  if (p->files->n == 0 || p->schema_file < p->files->n) return VF_OK;
+  p->source = p->files->files[0].dataset ? corpus_dataset_part_source(&p->files->files[0])
+                                         : CORPUS_PLAN_PARQUET;
+  size_t i = 0;
+  while (i < p->files->n && p->rows[i] == 0)
+    i++;
+  if (i == p->files->n) return VF_OK; /* every file empty: no schema */
+  const corpus_file *f = &p->files->files[i];
+  if (f->dataset) {
+    p->schema_file = i; /* a part's parquet payload columns are read by the record reader */
+    return VF_OK;
+  }
+  pqt_file *pf = NULL;
+  vf_status st = corpus_open_parquet(f, NULL, &pf, err); /* the kept footer: nothing read */
+  if (st != VF_OK) return st;
+  const pqt_schema *sc = pqt_schema_of(pf);
+  p->columns = vf_calloc((size_t)sc->ntop + 1, sizeof *p->columns);
+  p->dense_columns = vf_calloc((size_t)sc->ntop + 1, sizeof *p->dense_columns);
+  if (!p->columns || !p->dense_columns) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (int c = 0; c < sc->ntop; c++) {
+    const char *name = sc->nodes[sc->top[c]].name;
+    if (!(p->columns[c] = vf_strdup(name ? name : "")))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    p->dense_columns[c] = pqt_is_dense_vector(pf, sc->top[c]);
+    p->ncolumns++;
+  }
+  p->schema_file = i;
+out:
+  pqt_close(pf);
   return st;
 }
 
@@ -277,7 +362,7 @@ vf_status corpus_plan_measure(corpus_plan *p, vf_error *err) {
     vf_status st = measure_one(p, i, err);
     if (st != VF_OK) return st;
   }
-  return VF_OK;
+  return plan_schema(p, err);
 }
 
 /* corpus_plan_probe_dim(): see corpus.h. */

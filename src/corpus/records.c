@@ -171,12 +171,13 @@ static vf_status walk_rows_reserve(walk_rows *w, int64_t rows, vf_error *err) {
   if (n <= w->cap && w->state) return VF_OK;
   size_t c1 = w->cap, c2 = w->cap, c3 = w->cap, c4 = w->cap, c5 = w->cap;
   vf_status st = grow((void **)&w->state, &c1, n, 1, err);
-  if (st == VF_OK) st = grow((void **)&w->start, &c2, n, sizeof(int64_t), err);
-  if (st == VF_OK) st = grow((void **)&w->count, &c3, n, sizeof(int64_t), err);
-  if (st == VF_OK) st = grow((void **)&w->pos, &c4, n, sizeof(int64_t), err);
-  if (st == VF_OK) st = grow((void **)&w->aux, &c5, n, sizeof(int64_t), err);
-  if (st == VF_OK) w->cap = n;
-  return st;
+  if (st != VF_OK) return st;
+  if ((st = grow((void **)&w->start, &c2, n, sizeof(int64_t), err)) != VF_OK) return st;
+  if ((st = grow((void **)&w->count, &c3, n, sizeof(int64_t), err)) != VF_OK) return st;
+  if ((st = grow((void **)&w->pos, &c4, n, sizeof(int64_t), err)) != VF_OK) return st;
+  if ((st = grow((void **)&w->aux, &c5, n, sizeof(int64_t), err)) != VF_OK) return st;
+  w->cap = n;
+  return VF_OK;
 }
 
 static float el_get(const uint8_t *src, int64_t i, el_kind k) {
@@ -419,10 +420,11 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
   v->vals_leaf = false;
   /* float32 lists: only check the levels; the values are used where the decoder left them */
   v->dense.check_only = v->el == EL_F32 && !v->flba;
-  vf_status st = pqt_dense_from_leaf(r->f, v->top, d, rg_first, &dim, &v->dense, &derr);
-  if (st == VF_OK && (v->dense.rows != rows))
+  /* a failure here is recovered below (the level walk), so it is not forwarded */
+  vf_status fast = pqt_dense_from_leaf(r->f, v->top, d, rg_first, &dim, &v->dense, &derr);
+  if (fast == VF_OK && (v->dense.rows != rows))
     return levels_corrupt(r, v, 0, rg_first, "vector rows do not match the row group", err);
-  if (st == VF_OK) {
+  if (fast == VF_OK) {
     if (dim > 0) v->dim = dim;
     v->vals = v->dense.data;
     v->vals_matrix = true;
@@ -452,6 +454,7 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
     }
     return VF_OK;
   }
+  vf_status st = fast;
   if (st != VF_ECORRUPT) {
     if (err) *err = derr;
     return st;
@@ -473,9 +476,8 @@ static vf_status read_dense(corpus_records *r, rec_vec *v, int64_t rows, int64_t
     return VF_OK;
   }
   const pqt_leaf *lf = &pqt_schema_of(r->f)->leaves[v->leaf_a];
-  st = convert_values(r, v, d, err);
-  if (st == VF_OK)
-    st = walk_list(r, v, d, v->d_list, v->d_rep, lf->max_def, rows, rg_first, &v->wa, err);
+  if ((st = convert_values(r, v, d, err)) != VF_OK) return st;
+  st = walk_list(r, v, d, v->d_list, v->d_rep, lf->max_def, rows, rg_first, &v->wa, err);
   if (st != VF_OK) return st;
   walk_rows *w = &v->wa;
   if (v->dim == 0) { /* the first non-null, non-empty row */
@@ -509,8 +511,8 @@ static vf_status read_multi(corpus_records *r, rec_vec *v, int64_t rows, int64_t
   const pqt_leaf_data *d = &r->data[v->data_a];
   const pqt_leaf *lf = &pqt_schema_of(r->f)->leaves[v->leaf_a];
   vf_status st = convert_values(r, v, d, err);
-  if (st == VF_OK) st = walk_multi(r, v, d, lf->max_def, rows, rg_first, err);
   if (st != VF_OK) return st;
+  if ((st = walk_multi(r, v, d, lf->max_def, rows, rg_first, err)) != VF_OK) return st;
   walk_rows *w = &v->wa;
   for (int64_t row = start; row < rows; row++) {
     switch (w->state[row]) {
@@ -544,12 +546,12 @@ static vf_status read_sparse(corpus_records *r, rec_vec *v, int64_t rows, int64_
   const pqt_schema *sc = pqt_schema_of(r->f);
   const pqt_leaf_data *di = &r->data[v->data_a], *dv = &r->data[v->data_b];
   vf_status st = convert_values(r, v, dv, err);
-  if (st == VF_OK)
-    st = walk_list(r, v, di, v->d_list, v->d_rep, sc->leaves[v->leaf_a].max_def, rows, rg_first,
-                   &v->wa, err);
-  if (st == VF_OK)
-    st = walk_list(r, v, dv, v->d_list_b, v->d_rep_b, sc->leaves[v->leaf_b].max_def, rows, rg_first,
-                   &v->wb, err);
+  if (st != VF_OK) return st;
+  st = walk_list(r, v, di, v->d_list, v->d_rep, sc->leaves[v->leaf_a].max_def, rows, rg_first,
+                 &v->wa, err);
+  if (st != VF_OK) return st;
+  st = walk_list(r, v, dv, v->d_list_b, v->d_rep_b, sc->leaves[v->leaf_b].max_def, rows, rg_first,
+                 &v->wb, err);
   if (st != VF_OK) return st;
   size_t iw = di->type == PQT_INT32 ? 4 : 8;
   if ((size_t)di->width != iw || di->values.len < (uint64_t)di->nvalues * iw)
@@ -745,18 +747,18 @@ static vf_status pay_resolve(const pqt_file *f, const corpus_payload_source *s,
   }
   vf_buf b;
   VF_BUF_INIT(&b, VF_BUF_MAX_TEXT); /* a quoted column name or key and ':' */
-  vf_status st = vf_json_string(&b, s->column, strlen(s->column), err);
-  if (st == VF_OK) st = vf_buf_append(&b, ":", 1, err);
-  if (st == VF_OK) {
-    p->prefix_len = b.len;
-    p->prefix = (char *)vf_buf_take(&b, &p->prefix_len);
-  }
-  if (st == VF_OK) st = vf_json_string(&b, s->key, strlen(s->key), err);
-  if (st == VF_OK) st = vf_buf_append(&b, ":", 1, err);
-  if (st == VF_OK) p->key = (char *)vf_buf_take(&b, &p->key_len);
+  vf_status st = VF_OK;
+  VF_TRY(vf_json_string(&b, s->column, strlen(s->column), err));
+  VF_TRY(vf_buf_append(&b, ":", 1, err));
+  p->prefix_len = b.len;
+  p->prefix = (char *)vf_buf_take(&b, &p->prefix_len);
+  VF_TRY(vf_json_string(&b, s->key, strlen(s->key), err));
+  VF_TRY(vf_buf_append(&b, ":", 1, err));
+  p->key = (char *)vf_buf_take(&b, &p->key_len);
+  VF_TRY(pqt_rows_create(f, &p->top, 1, &p->rows, err));
+  pqt_rows_set_binary_as_string(p->rows, binary_as_string);
+out:
   vf_buf_free(&b);
-  if (st == VF_OK) st = pqt_rows_create(f, &p->top, 1, &p->rows, err);
-  if (st == VF_OK) pqt_rows_set_binary_as_string(p->rows, binary_as_string);
   return st;
 }
 
@@ -1049,12 +1051,13 @@ static vf_status pay_bind(corpus_records *r, rec_pay *p, vf_error *err) {
 
 /* Append row `row`'s payload object to out->payload. */
 static vf_status render_payload(corpus_records *r, int64_t row, vf_buf *out, vf_error *err) {
-  vf_status st = vf_buf_append(out, "{", 1, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_append(out, "{", 1, err));
   bool first = true;
-  for (int i = 0; st == VF_OK && i < r->spec.npayload; i++) {
+  for (int i = 0; i < r->spec.npayload; i++) {
     rec_pay *p = &r->pays[i];
     vf_buf_reset(&r->tmp);
-    if ((st = pqt_rows_next(p->rows, &r->tmp, err)) != VF_OK) break;
+    VF_TRY(pqt_rows_next(p->rows, &r->tmp, err));
     if (r->tmp.len < p->prefix_len || memcmp(r->tmp.data, p->prefix, p->prefix_len) != 0)
       return vf_error_set(err, VF_EINTERNAL, "%s: column %s rendered without its name",
                           pqt_name(r->f), p->src->column);
@@ -1077,12 +1080,13 @@ static vf_status render_payload(corpus_records *r, int64_t row, vf_buf *out, vf_
         }
       }
     }
-    if (!first) st = vf_buf_append(out, ",", 1, err);
-    if (st == VF_OK) st = vf_buf_append(out, p->key, p->key_len, err);
-    if (st == VF_OK) st = vf_buf_append(out, val, vlen, err);
+    if (!first) VF_TRY(vf_buf_append(out, ",", 1, err));
+    VF_TRY(vf_buf_append(out, p->key, p->key_len, err));
+    VF_TRY(vf_buf_append(out, val, vlen, err));
     first = false;
   }
-  if (st == VF_OK) st = vf_buf_append(out, "}", 1, err);
+  VF_TRY(vf_buf_append(out, "}", 1, err));
+out:
   return st;
 }
 
@@ -1391,17 +1395,19 @@ vf_status corpus_records_probe_dim(const corpus_file *file, const corpus_vec_sou
    * row answers (the dimension is inferred from the first non-null row the reader decodes,
    * which a whole row group and its first slices share), not a decode of a whole row group */
   pqt_open_opts po = {.verify_crc = pqt_verify_crc_default(), .slice_bytes = PROBE_SLICE};
-  vf_status st = records_open(file, &spec, 0, &po, &r, err);
   corpus_batch b = {0};
   *dim = 0;
-  int nrg = st == VF_OK ? corpus_records_row_groups(r) : 0;
-  for (int rg = 0; st == VF_OK && rg < nrg && *dim == 0; rg++) {
-    st = corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err);
-    if (st == VF_OK && b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
+  vf_status st = VF_OK;
+  VF_TRY(records_open(file, &spec, 0, &po, &r, err));
+  int nrg = corpus_records_row_groups(r);
+  for (int rg = 0; rg < nrg && *dim == 0; rg++) {
+    VF_TRY(corpus_records_read(r, rg, corpus_records_row_group_first(r, rg), &b, NULL, err));
+    if (b.nvectors == 1 && b.n > 0) *dim = b.vectors[0].dim;
   }
-  if (st == VF_OK && *dim <= 0)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
-                      file->uri, src->name);
+  if (*dim <= 0)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: vector '%s' has no valid row to take its dimension from",
+                         file->uri, src->name));
+out:
   corpus_batch_free(&b);
   corpus_records_close(r);
   return st;

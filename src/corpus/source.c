@@ -27,83 +27,52 @@ static bool is_remote(const char *uri) {
   return strstr(uri, "://") != NULL && strncmp(uri, "file://", 7) != 0;
 }
 
-/* the vector-file format of a local path by its name: "npy", "fbin", "hdf5" or NULL */
-static const char *vecfile_format(const char *uri) {
-  if (is_remote(uri)) return NULL;
-  if (ends_with(uri, ".npy")) return "npy";
-  if (ends_with(uri, ".fbin") || ends_with(uri, ".u8bin") || ends_with(uri, ".i8bin")) return "fbin";
-  if (ends_with(uri, ".hdf5") || ends_with(uri, ".h5")) return "hdf5";
-  return NULL;
-}
-
-/* append `s` as a YAML single-quoted scalar ('' for ', $$ for $: values are ${VAR}-expanded) */
-static vf_status yaml_quoted(vf_buf *b, const char *s, vf_error *err) {
-  vf_status st = vf_buf_append(b, "'", 1, err);
-  for (const char *p = s; st == VF_OK && *p; p++) {
-    if (*p == '\'') st = vf_buf_append(b, "''", 2, err);
-    else if (*p == '$') st = vf_buf_append(b, "$$", 2, err);
-    else if ((unsigned char)*p < 0x20)
-      st = vf_error_set(err, VF_EUSAGE, "%s: a path with control characters is not supported", s);
-    else st = vf_buf_append(b, p, 1, err);
-  }
-  if (st == VF_OK) st = vf_buf_append(b, "'", 1, err);
-  return st;
+/* the vector-file format of a local path by its name; -1 when it names none */
+static int vecfile_format(const char *uri) {
+  if (is_remote(uri)) return -1;
+  if (ends_with(uri, ".npy")) return VF_CFG_FORMAT_NPY;
+  if (ends_with(uri, ".fbin") || ends_with(uri, ".u8bin") || ends_with(uri, ".i8bin"))
+    return VF_CFG_FORMAT_FBIN;
+  if (ends_with(uri, ".hdf5") || ends_with(uri, ".h5")) return VF_CFG_FORMAT_HDF5;
+  return -1;
 }
 
 /* a one-part dataset config over the vector file `path` (format fmt) */
-static vf_status vecfile_config(const char *path, const char *fmt, vf_config *cfg, vf_error *err) {
+static vf_status vecfile_config(const char *path, vf_cfg_format fmt, vf_config *cfg, vf_error *err) {
   FILE *fp = fopen(path, "rb");
   if (!fp) return vf_error_set(err, VF_ENOTFOUND, "%s: no such vector file", path);
   fclose(fp);
   /* an ann-benchmarks bundle names its metric; anything else defaults to cosine */
-  const char *dist = "cosine";
-  if (strcmp(fmt, "hdf5") == 0) {
+  corpus_distance dist = CORPUS_COSINE;
+  if (fmt == VF_CFG_FORMAT_HDF5) {
     char *m = NULL;
     vf_error e2;
     if (hdf5_root_attr(path, "distance", &m, &e2) == VF_OK && m) {
-      if (!strcmp(m, "euclidean") || !strcmp(m, "l2")) dist = "euclid";
-      else if (!strcmp(m, "dot") || !strcmp(m, "ip")) dist = "dot";
+      if (!strcmp(m, "euclidean") || !strcmp(m, "l2")) dist = CORPUS_EUCLID;
+      else if (!strcmp(m, "dot") || !strcmp(m, "ip")) dist = CORPUS_DOT;
     }
     free(m);
   }
-  vf_buf y;
-  VF_BUF_INIT(&y, VF_BUF_MAX_TEXT); /* a few lines and the path (512 bytes refused long paths) */
-  vf_status st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: %s}\n"
-                               "datasource:\n  type: dataset\n  id_expression: row\n"
-                               "  vectors: {format: %s, path: ", dist, fmt);
-  if (st == VF_OK) st = yaml_quoted(&y, path, err);
-  if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
-  if (st == VF_OK) st = vf_config_parse((const char *)y.data, y.len, path, cfg, err);
-  vf_buf_free(&y);
-  return st;
+  return vf_config_vector_file(path, fmt, path, NULL, dist, cfg, err);
 }
 
 /* a one-part dataset config over an ann-filtering-benchmark bundle in `dir`: vectors.npy and,
  * when present, payloads.jsonl (point i = row i = line i, ids = row numbers as closest_ids are) */
 static vf_status bundle_config(const char *uri, const char *dir, vf_config *cfg, vf_error *err) {
-  vf_buf y, pl;
-  VF_BUF_INIT(&y, VF_BUF_MAX_TEXT); /* a few lines and two paths */
+  vf_status st = VF_OK;
+  vf_buf vp, pl;
+  VF_BUF_INIT(&vp, VF_BUF_MAX_TEXT); /* a path */
   VF_BUF_INIT(&pl, VF_BUF_MAX_TEXT);
-  vf_status st = vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir);
-  if (st == VF_OK) st = vf_buf_append(&pl, "", 1, err);
-  FILE *fp = st == VF_OK ? fopen((const char *)pl.data, "rb") : NULL;
+  VF_TRY(vf_buf_printf(&vp, err, "%s/vectors.npy", dir));
+  VF_TRY(vf_buf_append(&vp, "", 1, err));
+  VF_TRY(vf_buf_printf(&pl, err, "%s/payloads.jsonl", dir));
+  VF_TRY(vf_buf_append(&pl, "", 1, err));
+  FILE *fp = fopen((const char *)pl.data, "rb");
   if (fp) fclose(fp);
-  if (st == VF_OK)
-    st = vf_buf_printf(&y, err, "vectors:\n  vector: {type: dense, distance: cosine}\n"
-                       "datasource:\n  type: dataset\n  id_expression: row\n  vectors: {format: npy, path: ");
-  size_t vl = strlen(dir) + 16;
-  char *vp = st == VF_OK ? vf_malloc(vl) : NULL;
-  if (vp) snprintf(vp, vl, "%s/vectors.npy", dir);
-  if (st == VF_OK) st = vp ? yaml_quoted(&y, vp, err) : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
-  if (st == VF_OK && fp) {
-    st = vf_buf_printf(&y, err, "  payload: {format: jsonl, path: ");
-    if (st == VF_OK) st = yaml_quoted(&y, (const char *)pl.data, err);
-    if (st == VF_OK) st = vf_buf_append(&y, "}\n", 2, err);
-  }
-  if (st == VF_OK) st = vf_config_parse((const char *)y.data, y.len, uri, cfg, err);
-  free(vp);
-  vf_buf_free(&y);
+  VF_TRY(vf_config_vector_file(uri, VF_CFG_FORMAT_NPY, (const char *)vp.data,
+                               fp ? (const char *)pl.data : NULL, CORPUS_COSINE, cfg, err));
+out:
+  vf_buf_free(&vp);
   vf_buf_free(&pl);
   return st;
 }
@@ -141,76 +110,76 @@ vf_status corpus_source_open(const char *uri, const corpus_source_opts *opts, co
   const char *id_root = opts ? opts->id_root : NULL;
   const char *column = opts ? opts->column : NULL;
   bool all = opts && opts->all_vectors;
-  const char *fmt = vecfile_format(uri);
+  int fmt = vecfile_format(uri);
   bool yaml = !is_remote(uri) && (ends_with(uri, ".yaml") || ends_with(uri, ".yml"));
   char *bdir = NULL;
-  vf_status st = !fmt && !yaml ? corpus_bundle_dir(uri, &bdir, err) : VF_OK;
+  vf_status st = fmt < 0 && !yaml ? corpus_bundle_dir(uri, &bdir, err) : VF_OK;
   if (st != VF_OK) return st;
-  if (!fmt && !yaml && !bdir) return corpus_discover(uri, id_root, &out->files, err);
-  st = yaml ? vf_config_load(uri, &out->cfg, err)
-            : bdir ? bundle_config(uri, bdir, &out->cfg, err) : vecfile_config(uri, fmt, &out->cfg, err);
-  free(bdir);
+  if (fmt < 0 && !yaml && !bdir) return corpus_discover(uri, id_root, &out->files, err);
   vf_config *cfg = &out->cfg;
-  if (st == VF_OK && id_root && !cfg->datasource.id_root && !(cfg->datasource.id_root = vf_strdup(id_root)))
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  /* the vector: --column names a `vectors:` entry (for a vector file, the only one) */
   const vf_cfg_vector *v = NULL;
-  if (st == VF_OK) {
-    if (column && yaml) {
-      v = vf_config_find_vector(cfg, column);
-      if (!v) {
-        vf_buf names;
-        vf_buf_init(&names, 256);
-        for (size_t i = 0; i < cfg->nvectors; i++)
-          vf_buf_printf(&names, NULL, "%s%s", i ? ", " : "", cfg->vectors[i].name);
-        vf_buf_append(&names, "", 1, NULL);
-        st = vf_error_set(err, VF_EUSAGE, "%s: no vector '%s' in `vectors:` (it has: %s)", uri,
-                          column, names.data ? (const char *)names.data : "");
-        vf_buf_free(&names);
-      }
-    } else if (cfg->nvectors == 1 || all) {
-      v = &cfg->vectors[0];
-    } else {
-      st = vf_error_set(err, VF_EUSAGE, "%s: %zu vectors in `vectors:`; choose one with --column NAME",
-                        uri, cfg->nvectors);
+  VF_TRY(yaml ? vf_config_load(uri, cfg, err)
+              : bdir ? bundle_config(uri, bdir, cfg, err)
+                     : vecfile_config(uri, (vf_cfg_format)fmt, cfg, err));
+  if (id_root && !cfg->datasource.id_root && !(cfg->datasource.id_root = vf_strdup(id_root)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  /* the vector: --column names a `vectors:` entry (for a vector file, the only one) */
+  if (column && yaml) {
+    v = vf_config_find_vector(cfg, column);
+    if (!v) {
+      vf_buf names;
+      vf_buf_init(&names, 256);
+      for (size_t i = 0; i < cfg->nvectors; i++)
+        vf_buf_printf(&names, NULL, "%s%s", i ? ", " : "", cfg->vectors[i].name);
+      vf_buf_append(&names, "", 1, NULL);
+      st = vf_error_set(err, VF_EUSAGE, "%s: no vector '%s' in `vectors:` (it has: %s)", uri,
+                        column, names.data ? (const char *)names.data : "");
+      vf_buf_free(&names);
+      goto out;
+    }
+  } else if (cfg->nvectors == 1 || all) {
+    v = &cfg->vectors[0];
+  } else {
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: %zu vectors in `vectors:`; choose one with --column NAME",
+                         uri, cfg->nvectors));
+  }
+  if (!v->column && v->source != VF_CFG_COMPONENT_VECTORS)
+    VF_FAIL(vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", uri, v->line, v->name));
+  corpus_distance dist = vf_config_vector_distance(cfg, v);
+  out->vec = (corpus_vec_source){v->name, v->kind, dist,
+                                 v->source == VF_CFG_COMPONENT_VECTORS ? NULL : v->column};
+  out->distance = dist;
+  out->has_distance = true;
+  st = corpus_idexpr_parse(cfg->datasource.id_expression ? cfg->datasource.id_expression
+                                                         : VF_CONFIG_DEFAULT_ID_EXPRESSION,
+                           &out->id, err);
+  if (st != VF_OK) {
+    vf_error_prefix(err, "%s: datasource.id_expression: ", uri);
+    goto out;
+  }
+  out->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
+                                                : VF_CONFIG_DEFAULT_ID_EXPRESSION;
+  out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
+  out->records = true;
+  if (all) {
+    VF_TRY(all_vectors_spec(out, uri, err));
+  } else { /* the payload keys (filters read them; the eval scans drop them otherwise) */
+    size_t np = cfg->datasource.npayload_fields;
+    if (np && np < 100000 && (out->pays = vf_calloc(np, sizeof *out->pays))) {
+      for (size_t i = 0; i < np; i++)
+        out->pays[i] = (corpus_payload_source){cfg->datasource.payload_fields[i].key,
+                                               cfg->datasource.payload_fields[i].column};
+      out->spec.payload = out->pays;
+      out->spec.npayload = (int)np;
+    } else if (np) {
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     }
   }
-  if (st == VF_OK && !v->column && v->source != VF_CFG_COMPONENT_VECTORS)
-    st = vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", uri, v->line, v->name);
-  if (st == VF_OK) {
-    corpus_distance dist = vf_config_vector_distance(cfg, v);
-    out->vec = (corpus_vec_source){v->name, v->kind, dist,
-                                   v->source == VF_CFG_COMPONENT_VECTORS ? NULL : v->column};
-    out->distance = dist;
-    out->has_distance = true;
-    st = corpus_idexpr_parse(cfg->datasource.id_expression ? cfg->datasource.id_expression
-                                                           : VF_CONFIG_DEFAULT_ID_EXPRESSION,
-                             &out->id, err);
-    if (st != VF_OK) vf_error_prefix(err, "%s: datasource.id_expression: ", uri);
-  }
-  if (st == VF_OK) {
-    out->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
-                                                  : VF_CONFIG_DEFAULT_ID_EXPRESSION;
-    out->spec = (corpus_record_spec){.vectors = &out->vec, .nvectors = 1, .id = out->id};
-    out->records = true;
-    if (all) {
-      st = all_vectors_spec(out, uri, err);
-    } else { /* the payload keys (filters read them; the eval scans drop them otherwise) */
-      size_t np = cfg->datasource.npayload_fields;
-      if (np && np < 100000 && (out->pays = vf_calloc(np, sizeof *out->pays))) {
-        for (size_t i = 0; i < np; i++)
-          out->pays[i] = (corpus_payload_source){cfg->datasource.payload_fields[i].key,
-                                                 cfg->datasource.payload_fields[i].column};
-        out->spec.payload = out->pays;
-        out->spec.npayload = (int)np;
-      } else if (np) {
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      }
-    }
-    if (st == VF_OK) st = vf_config_files(cfg, &out->files, err);
-  }
-  if (st == VF_OK && out->files.n == 0)
-    st = vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri);
+  VF_TRY(vf_config_files(cfg, &out->files, err));
+  if (out->files.n == 0)
+    VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", uri));
+out:
+  free(bdir);
   if (st != VF_OK) corpus_source_close(out);
   return st;
 }
