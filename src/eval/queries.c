@@ -202,11 +202,60 @@ static vf_status take_nondense(qgen *g, const corpus_vec_batch *vb, size_t bj, b
   g->moff[i + 1] = g->moff[i] + c;
   if (kind == CORPUS_VEC_SPARSE) {
     vf_status st = vf_buf_append(&g->sidx, vb->indices + vb->offsets[bj], 4 * (size_t)c, err);
-    return st == VF_OK ? vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err)
-                       : st;
+    if (st != VF_OK) return st;
+    return vf_buf_append(&g->mvals, vb->values + vb->offsets[bj], 4 * (size_t)c, err);
   }
   return vf_buf_append(&g->mvals, vb->multi + (size_t)vb->offsets[bj] * (size_t)vb->dim,
                        sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+}
+
+/* A JSON-rendered column of row group rg (rows lo .. hi of the corpus): bind its leaves and render
+ * the sampled rows from query `next` on, while the leaves are alive. */
+static vf_status gather_json_column(qgen *g, pqt_file *f, pcol *pc, int rg, uint64_t rg_rows,
+                                    uint64_t lo, uint64_t hi, uint64_t next, vf_error *err) {
+  const pqt_node *node = &pqt_schema_of(f)->nodes[pc->top];
+  vf_status st = VF_OK;
+  int nld = 0; /* leaves of ld initialised */
+  int *lids = vf_mallocarray((size_t)node->nleaves, sizeof(int));
+  pqt_leaf_data *ld = vf_mallocarray((size_t)node->nleaves, sizeof *ld);
+  vf_buf tmp;
+  VF_BUF_INIT(&tmp, VF_BUF_MAX_RECORD);
+  vf_buf pre;
+  VF_BUF_INIT(&pre, VF_BUF_MAX_TEXT);
+  if (!lids || !ld) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (int i = 0; i < node->nleaves; i++) {
+    lids[i] = node->first_leaf + i;
+    pqt_leaf_data_init(&ld[i]);
+  }
+  nld = node->nleaves;
+  VF_TRY(pqt_read_leaves(f, rg, lids, node->nleaves, ld, err));
+  VF_TRY(pqt_rows_bind(pc->rows, ld, lids, node->nleaves, (int64_t)rg_rows, err));
+  pc->rows_pos = 0;
+  VF_TRY(vf_json_string(&pre, pc->name, strlen(pc->name), err));
+  VF_TRY(vf_buf_append(&pre, ":", 1, err));
+  for (uint64_t q = next, i = g->done; q < g->n && g->rows[q] < hi; q++, i++) {
+    int64_t r = (int64_t)(g->rows[q] - lo);
+    if (r > pc->rows_pos) VF_TRY(pqt_rows_skip(pc->rows, r - pc->rows_pos, err));
+    vf_buf_reset(&tmp);
+    VF_TRY(pqt_rows_next(pc->rows, &tmp, err));
+    pc->rows_pos = r + 1;
+    const uint8_t *v = tmp.data;
+    size_t vl = tmp.len;
+    if (vl >= pre.len && memcmp(v, pre.data, pre.len) == 0) {
+      v += pre.len;
+      vl -= pre.len;
+    }
+    pc->valid[i] = !(vl == 4 && memcmp(v, "null", 4) == 0);
+    if (pc->valid[i]) VF_TRY(vf_buf_append(&pc->bytes, v, vl, err));
+    pc->offsets[i + 1] = (int64_t)pc->bytes.len;
+  }
+out:
+  vf_buf_free(&tmp);
+  vf_buf_free(&pre);
+  for (int i = 0; i < nld; i++) pqt_leaf_data_free(&ld[i]);
+  free(ld);
+  free(lids);
+  return st;
 }
 
 static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, vf_error *err) {
@@ -216,164 +265,114 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
   pqt_dense dense;
   pqt_leaf_data_init(&vleaf);
   memset(&dense, 0, sizeof dense);
-  vf_status st = ev_open(cf, &f, err);
+  corpus_records *rr = NULL;
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  vf_status st = VF_OK;
+  VF_TRY(ev_open(cf, &f, err));
   int vtop = -1;
   corpus_vec_kind kind = CORPUS_VEC_DENSE;
-  if (st == VF_OK) st = ev_vector_column(f, g->o->column, &vtop, &kind, err);
-  if (st == VF_OK && g->done == 0 && *next == 0) g->kind = kind;
-  if (st == VF_OK && kind != g->kind)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: the vector column has another kind than in earlier files", cf->key);
+  VF_TRY(ev_vector_column(f, g->o->column, &vtop, &kind, err));
+  if (g->done == 0 && *next == 0) g->kind = kind;
+  if (kind != g->kind)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: the vector column has another kind than in earlier files", cf->key));
   /* multivector/sparse: decoded and checked by the record reader (rows it rejects cannot be
    * queries); sparse entries are copied as stored */
   corpus_vec_source vs = {.kind = kind, .distance = CORPUS_DOT};
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true};
-  corpus_records *rr = NULL;
-  corpus_batch bt;
-  memset(&bt, 0, sizeof bt);
-  if (st == VF_OK && kind != CORPUS_VEC_DENSE) {
+  if (kind != CORPUS_VEC_DENSE) {
     vs.name = vs.column = pqt_schema_of(f)->nodes[vtop].name;
-    st = corpus_records_open(cf, &spec, 0, &rr, err);
+    VF_TRY(corpus_records_open(cf, &spec, 0, &rr, err));
   }
-  if (st == VF_OK && !g->vec_name) {
+  if (!g->vec_name) {
     g->vec_name = vf_strdup(pqt_schema_of(f)->nodes[vtop].name);
-    if (!g->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  } else if (st == VF_OK && strcmp(g->vec_name, pqt_schema_of(f)->nodes[vtop].name) != 0) {
-    st = vf_error_set(err, VF_EUSAGE, "%s: the vector column is '%s' here but '%s' in earlier files; "
-                      "choose one with --column", cf->key, pqt_schema_of(f)->nodes[vtop].name, g->vec_name);
+    if (!g->vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  } else if (strcmp(g->vec_name, pqt_schema_of(f)->nodes[vtop].name) != 0) {
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: the vector column is '%s' here but '%s' in earlier files; "
+                         "choose one with --column", cf->key, pqt_schema_of(f)->nodes[vtop].name, g->vec_name));
   }
-  for (int c = 0; st == VF_OK && c < g->ncols; c++)
+  for (int c = 0; c < g->ncols; c++)
     if (strcmp(g->cols[c].name, g->vec_name) == 0)
-      st = vf_error_set(err, VF_EUSAGE, "generate-queries: '%s' is the vector column; it is written "
-                        "anyway, leave it out of --columns", g->vec_name);
-  for (int c = 0; st == VF_OK && c < g->ncols; c++) {
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "generate-queries: '%s' is the vector column; it is written "
+                           "anyway, leave it out of --columns", g->vec_name));
+  for (int c = 0; c < g->ncols; c++) {
     pcol *pc = &g->cols[c];
     pc->top = pqt_find_top(f, pc->name);
-    if (pc->top < 0) {
-      st = vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", cf->key, pc->name);
-      break;
-    }
+    if (pc->top < 0) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no column '%s'", cf->key, pc->name));
     pc_kind k = column_kind(f, pc->top);
     if (g->done == 0 && *next == 0) pc->kind = k;
-    if (k != pc->kind) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: column '%s' is %s here but %s in earlier files",
-                        cf->key, pc->name, kind_name(k), kind_name(pc->kind));
-      break;
-    }
-    if (k == PC_JSON) st = pqt_rows_create(f, &pc->top, 1, &pc->rows, err);
+    if (k != pc->kind)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: column '%s' is %s here but %s in earlier files",
+                           cf->key, pc->name, kind_name(k), kind_name(pc->kind)));
+    if (k == PC_JSON) VF_TRY(pqt_rows_create(f, &pc->top, 1, &pc->rows, err));
   }
-  const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+  const pqt_file_meta *m = pqt_meta(f);
   uint64_t first = 0;
   int counted = -1; /* row groups read are counted as written (a streamed one is read in slices) */
-  for (int rg = 0; st == VF_OK && rg < m->nrow_groups && *next < g->n; rg++) {
+  for (int rg = 0; rg < m->nrow_groups && *next < g->n; rg++) {
     uint64_t rg_rows = (uint64_t)m->row_groups[rg].num_rows;
     uint64_t lo = base + first, hi = lo + rg_rows;
     if (g->rows[*next] >= hi) {
       first += rg_rows;
       continue;
     }
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(err));
     if (pqt_written_row_group(f, rg, NULL, NULL) != counted) {
       counted = pqt_written_row_group(f, rg, NULL, NULL);
       g->rg_read++;
     }
     if (kind == CORPUS_VEC_SPARSE) {
-      st = corpus_records_read(rr, rg, first, &bt, NULL, err);
+      VF_TRY(corpus_records_read(rr, rg, first, &bt, NULL, err));
       g->dim = 0;
     } else if (kind == CORPUS_VEC_MULTI) {
-      st = corpus_records_read(rr, rg, first, &bt, NULL, err);
-      if (st == VF_OK && bt.n && g->dim && bt.vectors[0].dim != g->dim)
-        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
-                          cf->key, g->vec_name, bt.vectors[0].dim, g->dim);
-      if (st == VF_OK && bt.n) g->dim = bt.vectors[0].dim;
+      VF_TRY(corpus_records_read(rr, rg, first, &bt, NULL, err));
+      if (bt.n && g->dim && bt.vectors[0].dim != g->dim)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
+                             cf->key, g->vec_name, bt.vectors[0].dim, g->dim));
+      if (bt.n) g->dim = bt.vectors[0].dim;
     } else {
-      st = ev_read_dense(f, vtop, rg, (int64_t)first, &g->dim, &vleaf, &dense, err);
+      VF_TRY(ev_read_dense(f, vtop, rg, (int64_t)first, &g->dim, &vleaf, &dense, err));
     }
-    if (st == VF_OK && g->done == 0 && !g->vecs && kind == CORPUS_VEC_DENSE) {
+    if (g->done == 0 && !g->vecs && kind == CORPUS_VEC_DENSE) {
       g->vecs = vf_mallocarray(g->n, sizeof(float) * (size_t)g->dim);
-      if (!g->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n);
+      if (!g->vecs) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n));
     }
-    for (int c = 0; st == VF_OK && c < g->ncols; c++) {
+    for (int c = 0; c < g->ncols; c++) {
       pcol *pc = &g->cols[c];
-      const pqt_node *node = &pqt_schema_of(f)->nodes[pc->top];
       if (pc->kind != PC_JSON) {
-        int lid = node->first_leaf;
-        st = pqt_read_leaves(f, rg, &lid, 1, &pc->leaf, err);
+        int lid = pqt_schema_of(f)->nodes[pc->top].first_leaf;
+        VF_TRY(pqt_read_leaves(f, rg, &lid, 1, &pc->leaf, err));
         continue;
       }
-      int *lids = vf_mallocarray((size_t)node->nleaves, sizeof(int));
-      pqt_leaf_data *ld = vf_mallocarray((size_t)node->nleaves, sizeof *ld);
-      if (!lids || !ld) {
-        free(lids);
-        free(ld);
-        st = vf_error_set(err, VF_ENOMEM, "out of memory");
-        break;
-      }
-      for (int i = 0; i < node->nleaves; i++) {
-        lids[i] = node->first_leaf + i;
-        pqt_leaf_data_init(&ld[i]);
-      }
-      st = pqt_read_leaves(f, rg, lids, node->nleaves, ld, err);
-      if (st == VF_OK) st = pqt_rows_bind(pc->rows, ld, lids, node->nleaves, (int64_t)rg_rows, err);
-      pc->rows_pos = 0;
-      /* render the wanted rows now, while the leaves are alive */
-      vf_buf tmp;
-      VF_BUF_INIT(&tmp, VF_BUF_MAX_RECORD);
-      vf_buf pre;
-      VF_BUF_INIT(&pre, VF_BUF_MAX_TEXT);
-      if (st == VF_OK) st = vf_json_string(&pre, pc->name, strlen(pc->name), err);
-      if (st == VF_OK) st = vf_buf_append(&pre, ":", 1, err);
-      for (uint64_t q = *next, i = g->done; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
-        int64_t r = (int64_t)(g->rows[q] - lo);
-        if (r > pc->rows_pos) st = pqt_rows_skip(pc->rows, r - pc->rows_pos, err);
-        vf_buf_reset(&tmp);
-        if (st == VF_OK) st = pqt_rows_next(pc->rows, &tmp, err);
-        pc->rows_pos = r + 1;
-        if (st != VF_OK) break;
-        const uint8_t *v = tmp.data;
-        size_t vl = tmp.len;
-        if (vl >= pre.len && memcmp(v, pre.data, pre.len) == 0) {
-          v += pre.len;
-          vl -= pre.len;
-        }
-        pc->valid[i] = !(vl == 4 && memcmp(v, "null", 4) == 0);
-        if (pc->valid[i]) st = vf_buf_append(&pc->bytes, v, vl, err);
-        pc->offsets[i + 1] = (int64_t)pc->bytes.len;
-      }
-      vf_buf_free(&tmp);
-      vf_buf_free(&pre);
-      for (int i = 0; i < node->nleaves; i++) pqt_leaf_data_free(&ld[i]);
-      free(ld);
-      free(lids);
+      VF_TRY(gather_json_column(g, f, pc, rg, rg_rows, lo, hi, *next, err));
     }
     /* flat columns and the vector, row by row */
     for (int c = 0; c < g->ncols; c++) g->cols[c].scan_row = g->cols[c].scan_val = 0;
     uint64_t q = *next, i = g->done;
     size_t bj = 0;
-    for (; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
+    for (; q < g->n && g->rows[q] < hi; q++, i++) {
       uint64_t frow = g->rows[q] - base; /* physical row in the file */
       int64_t r = (int64_t)(g->rows[q] - lo);
       if (kind != CORPUS_VEC_DENSE) {
         while (bj < bt.n && bt.file_rows[bj] < frow) bj++;
         const corpus_vec_batch *vb = &bt.vectors[0];
         bool have = bj < bt.n && bt.file_rows[bj] == frow && !(vb->null_rows && vb->null_rows[bj]);
-        st = take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err);
-        if (st != VF_OK) break;
+        VF_TRY(take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err));
       } else if (dense.null_rows && dense.null_rows[r]) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null '%s' vector",
-                          cf->key, frow, g->vec_name);
-        break;
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null '%s' vector",
+                             cf->key, frow, g->vec_name));
       }
-      if (st == VF_OK && kind == CORPUS_VEC_DENSE)
+      if (kind == CORPUS_VEC_DENSE)
         memcpy(g->vecs + i * (size_t)g->dim, dense.data + (size_t)r * (size_t)dense.dim,
                sizeof(float) * (size_t)g->dim);
       char id[37];
       corpus_point_id(cf->key, strlen(cf->key), frow, id);
-      st = vf_buf_append(&g->ids, id, 36, err);
+      VF_TRY(vf_buf_append(&g->ids, id, 36, err));
       g->id_off[i + 1] = (int64_t)g->ids.len;
-      if (st == VF_OK) st = vf_buf_append(&g->keys, cf->key, strlen(cf->key), err);
+      VF_TRY(vf_buf_append(&g->keys, cf->key, strlen(cf->key), err));
       g->key_off[i + 1] = (int64_t)g->keys.len;
       g->src_rows[i] = (int64_t)frow;
-      for (int c = 0; st == VF_OK && c < g->ncols; c++) {
+      for (int c = 0; c < g->ncols; c++) {
         pcol *pc = &g->cols[c];
         if (pc->kind == PC_JSON) continue;
         const pqt_leaf *lf = &pqt_schema_of(f)->leaves[pc->leaf.leaf];
@@ -396,17 +395,16 @@ static vf_status gather_file(qgen *g, size_t fi, uint64_t base, uint64_t *next, 
           pc->ints[i] = v;
         } else if (vi >= 0) {
           const int64_t *o = pc->leaf.offsets;
-          st = vf_buf_append(&pc->bytes, pc->leaf.values.data + o[vi], (size_t)(o[vi + 1] - o[vi]), err);
+          VF_TRY(vf_buf_append(&pc->bytes, pc->leaf.values.data + o[vi], (size_t)(o[vi + 1] - o[vi]), err));
         }
         pc->offsets[i + 1] = (int64_t)pc->bytes.len;
       }
     }
-    if (st == VF_OK) {
-      g->done = i;
-      *next = q;
-    }
+    g->done = i;
+    *next = q;
     first += rg_rows;
   }
+out:
   for (int c = 0; c < g->ncols; c++) {
     pqt_rows_free(g->cols[c].rows);
     g->cols[c].rows = NULL;
@@ -427,61 +425,55 @@ static vf_status gather_records(qgen *g, size_t fi, uint64_t base, uint64_t *nex
   corpus_records *rr = NULL;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
-  vf_status st = corpus_records_open(cf, &spec, base, &rr, err);
-  int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-  for (int rg = 0; st == VF_OK && rg < nrg && *next < g->n; rg++) {
+  vf_status st = VF_OK;
+  VF_TRY(corpus_records_open(cf, &spec, base, &rr, err));
+  int nrg = corpus_records_row_groups(rr);
+  for (int rg = 0; rg < nrg && *next < g->n; rg++) {
     uint64_t a = corpus_records_row_group_first(rr, rg);
     uint64_t b = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : corpus_records_rows(rr);
     uint64_t hi = base + b;
     if (g->rows[*next] >= hi) continue;
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(err));
     g->rg_read++;
-    st = corpus_records_read(rr, rg, a, &bt, NULL, err);
-    if (st != VF_OK) break;
+    VF_TRY(corpus_records_read(rr, rg, a, &bt, NULL, err));
     const corpus_vec_batch *vb = &bt.vectors[0];
     if (kind != CORPUS_VEC_SPARSE && bt.n) {
-      if (g->dim && vb->dim != g->dim) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
-                          cf->key, g->vec_name, vb->dim, g->dim);
-        break;
-      }
+      if (g->dim && vb->dim != g->dim)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d, %d in earlier files",
+                             cf->key, g->vec_name, vb->dim, g->dim));
       g->dim = vb->dim;
     }
     if (kind == CORPUS_VEC_DENSE && !g->vecs && g->dim > 0) {
       g->vecs = vf_mallocarray(g->n, sizeof(float) * (size_t)g->dim);
-      if (!g->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n);
+      if (!g->vecs) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %" PRIu64 " queries", g->n));
     }
     uint64_t q = *next, i = g->done;
     size_t bj = 0;
-    for (; st == VF_OK && q < g->n && g->rows[q] < hi; q++, i++) {
+    for (; q < g->n && g->rows[q] < hi; q++, i++) {
       uint64_t frow = g->rows[q] - base;
       while (bj < bt.n && bt.file_rows[bj] < frow) bj++;
       bool have = bj < bt.n && bt.file_rows[bj] == frow && !(vb->null_rows && vb->null_rows[bj]);
       if (kind == CORPUS_VEC_DENSE) {
-        if (!have || !g->vecs) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null "
-                            "or invalid '%s' vector", cf->key, frow, g->vec_name);
-          break;
-        }
+        if (!have || !g->vecs)
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 " (sampled as a query) has a null "
+                               "or invalid '%s' vector", cf->key, frow, g->vec_name));
         memcpy(g->vecs + i * (size_t)g->dim, vb->dense + bj * (size_t)g->dim,
                sizeof(float) * (size_t)g->dim);
       } else {
-        st = take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err);
-        if (st != VF_OK) break;
+        VF_TRY(take_nondense(g, vb, bj, have, kind, i, cf->key, frow, err));
       }
       char id[37];
       ev_id_text(&g->idmap, fi, frow, id);
-      if (st == VF_OK) st = vf_buf_append(&g->ids, id, strlen(id), err);
+      VF_TRY(vf_buf_append(&g->ids, id, strlen(id), err));
       g->id_off[i + 1] = (int64_t)g->ids.len;
-      if (st == VF_OK) st = vf_buf_append(&g->keys, cf->key, strlen(cf->key), err);
+      VF_TRY(vf_buf_append(&g->keys, cf->key, strlen(cf->key), err));
       g->key_off[i + 1] = (int64_t)g->keys.len;
       g->src_rows[i] = (int64_t)frow;
     }
-    if (st == VF_OK) {
-      g->done = i;
-      *next = q;
-    }
+    g->done = i;
+    *next = q;
   }
+out:
   corpus_records_close(rr);
   corpus_batch_free(&bt);
   return st;
@@ -540,12 +532,16 @@ static vf_status write_queries(qgen *g, const char *path, char *const *filters, 
   pqt_writer *w = NULL;
   pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
   char *local = NULL;
-  vf_status st = ev_out_begin(path, &local, err);
-  if (st == VF_OK) st = pqt_writer_open(local, cols, nc, &wo, &w, err);
-  if (st == VF_OK && filters) st = pqt_writer_add_kv(w, "vforge.filter.hash", fhash, err);
-  if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)g->n, err);
-  if (st == VF_OK) st = pqt_writer_close(w, err);
-  else pqt_writer_abort(w);
+  vf_status st = VF_OK;
+  VF_TRY(ev_out_begin(path, &local, err));
+  VF_TRY(pqt_writer_open(local, cols, nc, &wo, &w, err));
+  if (filters) VF_TRY(pqt_writer_add_kv(w, "vforge.filter.hash", fhash, err));
+  VF_TRY(pqt_writer_write(w, b, (int64_t)g->n, err));
+  pqt_writer *closing = w;
+  w = NULL; /* pqt_writer_close releases it, whatever it returns */
+  VF_TRY(pqt_writer_close(closing, err));
+out:
+  pqt_writer_abort(w); /* a writer not closed (NULL when none was opened or it was closed) */
   st = ev_out_end(path, local, st, err);
   free(cols);
   free(b);
@@ -570,86 +566,84 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     ev_ids_free(&g.idmap);
     return vf_error_set(err, VF_ENOMEM, "out of memory");
   }
+  char *path = NULL, **filters = NULL, fhash[9] = "", tag[16] = "";
   if (o->records) {
     memcpy(bases, g.idmap.bases, (files->n + 1) * sizeof *bases);
     g.kind = o->records->vectors[0].kind;
     g.vec_name = vf_strdup(o->records->vectors[0].name);
-    if (!g.vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (!g.vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
   /* pass 1: rows per file (footers only); files without rows are never sampled from */
   corpus_plan plan;
-  if (st == VF_OK) st = corpus_plan_init(&plan, files, err);
-  else memset(&plan, 0, sizeof plan);
+  VF_TRY(corpus_plan_init(&plan, files, err));
   uint64_t total = o->records ? bases[files->n] : 0;
-  for (size_t i = 0; st == VF_OK && o->records && i < files->n; i++)
+  for (size_t i = 0; o->records && i < files->n; i++)
     corpus_plan_note_rows(&plan, i, bases[i + 1] - bases[i]);
-  for (size_t i = 0; st == VF_OK && !o->records && i < files->n; i++) {
+  for (size_t i = 0; !o->records && i < files->n; i++) {
     pqt_file *f = NULL;
     bases[i] = total;
     st = ev_open(&files->files[i], &f, err);
-    if (st == VF_OK) {
-      total += ev_file_rows(f);
-      corpus_plan_note_rows(&plan, i, ev_file_rows(f));
-    }
+    if (st != VF_OK) break; /* forwarded below, once the plan is released */
+    total += ev_file_rows(f);
+    corpus_plan_note_rows(&plan, i, ev_file_rows(f));
     pqt_close(f);
   }
   if (!o->records) bases[files->n] = total;
   out->empty_files = plan.empty;
   corpus_plan_free(&plan);
   out->corpus_rows = total;
-  if (st == VF_OK && o->n > total)
-    st = vf_error_set(err, VF_EUSAGE, "generate-queries: -n %" PRIu64 " exceeds the corpus's %" PRIu64 " rows",
-                      o->n, total);
-  for (int c = 0; st == VF_OK && c < o->ncolumns; c++) {
+  VF_TRY(st);
+  if (o->n > total)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "generate-queries: -n %" PRIu64 " exceeds the corpus's %" PRIu64 " rows",
+                         o->n, total));
+  for (int c = 0; c < o->ncolumns; c++) {
     const char *nm = o->columns[c];
     if (!strcmp(nm, "query_id") || !strcmp(nm, "__source_file__") || !strcmp(nm, "__source_row__") ||
         (o->column && !strcmp(nm, o->column)))
-      st = vf_error_set(err, VF_EUSAGE, "generate-queries: payload column '%s' clashes with an output column", nm);
-    for (int d = 0; st == VF_OK && d < c; d++)
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "generate-queries: payload column '%s' clashes with an output column", nm));
+    for (int d = 0; d < c; d++)
       if (!strcmp(nm, o->columns[d]))
-        st = vf_error_set(err, VF_EUSAGE, "generate-queries: column '%s' given twice", nm);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "generate-queries: column '%s' given twice", nm));
   }
-  if (st == VF_OK) st = sample_rows(total, o->n, o->seed, &g.rows, err);
-  if (st == VF_OK) {
-    g.ncols = o->ncolumns;
-    g.cols = vf_calloc((size_t)(g.ncols ? g.ncols : 1), sizeof *g.cols);
-    g.key_off = vf_calloc(g.n + 1, sizeof(int64_t));
-    g.id_off = vf_calloc(g.n + 1, sizeof(int64_t));
-    g.src_rows = vf_calloc(g.n, sizeof(int64_t));
-    g.moff = vf_calloc(g.n + 1, sizeof(int64_t));
-    VF_BUF_INIT(&g.mvals, VF_BUF_MAX_ROWS_HELD);
-    VF_BUF_INIT(&g.sidx, VF_BUF_MAX_ROWS_HELD);
-    if (!g.cols || !g.key_off || !g.id_off || !g.src_rows || !g.moff) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    VF_BUF_INIT(&g.ids, VF_BUF_MAX_ROWS_HELD);
-    VF_BUF_INIT(&g.keys, VF_BUF_MAX_ROWS_HELD);
-    for (int c = 0; st == VF_OK && c < g.ncols; c++) {
-      pcol *pc = &g.cols[c];
-      pc->name = o->columns[c];
-      VF_BUF_INIT(&pc->bytes, VF_BUF_MAX_ROWS_HELD);
-      pqt_leaf_data_init(&pc->leaf);
-      pc->offsets = vf_calloc(g.n + 1, sizeof(int64_t));
-      pc->ints = vf_calloc(g.n, sizeof(int64_t));
-      pc->valid = vf_calloc(g.n, 1);
-      if (!pc->offsets || !pc->ints || !pc->valid) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    }
+  VF_TRY(sample_rows(total, o->n, o->seed, &g.rows, err));
+  g.ncols = o->ncolumns;
+  g.cols = vf_calloc((size_t)(g.ncols ? g.ncols : 1), sizeof *g.cols);
+  g.key_off = vf_calloc(g.n + 1, sizeof(int64_t));
+  g.id_off = vf_calloc(g.n + 1, sizeof(int64_t));
+  g.src_rows = vf_calloc(g.n, sizeof(int64_t));
+  g.moff = vf_calloc(g.n + 1, sizeof(int64_t));
+  VF_BUF_INIT(&g.mvals, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&g.sidx, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&g.ids, VF_BUF_MAX_ROWS_HELD);
+  VF_BUF_INIT(&g.keys, VF_BUF_MAX_ROWS_HELD);
+  if (!g.cols || !g.key_off || !g.id_off || !g.src_rows || !g.moff)
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (int c = 0; c < g.ncols; c++) {
+    pcol *pc = &g.cols[c];
+    pc->name = o->columns[c];
+    VF_BUF_INIT(&pc->bytes, VF_BUF_MAX_ROWS_HELD);
+    pqt_leaf_data_init(&pc->leaf);
+    pc->offsets = vf_calloc(g.n + 1, sizeof(int64_t));
+    pc->ints = vf_calloc(g.n, sizeof(int64_t));
+    pc->valid = vf_calloc(g.n, 1);
+    if (!pc->offsets || !pc->ints || !pc->valid) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
   uint64_t next = 0;
   vf_stage sg;
   vf_stage_begin(&sg, "generate-queries", "gather", NULL, g.n);
   sg.p.files_total = files->n;
-  for (size_t i = 0; st == VF_OK && i < files->n && next < g.n; i++) {
+  for (size_t i = 0; i < files->n && next < g.n; i++) {
     if (g.rows[next] >= bases[i + 1]) continue;
     sg.p.files_done = i;
     vf_stage_update(&sg, next, NULL);
-    st = o->records ? gather_records(&g, i, bases[i], &next, err)
-                    : gather_file(&g, i, bases[i], &next, err);
+    VF_TRY(o->records ? gather_records(&g, i, bases[i], &next, err)
+                      : gather_file(&g, i, bases[i], &next, err));
   }
-  if (st == VF_OK && next != g.n)
-    st = vf_error_set(err, VF_EINTERNAL, "generate-queries: gathered %" PRIu64 " of %" PRIu64 " rows", next, g.n);
-  char *path = NULL, **filters = NULL, fhash[9] = "", tag[16] = "";
-  if (st == VF_OK && o->filter_template) {
-    st = ev_template_filters(files, bases, o->records, o->filter_template, g.rows, g.n, o->seed,
-                             &filters, err);
+  if (next != g.n)
+    VF_FAIL(vf_error_set(err, VF_EINTERNAL, "generate-queries: gathered %" PRIu64 " of %" PRIu64 " rows", next, g.n));
+  if (o->filter_template) {
+    VF_TRY(ev_template_filters(files, bases, o->records, o->filter_template, g.rows, g.n, o->seed,
+                               &filters, err));
     const char *t = o->filter_template; /* hashed without surrounding whitespace */
     size_t tl = strlen(t);
     while (tl && (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')) t++, tl--;
@@ -657,21 +651,18 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
     flt_hash8(t, tl, fhash);
     snprintf(tag, sizeof tag, "_f%s", fhash);
   }
-  if (st == VF_OK) {
-    path = o->output ? vf_strdup(o->output)
-                     : ev_strdupf(err, "%s/eval/queries_%" PRIu64 "%s.parquet", files->prefix, g.n, tag);
-    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  if (st == VF_OK) st = write_queries(&g, path, filters, fhash, err);
+  path = o->output ? vf_strdup(o->output)
+                   : ev_strdupf(err, "%s/eval/queries_%" PRIu64 "%s.parquet", files->prefix, g.n, tag);
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(write_queries(&g, path, filters, fhash, err));
+  out->rows = g.n;
+  out->dim = g.dim;
+  out->row_groups_read = g.rg_read;
+  out->path = path;
+  path = NULL;
+out:
   for (uint64_t i = 0; filters && i < g.n; i++) free(filters[i]);
   free(filters);
-  if (st == VF_OK) {
-    out->rows = g.n;
-    out->dim = g.dim;
-    out->row_groups_read = g.rg_read;
-    out->path = path;
-    path = NULL;
-  }
   free(path);
   for (int c = 0; g.cols && c < g.ncols; c++) {
     vf_buf_free(&g.cols[c].bytes);

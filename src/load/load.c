@@ -162,7 +162,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->psrc[i].key = cfg->datasource.payload_fields[i].key;
     s->psrc[i].column = cfg->datasource.payload_fields[i].column;
   }
-  for (int i = 0; i < s->nvec && st == VF_OK; i++) {
+  for (int i = 0; i < s->nvec; i++) {
     const vf_cfg_vector *v = &cfg->vectors[i];
     if (!v->column && v->source != VF_CFG_COMPONENT_VECTORS)
       return vf_error_set(err, VF_ECONFIG, "%s:%d: vector '%s' needs a column", cfg->name, v->line, v->name);
@@ -171,9 +171,11 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
       st = corpus_plan_probe_dim(&s->plan, &s->vsrc[i], &s->vspec[i].dim, err);
+    if (st != VF_OK) {
+      vf_error_prefix(err, "%s: ", cfg->name);
+      return st;
+    }
   }
-  if (st != VF_OK) vf_error_prefix(err, "%s: ", cfg->name);
-  if (st != VF_OK) return st;
   s->rspec.vectors = s->vsrc;
   s->rspec.nvectors = s->nvec;
   s->rspec.payload = s->psrc;
@@ -203,25 +205,31 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   /* everything the config names is checked before any command touches the store: the
    * vectors' columns were read by the probe; the payload and id columns are checked on the
    * first file with rows (the plan found it) */
-  for (size_t i = 0; st == VF_OK && i < s->files.n; i++) {
+  for (size_t i = 0; i < s->files.n; i++) {
     if (s->plan.rows[i] == CORPUS_PLAN_UNMEASURED || s->plan.rows[i] == 0) continue;
     corpus_records *r = NULL;
     st = corpus_records_open(&s->files.files[i], &s->rspec, 0, &r, err);
     corpus_records_close(r);
-    if (st != VF_OK) vf_error_prefix(err, "%s: ", cfg->name);
+    if (st != VF_OK) {
+      vf_error_prefix(err, "%s: ", cfg->name);
+      return st;
+    }
     break;
   }
-  if (st == VF_OK && need_rows) st = read_rows(s, err);
-  if (st == VF_OK && need_rows && o->offset > 0) {
+  if (need_rows) {
+    st = read_rows(s, err);
+    if (st != VF_OK) return st;
+  }
+  if (need_rows && o->offset > 0) {
     uint64_t stream = 0; /* this worker's rows */
     for (size_t i = 0; i < s->files.n; i++)
       if (i % (size_t)o->num_jobs == (size_t)o->job_rank) stream += s->rows[i];
     if (o->offset >= stream)
-      st = vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
-                        "files hold %" PRIu64 " rows (rows 0..%" PRIu64 ")", o->offset, stream,
-                        stream ? stream - 1 : 0);
+      return vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
+                          "files hold %" PRIu64 " rows (rows 0..%" PRIu64 ")", o->offset, stream,
+                          stream ? stream - 1 : 0);
   }
-  return st;
+  return VF_OK;
 }
 
 static char *state_file(const char *dir, int rank, int num_jobs) {
@@ -329,32 +337,33 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
   store_config sc = s->scfg;
   sc.recreate = recreate;
   store *h = NULL;
+  char *p = NULL;
   uint64_t before = 0;
-  vf_status st = store_open(&sc, &h, err);
-  if (st == VF_OK) st = store_ensure_collection(h, err);
-  if (st == VF_OK) st = store_count(h, true, &before, err);
-  if (st == VF_OK) st = store_defer_indexing(h, err);
-  if (st == VF_OK) st = record_corpus(s, h, before, err);
+  vf_status st = VF_OK;
+  VF_TRY(store_open(&sc, &h, err));
+  VF_TRY(store_ensure_collection(h, err));
+  VF_TRY(store_count(h, true, &before, err));
+  VF_TRY(store_defer_indexing(h, err));
+  VF_TRY(record_corpus(s, h, before, err));
   store_close(h);
-  if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
-  if (st == VF_OK) {
-    /* prepare.json: whether the collection was empty (finalize may then demand equality) */
-    size_t n = strlen(s->state_dir) + 16;
-    char *p = vf_malloc(n);
-    char text[64];
-    int tl = snprintf(text, sizeof text, "{\"empty\":%s}\n", before == 0 ? "true" : "false");
-    if (!p) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) {
-      snprintf(p, n, "%s/prepare.json", s->state_dir);
-      st = vf_atomic_write_file(p, text, (size_t)tl, err);
-    }
-    free(p);
-  }
+  h = NULL;
+  VF_TRY(vf_mkdir_p(s->state_dir, 0777, err));
+  /* prepare.json: whether the collection was empty (finalize may then demand equality) */
+  size_t n = strlen(s->state_dir) + 16;
+  p = vf_malloc(n);
+  char text[64];
+  int tl = snprintf(text, sizeof text, "{\"empty\":%s}\n", before == 0 ? "true" : "false");
+  if (!p) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  snprintf(p, n, "%s/prepare.json", s->state_dir);
+  VF_TRY(vf_atomic_write_file(p, text, (size_t)tl, err));
+out:
+  store_close(h);
+  free(p);
   if (rep) {
     rep->seconds = vf_now() - t0;
     rep->stored = before;
   }
-  if (st == VF_OK)
+  if (st == VF_OK) /* after the report's time, as it always was */
     vf_log(VF_LOG_INFO, "collection '%s' ready (%" PRIu64 " points stored), indexing deferred",
            s->scfg.collection_name, before);
   return st;
@@ -363,8 +372,10 @@ static vf_status prepare_with(const ld_setup *s, bool recreate, ld_report *rep, 
 vf_status ld_prepare(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
   ld_setup s;
   memset(rep, 0, sizeof *rep);
-  vf_status st = setup_init(cfg, o, false, &s, err);
-  if (st == VF_OK) st = prepare_with(&s, s.scfg.recreate, rep, err);
+  vf_status st = VF_OK;
+  VF_TRY(setup_init(cfg, o, false, &s, err)); /* s is set up (to free) even when it fails */
+  VF_TRY(prepare_with(&s, s.scfg.recreate, rep, err));
+out:
   setup_free(&s);
   return st;
 }
@@ -385,34 +396,37 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
   if (!path) return vf_error_set(err, VF_ENOMEM, "out of memory");
   ld_state prev;
   memset(&prev, 0, sizeof prev);
-  vf_status st = ld_state_read(path, &prev, err);
-  bool have_prev = st == VF_OK;
-  if (st == VF_ENOTFOUND) {
-    st = VF_OK;
-    vf_error_clear(err);
-  }
-  if (st == VF_OK && have_prev && !o->resume)
-    st = vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load of this worker did "
-                      "not finish or was not finalized): pass --resume to continue it, or remove "
-                      "the file to start over", path);
-  if (st == VF_OK && have_prev &&
-      (prev.num_jobs != o->num_jobs || prev.job_rank != o->job_rank || prev.offset != o->offset ||
-       prev.limit != o->limit || strcmp(prev.id_expression, s->id_text) != 0))
-    st = vf_error_set(err, VF_EUSAGE, "%s: the load state was written with different settings "
-                      "(num_jobs %d, job_rank %d, offset %" PRIu64 ", limit %" PRIu64
-                      ", id_expression '%s'): resume with the same ones, or remove the file",
-                      path, prev.num_jobs, prev.job_rank, prev.offset, prev.limit, prev.id_expression);
-  /* this worker's files and the row range of each */
+  /* this worker's files and the row range of each (rep->empty_files counts the files of this
+   * plan with no rows, also when the load fails, and then before the plan is filled) */
   size_t nmine = 0;
   for (size_t i = 0; i < s->files.n; i++) nmine += i % (size_t)o->num_jobs == (size_t)o->job_rank;
   ld_plan_file *plan = vf_calloc(nmine + 1, sizeof *plan);
-  if (!plan && st == VF_OK) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = ld_state_read(path, &prev, err);
+  bool have_prev = true;
+  if (st == VF_ENOTFOUND) { /* a first run */
+    have_prev = false;
+    st = VF_OK;
+    vf_error_clear(err);
+  }
+  if (st != VF_OK) goto out;
+  if (have_prev && !o->resume)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load of this worker did "
+                         "not finish or was not finalized): pass --resume to continue it, or remove "
+                         "the file to start over", path));
+  if (have_prev &&
+      (prev.num_jobs != o->num_jobs || prev.job_rank != o->job_rank || prev.offset != o->offset ||
+       prev.limit != o->limit || strcmp(prev.id_expression, s->id_text) != 0))
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: the load state was written with different settings "
+                         "(num_jobs %d, job_rank %d, offset %" PRIu64 ", limit %" PRIu64
+                         ", id_expression '%s'): resume with the same ones, or remove the file",
+                         path, prev.num_jobs, prev.job_rank, prev.offset, prev.limit, prev.id_expression));
+  if (!plan) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   uint64_t stream = 0, rows_total = 0;
   uint64_t lo = o->offset, hi = o->limit ? o->offset + o->limit : UINT64_MAX;
   if (hi < lo) hi = UINT64_MAX;
   size_t k = 0;
   bool current_found = !have_prev || !prev.current_key;
-  for (size_t i = 0; st == VF_OK && i < s->files.n; i++) {
+  for (size_t i = 0; i < s->files.n; i++) {
     if (i % (size_t)o->num_jobs != (size_t)o->job_rank) continue;
     ld_plan_file *pf = &plan[k++];
     pf->file = &s->files.files[i];
@@ -435,11 +449,11 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     }
     if (!pf->completed) rows_total += pf->row_end - pf->row_begin;
   }
-  if (st == VF_OK && !current_found)
-    st = vf_error_set(err, VF_EUSAGE, "%s: the file in progress, %s, is not among this worker's "
-                      "files any more (did the corpus change?); remove the state to start over",
-                      path, prev.current_key);
-  if (st == VF_OK && have_prev) {
+  if (!current_found)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: the file in progress, %s, is not among this worker's "
+                         "files any more (did the corpus change?); remove the state to start over",
+                         path, prev.current_key));
+  if (have_prev) {
     size_t ndone = 0;
     for (size_t i = 0; i < nmine; i++) ndone += plan[i].completed;
     vf_log(VF_LOG_INFO, "resuming: %zu of %zu files done%s%s at row %" PRIu64 ", %" PRIu64
@@ -460,10 +474,10 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     tmpl.current_key = prev.current_key;
     tmpl.current_row = prev.current_row;
   }
-  if (st == VF_OK) st = vf_mkdir_p(s->state_dir, 0777, err);
+  VF_TRY(vf_mkdir_p(s->state_dir, 0777, err));
   /* write the state before the first upsert: from here on a rerun must say --resume */
-  if (st == VF_OK && !have_prev) st = ld_state_write(path, &tmpl, err);
-  if (st == VF_OK) {
+  if (!have_prev) VF_TRY(ld_state_write(path, &tmpl, err));
+  {
     ld_pipeline_cfg pc;
     memset(&pc, 0, sizeof pc);
     pc.store = &s->scfg;
@@ -484,44 +498,46 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
     pc.state_path = path;
     pc.state = &tmpl;
     pc.rows_total = rows_total;
-    st = ld_pipeline_run(&pc, rep, err);
+    VF_TRY(ld_pipeline_run(&pc, rep, err));
   }
-  for (size_t i = 0; i < nmine; i++) rep->empty_files += plan[i].rows == 0;
+out:
+  for (size_t i = 0; plan && i < nmine; i++) rep->empty_files += plan[i].rows == 0;
   free(plan);
   ld_state_free(&prev);
   free(path);
   return st;
 }
 
+/* Open the collection (never recreated: other workers may be writing), make sure it exists, and
+ * defer its indexing or enable it again. */
+static vf_status set_indexing(const ld_setup *s, bool enable, vf_error *err) {
+  store_config sc = s->scfg;
+  sc.recreate = false;
+  store *h = NULL;
+  vf_status st = VF_OK;
+  VF_TRY(store_open(&sc, &h, err));
+  VF_TRY(store_ensure_collection(h, err));
+  VF_TRY(enable ? store_enable_indexing(h, err) : store_defer_indexing(h, err));
+out:
+  store_close(h);
+  return st;
+}
+
 vf_status ld_load(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
   ld_setup s;
   memset(rep, 0, sizeof *rep);
-  vf_status st = setup_init(cfg, o, true, &s, err);
   int lock = -1;
-  char *path = st == VF_OK ? state_file(s.state_dir, o->job_rank, o->num_jobs) : NULL;
-  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) st = lock_state(s.state_dir, path, &lock, err);
-  if (st == VF_OK && o->manage_indexing) {
-    /* ensure the collection exists and indexing is deferred (never recreate: other workers
-     * may be writing) */
-    store_config sc = s.scfg;
-    sc.recreate = false;
-    store *h = NULL;
-    st = store_open(&sc, &h, err);
-    if (st == VF_OK) st = store_ensure_collection(h, err);
-    if (st == VF_OK) st = store_defer_indexing(h, err);
-    store_close(h);
-  }
-  if (st == VF_OK) st = load_with(cfg, o, &s, rep, err);
-  if (st == VF_OK && o->manage_indexing && o->num_jobs == 1) {
-    store_config sc = s.scfg;
-    sc.recreate = false;
-    store *h = NULL;
-    st = store_open(&sc, &h, err);
-    if (st == VF_OK) st = store_ensure_collection(h, err);
-    if (st == VF_OK) st = store_enable_indexing(h, err);
-    store_close(h);
-  }
+  char *path = NULL;
+  vf_status st = VF_OK;
+  VF_TRY(setup_init(cfg, o, true, &s, err)); /* s is set up (to free) even when it fails */
+  path = state_file(s.state_dir, o->job_rank, o->num_jobs);
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(lock_state(s.state_dir, path, &lock, err));
+  /* ensure the collection exists and indexing is deferred */
+  if (o->manage_indexing) VF_TRY(set_indexing(&s, false, err));
+  VF_TRY(load_with(cfg, o, &s, rep, err));
+  if (o->manage_indexing && o->num_jobs == 1) VF_TRY(set_indexing(&s, true, err));
+out:
   if (lock >= 0) close(lock);
   free(path);
   setup_free(&s);
@@ -550,38 +566,39 @@ static vf_status read_states(const char *dir, uint64_t *points, uint64_t *skippe
   struct dirent *de;
   int of_all = -1;
   vf_status st = VF_OK;
-  while (st == VF_OK && (de = readdir(d)) != NULL) {
+  char *p = NULL; /* the state file read now, and what it holds */
+  ld_state s;
+  memset(&s, 0, sizeof s);
+  while ((de = readdir(d)) != NULL) {
     int rank, of;
     if (!rank_name(de->d_name, &rank, &of)) continue;
     size_t n = strlen(dir) + strlen(de->d_name) + 2;
-    char *p = vf_malloc(n);
-    if (!p) {
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
-      break;
-    }
+    p = vf_malloc(n);
+    if (!p) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     snprintf(p, n, "%s/%s", dir, de->d_name);
-    ld_state s;
-    st = ld_state_read(p, &s, err);
-    if (st == VF_OK && of_all >= 0 && of != of_all)
-      st = vf_error_set(err, VF_EUSAGE, "%s: state files of different --num-jobs (%d and %d) in %s; "
-                        "remove the stale ones", p, of_all, of, dir);
-    if (st == VF_OK && !s.done)
-      st = vf_error_set(err, VF_EUSAGE, "%s: worker %d of %d has not finished its load (run "
-                        "`vforge load load --num-jobs %d --job-rank %d --resume` first)",
-                        p, rank, of, of, rank);
-    if (st == VF_OK) {
-      of_all = of;
-      *points += s.points;
-      *skipped += s.skipped_rows;
-      (*found)++;
-    }
+    VF_TRY(ld_state_read(p, &s, err));
+    if (of_all >= 0 && of != of_all)
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: state files of different --num-jobs (%d and %d) in %s; "
+                           "remove the stale ones", p, of_all, of, dir));
+    if (!s.done)
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: worker %d of %d has not finished its load (run "
+                           "`vforge load load --num-jobs %d --job-rank %d --resume` first)",
+                           p, rank, of, of, rank));
+    of_all = of;
+    *points += s.points;
+    *skipped += s.skipped_rows;
+    (*found)++;
     ld_state_free(&s);
     free(p);
+    p = NULL;
   }
+  if (*found > 0 && *found != of_all)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: only %d of %d workers left a load state; load the "
+                         "missing ranks before finalize", dir, *found, of_all));
+out:
+  ld_state_free(&s);
+  free(p);
   closedir(d);
-  if (st == VF_OK && *found > 0 && *found != of_all)
-    st = vf_error_set(err, VF_EUSAGE, "%s: only %d of %d workers left a load state; load the "
-                      "missing ranks before finalize", dir, *found, of_all);
   return st;
 }
 
@@ -630,18 +647,18 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   sc.must_exist = true; /* finalize never creates what it should verify */
   store *h = NULL;
   uint64_t count = 0;
-  st = store_open(&sc, &h, err);
-  if (st == VF_OK) st = store_ensure_collection(h, err);
-  if (st == VF_OK) st = store_enable_indexing(h, err);
-  if (st == VF_OK) st = store_wait_indexed(h, o->wait_timeout_s, err);
-  if (st == VF_OK) st = store_count(h, true, &count, err);
-  bool discard = st == VF_OK && strcmp(store_type(h), "discard") == 0;
+  VF_TRY(store_open(&sc, &h, err));
+  VF_TRY(store_ensure_collection(h, err));
+  VF_TRY(store_enable_indexing(h, err));
+  VF_TRY(store_wait_indexed(h, o->wait_timeout_s, err));
+  VF_TRY(store_count(h, true, &count, err));
+  bool discard = strcmp(store_type(h), "discard") == 0;
   /* the count verified below; only then is the recorded load marked finished */
   bool exact = was_empty && skipped == 0;
   bool count_ok = discard || found == 0 || !(count < expected || (exact && count != expected));
-  if (st == VF_OK && count_ok) st = record_finished(h, err);
+  if (count_ok) VF_TRY(record_finished(h, err));
   store_close(h);
-  if (st != VF_OK) return st;
+  h = NULL;
   rep->stored = count;
   rep->expected = expected;
   if (discard) {
@@ -652,10 +669,10 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
            "count is not verified", s->scfg.collection_name, count, s->state_dir);
   } else {
     if (!count_ok)
-      return vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
-                          PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
-                          exact ? "exactly that many" : "at least that many",
-                          count < expected ? "; points were lost or ids repeat in the corpus" : "");
+      VF_FAIL(vf_error_set(err, VF_EIO, "collection '%s' holds %" PRIu64 " points but the load sent %"
+                           PRIu64 " (%s expected)%s", s->scfg.collection_name, count, expected,
+                           exact ? "exactly that many" : "at least that many",
+                           count < expected ? "; points were lost or ids repeat in the corpus" : ""));
     rep->verified = true;
     vf_log(VF_LOG_INFO, "collection '%s' holds %" PRIu64 " points (load sent %" PRIu64 ")",
            s->scfg.collection_name, count, expected);
@@ -663,14 +680,18 @@ static vf_status finalize_with(const ld_options *o, const ld_setup *s, ld_report
   }
   rep->finalize_seconds = vf_now() - t0;
   rep->seconds += rep->finalize_seconds;
-  return VF_OK;
+out:
+  store_close(h);
+  return st;
 }
 
 vf_status ld_finalize(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_error *err) {
   ld_setup s;
   memset(rep, 0, sizeof *rep);
-  vf_status st = setup_init(cfg, o, false, &s, err);
-  if (st == VF_OK) st = finalize_with(o, &s, rep, err);
+  vf_status st = VF_OK;
+  VF_TRY(setup_init(cfg, o, false, &s, err)); /* s is set up (to free) even when it fails */
+  VF_TRY(finalize_with(o, &s, rep, err));
+out:
   setup_free(&s);
   return st;
 }
@@ -684,21 +705,24 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
                         "prepare`, `load load` per rank, then `load finalize`");
   double t0 = vf_now();
   ld_setup s;
-  vf_status st = setup_init(cfg, o, true, &s, err);
-  char *path = st == VF_OK ? state_file(s.state_dir, o->job_rank, o->num_jobs) : NULL;
-  if (st == VF_OK && !path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  char *path = NULL;
   int lock = -1;
-  if (st == VF_OK) st = lock_state(s.state_dir, path, &lock, err);
-  bool have_state = path && path_exists(path);
-  if (st == VF_OK && have_state && !o->resume)
-    st = vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load did not finish or "
-                      "was not finalized): pass --resume to continue it, or remove the file to "
-                      "start over", path);
+  vf_status st = VF_OK;
+  VF_TRY(setup_init(cfg, o, true, &s, err)); /* s is set up (to free) even when it fails */
+  path = state_file(s.state_dir, o->job_rank, o->num_jobs);
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(lock_state(s.state_dir, path, &lock, err));
+  bool have_state = path_exists(path);
+  if (have_state && !o->resume)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: a load state exists (an earlier load did not finish or "
+                         "was not finalized): pass --resume to continue it, or remove the file to "
+                         "start over", path));
   /* a resumed run must not drop what the earlier one loaded */
   ld_report prep = {0};
-  if (st == VF_OK && !(o->resume && have_state)) st = prepare_with(&s, s.scfg.recreate, &prep, err);
-  if (st == VF_OK) st = load_with(cfg, o, &s, rep, err);
-  if (st == VF_OK) st = finalize_with(o, &s, rep, err);
+  if (!(o->resume && have_state)) VF_TRY(prepare_with(&s, s.scfg.recreate, &prep, err));
+  VF_TRY(load_with(cfg, o, &s, rep, err));
+  VF_TRY(finalize_with(o, &s, rep, err));
+out:
   rep->seconds = vf_now() - t0;
   double loading = rep->seconds - rep->finalize_seconds;
   rep->points_per_s = loading > 0 ? (double)rep->points / loading : 0;
@@ -709,18 +733,19 @@ vf_status ld_run(const vf_config *cfg, const ld_options *o, ld_report *rep, vf_e
 }
 
 vf_status ld_report_json(const ld_report *r, vf_buf *out, vf_error *err) {
-  vf_status st = vf_buf_printf(out, err,
-                               "{\"points\":%" PRIu64 ",\"files\":%" PRIu64 ",\"bytes_read\":%" PRIu64
-                               ",\"seconds\":",
-                               r->points, r->files, r->bytes_read);
-  if (st == VF_OK) st = vf_json_f64(out, r->seconds, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"points_per_s\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->points_per_s, err);
-  if (st == VF_OK) st = vf_json_raw(out, ",\"finalize_seconds\":", err);
-  if (st == VF_OK) st = vf_json_f64(out, r->finalize_seconds, err);
-  if (st == VF_OK)
-    st = vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(out, err,
+                       "{\"points\":%" PRIu64 ",\"files\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+                       ",\"seconds\":",
+                       r->points, r->files, r->bytes_read));
+  VF_TRY(vf_json_f64(out, r->seconds, err));
+  VF_TRY(vf_json_raw(out, ",\"points_per_s\":", err));
+  VF_TRY(vf_json_f64(out, r->points_per_s, err));
+  VF_TRY(vf_json_raw(out, ",\"finalize_seconds\":", err));
+  VF_TRY(vf_json_f64(out, r->finalize_seconds, err));
+  VF_TRY(vf_buf_printf(out, err, ",\"retries\":%" PRIu64 ",\"skipped_rows\":%" PRIu64
                        ",\"empty_files\":%" PRIu64 "}",
-                       r->retries, r->skipped_rows, r->empty_files);
+                       r->retries, r->skipped_rows, r->empty_files));
+out:
   return st;
 }

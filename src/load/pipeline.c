@@ -117,13 +117,17 @@ typedef struct ld_pipe {
   int64_t flush_every;       /* batches per worker between flushes */
 } ld_pipe;
 
+/* the first error wins; caller holds mu */
+static void keep_first_error(ld_pipe *p, vf_status st, const vf_error *e) {
+  if (p->st != VF_OK) return;
+  p->st = st;
+  p->err = *e;
+  p->err.code = st;
+}
+
 static void set_error(ld_pipe *p, vf_status st, const vf_error *e) {
   /* caller holds mu */
-  if (p->st == VF_OK) {
-    p->st = st;
-    p->err = *e;
-    p->err.code = st;
-  }
+  keep_first_error(p, st, e);
   p->stop = true;
   if (p->items) vf_queue_close(p->items);
   pthread_cond_broadcast(&p->cv_space);
@@ -224,65 +228,76 @@ static void chunk_release(ld_pipe *p, ld_chunk *c) {
   pthread_cond_broadcast(&p->cv_space); /* the reader, and workers sleeping before a retry */
 }
 
-/* queue the slices of one read row group (or a bare mark when it has no points) */
-static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uint64_t from,
-                             uint64_t row_next, vf_error *err) {
-  const ld_pipeline_cfg *cfg = p->cfg;
-  vf_status st = VF_OK;
-  pthread_mutex_lock(&p->mu);
-  if (n == 0) {
-    ld_mark m = {fi, MARK_DURABLE, false, row_next, 0, row_next - from};
-    uint64_t seq;
-    p->skipped += m.skipped;
-    st = mark_push(p, &m, &seq, err);
-    c->rows = 0;
-    c->refs = 1;
-    chunk_release(p, c);
-    if (st == VF_OK) advance(p);
-    pthread_mutex_unlock(&p->mu);
-    return st;
-  }
-  size_t bs = (size_t)cfg->batch_size;
-  size_t nslices = (n + bs - 1) / bs;
+/* a chunk that holds no slices (never read, or nothing of it queued) back to the free list;
+ * caller holds mu */
+static void chunk_drop(ld_pipe *p, ld_chunk *c) {
+  c->rows = 0;
+  c->refs = 1;
+  chunk_release(p, c);
+}
+
+/* the mark of a read row group without points (its rows all skipped), and its chunk dropped;
+ * caller holds mu */
+static vf_status mark_rowless(ld_pipe *p, uint32_t fi, ld_chunk *c, uint64_t from,
+                              uint64_t row_next, vf_error *err) {
+  ld_mark m = {fi, MARK_DURABLE, false, row_next, 0, row_next - from};
+  uint64_t seq;
+  p->skipped += m.skipped;
+  vf_status st = mark_push(p, &m, &seq, err);
+  chunk_drop(p, c);
+  if (st != VF_OK) return st;
+  advance(p);
+  return VF_OK;
+}
+
+/* The n rows of chunk c as batch_size slices in p->pending, each with its mark; caller holds mu.
+ * *nslices: the references the slices hold on c (0 when it failed before they took it: then c is
+ * dropped); *made: the slices with a mark, to be queued (the others drop their reference). */
+static vf_status slice_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uint64_t from,
+                             uint64_t row_next, size_t *nslices, size_t *made, vf_error *err) {
+  size_t bs = (size_t)p->cfg->batch_size;
+  size_t ns = (n + bs - 1) / bs;
   size_t nv = c->batch.nvectors > 0 ? (size_t)c->batch.nvectors : 0;
-  if ((st = pending_room(p, nslices, err)) != VF_OK) {
-    c->rows = 0;
-    c->refs = 1;
-    chunk_release(p, c);
-    pthread_mutex_unlock(&p->mu);
-    return st;
-  }
-  if (nslices * nv > c->vcap) {
-    corpus_vec_batch *nvs = vf_mallocarray(nslices * nv, sizeof *nvs);
-    if (!nvs) {
-      c->rows = 0;
-      c->refs = 1;
-      chunk_release(p, c);
-      pthread_mutex_unlock(&p->mu);
-      return vf_error_set(err, VF_ENOMEM, "load: out of memory");
-    }
+  *nslices = *made = 0;
+  vf_status st = VF_OK;
+  VF_TRY(pending_room(p, ns, err));
+  if (ns * nv > c->vcap) {
+    corpus_vec_batch *nvs = vf_mallocarray(ns * nv, sizeof *nvs);
+    if (!nvs) VF_FAIL(vf_error_set(err, VF_ENOMEM, "load: out of memory"));
     free(c->vstore);
     c->vstore = nvs;
-    c->vcap = nslices * nv;
+    c->vcap = ns * nv;
   }
   c->rows = n;
-  c->refs = (int)nslices;
+  c->refs = (int)ns;
   p->buffered_rows += n;
+  *nslices = ns;
   uint64_t start = from;
-  size_t made = 0;
-  for (size_t off = 0; off < n && st == VF_OK; off += bs) {
+  for (size_t off = 0; off < n; off += bs) {
     size_t len = n - off < bs ? n - off : bs;
-    ld_item *it = &p->pending[made];
+    ld_item *it = &p->pending[*made];
     memset(it, 0, sizeof *it);
     it->chunk = c;
     corpus_batch_slice(&c->batch, off, len, c->vstore + (off / bs) * nv, &it->view);
     uint64_t next = off + len < n ? c->batch.file_rows[off + len] : row_next;
     ld_mark m = {fi, MARK_QUEUED, false, next, len, (next - start) - len};
     p->skipped += m.skipped;
-    st = mark_push(p, &m, &it->seq, err);
-    if (st == VF_OK) made++;
+    VF_TRY(mark_push(p, &m, &it->seq, err));
+    (*made)++;
     start = next;
   }
+out:
+  if (st != VF_OK && *nslices == 0) chunk_drop(p, c);
+  return st;
+}
+
+/* queue the slices of one read row group (or a bare mark when it has no points) */
+static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uint64_t from,
+                             uint64_t row_next, vf_error *err) {
+  size_t nslices = 0, made = 0;
+  pthread_mutex_lock(&p->mu);
+  vf_status st = n == 0 ? mark_rowless(p, fi, c, from, row_next, err)
+                        : slice_chunk(p, fi, c, n, from, row_next, &nslices, &made, err);
   pthread_mutex_unlock(&p->mu);
   /* queued outside mu, in sequence order (the reader is the only producer): a full queue
    * blocks here until a worker takes a batch; a closed one (stop) takes no more */
@@ -296,16 +311,13 @@ static vf_status queue_chunk(ld_pipe *p, uint32_t fi, ld_chunk *c, size_t n, uin
   return st;
 }
 
-static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
+/* the row groups of this worker's rows of file fi, read and queued (r: NULL when there are none);
+ * a stop ends it early without an error */
+static vf_status read_row_groups(ld_pipe *p, uint32_t fi, corpus_records *r, vf_error *err) {
   const ld_pipeline_cfg *cfg = p->cfg;
-  ld_plan_file *pf = &cfg->files[fi];
-  corpus_records *r = NULL;
-  vf_status st = VF_OK;
-  if (pf->row_begin < pf->row_end)
-    st = corpus_records_open(pf->file, cfg->spec, pf->global_base, &r, err);
-  if (r) corpus_records_use_buffer(r, &p->spare_values);
+  const ld_plan_file *pf = &cfg->files[fi];
   int nrg = r ? corpus_records_row_groups(r) : 0;
-  for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+  for (int rg = 0; rg < nrg; rg++) {
     uint64_t first = corpus_records_row_group_first(r, rg);
     uint64_t next_first = rg + 1 < nrg ? corpus_records_row_group_first(r, rg + 1)
                                        : corpus_records_rows(r);
@@ -313,55 +325,75 @@ static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
     if (first >= pf->row_end) break;
     uint64_t from = first > pf->row_begin ? first : pf->row_begin;
     uint64_t row_next = next_first < pf->row_end ? next_first : pf->row_end;
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+    vf_status st = vf_check_cancel(err);
+    if (st != VF_OK) return st;
     pthread_mutex_lock(&p->mu);
     while (!p->stop && p->buffered_rows >= (uint64_t)cfg->prefetch_size)
       pthread_cond_wait(&p->cv_space, &p->mu);
     bool stop = p->stop;
     ld_chunk *c = stop ? NULL : chunk_get(p, err);
     pthread_mutex_unlock(&p->mu);
-    if (stop) break;
-    if (!c) {
-      st = VF_ENOMEM;
-      break;
-    }
+    if (stop) return VF_OK;
+    if (!c) return VF_ENOMEM;
     st = corpus_records_read(r, rg, from, &c->batch, NULL, err);
     if (st != VF_OK) {
       pthread_mutex_lock(&p->mu);
-      c->refs = 1;
-      c->rows = 0;
-      chunk_release(p, c);
+      chunk_drop(p, c);
       pthread_mutex_unlock(&p->mu);
-      break;
+      return st;
     }
     /* keep only rows below row_end (offset/limit) */
     size_t n = c->batch.n;
     while (n > 0 && c->batch.file_rows[n - 1] >= pf->row_end) n--;
     st = queue_chunk(p, fi, c, n, from, row_next, err);
+    if (st != VF_OK) return st;
   }
-  if (r) {
-    pthread_mutex_lock(&p->mu);
-    p->bytes_read += corpus_records_bytes_read(r);
-    pthread_mutex_unlock(&p->mu);
-    corpus_records_keep_buffer(r, &p->spare_values);
-    corpus_records_close(r);
-  }
+  return VF_OK;
+}
+
+/* the reader of file fi is done with r (NULL: none): its bytes counted, its buffer kept */
+static void records_done(ld_pipe *p, corpus_records *r) {
+  if (!r) return;
+  pthread_mutex_lock(&p->mu);
+  p->bytes_read += corpus_records_bytes_read(r);
+  pthread_mutex_unlock(&p->mu);
+  corpus_records_keep_buffer(r, &p->spare_values);
+  corpus_records_close(r);
+}
+
+/* the file-end mark of file fi, and a flush request so its rows become durable soon; caller
+ * holds mu */
+static vf_status mark_file_end(ld_pipe *p, uint32_t fi, vf_error *err) {
+  ld_mark m = {fi, MARK_DURABLE, true, p->cfg->files[fi].row_end, 0, 0};
+  uint64_t seq;
+  vf_status st = mark_push(p, &m, &seq, err);
   if (st != VF_OK) return st;
+  p->flush_gen++;
+  vf_queue_wake(p->items);
+  advance(p);
+  return VF_OK;
+}
+
+static vf_status read_file(ld_pipe *p, uint32_t fi, vf_error *err) {
+  const ld_pipeline_cfg *cfg = p->cfg;
+  const ld_plan_file *pf = &cfg->files[fi];
+  corpus_records *r = NULL;
+  vf_status st = VF_OK;
+  if (pf->row_begin < pf->row_end)
+    VF_TRY(corpus_records_open(pf->file, cfg->spec, pf->global_base, &r, err));
+  if (r) corpus_records_use_buffer(r, &p->spare_values);
+  VF_TRY(read_row_groups(p, fi, r, err));
+  records_done(p, r); /* before the file-end mark */
+  r = NULL;
   pthread_mutex_lock(&p->mu);
   bool stopped = p->stop;
   pthread_mutex_unlock(&p->mu);
-  if (stopped) return VF_OK;
-  /* the file-end mark; a flush request so the file's rows become durable soon */
+  if (stopped) goto out;
   pthread_mutex_lock(&p->mu);
-  ld_mark m = {fi, MARK_DURABLE, true, pf->row_end, 0, 0};
-  uint64_t seq;
-  st = mark_push(p, &m, &seq, err);
-  if (st == VF_OK) {
-    p->flush_gen++;
-    vf_queue_wake(p->items);
-    advance(p);
-  }
+  st = mark_file_end(p, fi, err);
   pthread_mutex_unlock(&p->mu);
+out: /* mu is not held here on any path */
+  records_done(p, r);
   return st;
 }
 
@@ -370,14 +402,15 @@ static void *reader_main(void *arg) {
   vf_error err;
   vf_error_clear(&err);
   vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && i < p->cfg->nfiles; i++) {
+  for (size_t i = 0; i < p->cfg->nfiles; i++) {
     if (p->cfg->files[i].completed) continue;
     pthread_mutex_lock(&p->mu);
     bool stop = p->stop;
     pthread_mutex_unlock(&p->mu);
     if (stop) break;
-    st = read_file(p, (uint32_t)i, &err);
+    VF_TRY(read_file(p, (uint32_t)i, &err));
   }
+out: /* mu is not held here on any path */
   pthread_mutex_lock(&p->mu);
   if (st != VF_OK) set_error(p, st, &err);
   p->reader_done = true;
@@ -407,14 +440,15 @@ static vf_status upsert_with_retries(ld_worker *w, const ld_item *it, vf_error *
   int64_t max_retries = p->cfg->retries;
   for (int64_t attempt = 0;; attempt++) {
     vf_status st = store_upsert(w->handle, &it->view, err);
-    if (st == VF_OK) return VF_OK;
-    if ((st != VF_ENET && st != VF_EIO) || attempt >= max_retries) {
+    bool retry = (st == VF_ENET || st == VF_EIO) && attempt < max_retries;
+    if (st != VF_OK && !retry) {
       uint64_t r0 = it->view.n ? it->view.file_rows[0] : 0;
       uint64_t r1 = it->view.n ? it->view.file_rows[it->view.n - 1] : 0;
       return vf_error_prefix(err, "upserting %zu points (%s rows %" PRIu64 "..%" PRIu64 ")%s: ",
                              it->view.n, it->view.file_key ? it->view.file_key : "?", r0, r1,
                              attempt ? " failed after retries" : "");
     }
+    if (!retry) return VF_OK;
     double base = 0.25 * (double)(1u << (attempt < 7 ? attempt : 7)); /* 0.25 s .. 32 s */
     double delay = base * (0.5 + 0.5 * (double)rand_r(&w->rng) / (double)RAND_MAX);
     vf_log(VF_LOG_WARN, "upsert of %zu points failed (%s); retry %" PRId64 "/%" PRId64 " in %.2f s",
@@ -438,6 +472,18 @@ static vf_status worker_flush(ld_worker *w, vf_error *err) {
   advance(p);
   pthread_mutex_unlock(&p->mu);
   w->last_flush = vf_now();
+  return VF_OK;
+}
+
+/* upsert one batch, and room to remember it until the next flush; called without mu */
+static vf_status upsert_batch(ld_worker *w, const ld_item *it, vf_error *err) {
+  vf_status st = upsert_with_retries(w, it, err);
+  if (st != VF_OK || w->nunflushed < w->capunflushed) return st;
+  size_t ncap = w->capunflushed ? w->capunflushed * 2 : 64;
+  uint64_t *nu = vf_realloc(w->unflushed, ncap * sizeof *nu);
+  if (!nu) return vf_error_set(err, VF_ENOMEM, "load: out of memory");
+  w->unflushed = nu;
+  w->capunflushed = ncap;
   return VF_OK;
 }
 
@@ -490,16 +536,7 @@ static void *worker_main(void *arg) {
       pthread_mutex_lock(&p->mu);
       break;
     }
-    st = upsert_with_retries(w, &it, &err);
-    if (st == VF_OK && w->nunflushed == w->capunflushed) {
-      size_t ncap = w->capunflushed ? w->capunflushed * 2 : 64;
-      uint64_t *nu = vf_realloc(w->unflushed, ncap * sizeof *nu);
-      if (!nu) st = vf_error_set(&err, VF_ENOMEM, "load: out of memory");
-      else {
-        w->unflushed = nu;
-        w->capunflushed = ncap;
-      }
-    }
+    st = upsert_batch(w, &it, &err);
     pthread_mutex_lock(&p->mu);
     chunk_release(p, it.chunk);
     if (st != VF_OK) break;
@@ -596,90 +633,90 @@ vf_status ld_pipeline_run(const ld_pipeline_cfg *cfg, ld_report *rep, vf_error *
                   (uint64_t)(cfg->batch_size > 0 ? cfg->batch_size : 1) + 4 * (uint64_t)nw;
   if (qcap < 16) qcap = 16;
   if (qcap > 65536) qcap = 65536;
-  vf_status st = vf_queue_create((size_t)qcap, sizeof(ld_item), &p->items, err);
-  for (int i = 0; i < nw && st == VF_OK; i++) {
+  pthread_t reader;
+  bool reader_started = false;
+  vf_status st = VF_OK;
+  VF_TRY(vf_queue_create((size_t)qcap, sizeof(ld_item), &p->items, err));
+  for (int i = 0; i < nw; i++) {
     ws[i].p = p;
     ws[i].id = i;
     ws[i].rng = (unsigned)(getpid() * 7919u) ^ (unsigned)(i * 104729u) ^ (unsigned)(uint64_t)(t0 * 1e6);
     ws[i].last_flush = t0;
-    st = store_open(cfg->store, &ws[i].handle, err);
-    if (st == VF_OK) st = store_ensure_collection(ws[i].handle, err);
+    VF_TRY(store_open(cfg->store, &ws[i].handle, err));
+    VF_TRY(store_ensure_collection(ws[i].handle, err));
   }
-  pthread_t reader;
-  bool reader_started = false;
-  if (st == VF_OK) {
-    p->workers_running = nw;
-    for (int i = 0; i < nw; i++) {
-      if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
-        pthread_mutex_lock(&p->mu);
-        p->workers_running -= nw - i;
-        vf_error e;
-        vf_error_set(&e, VF_ENOMEM, "load: cannot start a worker thread");
-        set_error(p, VF_ENOMEM, &e);
-        if (p->workers_running == 0) p->workers_done = true;
-        pthread_mutex_unlock(&p->mu);
-        break;
-      }
-      ws[i].started = true;
-    }
-    if (pthread_create(&reader, NULL, reader_main, p) == 0) {
-      reader_started = true;
-    } else {
+  p->workers_running = nw;
+  for (int i = 0; i < nw; i++) {
+    if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
       pthread_mutex_lock(&p->mu);
+      p->workers_running -= nw - i;
       vf_error e;
-      vf_error_set(&e, VF_ENOMEM, "load: cannot start the reader thread");
+      vf_error_set(&e, VF_ENOMEM, "load: cannot start a worker thread");
       set_error(p, VF_ENOMEM, &e);
-      p->reader_done = true;
+      if (p->workers_running == 0) p->workers_done = true;
       pthread_mutex_unlock(&p->mu);
+      break;
     }
-    /* progress and checkpoints until the workers are done */
-    uint64_t written_version = 0;
-    double last_write = 0, last_progress = 0;
-    for (;;) {
+    ws[i].started = true;
+  }
+  if (pthread_create(&reader, NULL, reader_main, p) == 0) {
+    reader_started = true;
+  } else {
+    pthread_mutex_lock(&p->mu);
+    vf_error e;
+    vf_error_set(&e, VF_ENOMEM, "load: cannot start the reader thread");
+    set_error(p, VF_ENOMEM, &e);
+    p->reader_done = true;
+    pthread_mutex_unlock(&p->mu);
+  }
+  /* progress and checkpoints until the workers are done */
+  uint64_t written_version = 0;
+  double last_write = 0, last_progress = 0;
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    if (!p->workers_done) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 200 * 1000 * 1000;
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&p->cv_main, &p->mu, &ts);
+    }
+    bool done = p->workers_done;
+    bool failed = p->st != VF_OK;
+    bool due = p->wm_version != written_version &&
+               (p->wm_file_end || vf_now() - last_write >= 0.25);
+    uint64_t version = p->wm_version;
+    pthread_mutex_unlock(&p->mu);
+    if (done) break;
+    if (!failed && vf_cancelled()) { /* SIGINT/SIGTERM: stop every thread (util.h) */
+      vf_error e;
+      vf_check_cancel(&e);
       pthread_mutex_lock(&p->mu);
-      if (!p->workers_done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-          ts.tv_sec++;
-          ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&p->cv_main, &p->mu, &ts);
-      }
-      bool done = p->workers_done;
-      bool failed = p->st != VF_OK;
-      bool due = p->wm_version != written_version &&
-                 (p->wm_file_end || vf_now() - last_write >= 0.25);
-      uint64_t version = p->wm_version;
+      set_error(p, VF_ECANCELED, &e);
       pthread_mutex_unlock(&p->mu);
-      if (done) break;
-      if (!failed && vf_cancelled()) { /* SIGINT/SIGTERM: stop every thread (util.h) */
-        vf_error e;
-        vf_check_cancel(&e);
+      continue;
+    }
+    if (due && !failed) {
+      vf_error e;
+      vf_error_clear(&e);
+      vf_status cst = write_checkpoint(p, false, &e);
+      if (cst != VF_OK) {
         pthread_mutex_lock(&p->mu);
-        set_error(p, VF_ECANCELED, &e);
+        set_error(p, cst, &e);
         pthread_mutex_unlock(&p->mu);
-        continue;
       }
-      if (due && !failed) {
-        vf_error e;
-        vf_error_clear(&e);
-        vf_status cst = write_checkpoint(p, false, &e);
-        if (cst != VF_OK) {
-          pthread_mutex_lock(&p->mu);
-          set_error(p, cst, &e);
-          pthread_mutex_unlock(&p->mu);
-        }
-        written_version = version;
-        last_write = vf_now();
-      }
-      if (vf_now() - last_progress >= 0.5) {
-        emit_progress(p, t0);
-        last_progress = vf_now();
-      }
+      written_version = version;
+      last_write = vf_now();
+    }
+    if (vf_now() - last_progress >= 0.5) {
+      emit_progress(p, t0);
+      last_progress = vf_now();
     }
   }
+out: /* mu is not held here on any path */
   if (reader_started) {
     /* the workers are gone: make sure a blocked reader wakes up and ends */
     pthread_mutex_lock(&p->mu);
