@@ -51,6 +51,8 @@ typedef struct bf_scan {
   float *qnorm;        /* |q| (float) for margins */
   idx_topk *heaps;
   _Atomic(float) *bound; /* per query: the best k-th exact score of any worker's heap (or -inf) */
+  _Atomic(float) *lbound; /* per query: the best filter_block lower-bound threshold (tlow, rounded
+                           * down) of any worker (or -inf); nq entries after bound's */
   double gamma;
   /* current block */
   const float *x;      /* raw rows */
@@ -68,6 +70,13 @@ typedef struct bf_scan {
   bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
 
+/* a pending candidate that reaches the threshold at a flush: its upper bound (fast score +
+ * margin) and block row */
+typedef struct bf_cand {
+  double ub;
+  uint32_t row;
+} bf_cand;
+
 typedef struct bf_worker {
   bf_scan *s;
   size_t r0, r1;       /* the rows of the current block it scores now */
@@ -83,6 +92,7 @@ typedef struct bf_worker {
   uint32_t *nlow;
   double *tlow;
   size_t lowk;
+  bf_cand *cand;       /* BF_PEND: bf_flush_query's candidates, best upper bound first */
   bool pending;        /* some query holds candidates (bf_flush before the block's rows go) */
   uint64_t rescored;
 } bf_worker;
@@ -127,8 +137,9 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
     wk[t].low = vf_mallocarray(nsp * (wk[t].lowk ? wk[t].lowk : 1), sizeof *wk[t].low);
     wk[t].nlow = vf_calloc(nsp, sizeof *wk[t].nlow);
     wk[t].tlow = vf_mallocarray(nsp, sizeof *wk[t].tlow);
+    wk[t].cand = vf_mallocarray(BF_PEND, sizeof *wk[t].cand);
     if (!wk[t].c || !wk[t].prow || !wk[t].pval || !wk[t].npend || !wk[t].low || !wk[t].nlow ||
-        !wk[t].tlow)
+        !wk[t].tlow || !wk[t].cand)
       return vf_error_set(err, VF_ENOMEM, "out of memory");
     for (size_t i = 0; i < nsp; i++) wk[t].tlow[i] = -INFINITY;
     if (t == 0) continue;
@@ -148,6 +159,15 @@ static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
   float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
   if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
   return b;
+}
+
+/* raise the shared lower-bound threshold of query qi to `t` (rounded down to float) */
+static inline void bf_raise_low(bf_scan *s, uint64_t qi, double t) {
+  float w = (float)t, cur = atomic_load_explicit(&s->lbound[qi], memory_order_relaxed);
+  if ((double)w > t) w = nextafterf(w, -INFINITY);
+  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->lbound[qi], &cur, w, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+  }
 }
 
 /* raise the shared bound of query qi to its own heap's k-th best */
@@ -199,6 +219,7 @@ static void bf_workers_free(bf_worker *wk, int threads) {
     free(wk[t].low);
     free(wk[t].nlow);
     free(wk[t].tlow);
+    free(wk[t].cand);
     if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
     for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
     free(wk[t].heaps);
@@ -358,6 +379,18 @@ static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f,
   return f;
 }
 
+/* the fast-score threshold of query qi: from the k-th best exact score known (bf_kth), the k-th
+ * best lower bound of any worker's candidates (s->lbound: k rows of that worker score at least
+ * that, so the others sharing it re-score none of the rows below it) or this worker's `tlow` */
+static inline double bf_thr(const bf_scan *s, const idx_topk *h, uint64_t qi, double tlow) {
+  float kth = bf_kth(s, h, qi);
+  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+  float sh = atomic_load_explicit(&s->lbound[qi], memory_order_relaxed);
+  if (sh > thr) thr = sh;
+  if (tlow > thr) thr = tlow;
+  return thr;
+}
+
 /* the min-heap of the `n` best lower bounds (fast score - margin) seen in a tile: low[0] is the
  * worst kept */
 static void low_push(float *low, size_t *n, size_t k, float v) {
@@ -379,6 +412,11 @@ static void low_push(float *low, size_t *n, size_t k, float v) {
   low[i] = v;
 }
 
+static int cand_cmp(const void *a, const void *b) {
+  double x = ((const bf_cand *)a)->ub, y = ((const bf_cand *)b)->ub;
+  return (x < y) - (x > y);
+}
+
 #define BF_AHEAD 4 /* candidates between a row's prefetch and its re-scoring */
 static inline void bf_prefetch_row(const float *x, size_t d) {
   for (size_t o = 0; o < d; o += 16) __builtin_prefetch(x + o);
@@ -395,27 +433,26 @@ static void bf_flush_query(bf_worker *wk, uint64_t qa, size_t i, bool reset) {
   uint32_t *pr = wk->prow + i * BF_PEND;
   float *pv = wk->pval + i * BF_PEND;
   double tlow = wk->tlow[i];
-  /* the threshold only rises: keep those that reach it now, then re-score them in order, the
-   * rows a few candidates ahead prefetched (the block's rows are no longer in cache) */
-  float kth = bf_kth(s, h, qi);
-  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-  if (tlow > thr) thr = tlow;
+  /* the threshold only rises: keep those that reach it now, then re-score them, the rows a few
+   * candidates ahead prefetched (the block's rows are no longer in cache) */
+  double thr = bf_thr(s, h, qi, tlow);
+  bf_cand *cd = wk->cand;
   size_t nk = 0;
   for (size_t c = 0; c < np; c++) {
     double margin, f = bf_fast(s, qi, pr[c], pv[c], &margin);
     if (!(f + margin >= thr)) continue;
-    pr[nk] = pr[c];
-    pv[nk++] = pv[c];
+    cd[nk++] = (bf_cand){f + margin, pr[c]};
   }
-  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)pr[c] * d, d);
+  /* best upper bound first: the heap fills with the likely hits, so the threshold rises at once
+   * and the rest stop at the first bound below it (the order decides only how many rows are
+   * re-scored, not which are hits: the heap's order on (score, key) is total) */
+  if (nk > 1) qsort(cd, nk, sizeof *cd, cand_cmp);
+  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)cd[c].row * d, d);
   for (size_t c = 0; c < nk; c++) {
-    size_t rj = pr[c];
-    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)pr[c + BF_AHEAD] * d, d);
-    kth = bf_kth(s, h, qi);
-    thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-    if (tlow > thr) thr = tlow;
-    double margin, f = bf_fast(s, qi, rj, pv[c], &margin);
-    if (!(f + margin >= thr)) continue;
+    size_t rj = cd[c].row;
+    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)cd[c + BF_AHEAD].row * d, d);
+    thr = bf_thr(s, h, qi, tlow);
+    if (!(cd[c].ub >= thr)) break; /* every later bound is lower */
     int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
     float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
     wk->rescored++;
@@ -458,9 +495,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
     double tlow = wk->tlow[i];
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
-      float kth = bf_kth(s, h, qi);
-      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-      if (tlow > thr) thr = tlow;
+      double thr = bf_thr(s, h, qi, tlow);
       uint64_t live = j1 - j0 < 64 ? ((uint64_t)1 << (j1 - j0)) - 1 : ~(uint64_t)0;
       if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm,
                                             thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20));
@@ -475,9 +510,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (wk->npend[i] == BF_PEND) {
           wk->tlow[i] = tlow;
           bf_flush_query(wk, qa, i, false);
-          kth = bf_kth(s, h, qi);
-          thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-          if (tlow > thr) thr = tlow;
+          thr = bf_thr(s, h, qi, tlow);
         }
         size_t p = i * BF_PEND + wk->npend[i]++;
         wk->prow[p] = (uint32_t)rj;
@@ -487,7 +520,10 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (nlow == wk->lowk) {
           double l = low[0];
           l -= fabs(l) * 0x1p-19 + 1e-30;
-          if (l > tlow) tlow = l;
+          if (l > tlow) {
+            tlow = l;
+            bf_raise_low(s, qi, tlow);
+          }
           if (tlow > thr) thr = tlow;
         }
       }
@@ -1406,13 +1442,15 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
   s.heaps = vf_calloc(q.n ? q.n : 1, sizeof(idx_topk));
-  s.bound = vf_mallocarray(q.n ? q.n : 1, sizeof *s.bound);
+  s.bound = vf_mallocarray(2 * (q.n ? q.n : 1), sizeof *s.bound);
+  s.lbound = s.bound ? s.bound + q.n : NULL;
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
   if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
   for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
     atomic_init(&s.bound[i], -INFINITY);
+    atomic_init(&s.bound[q.n + i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err);
   }
   if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
@@ -1652,7 +1690,8 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   double *xx = vf_mallocarray(blk, sizeof(double));
   float *xnorm = vf_mallocarray(blk, sizeof(float));
   float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
-  s.bound = vf_mallocarray(nq, sizeof *s.bound);
+  s.bound = vf_mallocarray(2 * nq, sizeof *s.bound);
+  s.lbound = s.bound ? s.bound + nq : NULL;
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
   vf_status st = VF_OK;
   if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !xx || !xnorm || (cos && !xn) || !wk)
@@ -1661,6 +1700,7 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
     s.qq[i] = sumsq(q + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
     atomic_init(&s.bound[i], -INFINITY);
+    atomic_init(&s.bound[nq + i], -INFINITY);
     st = idx_topk_init(&s.heaps[i], k, NULL, NULL, err);
   }
   float *qn = NULL;
