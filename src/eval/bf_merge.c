@@ -175,6 +175,18 @@ out:
   return st;
 }
 
+/* row group rg (nr rows from `first`) of a queries file's multivector / sparse column: one value
+ * (`what`) per row */
+static vf_status query_batch(corpus_records *rr, int rg, int64_t first, int64_t nr,
+                             const char *path, const char *what, corpus_batch *bt, vf_error *err) {
+  vf_status st = corpus_records_read(rr, rg, (uint64_t)first, bt, NULL, err);
+  if (st != VF_OK) return st;
+  if ((int64_t)bt->n != nr)
+    return vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu %s for %" PRId64 " rows", path, rg,
+                        bt->n, what, nr);
+  return VF_OK;
+}
+
 /* ev_queries_read(): see bf_internal.h. */
 vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, vf_error *err) {
   memset(q, 0, sizeof *q);
@@ -236,11 +248,8 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
                            path, rg, ld.nlevels, nr));
     VF_TRY(flat_strings(f, &ld, "query_id", first, q->ids + first, err));
     if (q->kind == CORPUS_VEC_SPARSE) {
-      VF_TRY(corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err));
+      VF_TRY(query_batch(rr, rg, first, nr, path, "sparse vectors", &bt, err));
       const corpus_vec_batch *vb = &bt.vectors[0];
-      if ((int64_t)bt.n != nr)
-        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu sparse vectors for %" PRId64 " rows",
-                             path, rg, bt.n, nr));
       for (int64_t r = 0; r < nr; r++) {
         int64_t a = vb->offsets[r], c = vb->offsets[r + 1] - a;
         if (c < 1 || (vb->null_rows && vb->null_rows[r]))
@@ -265,11 +274,8 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
       continue;
     }
     if (q->kind == CORPUS_VEC_MULTI) {
-      VF_TRY(corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err));
+      VF_TRY(query_batch(rr, rg, first, nr, path, "multivectors", &bt, err));
       const corpus_vec_batch *vb = &bt.vectors[0];
-      if ((int64_t)bt.n != nr)
-        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu multivectors for %" PRId64 " rows",
-                             path, rg, bt.n, nr));
       if (q->dim && vb->dim != q->dim)
         VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: vectors of dimension %d, earlier %d",
                              path, rg, vb->dim, q->dim));
