@@ -1270,6 +1270,10 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
   vf_error err;
   vf_error_clear(&err);
   vf_status st = VF_OK;
+  PyObject *trows = NULL, *srows = NULL, *hs = NULL;
+  store_hit *sh = NULL;
+  double s1 = 0, s2 = 0;
+  size_t scored = 0;
   PyObject *hrows = PySequence_Fast(hits, "hits: a sequence of rows");
   if (!hrows) return NULL;
   Py_ssize_t nq = PySequence_Fast_GET_SIZE(hrows);
@@ -1277,15 +1281,12 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
     Py_BEGIN_ALLOW_THREADS
     st = bench_read_truth(tpath, &t, &err);
     Py_END_ALLOW_THREADS
+    if (st != VF_OK) goto out;
   } else {
     /* truth from memory: rows of ids (str) and scores (float) */
-    PyObject *trows = PySequence_Fast(tids, "truth ids: a sequence of rows");
-    PyObject *srows = trows ? PySequence_Fast(tsc, "truth scores: a sequence of rows") : NULL;
-    if (!srows) {
-      Py_XDECREF(trows);
-      Py_DECREF(hrows);
-      return NULL;
-    }
+    trows = PySequence_Fast(tids, "truth ids: a sequence of rows");
+    srows = trows ? PySequence_Fast(tsc, "truth scores: a sequence of rows") : NULL;
+    if (!srows) VF_FAIL(VF_EUSAGE); /* the Python exception is raised */
     t.n = (size_t)PySequence_Fast_GET_SIZE(trows);
     for (size_t i = 0; i < t.n; i++) {
       Py_ssize_t m = PySequence_Size(PySequence_Fast_GET_ITEM(trows, (Py_ssize_t)i));
@@ -1295,17 +1296,17 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
     t.hit_ids = calloc(t.n * t.k + 1, sizeof *t.hit_ids);
     t.scores = calloc(t.n * t.k + 1, sizeof *t.scores);
     t.counts = calloc(t.n + 1, sizeof *t.counts);
-    if (!t.qids || !t.hit_ids || !t.scores || !t.counts) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-    for (size_t i = 0; st == VF_OK && i < t.n; i++) {
+    if (!t.qids || !t.hit_ids || !t.scores || !t.counts)
+      VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
+    for (size_t i = 0; i < t.n; i++) {
       PyObject *ir = PySequence_Fast(PySequence_Fast_GET_ITEM(trows, (Py_ssize_t)i), "truth row");
       PyObject *sr = ir ? PySequence_Fast(PySequence_Fast_GET_ITEM(srows, (Py_ssize_t)i), "truth scores row") : NULL;
       if (!sr) {
         Py_XDECREF(ir);
-        st = VF_EUSAGE;
-        break;
+        VF_FAIL(VF_EUSAGE);
       }
       Py_ssize_t m = PySequence_Fast_GET_SIZE(ir);
-      for (Py_ssize_t j = 0; j < m && st == VF_OK; j++) {
+      for (Py_ssize_t j = 0; j < m; j++) {
         PyObject *id = PySequence_Fast_GET_ITEM(ir, j);
         if (id == Py_None) break;
         PyObject *s = PyObject_Str(id);
@@ -1321,35 +1322,31 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
         t.scores[i * t.k + (size_t)j] = (float)v;
         t.counts[i] = (size_t)j + 1;
         Py_XDECREF(s);
-        if (!t.hit_ids[i * t.k + (size_t)j]) st = VF_EUSAGE;
+        if (!t.hit_ids[i * t.k + (size_t)j]) {
+          st = VF_EUSAGE;
+          break;
+        }
       }
       Py_DECREF(ir);
       Py_DECREF(sr);
-    }
-    Py_DECREF(trows);
-    Py_DECREF(srows);
-    if (st == VF_EUSAGE && PyErr_Occurred()) {
-      bench_truth_free(&t);
-      Py_DECREF(hrows);
-      return NULL;
+      if (st != VF_OK) goto out;
     }
   }
-  if (st == VF_OK && (size_t)nq != t.n)
-    st = vf_error_set(&err, VF_EUSAGE, "recall: %zd rows of hits but %zu rows of ground truth", nq, t.n);
-  if (st == VF_OK && (k < 1 || k > t.k))
-    st = vf_error_set(&err, VF_EUSAGE, "recall: k %llu must be in 1..%zu (the truth's hits per query)", k, t.k);
-  double s1 = 0, s2 = 0;
-  size_t scored = 0;
-  store_hit *sh = st == VF_OK ? calloc((size_t)k + 1, sizeof *sh) : NULL;
-  if (st == VF_OK && !sh) st = vf_error_set(&err, VF_ENOMEM, "out of memory");
-  PyObject *hs = hsc != Py_None ? PySequence_Fast(hsc, "hit scores") : NULL;
-  for (Py_ssize_t i = 0; st == VF_OK && i < nq; i++) {
+  if ((size_t)nq != t.n)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE, "recall: %zd rows of hits but %zu rows of ground truth",
+                         nq, t.n));
+  if (k < 1 || k > t.k)
+    VF_FAIL(vf_error_set(&err, VF_EUSAGE,
+                         "recall: k %llu must be in 1..%zu (the truth's hits per query)", k, t.k));
+  sh = calloc((size_t)k + 1, sizeof *sh);
+  if (!sh) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
+  hs = hsc != Py_None ? PySequence_Fast(hsc, "hit scores") : NULL;
+  for (Py_ssize_t i = 0; i < nq; i++) {
     PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(hrows, i), "hits row");
     PyObject *srow = row && hs ? PySequence_Fast(PySequence_Fast_GET_ITEM(hs, i), "hit scores row") : NULL;
     if (!row || (hs && !srow)) {
       Py_XDECREF(row);
-      st = VF_EUSAGE;
-      break;
+      VF_FAIL(VF_EUSAGE);
     }
     size_t n = 0;
     Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
@@ -1373,6 +1370,9 @@ static PyObject *py_recall(PyObject *self, PyObject *args, PyObject *kw) {
     s1 += a;
     s2 += b;
   }
+out:
+  Py_XDECREF(trows);
+  Py_XDECREF(srows);
   Py_XDECREF(hs);
   free(sh);
   bench_truth_free(&t);

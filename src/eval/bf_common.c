@@ -131,14 +131,14 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
   *local = NULL;
   if (!ev_out_remote(path)) {
     vf_status st = ev_mkdir_parent(path, err);
-    if (st == VF_OK && !(*local = vf_strdup(path))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK) { /* what a killed writer of this output left (util.h "Temporary names") */
-      const char *slash = strrchr(path, '/');
-      char *dir =
-          slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
-      if (dir) st = vf_temp_sweep(dir, slash ? slash + 1 : path, NULL, err);
-      free(dir);
-    }
+    if (st != VF_OK) return st;
+    if (!(*local = vf_strdup(path))) return vf_error_set(err, VF_ENOMEM, "out of memory");
+    /* what a killed writer of this output left (util.h "Temporary names") */
+    const char *slash = strrchr(path, '/');
+    char *dir =
+        slash ? vf_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : vf_strdup(".");
+    if (dir) st = vf_temp_sweep(dir, slash ? slash + 1 : path, NULL, err);
+    free(dir);
     return st;
   }
   if (strncmp(path, "s3://", 5) != 0)
@@ -163,10 +163,11 @@ vf_status ev_out_begin(const char *path, char **local, vf_error *err) {
 /* ev_out_end(): see bf_internal.h. */
 vf_status ev_out_end(const char *path, char *local, vf_status st, vf_error *err) {
   if (!local) return st;
-  if (ev_out_remote(path)) {
-    if (st == VF_OK) st = io_upload(local, path, err);
-    unlink(local);
-  }
+  bool remote = ev_out_remote(path);
+  if (st != VF_OK || !remote) goto out;
+  st = io_upload(local, path, err);
+out:
+  if (remote) unlink(local);
   free(local);
   return st;
 }
@@ -221,18 +222,21 @@ vf_status ev_ids_init(ev_ids *x, const corpus_files *files, const corpus_record_
   corpus_record_spec s1 = ev_spec1(spec);
   uint64_t total = 0;
   vf_status st = VF_OK;
-  for (size_t i = 0; st == VF_OK && i < files->n; i++) {
+  corpus_records *rr = NULL;
+  for (size_t i = 0; i < files->n; i++) {
     x->bases[i] = total;
     if (files->files[i].dataset) {
       total += corpus_dataset_part_rows(&files->files[i]);
       continue;
     }
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[i], &s1, total, &rr, err);
-    if (st == VF_OK) total += corpus_records_rows(rr);
+    VF_TRY(corpus_records_open(&files->files[i], &s1, total, &rr, err));
+    total += corpus_records_rows(rr);
     corpus_records_close(rr);
+    rr = NULL;
   }
   x->bases[files->n] = total;
+out:
+  corpus_records_close(rr);
   if (st != VF_OK) ev_ids_free(x);
   return st;
 }

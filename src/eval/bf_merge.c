@@ -33,20 +33,20 @@ static vf_status remote_md5(const char *uri, char out[33], vf_error *err) {
   vf_md5_init(&c);
   size_t cap = (size_t)4 << 20;
   uint8_t *buf = vf_malloc(cap);
-  if (!buf) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (uint64_t off = 0; st == VF_OK && off < src->size;) {
+  if (!buf) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t off = 0; off < src->size;) {
     size_t n = src->size - off < cap ? (size_t)(src->size - off) : cap;
-    st = io_read_at(src, off, buf, n, err);
-    if (st == VF_OK) vf_md5_update(&c, buf, n);
+    VF_TRY(io_read_at(src, off, buf, n, err));
+    vf_md5_update(&c, buf, n);
     off += n;
   }
-  free(buf);
-  io_close(src);
-  if (st != VF_OK) return st;
   uint8_t d[16];
   vf_md5_final(&c, d);
   vf_md5_hex(d, out);
-  return VF_OK;
+out:
+  free(buf);
+  io_close(src);
+  return st;
 }
 
 static vf_status file_md5(const char *path, char out[33], vf_error *err) {
@@ -119,26 +119,26 @@ static vf_status queries_from_vec(const char *path, ev_queries *q, bool *is_vec,
   if (st != VF_OK) return vf_error_prefix(err, "queries file: ");
   uint64_t rows = vec_rows(f), dim = vec_dim(f);
   if (rows < 1 || rows > EV_MAX_QUERIES || dim > 1000000)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: %" PRIu64 " queries of dimension %" PRIu64
-                      " (expected 1..%" PRIu64 " queries)", path, rows, dim, EV_MAX_QUERIES);
-  if (st == VF_OK) {
-    q->n = rows;
-    q->dim = (int32_t)dim;
-    q->kind = CORPUS_VEC_DENSE;
-    q->vecs = vf_mallocarray((size_t)(rows * dim), sizeof(float));
-    q->ids = vf_calloc((size_t)rows, sizeof(char *));
-    q->vec_name = vf_strdup(h5 ? "test" : "vector");
-    if (!q->vecs || !q->ids || !q->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  if (st == VF_OK) st = vec_read_rows(f, 0, rows, q->vecs, err);
-  for (uint64_t i = 0; st == VF_OK && i < rows; i++) {
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: %" PRIu64 " queries of dimension %" PRIu64
+                         " (expected 1..%" PRIu64 " queries)", path, rows, dim, EV_MAX_QUERIES));
+  q->n = rows;
+  q->dim = (int32_t)dim;
+  q->kind = CORPUS_VEC_DENSE;
+  q->vecs = vf_mallocarray((size_t)(rows * dim), sizeof(float));
+  q->ids = vf_calloc((size_t)rows, sizeof(char *));
+  q->vec_name = vf_strdup(h5 ? "test" : "vector");
+  if (!q->vecs || !q->ids || !q->vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(vec_read_rows(f, 0, rows, q->vecs, err));
+  for (uint64_t i = 0; i < rows; i++) {
     q->ids[i] = ev_strdupf(err, "%" PRIu64, i);
-    if (!q->ids[i]) st = VF_ENOMEM;
+    if (!q->ids[i]) VF_FAIL(VF_ENOMEM);
   }
   /* NaN / infinity cannot be ranked */
-  for (uint64_t i = 0; st == VF_OK && i < rows * dim; i++)
+  for (uint64_t i = 0; i < rows * dim; i++)
     if (!isfinite(q->vecs[i]))
-      st = vf_error_set(err, VF_ECORRUPT, "%s: query %" PRIu64 " holds NaN or infinity", path, i / dim);
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query %" PRIu64 " holds NaN or infinity", path,
+                           i / dim));
+out:
   vec_close(f);
   return st;
 }
@@ -157,20 +157,34 @@ vf_status ev_queries_matrix(const float *v, uint64_t n, int32_t dim, const char 
   q->vecs = vf_mallocarray(cnt, sizeof(float));
   q->ids = vf_calloc((size_t)n, sizeof(char *));
   q->vec_name = vf_strdup(name ? name : "vector");
-  vf_status st = q->vecs && q->ids && q->vec_name ? VF_OK : vf_error_set(err, VF_ENOMEM, "out of memory");
-  if (st == VF_OK) memcpy(q->vecs, v, cnt * sizeof(float));
-  for (size_t i = 0; st == VF_OK && i < cnt; i++)
+  vf_status st = VF_OK;
+  if (!q->vecs || !q->ids || !q->vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  memcpy(q->vecs, v, cnt * sizeof(float));
+  for (size_t i = 0; i < cnt; i++)
     if (!isfinite(v[i]))
-      st = vf_error_set(err, VF_ECORRUPT, "queries: query %zu holds NaN or infinity", i / (size_t)dim);
-  for (uint64_t i = 0; st == VF_OK && i < n; i++)
-    if (!(q->ids[i] = ev_strdupf(err, "%" PRIu64, i))) st = VF_ENOMEM;
-  if (st == VF_OK) { /* the "queries file" md5 of the metadata: the matrix's bytes */
-    uint8_t dg[16];
-    vf_md5(v, cnt * sizeof(float), dg);
-    for (int i = 0; i < 16; i++) snprintf(q->md5 + 2 * i, 3, "%02x", dg[i]);
-  }
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "queries: query %zu holds NaN or infinity",
+                           i / (size_t)dim));
+  for (uint64_t i = 0; i < n; i++)
+    if (!(q->ids[i] = ev_strdupf(err, "%" PRIu64, i))) VF_FAIL(VF_ENOMEM);
+  /* the "queries file" md5 of the metadata: the matrix's bytes */
+  uint8_t dg[16];
+  vf_md5(v, cnt * sizeof(float), dg);
+  for (int i = 0; i < 16; i++) snprintf(q->md5 + 2 * i, 3, "%02x", dg[i]);
+out:
   if (st != VF_OK) ev_queries_free(q);
   return st;
+}
+
+/* row group rg (nr rows from `first`) of a queries file's multivector / sparse column: one value
+ * (`what`) per row */
+static vf_status query_batch(corpus_records *rr, int rg, int64_t first, int64_t nr,
+                             const char *path, const char *what, corpus_batch *bt, vf_error *err) {
+  vf_status st = corpus_records_read(rr, rg, (uint64_t)first, bt, NULL, err);
+  if (st != VF_OK) return st;
+  if ((int64_t)bt->n != nr)
+    return vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu %s for %" PRId64 " rows", path, rg,
+                        bt->n, what, nr);
+  return VF_OK;
 }
 
 /* ev_queries_read(): see bf_internal.h. */
@@ -178,152 +192,139 @@ vf_status ev_queries_read(const char *path, const char *column, ev_queries *q, v
   memset(q, 0, sizeof *q);
   pqt_file *f = NULL;
   vf_status st = file_md5(path, q->md5, err);
+  if (st != VF_OK) return st;
   bool is_vec = false;
-  if (st == VF_OK) {
-    char md5[33];
-    memcpy(md5, q->md5, sizeof md5);
-    st = queries_from_vec(path, q, &is_vec, err);
-    memcpy(q->md5, md5, sizeof md5);
-    if (st != VF_OK) ev_queries_free(q);
-    if (st != VF_OK || is_vec) return st;
-  }
-  if (st == VF_OK) st = ev_open_path(path, &f, err);
-  int top = -1, idleaf = -1;
-  if (st == VF_OK) st = ev_vector_column(f, column, &top, &q->kind, err);
-  if (st == VF_OK) st = string_leaf(f, "query_id", &idleaf, err);
-  const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
-  if (st == VF_OK && (m->num_rows < 1 || (uint64_t)m->num_rows > EV_MAX_QUERIES))
-    st = vf_error_set(err, VF_ECORRUPT, "%s: %" PRId64 " queries (expected 1..%" PRIu64 ")", path,
-                      m->num_rows, EV_MAX_QUERIES);
-  if (st == VF_OK) {
-    q->n = (uint64_t)m->num_rows;
-    q->ids = vf_calloc(q->n, sizeof(char *));
-    q->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
-    if (!q->ids || !q->vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
+  char md5[33];
+  memcpy(md5, q->md5, sizeof md5);
+  st = queries_from_vec(path, q, &is_vec, err);
+  memcpy(q->md5, md5, sizeof md5);
+  if (st != VF_OK) ev_queries_free(q);
+  if (st != VF_OK || is_vec) return st;
   pqt_leaf_data ld, vl;
   pqt_leaf_data_init(&ld);
   pqt_leaf_data_init(&vl);
   pqt_dense dense;
   memset(&dense, 0, sizeof dense);
-  /* multivectors: decoded and checked by the record reader */
-  corpus_file qf = {.uri = (char *)path, .key = (char *)path, .size = 0};
-  corpus_vec_source vs = {.name = q->vec_name, .kind = q->kind, .distance = CORPUS_DOT,
-                          .column = q->vec_name};
-  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1};
   corpus_records *rr = NULL;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   vf_buf mv, si;
   /* the queries' multivector / sparse values and sparse indices: at most EV_MAX_QUERIES rows
-   * (checked above), each a vector the record reader already bounded */
+   * (checked below), each a vector the record reader already bounded */
   VF_BUF_INIT(&mv, VF_BUF_MAX_ROWS_HELD);
   VF_BUF_INIT(&si, VF_BUF_MAX_ROWS_HELD);
   ev_pair *tmp = NULL;
   size_t tmp_cap = 0;
-  if (st == VF_OK && q->kind != CORPUS_VEC_DENSE) {
-    st = corpus_records_open(&qf, &spec, 0, &rr, err);
-    q->offsets = st == VF_OK ? vf_calloc(q->n + 1, sizeof(int64_t)) : NULL;
-    if (st == VF_OK && !q->offsets) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  VF_TRY(ev_open_path(path, &f, err));
+  int top = -1, idleaf = -1;
+  VF_TRY(ev_vector_column(f, column, &top, &q->kind, err));
+  VF_TRY(string_leaf(f, "query_id", &idleaf, err));
+  const pqt_file_meta *m = pqt_meta(f);
+  if (m->num_rows < 1 || (uint64_t)m->num_rows > EV_MAX_QUERIES)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: %" PRId64 " queries (expected 1..%" PRIu64 ")",
+                         path, m->num_rows, EV_MAX_QUERIES));
+  q->n = (uint64_t)m->num_rows;
+  q->ids = vf_calloc(q->n, sizeof(char *));
+  q->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
+  if (!q->ids || !q->vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  /* multivectors: decoded and checked by the record reader */
+  corpus_file qf = {.uri = (char *)path, .key = (char *)path, .size = 0};
+  corpus_vec_source vs = {.name = q->vec_name, .kind = q->kind, .distance = CORPUS_DOT,
+                          .column = q->vec_name};
+  corpus_record_spec spec = {.vectors = &vs, .nvectors = 1};
+  if (q->kind != CORPUS_VEC_DENSE) {
+    VF_TRY(corpus_records_open(&qf, &spec, 0, &rr, err));
+    q->offsets = vf_calloc(q->n + 1, sizeof(int64_t));
+    if (!q->offsets) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
   int64_t first = 0;
-  for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+  for (int rg = 0; rg < m->nrow_groups; rg++) {
     int64_t nr = m->row_groups[rg].num_rows;
-    if (nr < 0 || first + nr > m->num_rows) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", path, rg);
-      break;
-    }
-    st = pqt_read_leaves(f, rg, &idleaf, 1, &ld, err);
-    if (st == VF_OK && ld.nlevels != nr)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %" PRId64 " rows, expected %" PRId64,
-                        path, rg, ld.nlevels, nr);
-    if (st == VF_OK) st = flat_strings(f, &ld, "query_id", first, q->ids + first, err);
-    if (st == VF_OK && q->kind == CORPUS_VEC_SPARSE) {
-      st = corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err);
-      const corpus_vec_batch *vb = st == VF_OK ? &bt.vectors[0] : NULL;
-      if (st == VF_OK && (int64_t)bt.n != nr)
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu sparse vectors for %" PRId64 " rows",
-                          path, rg, bt.n, nr);
-      for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+    if (nr < 0 || first + nr > m->num_rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", path, rg));
+    VF_TRY(pqt_read_leaves(f, rg, &idleaf, 1, &ld, err));
+    if (ld.nlevels != nr)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: query_id has %" PRId64 " rows, expected %" PRId64,
+                           path, rg, ld.nlevels, nr));
+    VF_TRY(flat_strings(f, &ld, "query_id", first, q->ids + first, err));
+    if (q->kind == CORPUS_VEC_SPARSE) {
+      VF_TRY(query_batch(rr, rg, first, nr, path, "sparse vectors", &bt, err));
+      const corpus_vec_batch *vb = &bt.vectors[0];
+      for (int64_t r = 0; r < nr; r++) {
         int64_t a = vb->offsets[r], c = vb->offsets[r + 1] - a;
-        if (c < 1 || (vb->null_rows && vb->null_rows[r])) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no sparse entries", path, first + r);
-          break;
-        }
+        if (c < 1 || (vb->null_rows && vb->null_rows[r]))
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no sparse entries",
+                               path, first + r));
         q->offsets[first + r + 1] = q->offsets[first + r] + c;
         size_t at = si.len / 4;
-        st = vf_buf_append(&si, vb->indices + a, 4 * (size_t)c, err);
-        if (st == VF_OK) st = vf_buf_append(&mv, vb->values + a, 4 * (size_t)c, err);
-        if (st == VF_OK && (size_t)c > tmp_cap) {
+        VF_TRY(vf_buf_append(&si, vb->indices + a, 4 * (size_t)c, err));
+        VF_TRY(vf_buf_append(&mv, vb->values + a, 4 * (size_t)c, err));
+        if ((size_t)c > tmp_cap) {
           free(tmp);
           tmp = vf_mallocarray((size_t)c, sizeof *tmp);
           tmp_cap = tmp ? (size_t)c : 0;
-          if (!tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+          if (!tmp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
         }
-        if (st == VF_OK && !ev_sparse_sort((uint32_t *)si.data + at, (float *)mv.data + at, (size_t)c, tmp))
-          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " repeats a sparse index", path, first + r);
+        if (!ev_sparse_sort((uint32_t *)si.data + at, (float *)mv.data + at, (size_t)c, tmp))
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " repeats a sparse index",
+                               path, first + r));
       }
       q->dim = 1; /* unused for sparse */
       first += nr;
       continue;
     }
-    if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
-      st = corpus_records_read(rr, rg, (uint64_t)first, &bt, NULL, err);
-      const corpus_vec_batch *vb = st == VF_OK ? &bt.vectors[0] : NULL;
-      if (st == VF_OK && (int64_t)bt.n != nr)
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %zu multivectors for %" PRId64 " rows",
-                          path, rg, bt.n, nr);
-      if (st == VF_OK && q->dim && vb->dim != q->dim)
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: vectors of dimension %d, earlier %d",
-                          path, rg, vb->dim, q->dim);
-      for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+    if (q->kind == CORPUS_VEC_MULTI) {
+      VF_TRY(query_batch(rr, rg, first, nr, path, "multivectors", &bt, err));
+      const corpus_vec_batch *vb = &bt.vectors[0];
+      if (q->dim && vb->dim != q->dim)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: vectors of dimension %d, earlier %d",
+                             path, rg, vb->dim, q->dim));
+      for (int64_t r = 0; r < nr; r++) {
         int64_t c = vb->offsets[r + 1] - vb->offsets[r];
-        if (c < 1 || (vb->null_rows && vb->null_rows[r])) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no vectors", path, first + r);
-          break;
-        }
+        if (c < 1 || (vb->null_rows && vb->null_rows[r]))
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has no vectors", path,
+                               first + r));
         q->offsets[first + r + 1] = q->offsets[first + r] + c;
-        st = vf_buf_append(&mv, vb->multi + (size_t)vb->offsets[r] * (size_t)vb->dim,
-                           sizeof(float) * (size_t)c * (size_t)vb->dim, err);
+        VF_TRY(vf_buf_append(&mv, vb->multi + (size_t)vb->offsets[r] * (size_t)vb->dim,
+                             sizeof(float) * (size_t)c * (size_t)vb->dim, err));
       }
-      if (st == VF_OK) q->dim = vb->dim;
+      q->dim = vb->dim;
       first += nr;
       continue;
     }
-    if (st == VF_OK) st = ev_read_dense(f, top, rg, first, &q->dim, &vl, &dense, err);
-    if (st == VF_OK && dense.rows != nr)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %" PRId64 " vectors for %" PRId64 " rows",
-                        path, rg, dense.rows, nr);
-    if (st == VF_OK && dense.null_rows)
+    VF_TRY(ev_read_dense(f, top, rg, first, &q->dim, &vl, &dense, err));
+    if (dense.rows != nr)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d: %" PRId64 " vectors for %" PRId64 " rows",
+                           path, rg, dense.rows, nr));
+    if (dense.null_rows)
       for (int64_t r = 0; r < nr; r++)
-        if (dense.null_rows[r]) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has a null vector", path, first + r);
-          break;
-        }
-    if (st == VF_OK && !q->vecs) {
+        if (dense.null_rows[r])
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query row %" PRId64 " has a null vector",
+                               path, first + r));
+    if (!q->vecs) {
       q->vecs = vf_mallocarray(q->n, sizeof(float) * (size_t)(q->dim > 0 ? q->dim : 1));
-      if (!q->vecs) st = vf_error_set(err, VF_ENOMEM, "out of memory for the queries");
+      if (!q->vecs) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for the queries"));
     }
-    if (st == VF_OK)
-      memcpy(q->vecs + (size_t)first * (size_t)q->dim, dense.data, sizeof(float) * (size_t)nr * (size_t)q->dim);
+    memcpy(q->vecs + (size_t)first * (size_t)q->dim, dense.data, sizeof(float) * (size_t)nr * (size_t)q->dim);
     first += nr;
   }
-  if (st == VF_OK && first != m->num_rows)
-    st = vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
-                      path, first, m->num_rows);
-  if (st == VF_OK && q->dim <= 0) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
-  if (st == VF_OK) st = ev_filter_column_read(f, q->n, &q->filters, q->fhash, err);
-  if (st == VF_OK && q->kind == CORPUS_VEC_MULTI) {
+  if (first != m->num_rows)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row groups hold %" PRId64 " rows, footer says %" PRId64,
+                         path, first, m->num_rows));
+  if (q->dim <= 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path));
+  VF_TRY(ev_filter_column_read(f, q->n, &q->filters, q->fhash, err));
+  if (q->kind == CORPUS_VEC_MULTI) {
     q->vecs = (float *)mv.data; /* vf_buf storage is malloc'd: owned by q now */
     mv.data = NULL;
-    if (!q->vecs) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+    if (!q->vecs) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path));
   }
-  if (st == VF_OK && q->kind == CORPUS_VEC_SPARSE) {
+  if (q->kind == CORPUS_VEC_SPARSE) {
     q->values = (float *)mv.data;
     q->indices = (uint32_t *)si.data;
     mv.data = si.data = NULL;
-    if (!q->values || !q->indices) st = vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path);
+    if (!q->values || !q->indices) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: empty query vectors", path));
   }
+out:
   free(tmp);
   vf_buf_free(&si);
   corpus_records_close(rr);
@@ -411,16 +412,18 @@ vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, co
   float *scores = vf_mallocarray(total ? total : 1, sizeof(float));
   int64_t *off = vf_mallocarray(q->n + 1, sizeof(int64_t));
   vf_status st = VF_OK;
-  if (!strs || !scores || !off) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  pqt_writer *w = NULL;
+  char *local = NULL;
+  if (!strs || !scores || !off) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   uint64_t p = 0;
-  for (uint64_t i = 0; st == VF_OK && i < q->n; i++) {
+  for (uint64_t i = 0; i < q->n; i++) {
     off[i] = (int64_t)p;
     for (uint32_t h = 0; h < nhits[i]; h++, p++) {
       strs[p] = hits[i * k + h].id;
       scores[p] = hits[i * k + h].score;
     }
   }
-  if (off) off[q->n] = (int64_t)p;
+  off[q->n] = (int64_t)p;
   pqt_wcolumn cols[3] = {{"query_id", PQT_W_STRING, false, 0},
                          {"hit_ids", PQT_W_LIST_STRING, false, 0},
                          {"hit_scores", PQT_W_LIST_FLOAT, false, 0}};
@@ -428,14 +431,14 @@ vf_status ev_results_write(const char *path, const ev_queries *q, uint32_t k, co
                      {.strs = strs, .offsets = off},
                      {.values = scores, .offsets = off}};
   pqt_writer_opts wo = {.codec = PQT_ZSTD, .zstd_level = 3, .row_group_rows = 65536};
-  pqt_writer *w = NULL;
-  char *local = NULL;
-  if (st == VF_OK) st = ev_out_begin(path, &local, err);
-  if (st == VF_OK) st = pqt_writer_open(local, cols, 3, &wo, &w, err);
-  for (int i = 0; st == VF_OK && i + 1 < nkv; i += 2) st = pqt_writer_add_kv(w, kv[i], kv[i + 1], err);
-  if (st == VF_OK) st = pqt_writer_write(w, b, (int64_t)q->n, err);
-  if (st == VF_OK) st = pqt_writer_close(w, err);
-  else pqt_writer_abort(w);
+  VF_TRY(ev_out_begin(path, &local, err));
+  VF_TRY(pqt_writer_open(local, cols, 3, &wo, &w, err));
+  for (int i = 0; i + 1 < nkv; i += 2) VF_TRY(pqt_writer_add_kv(w, kv[i], kv[i + 1], err));
+  VF_TRY(pqt_writer_write(w, b, (int64_t)q->n, err));
+  st = pqt_writer_close(w, err); /* frees the writer either way */
+  w = NULL;
+out:
+  pqt_writer_abort(w);
   st = ev_out_end(path, local, st, err);
   free(strs);
   free(scores);
@@ -497,86 +500,80 @@ static vf_status merge_partial(pqt_file *f, const ev_queries *q, uint32_t k, ev_
                                uint32_t *nbest, vf_error *err) {
   const pqt_file_meta *m = pqt_meta(f);
   int lid[3];
-  vf_status st = string_leaf(f, "query_id", &lid[0], err);
-  int t1 = pqt_find_top(f, "hit_ids"), t2 = pqt_find_top(f, "hit_scores");
-  if (st == VF_OK && (t1 < 0 || t2 < 0))
-    st = vf_error_set(err, VF_ECORRUPT, "%s: hit_ids/hit_scores missing", pqt_name(f));
-  if (st == VF_OK) {
-    const pqt_schema *sc = pqt_schema_of(f);
-    if (sc->nodes[t1].nleaves != 1 || sc->nodes[t2].nleaves != 1 ||
-        sc->leaves[sc->nodes[t1].first_leaf].type != PQT_BYTE_ARRAY ||
-        sc->leaves[sc->nodes[t2].first_leaf].type != PQT_FLOAT)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: hit_ids must be list<string>, hit_scores list<float>", pqt_name(f));
-    lid[1] = sc->nodes[t1].first_leaf;
-    lid[2] = sc->nodes[t2].first_leaf;
-  }
-  if (st == VF_OK && (uint64_t)m->num_rows != q->n)
-    st = vf_error_set(err, VF_EUSAGE, "%s: %" PRId64 " rows but the queries file has %" PRIu64,
-                      pqt_name(f), m->num_rows, q->n);
   pqt_leaf_data ld[3];
   for (int i = 0; i < 3; i++) pqt_leaf_data_init(&ld[i]);
-  ev_hit *add = vf_mallocarray(k, sizeof *add), *tmp = vf_mallocarray(k, sizeof *tmp);
+  ev_hit *add = NULL, *tmp = NULL;
   char **ids = NULL;
+  int64_t nids = 0; /* ids[0..nids) to free */
   int64_t *c1 = NULL, *c2 = NULL;
-  if (!add || !tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  vf_status st = VF_OK;
+  VF_TRY(string_leaf(f, "query_id", &lid[0], err));
+  int t1 = pqt_find_top(f, "hit_ids"), t2 = pqt_find_top(f, "hit_scores");
+  if (t1 < 0 || t2 < 0) VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: hit_ids/hit_scores missing", pqt_name(f)));
+  const pqt_schema *sc = pqt_schema_of(f);
+  if (sc->nodes[t1].nleaves != 1 || sc->nodes[t2].nleaves != 1 ||
+      sc->leaves[sc->nodes[t1].first_leaf].type != PQT_BYTE_ARRAY ||
+      sc->leaves[sc->nodes[t2].first_leaf].type != PQT_FLOAT)
+    VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: hit_ids must be list<string>, hit_scores list<float>", pqt_name(f)));
+  lid[1] = sc->nodes[t1].first_leaf;
+  lid[2] = sc->nodes[t2].first_leaf;
+  if ((uint64_t)m->num_rows != q->n)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: %" PRId64 " rows but the queries file has %" PRIu64,
+                         pqt_name(f), m->num_rows, q->n));
+  add = vf_mallocarray(k, sizeof *add);
+  tmp = vf_mallocarray(k, sizeof *tmp);
+  if (!add || !tmp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   int64_t first = 0;
-  for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+  for (int rg = 0; rg < m->nrow_groups; rg++) {
     int64_t nr = m->row_groups[rg].num_rows;
-    if (nr < 0 || first + nr > m->num_rows) {
-      st = vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", pqt_name(f), rg);
-      break;
-    }
-    st = pqt_read_leaves(f, rg, lid, 3, ld, err);
+    if (nr < 0 || first + nr > m->num_rows)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row group %d row count out of range", pqt_name(f), rg));
+    VF_TRY(pqt_read_leaves(f, rg, lid, 3, ld, err));
     free(ids);
     free(c1);
     free(c2);
     ids = vf_calloc((size_t)nr + 1, sizeof(char *));
     c1 = vf_calloc((size_t)nr + 1, sizeof(int64_t));
     c2 = vf_calloc((size_t)nr + 1, sizeof(int64_t));
-    if (st == VF_OK && (!ids || !c1 || !c2)) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    if (st == VF_OK && ld[0].nlevels != nr)
-      st = vf_error_set(err, VF_ECORRUPT, "%s: query_id row count mismatch", pqt_name(f));
-    if (st == VF_OK) st = flat_strings(f, &ld[0], "query_id", first, ids, err);
-    if (st == VF_OK) st = list_rows(f, &ld[1], nr, c1, "hit_ids", err);
-    if (st == VF_OK) st = list_rows(f, &ld[2], nr, c2, "hit_scores", err);
+    if (!ids || !c1 || !c2) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    nids = nr;
+    if (ld[0].nlevels != nr)
+      VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: query_id row count mismatch", pqt_name(f)));
+    VF_TRY(flat_strings(f, &ld[0], "query_id", first, ids, err));
+    VF_TRY(list_rows(f, &ld[1], nr, c1, "hit_ids", err));
+    VF_TRY(list_rows(f, &ld[2], nr, c2, "hit_scores", err));
     int64_t v = 0;
-    for (int64_t r = 0; st == VF_OK && r < nr; r++) {
+    for (int64_t r = 0; r < nr; r++) {
       uint64_t qi = (uint64_t)(first + r);
-      if (strcmp(ids[r], q->ids[qi]) != 0) {
-        st = vf_error_set(err, VF_EUSAGE, "%s: row %" PRIu64 " is query '%s' but the queries file has '%s'",
-                          pqt_name(f), qi, ids[r], q->ids[qi]);
-        break;
-      }
-      if (c1[r] != c2[r] || c1[r] > (int64_t)k) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": %" PRId64 " ids, %" PRId64 " scores (K = %u)",
-                          pqt_name(f), qi, c1[r], c2[r], k);
-        break;
-      }
+      if (strcmp(ids[r], q->ids[qi]) != 0)
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: row %" PRIu64 " is query '%s' but the queries file has '%s'",
+                             pqt_name(f), qi, ids[r], q->ids[qi]));
+      if (c1[r] != c2[r] || c1[r] > (int64_t)k)
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": %" PRId64 " ids, %" PRId64 " scores (K = %u)",
+                             pqt_name(f), qi, c1[r], c2[r], k));
       for (int64_t h = 0; h < c1[r]; h++) {
         int64_t a = ld[1].offsets[v + h], b = ld[1].offsets[v + h + 1];
         /* a point id: a UUID (36 chars) or an integer id in decimal (1..20 digits) */
         bool digits = b - a >= 1 && b - a <= 20;
         for (int64_t x = a; digits && x < b; x++)
           digits = ld[1].values.data[x] >= '0' && ld[1].values.data[x] <= '9';
-        if (b - a != 36 && !digits) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hit id is not a point id", pqt_name(f), qi);
-          break;
-        }
+        if (b - a != 36 && !digits)
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hit id is not a point id", pqt_name(f), qi));
         memcpy(add[h].id, ld[1].values.data + a, (size_t)(b - a));
         add[h].id[b - a] = 0;
         memcpy(&add[h].score, ld[2].values.data + (size_t)(v + h) * 4, 4);
-        if (h > 0 && hit_cmp(&add[h - 1], &add[h]) > 0) {
-          st = vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hits are not in order", pqt_name(f), qi);
-          break;
-        }
+        if (h > 0 && hit_cmp(&add[h - 1], &add[h]) > 0)
+          VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: row %" PRIu64 ": hits are not in order", pqt_name(f), qi));
       }
-      if (st != VF_OK) break;
       merge_hits(best + qi * k, &nbest[qi], add, (uint32_t)c1[r], k, tmp);
       v += c1[r];
     }
-    for (int64_t r = 0; ids && r < nr; r++) free(ids[r]);
+    for (int64_t r = 0; r < nids; r++) free(ids[r]);
+    nids = 0;
     first += nr;
   }
+out:
+  for (int64_t r = 0; r < nids; r++) free(ids[r]);
   for (int i = 0; i < 3; i++) pqt_leaf_data_free(&ld[i]);
   free(ids);
   free(c1);
@@ -648,68 +645,62 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
   char *metric = NULL, *column = NULL, *idexpr = NULL, *path = NULL, **kv = NULL;
   int nkv = 0;
   uint32_t jobs = 0;
-  if (!dir || !best || !nbest) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+  io_listing rl = {0};
+  char *p = NULL; /* the partial being read */
+  pqt_file *f = NULL;
+  if (!dir || !best || !nbest) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   /* the number of jobs: from the first partial found in the directory */
   /* remote partials (s3://): the directory is a listing */
-  bool remote = dir && strstr(dir, "://") && strncmp(dir, "file://", 7) != 0;
-  io_listing rl = {0};
-  if (st == VF_OK) {
-    char first_name[300] = "";
-    if (remote) {
-      char *lp = ev_strdupf(err, "%s/", dir);
-      st = lp ? io_list(lp, &rl, err) : VF_ENOMEM;
-      free(lp);
-      if (st == VF_ENOTFOUND)
-        st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s", dir);
-      for (size_t i = 0; st == VF_OK && i < rl.n; i++) {
-        const char *nm = strrchr(rl.entries[i].uri, '/');
-        nm = nm ? nm + 1 : rl.entries[i].uri;
-        unsigned r;
-        char tail[16];
-        if (sscanf(nm, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
-            (first_name[0] == 0 || strcmp(nm, first_name) < 0))
-          snprintf(first_name, sizeof first_name, "%s", nm);
-      }
-    } else {
-      DIR *dp = opendir(dir);
-      if (!dp) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, VF_STRERROR(errno));
-      struct dirent *de;
-      while (st == VF_OK && (de = readdir(dp)) != NULL) {
-        unsigned r;
-        char tail[16];
-        if (sscanf(de->d_name, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
-            (first_name[0] == 0 || strcmp(de->d_name, first_name) < 0))
-          snprintf(first_name, sizeof first_name, "%s", de->d_name);
-      }
-      if (dp) closedir(dp);
+  bool remote = strstr(dir, "://") && strncmp(dir, "file://", 7) != 0;
+  char first_name[300] = "";
+  if (remote) {
+    char *lp = ev_strdupf(err, "%s/", dir);
+    st = lp ? io_list(lp, &rl, err) : VF_ENOMEM;
+    free(lp);
+    if (st == VF_ENOTFOUND)
+      st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s", dir);
+    if (st != VF_OK) goto out;
+    for (size_t i = 0; i < rl.n; i++) {
+      const char *nm = strrchr(rl.entries[i].uri, '/');
+      nm = nm ? nm + 1 : rl.entries[i].uri;
+      unsigned r;
+      char tail[16];
+      if (sscanf(nm, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
+          (first_name[0] == 0 || strcmp(nm, first_name) < 0))
+        snprintf(first_name, sizeof first_name, "%s", nm);
     }
-    if (st == VF_OK && !first_name[0]) st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no rank*.parquet in %s", dir);
-    if (st == VF_OK) {
-      char *p0 = ev_strdupf(err, "%s/%s", dir, first_name);
-      pqt_file *f = NULL;
-      st = p0 ? ev_open_path(p0, &f, err) : VF_ENOMEM;
-      const char *j = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.num_jobs") : NULL;
-      const char *mt = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.metric") : NULL;
-      const char *cl = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.column") : NULL;
-      const char *ie = st == VF_OK ? kv_get(pqt_meta(f), "vforge.bf.id_expression") : NULL;
-      if (st == VF_OK && (!j || !mt || !cl || sscanf(j, "%u", &jobs) != 1 || jobs < 1 || jobs > 100000))
-        st = vf_error_set(err, VF_EUSAGE, "%s: not a brute-force partial (vforge.bf.* metadata missing)", p0);
-      if (st == VF_OK) {
-        metric = vf_strdup(mt);
-        column = vf_strdup(cl);
-        if (ie) idexpr = vf_strdup(ie);
-      }
-      pqt_close(f);
-      free(p0);
+  } else {
+    DIR *dp = opendir(dir);
+    if (!dp) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no partial results in %s (%s)", dir, VF_STRERROR(errno)));
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+      unsigned r;
+      char tail[16];
+      if (sscanf(de->d_name, "rank%u.%15s", &r, tail) == 2 && strcmp(tail, "parquet") == 0 &&
+          (first_name[0] == 0 || strcmp(de->d_name, first_name) < 0))
+        snprintf(first_name, sizeof first_name, "%s", de->d_name);
     }
+    closedir(dp);
   }
-  for (uint32_t r = 0; st == VF_OK && r < jobs; r++) {
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
-    char *p = ev_strdupf(err, "%s/rank%03u.parquet", dir, r);
-    if (!p) {
-      st = VF_ENOMEM;
-      break;
-    }
+  if (!first_name[0]) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: no rank*.parquet in %s", dir));
+  if (!(p = ev_strdupf(err, "%s/%s", dir, first_name))) VF_FAIL(VF_ENOMEM);
+  VF_TRY(ev_open_path(p, &f, err));
+  const char *j = kv_get(pqt_meta(f), "vforge.bf.num_jobs");
+  const char *mt = kv_get(pqt_meta(f), "vforge.bf.metric");
+  const char *cl = kv_get(pqt_meta(f), "vforge.bf.column");
+  const char *ie = kv_get(pqt_meta(f), "vforge.bf.id_expression");
+  if (!j || !mt || !cl || sscanf(j, "%u", &jobs) != 1 || jobs < 1 || jobs > 100000)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "%s: not a brute-force partial (vforge.bf.* metadata missing)", p));
+  metric = vf_strdup(mt);
+  column = vf_strdup(cl);
+  if (ie) idexpr = vf_strdup(ie);
+  pqt_close(f);
+  f = NULL;
+  free(p);
+  p = NULL;
+  for (uint32_t r = 0; r < jobs; r++) {
+    VF_TRY(vf_check_cancel(err));
+    if (!(p = ev_strdupf(err, "%s/rank%03u.parquet", dir, r))) VF_FAIL(VF_ENOMEM);
     bool present = false;
     if (remote) {
       for (size_t i = 0; i < rl.n && !present; i++)
@@ -719,48 +710,44 @@ vf_status eval_brute_force_merge(const corpus_files *files, const eval_bf_opts *
       present = fp != NULL;
       if (fp) fclose(fp);
     }
-    if (!present) {
-      st = vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: partial rank%03u of %u is missing (%s)", r, jobs, p);
-      free(p);
-      break;
-    }
-    pqt_file *f = NULL;
+    if (!present)
+      VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "brute-force-merge: partial rank%03u of %u is missing (%s)", r, jobs, p));
     char rs[16], js[16];
     snprintf(rs, sizeof rs, "%u", r);
     snprintf(js, sizeof js, "%u", jobs);
-    st = ev_open_path(p, &f, err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.queries_md5", q.md5, "queries file (md5)", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.k", ks, "K", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.metric", metric, "metric", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.column", column, "vector column", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.corpus_md5", cmd5, "corpus (file list md5)", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.num_jobs", js, "number of jobs", err);
-    if (st == VF_OK) st = check_kv(f, "vforge.bf.rank", rs, "rank", err);
-    if (st == VF_OK && flt.tag[0]) st = check_kv(f, "vforge.bf.filter", flt.tag + 2, "filter", err);
-    if (st == VF_OK) st = merge_partial(f, &q, o->k, best, nbest, err);
+    VF_TRY(ev_open_path(p, &f, err));
+    VF_TRY(check_kv(f, "vforge.bf.queries_md5", q.md5, "queries file (md5)", err));
+    VF_TRY(check_kv(f, "vforge.bf.k", ks, "K", err));
+    VF_TRY(check_kv(f, "vforge.bf.metric", metric, "metric", err));
+    VF_TRY(check_kv(f, "vforge.bf.column", column, "vector column", err));
+    VF_TRY(check_kv(f, "vforge.bf.corpus_md5", cmd5, "corpus (file list md5)", err));
+    VF_TRY(check_kv(f, "vforge.bf.num_jobs", js, "number of jobs", err));
+    VF_TRY(check_kv(f, "vforge.bf.rank", rs, "rank", err));
+    if (flt.tag[0]) VF_TRY(check_kv(f, "vforge.bf.filter", flt.tag + 2, "filter", err));
+    VF_TRY(merge_partial(f, &q, o->k, best, nbest, err));
     pqt_close(f);
+    f = NULL;
     free(p);
+    p = NULL;
   }
   corpus_distance met = CORPUS_COSINE;
-  if (st == VF_OK && !idx_metric_parse(metric, &met))
-    st = vf_error_set(err, VF_EUSAGE, "brute-force-merge: unknown metric '%s' in the partials", metric);
-  if (st == VF_OK)
-    st = ev_metadata_kv(&q, o->k, met, column, cmd5, idexpr ? idexpr : o->id_expression, jobs, 0,
-                        false, flt.tag, &kv, &nkv, err);
-  if (st == VF_OK) {
-    path = o->output ? vf_strdup(o->output)
-                     : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
-                                  files->prefix, q.n, flt.tag, o->k);
-    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  if (st == VF_OK) st = ev_output_check(path, met, o->output != NULL, err);
-  if (st == VF_OK) st = ev_results_write(path, &q, o->k, best, nbest, (const char *const *)kv, nkv, err);
-  if (st == VF_OK) {
-    out->path = path;
-    path = NULL;
-    out->queries = q.n;
-    out->files = jobs;
-  }
+  if (!idx_metric_parse(metric, &met))
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force-merge: unknown metric '%s' in the partials", metric));
+  VF_TRY(ev_metadata_kv(&q, o->k, met, column, cmd5, idexpr ? idexpr : o->id_expression, jobs, 0,
+                        false, flt.tag, &kv, &nkv, err));
+  path = o->output ? vf_strdup(o->output)
+                   : ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                                files->prefix, q.n, flt.tag, o->k);
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  VF_TRY(ev_output_check(path, met, o->output != NULL, err));
+  VF_TRY(ev_results_write(path, &q, o->k, best, nbest, (const char *const *)kv, nkv, err));
+  out->path = path;
+  path = NULL;
+  out->queries = q.n;
+  out->files = jobs;
+out:
+  pqt_close(f);
+  free(p);
   out->seconds = vf_now() - t0;
   io_listing_free(&rl);
   ev_kv_free(kv, nkv);

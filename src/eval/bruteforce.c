@@ -51,6 +51,8 @@ typedef struct bf_scan {
   float *qnorm;        /* |q| (float) for margins */
   idx_topk *heaps;
   _Atomic(float) *bound; /* per query: the best k-th exact score of any worker's heap (or -inf) */
+  _Atomic(float) *lbound; /* per query: the best filter_block lower-bound threshold (tlow, rounded
+                           * down) of any worker (or -inf); nq entries after bound's */
   double gamma;
   /* current block */
   const float *x;      /* raw rows */
@@ -68,6 +70,13 @@ typedef struct bf_scan {
   bool prefiltered;      /* the block holds only rows that match (slot_compact) */
 } bf_scan;
 
+/* a pending candidate that reaches the threshold at a flush: its upper bound (fast score +
+ * margin) and block row */
+typedef struct bf_cand {
+  double ub;
+  uint32_t row;
+} bf_cand;
+
 typedef struct bf_worker {
   bf_scan *s;
   size_t r0, r1;       /* the rows of the current block it scores now */
@@ -83,6 +92,7 @@ typedef struct bf_worker {
   uint32_t *nlow;
   double *tlow;
   size_t lowk;
+  bf_cand *cand;       /* BF_PEND: bf_flush_query's candidates, best upper bound first */
   bool pending;        /* some query holds candidates (bf_flush before the block's rows go) */
   uint64_t rescored;
 } bf_worker;
@@ -127,8 +137,9 @@ static vf_status bf_workers_init(bf_worker *wk, int threads, bf_scan *s, uint32_
     wk[t].low = vf_mallocarray(nsp * (wk[t].lowk ? wk[t].lowk : 1), sizeof *wk[t].low);
     wk[t].nlow = vf_calloc(nsp, sizeof *wk[t].nlow);
     wk[t].tlow = vf_mallocarray(nsp, sizeof *wk[t].tlow);
+    wk[t].cand = vf_mallocarray(BF_PEND, sizeof *wk[t].cand);
     if (!wk[t].c || !wk[t].prow || !wk[t].pval || !wk[t].npend || !wk[t].low || !wk[t].nlow ||
-        !wk[t].tlow)
+        !wk[t].tlow || !wk[t].cand)
       return vf_error_set(err, VF_ENOMEM, "out of memory");
     for (size_t i = 0; i < nsp; i++) wk[t].tlow[i] = -INFINITY;
     if (t == 0) continue;
@@ -148,6 +159,15 @@ static inline float bf_kth(const bf_scan *s, const idx_topk *h, uint64_t qi) {
   float b = atomic_load_explicit(&s->bound[qi], memory_order_relaxed);
   if (h->n == h->k && h->heap[0].score > b) b = h->heap[0].score;
   return b;
+}
+
+/* raise the shared lower-bound threshold of query qi to `t` (rounded down to float) */
+static inline void bf_raise_low(bf_scan *s, uint64_t qi, double t) {
+  float w = (float)t, cur = atomic_load_explicit(&s->lbound[qi], memory_order_relaxed);
+  if ((double)w > t) w = nextafterf(w, -INFINITY);
+  while (w > cur && !atomic_compare_exchange_weak_explicit(&s->lbound[qi], &cur, w, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+  }
 }
 
 /* raise the shared bound of query qi to its own heap's k-th best */
@@ -199,6 +219,7 @@ static void bf_workers_free(bf_worker *wk, int threads) {
     free(wk[t].low);
     free(wk[t].nlow);
     free(wk[t].tlow);
+    free(wk[t].cand);
     if (!wk[t].heaps || wk[t].heaps == wk[t].s->heaps) continue;
     for (uint64_t i = 0; i < wk[t].s->nq; i++) idx_topk_free(&wk[t].heaps[i]);
     free(wk[t].heaps);
@@ -358,6 +379,18 @@ static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f,
   return f;
 }
 
+/* the fast-score threshold of query qi: from the k-th best exact score known (bf_kth), the k-th
+ * best lower bound of any worker's candidates (s->lbound: k rows of that worker score at least
+ * that, so the others sharing it re-score none of the rows below it) or this worker's `tlow` */
+static inline double bf_thr(const bf_scan *s, const idx_topk *h, uint64_t qi, double tlow) {
+  float kth = bf_kth(s, h, qi);
+  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
+  float sh = atomic_load_explicit(&s->lbound[qi], memory_order_relaxed);
+  if (sh > thr) thr = sh;
+  if (tlow > thr) thr = tlow;
+  return thr;
+}
+
 /* the min-heap of the `n` best lower bounds (fast score - margin) seen in a tile: low[0] is the
  * worst kept */
 static void low_push(float *low, size_t *n, size_t k, float v) {
@@ -379,6 +412,11 @@ static void low_push(float *low, size_t *n, size_t k, float v) {
   low[i] = v;
 }
 
+static int cand_cmp(const void *a, const void *b) {
+  double x = ((const bf_cand *)a)->ub, y = ((const bf_cand *)b)->ub;
+  return (x < y) - (x > y);
+}
+
 #define BF_AHEAD 4 /* candidates between a row's prefetch and its re-scoring */
 static inline void bf_prefetch_row(const float *x, size_t d) {
   for (size_t o = 0; o < d; o += 16) __builtin_prefetch(x + o);
@@ -395,27 +433,26 @@ static void bf_flush_query(bf_worker *wk, uint64_t qa, size_t i, bool reset) {
   uint32_t *pr = wk->prow + i * BF_PEND;
   float *pv = wk->pval + i * BF_PEND;
   double tlow = wk->tlow[i];
-  /* the threshold only rises: keep those that reach it now, then re-score them in order, the
-   * rows a few candidates ahead prefetched (the block's rows are no longer in cache) */
-  float kth = bf_kth(s, h, qi);
-  double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-  if (tlow > thr) thr = tlow;
+  /* the threshold only rises: keep those that reach it now, then re-score them, the rows a few
+   * candidates ahead prefetched (the block's rows are no longer in cache) */
+  double thr = bf_thr(s, h, qi, tlow);
+  bf_cand *cd = wk->cand;
   size_t nk = 0;
   for (size_t c = 0; c < np; c++) {
     double margin, f = bf_fast(s, qi, pr[c], pv[c], &margin);
     if (!(f + margin >= thr)) continue;
-    pr[nk] = pr[c];
-    pv[nk++] = pv[c];
+    cd[nk++] = (bf_cand){f + margin, pr[c]};
   }
-  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)pr[c] * d, d);
+  /* best upper bound first: the heap fills with the likely hits, so the threshold rises at once
+   * and the rest stop at the first bound below it (the order decides only how many rows are
+   * re-scored, not which are hits: the heap's order on (score, key) is total) */
+  if (nk > 1) qsort(cd, nk, sizeof *cd, cand_cmp);
+  for (size_t c = 0; c < nk && c < BF_AHEAD; c++) bf_prefetch_row(s->x + (size_t)cd[c].row * d, d);
   for (size_t c = 0; c < nk; c++) {
-    size_t rj = pr[c];
-    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)pr[c + BF_AHEAD] * d, d);
-    kth = bf_kth(s, h, qi);
-    thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-    if (tlow > thr) thr = tlow;
-    double margin, f = bf_fast(s, qi, rj, pv[c], &margin);
-    if (!(f + margin >= thr)) continue;
+    size_t rj = cd[c].row;
+    if (c + BF_AHEAD < nk) bf_prefetch_row(s->x + (size_t)cd[c + BF_AHEAD].row * d, d);
+    thr = bf_thr(s, h, qi, tlow);
+    if (!(cd[c].ub >= thr)) break; /* every later bound is lower */
     int64_t key = s->rows ? (int64_t)(s->key_hi | s->rows[rj]) : s->key0 + (int64_t)rj;
     float e = exact_score(s->metric, s->q + qi * d, s->qq[qi], s->x + rj * d, s->xx[rj], d);
     wk->rescored++;
@@ -458,9 +495,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
     double tlow = wk->tlow[i];
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
-      float kth = bf_kth(s, h, qi);
-      double thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-      if (tlow > thr) thr = tlow;
+      double thr = bf_thr(s, h, qi, tlow);
       uint64_t live = j1 - j0 < 64 ? ((uint64_t)1 << (j1 - j0)) - 1 : ~(uint64_t)0;
       if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm,
                                             thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20));
@@ -475,9 +510,7 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (wk->npend[i] == BF_PEND) {
           wk->tlow[i] = tlow;
           bf_flush_query(wk, qa, i, false);
-          kth = bf_kth(s, h, qi);
-          thr = kth > -INFINITY ? fast_threshold(s->metric, kth) : -INFINITY;
-          if (tlow > thr) thr = tlow;
+          thr = bf_thr(s, h, qi, tlow);
         }
         size_t p = i * BF_PEND + wk->npend[i]++;
         wk->prow[p] = (uint32_t)rj;
@@ -487,7 +520,10 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
         if (nlow == wk->lowk) {
           double l = low[0];
           l -= fabs(l) * 0x1p-19 + 1e-30;
-          if (l > tlow) tlow = l;
+          if (l > tlow) {
+            tlow = l;
+            bf_raise_low(s, qi, tlow);
+          }
           if (tlow > thr) thr = tlow;
         }
       }
@@ -688,12 +724,11 @@ static vf_status fill_slot(bf_reader *r, bf_slot *sl, pqt_file *f, corpus_record
   sl->rows_in = (size_t)rg_rows;
   if (prr) { /* the payload first: a row group no row of which matches is not decoded at all */
     st = corpus_records_read(prr, rg, (uint64_t)first, &sl->pbt, NULL, err);
-    if (st == VF_OK && ((int64_t)sl->pbt.n != rg_rows ||
-                        (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first)))
-      st = vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld rows",
-                        r->files->files[fi].key, rg, sl->pbt.n, (long long)rg_rows);
-    if (st == VF_OK) st = slot_docs(r, sl, &sl->pbt, fi, err);
     if (st != VF_OK) return st;
+    if ((int64_t)sl->pbt.n != rg_rows || (sl->pbt.n && sl->pbt.file_rows[0] != (uint64_t)first))
+      return vf_error_set(err, VF_EINTERNAL, "%s: row group %d: %zu payloads for %lld rows",
+                          r->files->files[fi].key, rg, sl->pbt.n, (long long)rg_rows);
+    if ((st = slot_docs(r, sl, &sl->pbt, fi, err)) != VF_OK) return st;
     if (r->single && flt_docs_rows(sl->docs) > 0) {
       if ((st = slot_mask_room(r, sl, (size_t)rg_rows, err)) != VF_OK) return st;
       slot_idctx c = {r, fi, NULL, first};
@@ -814,24 +849,26 @@ static void *reader_run(void *arg) {
   const eval_bf_opts *o = r->o;
   int si = 0;
   vf_status st = VF_OK;
-  for (size_t fi = 0; st == VF_OK && r->spec && fi < r->files->n; fi++) {
+  bool stopped = false; /* told to stop: no end-of-data slot is published */
+  corpus_records *rr = NULL, *prr = NULL;
+  pqt_file *f = NULL;
+  for (size_t fi = 0; r->spec && fi < r->files->n; fi++) {
     if (fi % r->jobs != o->job_rank) continue;
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err);
-    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
+    VF_TRY(corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err));
+    if (corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
       corpus_records_close(rr);
+      rr = NULL;
       continue;
     }
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    if (st == VF_OK) r->files_read++;
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+    int nrg = corpus_records_row_groups(rr);
+    r->files_read++;
+    for (int rg = 0; rg < nrg; rg++) {
       if (!wait_empty(r, si)) {
-        corpus_records_close(rr);
-        return NULL;
+        stopped = true;
+        goto out;
       }
-      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
-      st = fill_slot_records(r, &r->slot[si], rr, rg, fi, &r->err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_check_cancel(&r->err));
+      VF_TRY(fill_slot_records(r, &r->slot[si], rr, rg, fi, &r->err));
       uint64_t rows = corpus_records_rows(rr);
       uint64_t next = rg + 1 < nrg ? corpus_records_row_group_first(rr, rg + 1) : rows;
       r->slot[si].frac = bf_work_frac(&r->work, fi, rows ? (double)next / (double)rows : 1);
@@ -839,37 +876,35 @@ static void *reader_run(void *arg) {
       si ^= 1;
     }
     corpus_records_close(rr);
+    rr = NULL;
   }
-  for (size_t fi = 0; st == VF_OK && !r->spec && fi < r->files->n; fi++) {
+  for (size_t fi = 0; !r->spec && fi < r->files->n; fi++) {
     if (fi % r->jobs != o->job_rank) continue;
-    pqt_file *f = NULL;
-    corpus_records *prr = NULL;
     int top = -1;
-    st = ev_open(&r->files->files[fi], &f, &r->err);
-    if (st == VF_OK && corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
+    VF_TRY(ev_open(&r->files->files[fi], &f, &r->err));
+    if (corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
       pqt_close(f);
+      f = NULL;
       continue;
     }
-    if (st == VF_OK && r->pspec) st = corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err);
-    if (st == VF_OK) st = ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err);
-    if (st == VF_OK && !r->vec_name) {
+    if (r->pspec) VF_TRY(corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err));
+    VF_TRY(ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err));
+    if (!r->vec_name) {
       r->vec_name = vf_strdup(pqt_schema_of(f)->nodes[top].name);
-      if (!r->vec_name) st = vf_error_set(&r->err, VF_ENOMEM, "out of memory");
+      if (!r->vec_name) VF_FAIL(vf_error_set(&r->err, VF_ENOMEM, "out of memory"));
     }
-    const pqt_file_meta *m = st == VF_OK ? pqt_meta(f) : NULL;
+    const pqt_file_meta *m = pqt_meta(f);
     int64_t first = 0;
-    if (st == VF_OK) r->files_read++;
-    for (int rg = 0; st == VF_OK && rg < m->nrow_groups; rg++) {
+    r->files_read++;
+    for (int rg = 0; rg < m->nrow_groups; rg++) {
       int64_t nr = m->row_groups[rg].num_rows;
       if (nr <= 0) continue;
       if (!wait_empty(r, si)) {
-        corpus_records_close(prr);
-        pqt_close(f);
-        return NULL;
+        stopped = true;
+        goto out;
       }
-      if ((st = vf_check_cancel(&r->err)) != VF_OK) break;
-      st = fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_check_cancel(&r->err));
+      VF_TRY(fill_slot(r, &r->slot[si], f, prr, top, rg, nr, fi, first, &r->err));
       r->slot[si].frac = bf_work_frac(&r->work, fi, m->num_rows > 0 ? (double)(first + nr) /
                                                                        (double)m->num_rows : 1);
       publish(r, si, 1);
@@ -877,8 +912,15 @@ static void *reader_run(void *arg) {
       first += nr;
     }
     corpus_records_close(prr);
+    prr = NULL;
     pqt_close(f);
+    f = NULL;
   }
+out:
+  corpus_records_close(rr);
+  corpus_records_close(prr);
+  pqt_close(f);
+  if (stopped) return NULL;
   r->st = st;
   if (wait_empty(r, si)) publish(r, si, st == VF_OK ? 2 : 3);
   return NULL;
@@ -1015,36 +1057,34 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   uint64_t qc = threads <= 1 ? (q->n ? q->n : 1) : (q->n + (uint64_t)threads * 8 - 1) / ((uint64_t)threads * 8);
   if (qc < 1) qc = 1;
   vf_status st = VF_OK;
-  if (!qnorm || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (uint64_t i = 0; st == VF_OK && !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
+  corpus_batch bt;
+  memset(&bt, 0, sizeof bt);
+  flt_docs *docs = NULL;
+  corpus_records *rr = NULL;
+  if (!qnorm || !wk) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t i = 0; !sparse && i < nqv; i++) qnorm[i] = sqrt(sumsq(q->vecs + i * d, d));
   const char *col = rspec ? rspec->vectors[0].name : o->column ? o->column : q->vec_name;
   corpus_vec_source vs = {.name = col, .kind = q->kind, .distance = o->metric, .column = col};
   corpus_record_spec spec = {.vectors = &vs, .nvectors = 1, .skip_bad_rows = true,
                              .payload = psrc, .npayload = npsrc};
   if (rspec) spec = *rspec;
-  corpus_batch bt;
-  memset(&bt, 0, sizeof bt);
-  flt_docs *docs = NULL;
-  if (st == VF_OK && flt->any) st = flt_docs_create(&docs, err);
-  if (st == VF_OK) {
-    *vec_name = vf_strdup(col);
-    if (!*vec_name) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+  if (flt->any) VF_TRY(flt_docs_create(&docs, err));
+  *vec_name = vf_strdup(col);
+  if (!*vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (size_t fi = 0; fi < files->n; fi++) {
     if (fi % jobs != o->job_rank) continue;
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err);
-    if (st == VF_OK && corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
+    VF_TRY(corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err));
+    if (corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
       corpus_records_close(rr);
+      rr = NULL;
       continue;
     }
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    if (st == VF_OK) out->files++;
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
+    int nrg = corpus_records_row_groups(rr);
+    out->files++;
+    for (int rg = 0; rg < nrg; rg++) {
       uint64_t skipped = 0;
-      if ((st = vf_check_cancel(err)) != VF_OK) break;
-      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, &skipped, err);
-      if (st != VF_OK) break;
+      VF_TRY(vf_check_cancel(err));
+      VF_TRY(corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, &skipped, err));
       out->rows_skipped += skipped;
       out->rows_scanned += bt.n + skipped;
       uint64_t rows = corpus_records_rows(rr);
@@ -1056,9 +1096,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
       if (bt.n == 0) continue;
       if (docs) {
         flt_docs_clear(docs);
-        st = flt_docs_add(docs, (const char *)bt.payload.data, bt.payload_offsets, bt.n,
-                          files->files[fi].key, err);
-        if (st != VF_OK) break;
+        VF_TRY(flt_docs_add(docs, (const char *)bt.payload.data, bt.payload_offsets, bt.n,
+                            files->files[fi].key, err));
       }
       if (sparse) {
         size_t nnz = (size_t)vb->offsets[bt.n];
@@ -1070,10 +1109,7 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
           sval = vf_mallocarray(nnz, sizeof *sval);
           tmp = vf_mallocarray(nnz, sizeof *tmp);
           scap = sidx && sval && tmp ? nnz : 0;
-          if (!scap) {
-            st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu sparse entries", nnz);
-            break;
-          }
+          if (!scap) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %zu sparse entries", nnz));
         }
         if (nnz) {
           memcpy(sidx, vb->indices, nnz * sizeof *sidx);
@@ -1084,29 +1120,28 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
           ev_sparse_sort(sidx + a, sval + a, (size_t)vb->offsets[j + 1] - a, tmp);
         }
       } else if (vb->dim != q->dim) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d but the queries %d",
-                          files->files[fi].key, col, vb->dim, q->dim);
-        break;
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: '%s' vectors have dimension %d but the queries %d",
+                             files->files[fi].key, col, vb->dim, q->dim));
       }
       size_t nv = sparse ? 0 : (size_t)vb->offsets[bt.n];
       if (nv > dcap) {
         free(dnorm);
         dnorm = vf_mallocarray(nv, sizeof(double));
         dcap = dnorm ? nv : 0;
-        if (!dnorm) {
-          st = vf_error_set(err, VF_ENOMEM, "out of memory for %zu vectors", nv);
-          break;
-        }
+        if (!dnorm) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory for %zu vectors", nv));
       }
       for (size_t b = 0; b < nv; b++) dnorm[b] = sqrt(sumsq(vb->multi + b * d, d));
       mv_work tmpl = {.q = q, .metric = o->metric, .heaps = heaps, .qnorm = qnorm, .vb = vb,
                       .dnorm = dnorm, .rows = bt.file_rows, .n = bt.n, .sidx = sidx, .sval = sval,
                       .key_hi = (uint64_t)fi << BF_KEY_SHIFT, .flt = flt, .ids = ids, .docs = docs};
       mv_block_job mj = {wk, &tmpl, q->n, qc};
-      st = vf_pool_for((size_t)((q->n + qc - 1) / qc), threads, mv_chunk, &mj, err);
+      VF_TRY(vf_pool_for((size_t)((q->n + qc - 1) / qc), threads, mv_chunk, &mj, err));
     }
     corpus_records_close(rr);
+    rr = NULL;
   }
+out:
+  corpus_records_close(rr);
   corpus_batch_free(&bt);
   flt_docs_free(docs);
   free(sidx);
@@ -1169,11 +1204,15 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
     int top = -1;
     corpus_vec_kind kind;
     vf_status st = ev_open(&files->files[fi], &f, err);
-    if (st == VF_OK && corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
+    if (st != VF_OK) {
+      pqt_close(f);
+      return st;
+    }
+    if (corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
       pqt_close(f);
       continue;
     }
-    if (st == VF_OK) st = ev_vector_column(f, column, &top, &kind, err);
+    st = ev_vector_column(f, column, &top, &kind, err);
     if (st != VF_OK) {
       pqt_close(f);
       return st;
@@ -1298,6 +1337,15 @@ void eval_bf_hits_free(eval_bf_hits *h) {
   memset(h, 0, sizeof *h);
 }
 
+/* tell the reader thread to stop and wait for it */
+static void reader_stop(bf_reader *rd, pthread_t tid) {
+  pthread_mutex_lock(&rd->mu);
+  rd->stop = true;
+  pthread_cond_broadcast(&rd->cv);
+  pthread_mutex_unlock(&rd->mu);
+  pthread_join(tid, NULL);
+}
+
 /* eval_brute_force(): see eval.h. */
 vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eval_bf_result *out,
                            vf_error *err) {
@@ -1311,126 +1359,115 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
                         o->job_rank, jobs);
   if (files->n >= ((size_t)1 << 23))
     return vf_error_set(err, VF_EUSAGE, "brute-force: too many files (%zu)", files->n);
-  ev_queries q;
-  ev_ids ids;
-  corpus_record_spec spec1 = o->records ? ev_spec1(o->records) : (corpus_record_spec){0};
-  vf_status st = ev_ids_init(&ids, files, o->records, "brute-force", err);
-  if (st != VF_OK) return st;
-  if (o->queries) st = ev_queries_read(o->queries, o->column, &q, err);
-  else if (o->query_vectors)
-    st = ev_queries_matrix(o->query_vectors, o->nqueries, o->query_dim, o->column, &q, err);
-  else st = vf_error_set(err, VF_EUSAGE, "brute-force: no queries (a queries file or vectors)");
-  if (st != VF_OK) {
-    ev_ids_free(&ids);
-    return st;
-  }
-  /* filters: --filter or the queries' __filter__ column, and the payload keys they read */
-  ev_filters flt;
+  ev_queries q = {0};
+  ev_ids ids = {0};
+  ev_filters flt = {0};
   corpus_payload_source *psrc = NULL;
   int npsrc = 0;
-  st = ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err);
-  if (st == VF_OK && flt.any) st = ev_filters_payload(&flt, o->records, &psrc, &npsrc, err);
-  if (st != VF_OK) {
-    ev_filters_free(&flt);
-    ev_queries_free(&q);
-    ev_ids_free(&ids);
-    return st;
+  corpus_idexpr *prow = NULL;
+  char *path = NULL;
+  corpus_plan plan = {0};
+  bf_scan s = {0};
+  bf_worker *wk = NULL;
+  int threads = 1;
+  bool multi = false; /* multivector or sparse: mv_scan() */
+  int blas_saved = 0;
+  bool blas_single = false; /* vf_blas_single_begin() ran: vf_blas_single_end() at out: */
+  bf_reader rd;
+  memset(&rd, 0, sizeof rd);
+  vf_error_clear(&rd.err);
+  pthread_mutex_init(&rd.mu, NULL);
+  pthread_cond_init(&rd.cv, NULL);
+  for (int i = 0; i < 2; i++) {
+    pqt_leaf_data_init(&rd.slot[i].leaf);
+    memset(&rd.slot[i].dense, 0, sizeof rd.slot[i].dense);
   }
+  pthread_t rtid;
+  bool reader_started = false;
+  bool counted = false; /* out->files and out->empty_files are set */
+  ev_hit *hits = NULL;
+  uint32_t *nhits = NULL;
+  idx_hit *tmp = NULL;
+  char **kv = NULL;
+  int nkv = 0;
+  corpus_record_spec spec1 = o->records ? ev_spec1(o->records) : (corpus_record_spec){0};
+  vf_status st = VF_OK;
+  VF_TRY(ev_ids_init(&ids, files, o->records, "brute-force", err));
+  if (o->queries) VF_TRY(ev_queries_read(o->queries, o->column, &q, err));
+  else if (o->query_vectors)
+    VF_TRY(ev_queries_matrix(o->query_vectors, o->nqueries, o->query_dim, o->column, &q, err));
+  else VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force: no queries (a queries file or vectors)"));
+  /* filters: --filter or the queries' __filter__ column, and the payload keys they read */
+  VF_TRY(ev_filters_init(&flt, q.n, q.filters, q.fhash, o->filter, o->queries, err));
+  if (flt.any) VF_TRY(ev_filters_payload(&flt, o->records, &psrc, &npsrc, err));
   if (o->records && flt.any) {
     spec1.payload = psrc;
     spec1.npayload = npsrc;
   }
-  /* the payload reader of a parquet corpus: its ids are not used, `row` is the cheapest */
-  corpus_idexpr *prow = NULL;
-  if (flt.any && !o->records) st = corpus_idexpr_parse("row", &prow, err);
-  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
   for (uint64_t i = 0; i < q.n; i++) out->queries_filtered += flt.per_query && flt.per_query[i];
-  /* the output: checked before the scan, so a run that could not write it fails at once */
-  char *path = NULL;
-  bool partial = o->num_jobs > 0;
-  if (st == VF_OK) {
-    if (o->output) path = vf_strdup(o->output);
-    else if (partial)
-      path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
-                        files->prefix, q.n, flt.tag, o->k, o->job_rank);
-    else
-      path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
-                        files->prefix, q.n, flt.tag, o->k);
-    if (!path) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
-  /* the final ground truth (partials are intermediate: their merge checks their metric) */
-  if (st == VF_OK && !partial && !o->no_file)
-    st = ev_output_check(path, o->metric, o->output != NULL, err);
-  bool multi = q.kind != CORPUS_VEC_DENSE; /* multivector or sparse: mv_scan() */
+  multi = q.kind != CORPUS_VEC_DENSE;
+  /* the kinds first: a mismatch is reported before any failure of the steps below */
   if (o->records && q.kind != o->records->vectors[0].kind)
-    st = vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
-                      "of the corpus is %s", q.vec_name, kind_name(q.kind),
-                      o->records->vectors[0].name, kind_name(o->records->vectors[0].kind));
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force: the queries' column '%s' is %s but vector '%s' "
+                         "of the corpus is %s", q.vec_name, kind_name(q.kind),
+                         o->records->vectors[0].name, kind_name(o->records->vectors[0].kind)));
   else if (q.kind == CORPUS_VEC_SPARSE && o->metric != CORPUS_DOT)
-    st = vf_error_set(err, VF_EUSAGE, "brute-force: sparse column '%s' is scored with dot, not %s",
-                      q.vec_name, idx_metric_name(o->metric));
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force: sparse column '%s' is scored with dot, not %s",
+                         q.vec_name, idx_metric_name(o->metric)));
   else if (multi && o->metric != CORPUS_COSINE && o->metric != CORPUS_DOT)
-    st = vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
-                      "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric));
-  if (st != VF_OK) {
-    free(path);
-    ev_filters_free(&flt);
-    corpus_idexpr_free(prow);
-    free(psrc);
-    ev_queries_free(&q);
-    ev_ids_free(&ids);
-    return st;
-  }
-  int threads = o->threads > 0 ? o->threads : vf_threads();
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force: multivector column '%s' is scored with max_sim "
+                         "over cosine or dot, not %s", q.vec_name, idx_metric_name(o->metric)));
+  /* the payload reader of a parquet corpus: its ids are not used, `row` is the cheapest */
+  if (flt.any && !o->records) VF_TRY(corpus_idexpr_parse("row", &prow, err));
+  corpus_record_spec pspec = {.payload = psrc, .npayload = npsrc, .id = prow};
+  /* the output: checked before the scan, so a run that could not write it fails at once */
+  bool partial = o->num_jobs > 0;
+  if (o->output) path = vf_strdup(o->output);
+  else if (partial)
+    path = ev_strdupf(err, "%s/eval/_bf_partial_queries_%" PRIu64 "%s_k%u/rank%03u.parquet",
+                      files->prefix, q.n, flt.tag, o->k, o->job_rank);
+  else
+    path = ev_strdupf(err, "%s/eval/brute_force_queries_%" PRIu64 "%s_k%u.parquet",
+                      files->prefix, q.n, flt.tag, o->k);
+  if (!path) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  /* the final ground truth (partials are intermediate: their merge checks their metric) */
+  if (!partial && !o->no_file) VF_TRY(ev_output_check(path, o->metric, o->output != NULL, err));
+  threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  corpus_plan plan;
-  st = corpus_plan_init(&plan, files, err);
-  if (st == VF_OK)
-    st = bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
-                   err);
-  if (st != VF_OK) {
-    free(path);
-    ev_filters_free(&flt);
-    corpus_idexpr_free(prow);
-    free(psrc);
-    corpus_plan_free(&plan);
-    ev_queries_free(&q);
-    ev_ids_free(&ids);
-    return st;
-  }
+  VF_TRY(corpus_plan_init(&plan, files, err));
+  VF_TRY(bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
+                   err));
   size_t d = (size_t)q.dim;
-  bf_scan s = {.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
-               .kern = idx_kernels_active(), .flt = &flt};
+  s = (bf_scan){.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
+                .kern = idx_kernels_active(), .flt = &flt};
   s.gamma = ((double)d + 16.0) * 0x1p-21;
   s.qq = vf_mallocarray(q.n ? q.n : 1, sizeof(double));
   s.qnorm = vf_mallocarray(q.n ? q.n : 1, sizeof(float));
   s.heaps = vf_calloc(q.n ? q.n : 1, sizeof(idx_topk));
-  s.bound = vf_mallocarray(q.n ? q.n : 1, sizeof *s.bound);
-  bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
-  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !wk) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
+  s.bound = vf_mallocarray(2 * (q.n ? q.n : 1), sizeof *s.bound);
+  s.lbound = s.bound ? s.bound + q.n : NULL;
+  s.qn = q.vecs;
+  wk = vf_calloc((size_t)threads, sizeof *wk);
+  if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !wk) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t i = 0; i < q.n; i++) {
     s.qq[i] = multi ? 0 : sumsq(q.vecs + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
     atomic_init(&s.bound[i], -INFINITY);
-    st = idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err);
+    atomic_init(&s.bound[q.n + i], -INFINITY);
+    VF_TRY(idx_topk_init(&s.heaps[i], o->k, bf_tie, &ids, err));
   }
-  if (st == VF_OK && o->metric == CORPUS_COSINE && !multi) {
+  if (o->metric == CORPUS_COSINE && !multi) {
     s.qn = vf_mallocarray(q.n ? q.n : 1, sizeof(float) * d);
-    if (!s.qn) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    else {
-      memcpy(s.qn, q.vecs, sizeof(float) * d * q.n);
-      idx_normalize_rows(s.qn, q.n, d);
-    }
-  } else {
-    s.qn = q.vecs;
+    if (!s.qn) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    memcpy(s.qn, q.vecs, sizeof(float) * d * q.n);
+    idx_normalize_rows(s.qn, q.n, d);
   }
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, o->k, multi, bf_tie, &ids, err);
+  VF_TRY(bf_workers_init(wk, threads, &s, o->k, multi, bf_tie, &ids, err));
   /* the BLAS is loaded here, before any thread starts, and runs single-threaded in each worker */
-  if (st == VF_OK && !multi && o->metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
-  int blas_saved = vf_blas_single_begin();
-  bf_reader rd;
-  memset(&rd, 0, sizeof rd);
+  if (!multi && o->metric != CORPUS_MANHATTAN) VF_TRY(vf_blas_require(err));
+  blas_saved = vf_blas_single_begin();
+  blas_single = true;
   rd.files = files;
   rd.o = o;
   rd.jobs = jobs;
@@ -1443,34 +1480,26 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   rd.single = flt.nowned == 1 && flt.per_query ? flt.per_query[0] : NULL;
   for (uint64_t i = 0; rd.single && i < q.n; i++)
     if (flt.per_query[i] != rd.single) rd.single = NULL;
-  if (st == VF_OK) st = bf_work_init(&rd.work, files, jobs, o->job_rank, err);
+  VF_TRY(bf_work_init(&rd.work, files, jobs, o->job_rank, err));
   rd.plan = &plan;
-  vf_error_clear(&rd.err);
-  pthread_mutex_init(&rd.mu, NULL);
-  pthread_cond_init(&rd.cv, NULL);
-  for (int i = 0; i < 2; i++) {
-    pqt_leaf_data_init(&rd.slot[i].leaf);
-    memset(&rd.slot[i].dense, 0, sizeof rd.slot[i].dense);
-    if (st == VF_OK && flt.any && !multi) st = flt_docs_create(&rd.slot[i].docs, err);
-  }
+  for (int i = 0; i < 2; i++)
+    if (flt.any && !multi) VF_TRY(flt_docs_create(&rd.slot[i].docs, err));
   /* the reader is a role thread of its own, not a pool task: it blocks until a slot is free,
    * and a pool task must never wait for another (vforge/pool.h) */
-  pthread_t rtid;
   uint64_t files_in_job = 0;
   for (size_t fi = 0; fi < files->n; fi++) files_in_job += fi % jobs == o->job_rank;
   vf_stage sg;
   vf_stage_begin(&sg, "brute-force", NULL, NULL, 0);
   sg.p.files_total = files_in_job;
-  bool reader_started = false;
-  if (st == VF_OK && multi)
-    st = mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
-                 psrc, npsrc, &rd.work, &sg, out, err);
-  if (st == VF_OK && !multi) {
+  if (multi)
+    VF_TRY(mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
+                   psrc, npsrc, &rd.work, &sg, out, err));
+  if (!multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
-      st = vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread");
-    else reader_started = true;
+      VF_FAIL(vf_error_set(err, VF_EINTERNAL, "brute-force: cannot start the reader thread"));
+    reader_started = true;
   }
-  for (int si = 0; st == VF_OK && reader_started; si ^= 1) {
+  for (int si = 0; reader_started; si ^= 1) {
     bf_slot *sl = &rd.slot[si];
     pthread_mutex_lock(&rd.mu);
     while (sl->state == 0) pthread_cond_wait(&rd.cv, &rd.mu);
@@ -1498,69 +1527,66 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     sl->state = 0;
     pthread_cond_broadcast(&rd.cv);
     pthread_mutex_unlock(&rd.mu);
+    if (st != VF_OK) goto out;
   }
   if (reader_started) {
-    pthread_mutex_lock(&rd.mu);
-    rd.stop = true;
-    pthread_cond_broadcast(&rd.cv);
-    pthread_mutex_unlock(&rd.mu);
-    pthread_join(rtid, NULL);
-    if (st == VF_OK && rd.st != VF_OK) {
+    reader_stop(&rd, rtid);
+    reader_started = false;
+    if (rd.st != VF_OK) {
       *err = rd.err;
-      st = rd.st;
+      VF_FAIL(rd.st);
     }
   }
-  char *vec_name = rd.vec_name;
   if (!multi) out->files = rd.files_read;
   out->empty_files = plan.empty;
+  counted = true;
   corpus_plan_free(&plan);
   vf_blas_single_end(blas_saved);
+  blas_single = false;
   /* results */
-  ev_hit *hits = NULL;
-  uint32_t *nhits = NULL;
-  if (st == VF_OK) {
-    hits = vf_mallocarray(q.n ? q.n * o->k : 1, sizeof *hits);
-    nhits = vf_calloc(q.n ? q.n : 1, sizeof *nhits);
-    idx_hit *tmp = vf_mallocarray(o->k, sizeof *tmp);
-    if (!hits || !nhits || !tmp) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    for (uint64_t i = 0; st == VF_OK && i < q.n; i++) {
-      size_t nh = idx_topk_sorted(&s.heaps[i], tmp);
-      nhits[i] = (uint32_t)nh;
-      out->queries_short += nh < o->k;
-      for (size_t h = 0; h < nh; h++) {
-        uint64_t key = (uint64_t)tmp[h].key;
-        ev_hit *e = &hits[i * o->k + h];
-        e->score = tmp[h].score;
-        ev_id_text(&ids, (size_t)(key >> BF_KEY_SHIFT), key & (((uint64_t)1 << BF_KEY_SHIFT) - 1), e->id);
-      }
+  hits = vf_mallocarray(q.n ? q.n * o->k : 1, sizeof *hits);
+  nhits = vf_calloc(q.n ? q.n : 1, sizeof *nhits);
+  tmp = vf_mallocarray(o->k, sizeof *tmp);
+  if (!hits || !nhits || !tmp) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t i = 0; i < q.n; i++) {
+    size_t nh = idx_topk_sorted(&s.heaps[i], tmp);
+    nhits[i] = (uint32_t)nh;
+    out->queries_short += nh < o->k;
+    for (size_t h = 0; h < nh; h++) {
+      uint64_t key = (uint64_t)tmp[h].key;
+      ev_hit *e = &hits[i * o->k + h];
+      e->score = tmp[h].score;
+      ev_id_text(&ids, (size_t)(key >> BF_KEY_SHIFT), key & (((uint64_t)1 << BF_KEY_SHIFT) - 1), e->id);
     }
-    free(tmp);
   }
-  char **kv = NULL;
-  int nkv = 0;
-  if (st == VF_OK) {
-    char cmd5[33];
-    corpus_files_md5(files, cmd5);
-    const char *col = o->records ? o->records->vectors[0].name
-                      : o->column ? o->column : (vec_name ? vec_name : q.vec_name);
-    st = ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
-                        partial, flt.tag, &kv, &nkv, err);
-    if (st == VF_OK && !o->no_file)
-      st = ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err);
+  char cmd5[33];
+  corpus_files_md5(files, cmd5);
+  const char *col = o->records ? o->records->vectors[0].name
+                    : o->column ? o->column : (rd.vec_name ? rd.vec_name : q.vec_name);
+  VF_TRY(ev_metadata_kv(&q, o->k, o->metric, col, cmd5, o->id_expression, jobs, o->job_rank,
+                        partial, flt.tag, &kv, &nkv, err));
+  if (!o->no_file)
+    VF_TRY(ev_results_write(path, &q, o->k, hits, nhits, (const char *const *)kv, nkv, err));
+  if (o->hits) VF_TRY(hits_copy(o->hits, q.n, o->k, hits, nhits, err));
+  out->path = path;
+  path = NULL;
+  out->queries = q.n;
+out:
+  if (reader_started) reader_stop(&rd, rtid);
+  if (!counted) {
+    if (!multi) out->files = rd.files_read;
+    out->empty_files = plan.empty;
   }
-  if (st == VF_OK && o->hits) st = hits_copy(o->hits, q.n, o->k, hits, nhits, err);
-  if (st == VF_OK) {
-    out->path = path;
-    path = NULL;
-    out->queries = q.n;
-  }
+  corpus_plan_free(&plan);
+  if (blas_single) vf_blas_single_end(blas_saved);
   for (int t = 0; t < threads && wk; t++) out->rescored += wk[t].rescored;
   out->seconds = vf_now() - t0;
   ev_kv_free(kv, nkv);
   free(path);
   free(hits);
   free(nhits);
-  free(vec_name);
+  free(tmp);
+  free(rd.vec_name);
   for (int i = 0; i < 2; i++) {
     pqt_leaf_data_free(&rd.slot[i].leaf);
     pqt_dense_free(&rd.slot[i].dense);
@@ -1652,48 +1678,53 @@ vf_status eval_brute_force_matrix(const float *x, uint64_t n, const float *q, ui
   double *xx = vf_mallocarray(blk, sizeof(double));
   float *xnorm = vf_mallocarray(blk, sizeof(float));
   float *xn = cos ? vf_mallocarray(blk, sizeof(float) * d) : NULL;
-  s.bound = vf_mallocarray(nq, sizeof *s.bound);
+  s.bound = vf_mallocarray(2 * nq, sizeof *s.bound);
+  s.lbound = s.bound ? s.bound + nq : NULL;
   bf_worker *wk = vf_calloc((size_t)threads, sizeof *wk);
   vf_status st = VF_OK;
+  float *qn = NULL;
+  int blas_saved = 0;
+  bool blas_single = false; /* vf_blas_single_begin() ran: vf_blas_single_end() at out: */
   if (!s.qq || !s.qnorm || !s.heaps || !s.bound || !xx || !xnorm || (cos && !xn) || !wk)
-    st = vf_error_set(err, VF_ENOMEM, "out of memory");
-  for (uint64_t i = 0; st == VF_OK && i < nq; i++) {
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+  for (uint64_t i = 0; i < nq; i++) {
     s.qq[i] = sumsq(q + i * d, d);
     s.qnorm[i] = (float)sqrt(s.qq[i]);
     atomic_init(&s.bound[i], -INFINITY);
-    st = idx_topk_init(&s.heaps[i], k, NULL, NULL, err);
+    atomic_init(&s.bound[nq + i], -INFINITY);
+    VF_TRY(idx_topk_init(&s.heaps[i], k, NULL, NULL, err));
   }
-  float *qn = NULL;
-  if (st == VF_OK && cos) {
+  if (cos) {
     qn = vf_mallocarray(nq, sizeof(float) * d);
-    if (!qn) st = vf_error_set(err, VF_ENOMEM, "out of memory");
-    else {
-      memcpy(qn, q, sizeof(float) * d * nq);
-      idx_normalize_rows(qn, nq, d);
-    }
+    if (!qn) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
+    memcpy(qn, q, sizeof(float) * d * nq);
+    idx_normalize_rows(qn, nq, d);
   }
   s.qn = cos ? qn : (float *)q; /* only read */
-  if (st == VF_OK) st = bf_workers_init(wk, threads, &s, k, false, NULL, NULL, err);
-  if (st == VF_OK && metric != CORPUS_MANHATTAN) st = vf_blas_require(err);
-  int blas_saved = vf_blas_single_begin();
-  for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += blk) {
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
+  VF_TRY(bf_workers_init(wk, threads, &s, k, false, NULL, NULL, err));
+  if (metric != CORPUS_MANHATTAN) VF_TRY(vf_blas_require(err));
+  blas_saved = vf_blas_single_begin();
+  blas_single = true;
+  for (uint64_t r0 = 0; r0 < n; r0 += blk) {
+    VF_TRY(vf_check_cancel(err));
     size_t nr = (size_t)(n - r0 < blk ? n - r0 : blk);
     const float *xb = x + r0 * d;
     bf_norm_job nj = {xb, nr, d, xx, xnorm, cos ? xn : NULL};
-    st = vf_pool_for((nr + BF_NORM_ROWS - 1) / BF_NORM_ROWS, threads, norm_chunk, &nj, err);
-    if (st != VF_OK) break;
+    VF_TRY(vf_pool_for((nr + BF_NORM_ROWS - 1) / BF_NORM_ROWS, threads, norm_chunk, &nj, err));
     s.x = xb;
     s.xn = cos ? xn : xb;
     s.xx = xx;
     s.xnorm = xnorm;
     s.nrows = nr;
     s.key0 = (int64_t)r0;
-    st = score_block(wk, threads, nr, err);
+    VF_TRY(score_block(wk, threads, nr, err));
   }
   vf_blas_single_end(blas_saved);
-  for (uint64_t i = 0; st == VF_OK && i < nq; i++)
+  blas_single = false;
+  for (uint64_t i = 0; i < nq; i++)
     counts[i] = (uint32_t)idx_topk_sorted(&s.heaps[i], hits + i * k);
+out:
+  if (blas_single) vf_blas_single_end(blas_saved);
   for (uint64_t i = 0; s.heaps && i < nq; i++) idx_topk_free(&s.heaps[i]);
   bf_workers_free(wk, threads);
   free(s.heaps);
