@@ -28,7 +28,13 @@
  * changed, Lloyd stops.  The assignment is thread-count independent (above), so the count, the
  * iterations run and the centroids are too.  A tiny stop_changed stops only at a fixed point (no
  * row changed: the update reproduces the same centroids), so the result equals running every
- * iteration; <= 0 runs every iteration.
+ * iteration; <= 0 runs every iteration.  stop_objective stops too: after the update of an
+ * iteration whose objective (sum over rows, in row order, in double, of the squared distance to
+ * the assigned centroid — thread-count independent like the assignment) fell by at most
+ * stop_objective of the previous iteration's.  On Fashion-MNIST at nlist 256 the changed-row
+ * fraction is still 1 % after 20 iterations while the objective falls by 0.47, 0.33, 0.24, 0.17 %
+ * in iterations 7-10: the recall of FAISS's 10 iterations is reached long before rows stop
+ * moving between neighbouring lists, so the objective is the rule that fires.
  *
  * Metrics: k-means itself is euclidean.  `spherical` renormalises the centroids after each update
  * (cosine: the IVF layer normalises the vectors first).  For dot (maximum inner product) the IVF
@@ -161,6 +167,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();
   bool spherical = opts && opts->spherical;
   double stop = opts ? opts->stop_changed : 0.0;
+  double stop_obj = opts ? opts->stop_objective : 0.0;
   uint32_t per = opts ? opts->max_per_centroid : 0;
   const float *xall = x;
   size_t nall = n;
@@ -182,13 +189,14 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   as = assign && !xsub ? assign : vf_mallocarray(n, sizeof *as);
   prev = stop > 0 ? vf_mallocarray(n, sizeof *prev) : NULL;
   const char *phase = opts ? opts->progress : NULL;
-  float *dist = phase ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
+  bool want_obj = phase || stop_obj > 0;
+  float *dist = want_obj ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
   float *cn = vf_mallocarray(k, sizeof *cn);
   double *sum = vf_mallocarray(k * d, sizeof *sum);
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist) || (stop > 0 && !prev))
+  if (!as || !cn || !sum || !cnt || !perm || (want_obj && !dist) || (stop > 0 && !prev))
     VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k));
   ivf_rng rng = {seed ^ 0x6b6d65616e73ull};
   if ((double)n * (double)k * (double)d <= KMPP_MAX_WORK) {
@@ -241,6 +249,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     vf_stage_begin(&sg, phase, "k-means", "iterations", (uint64_t)iters);
     vf_stage_update(&sg, 0, "%zu centroids, %zu rows", k, n);
   }
+  double prev_obj = 0;
   for (int it = 0; it < iters; it++) {
     VF_TRY(vf_check_cancel(err));
     centroid_norms(centroids, k, d, cn);
@@ -251,19 +260,27 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
       for (size_t i = 0; i < n; i++)
         changed += as[i] != prev[i];
     }
-    bool settled = prev && it > 0 && (double)changed <= stop * (double)n;
-    if (prev && !settled) memcpy(prev, as, n * sizeof *as);
-    if (opts && opts->iters_run) *opts->iters_run = it + 1;
-    if (phase) { /* the objective of the centroids just used (before this update) */
-      double obj = 0;
+    double obj = 0; /* the objective of the centroids just used (before this update) */
+    if (dist)
       for (size_t i = 0; i < n; i++)
         obj += dist[i];
+    bool settled = prev && it > 0 && (double)changed <= stop * (double)n;
+    bool obj_settled = !settled && stop_obj > 0 && it > 0 && prev_obj - obj <= stop_obj * prev_obj;
+    settled = settled || obj_settled;
+    prev_obj = obj;
+    if (prev && !settled) memcpy(prev, as, n * sizeof *as);
+    if (opts && opts->iters_run) *opts->iters_run = it + 1;
+    if (phase) {
       if (settled) sg.last = -1.0; /* the settling iteration is always reported (vf_stage) */
       if (prev && it > 0)
         vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g, %zu of %zu rows changed list%s", obj,
-                        changed, n, settled ? " (settled: stopping)" : "");
+                        changed, n,
+                        obj_settled ? " (objective settled: stopping)"
+                        : settled   ? " (settled: stopping)"
+                                    : "");
       else
-        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
+        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g%s", obj,
+                        obj_settled ? " (objective settled: stopping)" : "");
     }
     memset(sum, 0, k * d * sizeof *sum);
     memset(cnt, 0, k * sizeof *cnt);
