@@ -92,7 +92,8 @@ typedef struct ivf_params {
                              instead re-ranks every row whose estimate plus its error bound
                              could enter the exact top k.  Ignored (0) for flat. */
   uint64_t seed;          /* sampling, k-means, rotation; default 1234 when 0 */
-  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536), lowered
+  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, train_per_centroid*nlist,
+                             65536), lowered
                              to what a quarter of the memory budget holds */
   int kmeans_iters;       /* most k-means iterations; 0: 20 */
   double kmeans_stop;     /* idx_kmeans_opts.stop_changed; 0: IVF_KMEANS_STOP, < 0: run every
@@ -128,7 +129,10 @@ typedef struct ivf_params {
 #define IVF_KMEANS_STOP_OBJECTIVE 0.003 /* and: the objective fell by <= 0.3 % in an iteration */
 #define IVF_MEM_SPILL_SHARE 8      /* in-memory spill frames: at most 1/8 of the memory budget */
 #define IVF_MEM_SPILL_MAX ((uint64_t)1 << 30) /* ... and at most 1 GiB without a budget */
-#define IVF_TRAIN_PER_CENTROID 256 /* default k-means rows per list (FAISS's default) */
+#define IVF_TRAIN_PER_CENTROID 128 /* default k-means rows per list (FAISS: 256; recall holds, see
+                                      docs/DESIGN.md "k-means sample cap") */
+#define IVF_SAMPLE_PER_CENTROID 256 /* default training sample: max(this, train_per_centroid) rows
+                                       per list (PQ codebooks train on the whole sample) */
 
 /* ------------------------------------------------------------------- sampler */
 

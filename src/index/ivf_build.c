@@ -227,7 +227,9 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   uint32_t nl_guess = b->p.nlist ? b->p.nlist : default_nlist(total_rows ? total_rows : 1000000);
   uint64_t cap = b->p.max_train;
   if (!cap) {
-    cap = (uint64_t)nl_guess * b->p.train_per_centroid;
+    uint32_t per = b->p.train_per_centroid > IVF_SAMPLE_PER_CENTROID ? b->p.train_per_centroid
+                                                                     : IVF_SAMPLE_PER_CENTROID;
+    cap = (uint64_t)nl_guess * per;
     if (cap < 65536) cap = 65536;
     if (b->budget) {
       uint64_t fit = b->budget / 4 / rowb;
@@ -253,6 +255,12 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   if (mem_cap > SIZE_MAX / 2) mem_cap = SIZE_MAX / 2;
   vf_buf_init_named(&b->mem, (size_t)mem_cap, "the in-memory spill's share of the memory budget");
   b->mem_full = mem_cap == 0;
+  if (!b->mem_full && total_rows) { /* room for the announced rows (untouched pages cost nothing) */
+    uint64_t want = total_rows * (b->d * 4 + 4 + 24) + ((uint64_t)1 << 16);
+    if (want > mem_cap) want = mem_cap;
+    vf_error e2 = {0};
+    (void)vf_buf_reserve(&b->mem, (size_t)want, &e2); /* else it grows as frames arrive */
+  }
   VF_BUF_INIT(&b->sv, IVF_MAX_SPILL_FRAME);
   VF_BUF_INIT(&b->sl, IVF_MAX_SPILL_FRAME);
   VF_BUF_INIT(&b->si, IVF_MAX_SPILL_FRAME);
@@ -651,6 +659,9 @@ static vf_status lbuf_push(writer *w, uint32_t l, int64_t row, const uint8_t *co
   for (int pass = 0; L->n == L->cap; pass++) {
     uint64_t left = w->count[l] - L->written; /* rows of this list not yet in the file */
     size_t nc = L->cap ? 2 * L->cap : 64;
+    /* a list's first buffer holds all its rows when the budget leaves room for them (no
+     * regrowth copies: most builds' lists fit); else it doubles from 64 */
+    if (!L->cap && w->alloc + left * rec_bytes(w) <= w->cap) nc = (size_t)left;
     if (nc > left) nc = (size_t)left;
     if (nc <= L->n) nc = L->n + 1;
     /* growing past what the budget leaves: write everything out first (once; a single
@@ -965,7 +976,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
                    (uint64_t)nlist * (d * 8 + sizeof(lbuf) + 48) + ivf_quant_bytes(&g) +
                    (uint64_t)threads * (sstride * 4 + (uint64_t)BLOCK * (nlist < 1024 ? nlist : 1024) * 4) +
                    rowsmax * (4 + 8 + g.code_size) + ((uint64_t)1 << 20) /* checksum buffer */ +
-                   b->mem.cap /* the in-memory spill frames pass B replays */;
+                   b->mem.len /* the in-memory spill frames pass B replays */;
   if (g.type == IVF_PQ) fixed += (uint64_t)nlist * (IVF_PQ_BLOCK - 1) * rec_bytes(w);
   if (b->budget) {
     if (b->budget < fixed + ((uint64_t)1 << 18))

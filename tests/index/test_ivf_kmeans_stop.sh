@@ -66,10 +66,10 @@ grep -q "k-means on [0-9]* rows, $i1 of at most 60 iterations" "$tmp/stop1.err" 
 [ "$i1" = "$i2" ] && cmp -s "$tmp/stop1.ivf" "$tmp/stop2.ivf" &&
   ok "--threads 1 and 2: identical index files, $i1 iterations each" || fail "--threads 1/2 differ (iterations $i1/$i2)"
 kr=$(key cap kmeans_rows) kt=$(key cap training_rows_retained) ks=$(key stop1 kmeans_rows)
-if [ "$kr" = 2560 ] && [ "$kt" -gt 2560 ] && [ "$ks" = 16384 ]; then
-  ok "sample cap: k-means on $kr rows (64 x 40) of a $kt-row sample; default 64 x 256 = $ks"
+if [ "$kr" = 2560 ] && [ "$kt" -gt 2560 ] && [ "$ks" = 8192 ]; then
+  ok "sample cap: k-means on $kr rows (64 x 40) of a $kt-row sample; default 64 x 128 = $ks"
 else
-  fail "sample cap: kmeans_rows $kr of $kt (default cap: $ks, expected 16384)"
+  fail "sample cap: kmeans_rows $kr of $kt (default cap: $ks, expected 8192)"
 fi
 rs=$(recall stop1) ra=$(recall all) rc=$(recall cap)
 if [ -n "$rs" ] && [ -n "$ra" ] && "$py" -c "import sys; s,a,c=$rs,$ra,$rc; sys.exit(0 if s >= 0.9 and s >= a - 0.02 and c >= 0.85 else 1)"; then
