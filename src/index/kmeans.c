@@ -80,11 +80,19 @@ vf_status ivf_parallel(int nthreads, ivf_par_fn fn, void *arg, vf_error *err) {
 
 typedef struct assign_job {
   const float *x, *c, *cnorm;
+  const float *xnorm; /* NULL, or |x_i|^2 of every row (dist without recomputing it) */
   size_t n, d, k;
   uint32_t *assign;
   float *dist;
   float *scratch; /* per worker ASSIGN_BLOCK x CENT_TILE */
 } assign_job;
+
+static float row_norm(const float *xr, size_t d) {
+  float xn = 0.0f;
+  for (size_t e = 0; e < d; e++)
+    xn += xr[e] * xr[e];
+  return xn;
+}
 
 /* one block of ASSIGN_BLOCK rows (chunk b of the pool loop) on worker w's scratch */
 static void assign_block(void *arg, size_t b, int w) {
@@ -114,27 +122,25 @@ static void assign_block(void *arg, size_t b, int w) {
   for (size_t i = 0; i < nr; i++) {
     j->assign[r0 + i] = bi[i];
     if (j->dist) {
-      const float *xr = j->x + (r0 + i) * j->d;
-      float xn = 0.0f;
-      for (size_t e = 0; e < j->d; e++)
-        xn += xr[e] * xr[e];
+      float xn = j->xnorm ? j->xnorm[r0 + i] : row_norm(j->x + (r0 + i) * j->d, j->d);
       float v = best[i] + xn;
       j->dist[r0 + i] = v > 0.0f ? v : 0.0f;
     }
   }
 }
 
-/* ivf_assign_l2(): see ivf_internal.h. */
-vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
-                        size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
+/* ivf_assign_l2() with the rows' squared norms given (xnorm, for dist; NULL: computed) */
+static vf_status assign_l2(const float *x, const float *xnorm, size_t n, size_t d, const float *c,
+                           const float *cnorm, size_t k, int threads, uint32_t *assign, float *dist,
+                           vf_error *err) {
   if (n == 0) return VF_OK;
   vf_status st = vf_blas_require(err);
   if (st != VF_OK) return st;
   if (threads < 1) threads = 1;
   size_t nblocks = (n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
   threads = vf_pool_width(nblocks, threads);
-  assign_job j = {.x = x, .c = c, .cnorm = cnorm, .n = n, .d = d, .k = k, .assign = assign,
-                  .dist = dist};
+  assign_job j = {.x = x, .c = c, .cnorm = cnorm, .xnorm = xnorm, .n = n, .d = d, .k = k,
+                  .assign = assign, .dist = dist};
   j.scratch = vf_mallocarray((size_t)threads * ASSIGN_BLOCK, (k < CENT_TILE ? k : CENT_TILE) * sizeof(float));
   if (!j.scratch) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for the assignment");
   int saved = vf_blas_single_begin();
@@ -142,6 +148,12 @@ vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, cons
   vf_blas_single_end(saved);
   free(j.scratch);
   return st;
+}
+
+/* ivf_assign_l2(): see ivf_internal.h. */
+vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
+                        size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
+  return assign_l2(x, NULL, n, d, c, cnorm, k, threads, assign, dist, err);
 }
 
 /* --------------------------------------------------------------- k-means */
@@ -191,12 +203,13 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   const char *phase = opts ? opts->progress : NULL;
   bool want_obj = phase || stop_obj > 0;
   float *dist = want_obj ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
+  float *xn = want_obj ? vf_mallocarray(n, sizeof *xn) : NULL; /* |x_i|^2, once: rows stay */
   float *cn = vf_mallocarray(k, sizeof *cn);
   double *sum = vf_mallocarray(k * d, sizeof *sum);
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm || (want_obj && !dist) || (stop > 0 && !prev))
+  if (!as || !cn || !sum || !cnt || !perm || (want_obj && (!dist || !xn)) || (stop > 0 && !prev))
     VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k));
   ivf_rng rng = {seed ^ 0x6b6d65616e73ull};
   if ((double)n * (double)k * (double)d <= KMPP_MAX_WORK) {
@@ -243,6 +256,9 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
       memcpy(centroids + i * d, x + perm[i] * d, d * sizeof(float));
     }
   }
+  if (xn)
+    for (size_t i = 0; i < n; i++)
+      xn[i] = row_norm(x + i * d, d);
   if (k == 1) iters = 1;
   vf_stage sg;
   if (phase) {
@@ -253,7 +269,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   for (int it = 0; it < iters; it++) {
     VF_TRY(vf_check_cancel(err));
     centroid_norms(centroids, k, d, cn);
-    VF_TRY(ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err));
+    VF_TRY(assign_l2(x, xn, n, d, centroids, cn, k, threads, as, dist, err));
     size_t changed = n;
     if (prev && it > 0) {
       changed = 0;
@@ -326,6 +342,7 @@ out:
   free(prev);
   free(xsub);
   free(dist);
+  free(xn);
   free(cn);
   free(sum);
   free(cnt);
