@@ -190,6 +190,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     xsub = vf_mallocarray(m, d * sizeof(float));
     if (!xsub)
       return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", m);
+    vf_advise_huge(xsub, m * d * sizeof(float));
     for (size_t i = 0; i < m; i++)
       memcpy(xsub + i * d, x + (size_t)(((unsigned __int128)i * n) / m) * d, d * sizeof(float));
     x = xsub;
