@@ -89,6 +89,9 @@ struct ivf_builder {
   uint64_t rows, id_bytes, spill_bytes, spill_off;
   vf_buf mem;       /* the in-memory spill frames (its max: their allowance) */
   bool mem_full;    /* a frame did not fit: this and every later one went to the file */
+  bool mframe;      /* the frame being staged is in mem (its vectors appended there directly,
+                       its header at mframe_at), not in sv */
+  size_t mframe_at;
   int spill_poor; /* frames in a row that zstd shrank by < 1/8 (stored plain) */
   double t_open;
 };
@@ -285,26 +288,52 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   return VF_OK;
 }
 
-static vf_status flush_stage(ivf_builder *b, vf_error *err) {
-  if (!b->srows) return VF_OK;
-  size_t raw = b->sv.len + b->sl.len + b->si.len;
-  vf_status st = vf_buf_append(&b->sv, b->sl.data, b->sl.len, err);
-  if (!st) st = vf_buf_append(&b->sv, b->si.data, b->si.len, err);
-  if (st) return st;
-  size_t pad = (8 - raw % 8) % 8;
-  if (!b->mem_full && b->mem.len + 16 + raw + pad <= b->mem.max) {
-    uint64_t h[2] = {b->srows, raw}, zero = 0;
-    if ((st = vf_buf_reserve(&b->mem, 16 + raw + pad, err))) return st;
-    vf_buf_put(&b->mem, h, 16);
-    vf_buf_put(&b->mem, b->sv.data, raw);
-    vf_buf_put(&b->mem, &zero, pad);
-    vf_buf_reset(&b->sv);
-    vf_buf_reset(&b->sl);
-    vf_buf_reset(&b->si);
-    b->srows = 0;
+/* before a frame's first row: stage it in memory when its vectors (at most chunk_bytes plus
+ * one row) still fit the in-memory share; when its id lengths and bytes then do not,
+ * flush_stage moves it to the file */
+static vf_status frame_begin(ivf_builder *b, vf_error *err) {
+  size_t most = 16 + b->chunk_bytes + b->d * 4;
+  b->mframe = !b->mem_full && b->mem.len + most <= b->mem.max;
+  if (!b->mframe) {
+    b->mem_full = true;
     return VF_OK;
   }
-  b->mem_full = true;
+  uint64_t h[2] = {0, 0};
+  b->mframe_at = b->mem.len;
+  return vf_buf_append(&b->mem, h, 16, err);
+}
+
+static vf_status flush_stage(ivf_builder *b, vf_error *err) {
+  if (!b->srows) return VF_OK;
+  vf_status st;
+  if (b->mframe) { /* {u64 rows, u64 raw}, vectors (already there), lengths, ids, padding */
+    size_t raw = b->srows * b->d * 4 + b->sl.len + b->si.len, pad = (8 - raw % 8) % 8;
+    uint64_t h[2] = {b->srows, raw}, zero = 0;
+    size_t tail = b->sl.len + b->si.len + pad;
+    if (b->mem.len + tail <= b->mem.max) {
+      if ((st = vf_buf_reserve(&b->mem, tail, err))) return st;
+      vf_buf_put(&b->mem, b->sl.data, b->sl.len);
+      vf_buf_put(&b->mem, b->si.data, b->si.len);
+      vf_buf_put(&b->mem, &zero, pad);
+      memcpy(b->mem.data + b->mframe_at, h, 16);
+      vf_buf_reset(&b->sl);
+      vf_buf_reset(&b->si);
+      b->srows = 0;
+      b->mframe = false;
+      return VF_OK;
+    }
+    /* an outsized id: this frame goes to the file after all, and so does every later one */
+    vf_buf_reset(&b->sv);
+    if ((st = vf_buf_append(&b->sv, b->mem.data + b->mframe_at + 16, b->srows * b->d * 4, err)))
+      return st;
+    b->mem.len = b->mframe_at;
+    b->mframe = false;
+    b->mem_full = true;
+  }
+  size_t raw = b->sv.len + b->sl.len + b->si.len;
+  st = vf_buf_append(&b->sv, b->sl.data, b->sl.len, err);
+  if (!st) st = vf_buf_append(&b->sv, b->si.data, b->si.len, err);
+  if (st) return st;
   size_t bound = ZSTD_compressBound(raw), cl = raw;
   vf_buf_reset(&b->comp);
   if ((st = vf_buf_reserve(&b->comp, 24 + bound, err))) return st;
@@ -394,13 +423,14 @@ vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const cha
   if (st) goto out;
   for (size_t i = 0; i < n; i++) {
     uint32_t l = (uint32_t)ids_len[i];
-    VF_TRY(vf_buf_append(&b->sv, vecs + i * d, d * 4, err));
+    if (!b->srows) VF_TRY(frame_begin(b, err));
+    VF_TRY(vf_buf_append(b->mframe ? &b->mem : &b->sv, vecs + i * d, d * 4, err));
     VF_TRY(vf_buf_append(&b->sl, &l, 4, err));
     VF_TRY(vf_buf_append(&b->si, ids[i], ids_len[i], err));
     b->srows++;
     b->rows++;
     b->id_bytes += l;
-    if (b->sv.len >= b->chunk_bytes || b->si.len >= b->chunk_bytes) VF_TRY(flush_stage(b, err));
+    if (b->srows * d * 4 >= b->chunk_bytes || b->si.len >= b->chunk_bytes) VF_TRY(flush_stage(b, err));
   }
   st = VF_OK;
 out:

@@ -1085,6 +1085,39 @@ VF_TEST(ivf_spill_in_memory) {
     free(f1);
     free(f2);
   }
+  /* an id longer than the in-memory share left: its frame (staged in memory) moves to the file */
+  size_t big = (size_t)1 << 20;
+  char *bid = malloc(big);
+  memset(bid, 'x', big);
+  const char *path[2] = {tmp_path("memid0.ivf"), tmp_path("memid1.ivf")};
+  for (int v = 0; v < 2; v++) {
+    ivf_params p = {.type = IVF_FLAT, .metric = CORPUS_EUCLID, .dim = D, .nlist = 8, .max_train = 2000,
+                    .threads = 1, .spill_to_disk = v == 0, .memory_budget = (uint64_t)6 << 20};
+    ivf_builder *b = NULL;
+    vf_error err = {0};
+    CHECK_OK(ivf_builder_open(&p, path[v], 3000, &b, &err));
+    for (size_t r = 0; r < 3000 && b; r += 500) {
+      const char *ids[500];
+      size_t lens[500];
+      for (size_t i = 0; i < 500; i++) {
+        ids[i] = g_ids[r + i];
+        lens[i] = g_idlen[r + i];
+      }
+      if (r == 1000) { /* the second frame's first row */
+        memcpy(bid, g_ids[r], g_idlen[r]);
+        ids[0] = bid;
+        lens[0] = big;
+      }
+      CHECK_OK(ivf_builder_add(b, g_x + r * D, 500, ids, lens, &err));
+    }
+    CHECK_OK(ivf_builder_finish(b, NULL, &err));
+  }
+  size_t n0 = 0, n1 = 0;
+  uint8_t *f0 = slurp(path[0], &n0), *f1 = slurp(path[1], &n1);
+  CHECK(f0 && f1 && n0 > big && n0 == n1 && memcmp(f0, f1, n0) == 0);
+  free(f0);
+  free(f1);
+  free(bid);
 }
 
 /* The spill's named ceiling (issue 15 item 5): the buffers that stage, compress and read back a
