@@ -37,6 +37,10 @@ typedef struct idx_kmeans_opts {
                           of the training rows changed cluster, stop (the update of that
                           iteration is kept; a tiny value stops only at a fixed point, where
                           the result equals running every iteration).  <= 0: run every one */
+  double stop_objective; /* > 0: early stop — after an iteration whose objective (the sum of
+                            squared distances to the assigned centroids) is at most this fraction
+                            below the previous iteration's, stop (that update is kept); either
+                            rule stops.  <= 0: off */
   uint32_t max_per_centroid; /* > 0 and n > k * this: Lloyd runs on k * this rows taken at an even
                                 stride over x (FAISS's max_points_per_centroid); `assign` still
                                 covers all n rows.  0: every row */
@@ -88,11 +92,14 @@ typedef struct ivf_params {
                              instead re-ranks every row whose estimate plus its error bound
                              could enter the exact top k.  Ignored (0) for flat. */
   uint64_t seed;          /* sampling, k-means, rotation; default 1234 when 0 */
-  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, 65536), lowered
+  uint64_t max_train;     /* training sample cap in rows; 0: max(256*nlist, train_per_centroid*nlist,
+                             65536), lowered
                              to what a quarter of the memory budget holds */
   int kmeans_iters;       /* most k-means iterations; 0: 20 */
   double kmeans_stop;     /* idx_kmeans_opts.stop_changed; 0: IVF_KMEANS_STOP, < 0: run every
-                             iteration */
+                             iteration (the objective rule too, unless kmeans_stop_objective > 0) */
+  double kmeans_stop_objective; /* idx_kmeans_opts.stop_objective; 0: IVF_KMEANS_STOP_OBJECTIVE
+                                   (off when kmeans_stop < 0), < 0: off */
   uint32_t train_per_centroid; /* k-means runs on at most nlist * this rows of the sample;
                                   0: IVF_TRAIN_PER_CENTROID */
   int threads;            /* 0: vf_threads() */
@@ -109,6 +116,9 @@ typedef struct ivf_params {
                              uncompressed on disk already, the local store: compressing cost
                              more CPU than the pass it feeds); false: zstd, frames that barely
                              compress stored plain */
+  bool spill_to_disk;     /* every spill frame goes to the spill file (tests of its format);
+                             false: frames stay in memory while they fit IVF_MEM_SPILL_SHARE of the
+                             budget (IVF_MEM_SPILL_MAX without one), the rest go to the file */
   bool sample_by_id;      /* the training sample is the rows whose point id hashes (with the
                              seed) smallest, in hash order: the index does not depend on the
                              order the rows are added in (the local store, whose segment order
@@ -116,7 +126,13 @@ typedef struct ivf_params {
 } ivf_params;
 
 #define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */
-#define IVF_TRAIN_PER_CENTROID 256 /* default k-means rows per list (FAISS's default) */
+#define IVF_KMEANS_STOP_OBJECTIVE 0.003 /* and: the objective fell by <= 0.3 % in an iteration */
+#define IVF_MEM_SPILL_SHARE 8      /* in-memory spill frames: at most 1/8 of the memory budget */
+#define IVF_MEM_SPILL_MAX ((uint64_t)1 << 30) /* ... and at most 1 GiB without a budget */
+#define IVF_TRAIN_PER_CENTROID 128 /* default k-means rows per list (FAISS: 256; recall holds, see
+                                      docs/DESIGN.md "k-means sample cap") */
+#define IVF_SAMPLE_PER_CENTROID 256 /* default training sample: max(this, train_per_centroid) rows
+                                       per list (PQ codebooks train on the whole sample) */
 
 /* ------------------------------------------------------------------- sampler */
 

@@ -32,7 +32,7 @@ static const cli_opt BUILD_OPTS[] = {
     {"metric", "M", "cosine (default), dot or euclid"},
     {"seed", "S", "seed of the training sample, k-means and rotation (default 1234)"},
     {"max-train", "N", "training sample rows (default max(train-per-centroid*nlist, 65536))"},
-    {"train-per-centroid", "N", "k-means runs on at most N*nlist rows of the sample (default 256)"},
+    {"train-per-centroid", "N", "k-means runs on at most N*nlist rows of the sample (default 128)"},
     {"iterations", "N", "most k-means iterations (default 20)"},
     {"kmeans-stop", "F", "stop k-means after an iteration in which at most this fraction of its "
      "rows changed list (default 0.01; 0: run every iteration)"},

@@ -11,12 +11,19 @@
  * embeddings barely compress: zstd cost a sixth of a 768-d finalize's CPU for ~5 %);
  * params.spill_plain stores every frame plain (the local store, whose segments are uncompressed).  Opening a builder sweeps
  * what a killed build of the same output left (vf_temp_sweep: this host, pid gone).
+ * Frames stay in memory instead ({u64 rows, u64 raw bytes}, the plain frame, zero padding to 8
+ * bytes, in one buffer) while they fit 1/IVF_MEM_SPILL_SHARE of the budget left beside the
+ * sample and the staging buffers (IVF_MEM_SPILL_MAX without a budget); from the first frame that
+ * does not fit, every later one goes to the file, so the replay reads the memory frames, then
+ * the file's, in input order.  A corpus that fits (Fashion-MNIST: 188 MB) is then neither
+ * compressed, written nor read back: zstd and the copies took ~1.5 CPU-s of a 784-d build's
+ * read and assign stages.  params.spill_to_disk sends every frame to the file.
  *
  * finish():
  *  1. train: k-means on the sample (spherical for COSINE; L2 on the raw vectors for DOT and
  *     EUCLID; on at most nlist * train_per_centroid of its rows, at most kmeans_iters
  *     iterations, stopping early once at most kmeans_stop of the rows change list in an
- *     iteration — idx_kmeans()), then PQ codebooks on all the sample's residuals, or the RaBitQ
+ *     iteration or the objective falls by at most kmeans_stop_objective — idx_kmeans()), then PQ codebooks on all the sample's residuals, or the RaBitQ
  *     rotation;
  *  2. pass A over the spill: assign every row to its nearest centroid (sgemm, threads over fixed
  *     blocks), count the lists, record the assignment in a second spill file (u32 per row) and,
@@ -80,6 +87,11 @@ struct ivf_builder {
   ZSTD_CCtx *cctx;
   vf_buf comp;
   uint64_t rows, id_bytes, spill_bytes, spill_off;
+  vf_buf mem;       /* the in-memory spill frames (its max: their allowance) */
+  bool mem_full;    /* a frame did not fit: this and every later one went to the file */
+  bool mframe;      /* the frame being staged is in mem (its vectors appended there directly,
+                       its header at mframe_at), not in sv */
+  size_t mframe_at;
   int spill_poor; /* frames in a row that zstd shrank by < 1/8 (stored plain) */
   double t_open;
 };
@@ -181,6 +193,8 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   if (!b->p.seed) b->p.seed = 1234;
   if (!b->p.threads) b->p.threads = vf_threads();
   if (!b->p.kmeans_iters) b->p.kmeans_iters = 20;
+  if (b->p.kmeans_stop_objective == 0)
+    b->p.kmeans_stop_objective = b->p.kmeans_stop < 0 ? -1.0 : IVF_KMEANS_STOP_OBJECTIVE;
   if (b->p.kmeans_stop == 0) b->p.kmeans_stop = IVF_KMEANS_STOP;
   if (!b->p.train_per_centroid) b->p.train_per_centroid = IVF_TRAIN_PER_CENTROID;
   if (b->p.type == IVF_RABITQ && !b->p.rabitq_bits) b->p.rabitq_bits = 1;
@@ -216,7 +230,9 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   uint32_t nl_guess = b->p.nlist ? b->p.nlist : default_nlist(total_rows ? total_rows : 1000000);
   uint64_t cap = b->p.max_train;
   if (!cap) {
-    cap = (uint64_t)nl_guess * b->p.train_per_centroid;
+    uint32_t per = b->p.train_per_centroid > IVF_SAMPLE_PER_CENTROID ? b->p.train_per_centroid
+                                                                     : IVF_SAMPLE_PER_CENTROID;
+    cap = (uint64_t)nl_guess * per;
     if (cap < 65536) cap = 65536;
     if (b->budget) {
       uint64_t fit = b->budget / 4 / rowb;
@@ -234,6 +250,20 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
                         (unsigned long long)(cap * rowb + stream_fixed));
   }
   b->cap = cap;
+  uint64_t mem_cap = b->p.spill_to_disk ? 0 : IVF_MEM_SPILL_MAX;
+  if (b->budget) {
+    uint64_t left = b->budget - cap * rowb - stream_fixed;
+    mem_cap = b->p.spill_to_disk ? 0 : left / IVF_MEM_SPILL_SHARE;
+  }
+  if (mem_cap > SIZE_MAX / 2) mem_cap = SIZE_MAX / 2;
+  vf_buf_init_named(&b->mem, (size_t)mem_cap, "the in-memory spill's share of the memory budget");
+  b->mem_full = mem_cap == 0;
+  if (!b->mem_full && total_rows) { /* room for the announced rows (untouched pages cost nothing) */
+    uint64_t want = total_rows * (b->d * 4 + 4 + 24) + ((uint64_t)1 << 16);
+    if (want > mem_cap) want = mem_cap;
+    vf_error e2 = {0};
+    (void)vf_buf_reserve(&b->mem, (size_t)want, &e2); /* else it grows as frames arrive */
+  }
   VF_BUF_INIT(&b->sv, IVF_MAX_SPILL_FRAME);
   VF_BUF_INIT(&b->sl, IVF_MAX_SPILL_FRAME);
   VF_BUF_INIT(&b->si, IVF_MAX_SPILL_FRAME);
@@ -258,10 +288,50 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
   return VF_OK;
 }
 
+/* before a frame's first row: stage it in memory when its vectors (at most chunk_bytes plus
+ * one row) still fit the in-memory share; when its id lengths and bytes then do not,
+ * flush_stage moves it to the file */
+static vf_status frame_begin(ivf_builder *b, vf_error *err) {
+  size_t most = 16 + b->chunk_bytes + b->d * 4;
+  b->mframe = !b->mem_full && b->mem.len + most <= b->mem.max;
+  if (!b->mframe) {
+    b->mem_full = true;
+    return VF_OK;
+  }
+  uint64_t h[2] = {0, 0};
+  b->mframe_at = b->mem.len;
+  return vf_buf_append(&b->mem, h, 16, err);
+}
+
 static vf_status flush_stage(ivf_builder *b, vf_error *err) {
   if (!b->srows) return VF_OK;
+  vf_status st;
+  if (b->mframe) { /* {u64 rows, u64 raw}, vectors (already there), lengths, ids, padding */
+    size_t raw = b->srows * b->d * 4 + b->sl.len + b->si.len, pad = (8 - raw % 8) % 8;
+    uint64_t h[2] = {b->srows, raw}, zero = 0;
+    size_t tail = b->sl.len + b->si.len + pad;
+    if (b->mem.len + tail <= b->mem.max) {
+      if ((st = vf_buf_reserve(&b->mem, tail, err))) return st;
+      vf_buf_put(&b->mem, b->sl.data, b->sl.len);
+      vf_buf_put(&b->mem, b->si.data, b->si.len);
+      vf_buf_put(&b->mem, &zero, pad);
+      memcpy(b->mem.data + b->mframe_at, h, 16);
+      vf_buf_reset(&b->sl);
+      vf_buf_reset(&b->si);
+      b->srows = 0;
+      b->mframe = false;
+      return VF_OK;
+    }
+    /* an outsized id: this frame goes to the file after all, and so does every later one */
+    vf_buf_reset(&b->sv);
+    if ((st = vf_buf_append(&b->sv, b->mem.data + b->mframe_at + 16, b->srows * b->d * 4, err)))
+      return st;
+    b->mem.len = b->mframe_at;
+    b->mframe = false;
+    b->mem_full = true;
+  }
   size_t raw = b->sv.len + b->sl.len + b->si.len;
-  vf_status st = vf_buf_append(&b->sv, b->sl.data, b->sl.len, err);
+  st = vf_buf_append(&b->sv, b->sl.data, b->sl.len, err);
   if (!st) st = vf_buf_append(&b->sv, b->si.data, b->si.len, err);
   if (st) return st;
   size_t bound = ZSTD_compressBound(raw), cl = raw;
@@ -353,13 +423,14 @@ vf_status ivf_builder_add(ivf_builder *b, const float *vecs, size_t n, const cha
   if (st) goto out;
   for (size_t i = 0; i < n; i++) {
     uint32_t l = (uint32_t)ids_len[i];
-    VF_TRY(vf_buf_append(&b->sv, vecs + i * d, d * 4, err));
+    if (!b->srows) VF_TRY(frame_begin(b, err));
+    VF_TRY(vf_buf_append(b->mframe ? &b->mem : &b->sv, vecs + i * d, d * 4, err));
     VF_TRY(vf_buf_append(&b->sl, &l, 4, err));
     VF_TRY(vf_buf_append(&b->si, ids[i], ids_len[i], err));
     b->srows++;
     b->rows++;
     b->id_bytes += l;
-    if (b->sv.len >= b->chunk_bytes || b->si.len >= b->chunk_bytes) VF_TRY(flush_stage(b, err));
+    if (b->srows * d * 4 >= b->chunk_bytes || b->si.len >= b->chunk_bytes) VF_TRY(flush_stage(b, err));
   }
   st = VF_OK;
 out:
@@ -370,7 +441,8 @@ out:
 /* ------------------------------------------------------------------ replay */
 
 typedef struct replay {
-  uint64_t off;
+  uint64_t off;  /* the next frame in the spill file */
+  size_t moff;   /* the next frame in memory (before the file's) */
   vf_buf comp, raw;
   size_t n;
   const float *vecs;
@@ -380,6 +452,20 @@ typedef struct replay {
 } replay;
 
 static vf_status replay_next(ivf_builder *b, replay *r, bool *eof, vf_error *err) {
+  if (r->moff < b->mem.len) { /* our own memory, written by flush_stage */
+    uint64_t h[2];
+    memcpy(h, b->mem.data + r->moff, 16);
+    const uint8_t *fr = b->mem.data + r->moff + 16;
+    size_t n = (size_t)h[0], raw = (size_t)h[1];
+    *eof = false;
+    r->moff += 16 + raw + (8 - raw % 8) % 8;
+    r->n = n;
+    r->vecs = (const float *)(const void *)fr;
+    r->idlen = (const uint32_t *)(const void *)(fr + n * b->d * 4);
+    r->ids = fr + n * (b->d * 4 + 4);
+    r->idcap = raw - (uint64_t)n * (b->d * 4 + 4);
+    return VF_OK;
+  }
   *eof = r->off >= b->spill_off;
   if (*eof) return VF_OK;
   uint8_t h[24];
@@ -603,6 +689,9 @@ static vf_status lbuf_push(writer *w, uint32_t l, int64_t row, const uint8_t *co
   for (int pass = 0; L->n == L->cap; pass++) {
     uint64_t left = w->count[l] - L->written; /* rows of this list not yet in the file */
     size_t nc = L->cap ? 2 * L->cap : 64;
+    /* a list's first buffer holds all its rows when the budget leaves room for them (no
+     * regrowth copies: most builds' lists fit); else it doubles from 64 */
+    if (!L->cap && w->alloc + left * rec_bytes(w) <= w->cap) nc = (size_t)left;
     if (nc > left) nc = (size_t)left;
     if (nc <= L->n) nc = L->n + 1;
     /* growing past what the budget leaves: write everything out first (once; a single
@@ -712,7 +801,8 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   size_t km_rows = 0;
   idx_kmeans_opts ko = {.iters = b->p.kmeans_iters, .seed = b->p.seed, .threads = threads,
                         .spherical = b->p.metric == CORPUS_COSINE, .progress = phase_of(b),
-                        .stop_changed = b->p.kmeans_stop, .max_per_centroid = b->p.train_per_centroid,
+                        .stop_changed = b->p.kmeans_stop,
+                        .stop_objective = b->p.kmeans_stop_objective, .max_per_centroid = b->p.train_per_centroid,
                         .iters_run = &iters_run, .rows_used = &km_rows};
   if ((st = idx_kmeans(sample, ns, d, nlist, &ko, f->cent, f->as, err)))
     return vf_error_prefix(err, "%s: ", b->out_path);
@@ -915,7 +1005,8 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
   uint64_t fixed = 2 * (uint64_t)b->chunk_bytes + ZSTD_compressBound(b->chunk_bytes) + b->chunk_bytes +
                    (uint64_t)nlist * (d * 8 + sizeof(lbuf) + 48) + ivf_quant_bytes(&g) +
                    (uint64_t)threads * (sstride * 4 + (uint64_t)BLOCK * (nlist < 1024 ? nlist : 1024) * 4) +
-                   rowsmax * (4 + 8 + g.code_size) + ((uint64_t)1 << 20) /* checksum buffer */;
+                   rowsmax * (4 + 8 + g.code_size) + ((uint64_t)1 << 20) /* checksum buffer */ +
+                   b->mem.len /* the in-memory spill frames pass B replays */;
   if (g.type == IVF_PQ) fixed += (uint64_t)nlist * (IVF_PQ_BLOCK - 1) * rec_bytes(w);
   if (b->budget) {
     if (b->budget < fixed + ((uint64_t)1 << 18))
@@ -936,6 +1027,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     idoff_w += 8;
   }
   f->r.off = 0;
+  f->r.moff = 0;
   aoff = 0;
   size_t ccap = 0;
   vf_stage_begin(&sg, phase_of(b), "encode", NULL, b->rows);
@@ -998,6 +1090,7 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
     vf_stage_update(&sg, row, "%s codes, %llu list-buffer flushes", ivf_code_name(g.type),
                     (unsigned long long)w->flushes);
   }
+  vf_buf_free(&b->mem); /* both passes have replayed the in-memory frames */
   if (row != b->rows || id_pos != b->id_bytes)
     return vf_error_set(err, VF_EINTERNAL, "%s: the spill replays %llu rows, %llu were added",
                         b->spill_path, (unsigned long long)row, (unsigned long long)b->rows);
@@ -1083,6 +1176,7 @@ void ivf_builder_abort(ivf_builder *b) {
   vf_buf_free(&b->sl);
   vf_buf_free(&b->si);
   vf_buf_free(&b->comp);
+  vf_buf_free(&b->mem);
   free(b->out_path);
   free(b->spill_path);
   free(b->assign_path);

@@ -44,7 +44,8 @@ static vf_status ids_reserve(build_ids *b, size_t n, vf_error *err) {
 
 static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
   vf_status st = ids_reserve(b, bt->n, err);
-  for (size_t i = 0; st == VF_OK && i < bt->n; i++) {
+  if (st != VF_OK) return st;
+  for (size_t i = 0; i < bt->n; i++) {
     char *t = b->text + i * 37;
     const corpus_id *id = &bt->ids[i];
     if (id->is_uuid) memcpy(t, id->uuid, 37); /* the id text a store keeps (store_id_format) */
@@ -52,7 +53,7 @@ static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
     b->ptr[i] = t;
     b->len[i] = strlen(t);
   }
-  return st;
+  return VF_OK;
 }
 
 /* the vector column of a parquet URI: `column`, else the only dense one of the first file that
@@ -60,24 +61,28 @@ static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
 static vf_status dense_column(const corpus_files *files, corpus_plan *plan, const char *column,
                               char **out, vf_error *err) {
   vf_status st = VF_OK;
+  pqt_file *f = NULL;
   *out = NULL;
-  for (size_t i = 0; st == VF_OK && !*out && i < files->n; i++) {
-    pqt_file *f = NULL;
-    st = corpus_open_parquet(&files->files[i], NULL, &f, err);
-    int64_t nr = st == VF_OK ? pqt_meta(f)->num_rows : 0;
-    if (st == VF_OK && corpus_plan_note_rows(plan, i, nr > 0 ? (uint64_t)nr : 0)) {
+  for (size_t i = 0; !*out && i < files->n; i++) {
+    VF_TRY(corpus_open_parquet(&files->files[i], NULL, &f, err));
+    int64_t nr = pqt_meta(f)->num_rows;
+    if (corpus_plan_note_rows(plan, i, nr > 0 ? (uint64_t)nr : 0)) {
       pqt_close(f);
+      f = NULL;
       continue;
     }
     int top = -1;
-    if (st == VF_OK) st = corpus_dense_top(f, column, &top, err);
-    if (st == VF_OK && !(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
-      st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    VF_TRY(corpus_dense_top(f, column, &top, err));
+    if (!(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     pqt_close(f);
+    f = NULL;
   }
-  if (st == VF_OK && !*out)
-    st = vf_error_set(err, VF_EUSAGE, "index build: every file of the corpus (%zu) is empty",
-                      files->n);
+  if (!*out)
+    VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: every file of the corpus (%zu) is empty",
+                         files->n));
+out:
+  pqt_close(f);
   return st;
 }
 
@@ -89,6 +94,7 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   const corpus_files *files = &src->files;
   char *column = NULL;
   ivf_builder *b = NULL;
+  corpus_records *rr = NULL;
   corpus_batch bt;
   memset(&bt, 0, sizeof bt);
   build_ids ids = {0};
@@ -100,16 +106,16 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   if (src->records) {
     vs = src->vec;
     if (vs.kind != CORPUS_VEC_DENSE)
-      st = vf_error_set(err, VF_EUSAGE, "index build: vector '%s' of %s is not dense", vs.name, files->prefix);
-    if (st == VF_OK && !o->metric_given && src->has_distance) {
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: vector '%s' of %s is not dense", vs.name, files->prefix));
+    if (!o->metric_given && src->has_distance) {
       if (src->distance == CORPUS_MANHATTAN)
-        st = vf_error_set(err, VF_EUSAGE, "index build: vector '%s' uses manhattan distance; "
-                          "give --metric cosine, dot or euclid", vs.name);
+        VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: vector '%s' uses manhattan distance; "
+                             "give --metric cosine, dot or euclid", vs.name));
       p->metric = src->distance;
     }
-    if (st == VF_OK && !(column = vf_strdup(vs.name))) st = vf_error_set(err, VF_ENOMEM, "out of memory");
+    if (!(column = vf_strdup(vs.name))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   } else {
-    st = dense_column(files, &plan, o->column, &column, err);
+    VF_TRY(dense_column(files, &plan, o->column, &column, err));
     vs.name = vs.column = column;
   }
   vs.distance = p->metric;
@@ -126,68 +132,63 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   /* pass 1: rows from the footers (strata of the training sample, default nlist); files
    * without rows are skipped (corpus_plan) */
   uint64_t total = 0;
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, total, &rr, err);
-    if (st == VF_OK) {
-      total += corpus_records_rows(rr);
-      corpus_plan_note_rows(&plan, fi, corpus_records_rows(rr));
-    }
+  for (size_t fi = 0; fi < files->n; fi++) {
+    VF_TRY(corpus_records_open(&files->files[fi], &spec, total, &rr, err));
+    total += corpus_records_rows(rr);
+    corpus_plan_note_rows(&plan, fi, corpus_records_rows(rr));
     corpus_records_close(rr);
+    rr = NULL;
   }
-  if (st == VF_OK && total == 0) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix);
+  if (total == 0) VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix));
   /* pass 2: stream the rows into the builder */
   double tr0 = vf_now();
   uint64_t done = 0, base = 0, source_bytes = 0;
   vf_stage sg;
   vf_stage_begin(&sg, p->progress ? p->progress : "index build", "read", NULL, total);
   sg.p.files_total = files->n;
-  for (size_t fi = 0; st == VF_OK && fi < files->n; fi++) {
+  for (size_t fi = 0; fi < files->n; fi++) {
     if (corpus_plan_skips(&plan, fi)) continue;
-    corpus_records *rr = NULL;
-    st = corpus_records_open(&files->files[fi], &spec, base, &rr, err);
-    int nrg = st == VF_OK ? corpus_records_row_groups(rr) : 0;
-    for (int rg = 0; st == VF_OK && rg < nrg; rg++) {
-      if ((st = vf_check_cancel(err)) != VF_OK) break;
-      st = corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, err);
-      if (st != VF_OK || bt.n == 0) continue;
+    VF_TRY(corpus_records_open(&files->files[fi], &spec, base, &rr, err));
+    int nrg = corpus_records_row_groups(rr);
+    for (int rg = 0; rg < nrg; rg++) {
+      VF_TRY(vf_check_cancel(err));
+      VF_TRY(corpus_records_read(rr, rg, corpus_records_row_group_first(rr, rg), &bt, NULL, err));
+      if (bt.n == 0) continue;
       const corpus_vec_batch *vb = &bt.vectors[0];
       if (!b) {
         p->dim = vb->dim;
-        st = ivf_builder_open(p, out, total, &b, err);
+        VF_TRY(ivf_builder_open(p, out, total, &b, err));
       } else if (vb->dim != p->dim) {
-        st = vf_error_set(err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
-                          files->files[fi].key, column, (int)vb->dim, (int)p->dim);
+        VF_FAIL(vf_error_set(err, VF_ECORRUPT, "%s: column '%s' has dimension %d, earlier files %d",
+                             files->files[fi].key, column, (int)vb->dim, (int)p->dim));
       }
-      if (st == VF_OK) st = ids_fill(&ids, &bt, err);
-      if (st == VF_OK) {
-        st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, err);
-        if (st != VF_OK) vf_error_prefix(err, "%s: row group %d: ", files->files[fi].key, rg);
+      VF_TRY(ids_fill(&ids, &bt, err));
+      st = ivf_builder_add(b, vb->dense, bt.n, (const char *const *)ids.ptr, ids.len, err);
+      if (st != VF_OK) {
+        vf_error_prefix(err, "%s: row group %d: ", files->files[fi].key, rg);
+        goto out;
       }
-      if (st != VF_OK) break;
       done += bt.n;
       sg.p.files_done = fi;
       sg.p.bytes_done = source_bytes;
       vf_stage_update(&sg, done, NULL);
     }
-    if (rr) {
-      base += corpus_records_rows(rr);
-      source_bytes += corpus_records_bytes_read(rr);
-    }
+    base += corpus_records_rows(rr);
+    source_bytes += corpus_records_bytes_read(rr);
     corpus_records_close(rr);
+    rr = NULL;
   }
   double tread = vf_now() - tr0;
-  if (st == VF_OK && !b) st = vf_error_set(err, VF_EUSAGE, "index build: %s holds no vectors", files->prefix);
-  if (st == VF_OK) {
-    st = ivf_builder_finish(b, rep, err);
-    b = NULL;
-  }
-  if (st == VF_OK) {
-    rep->source_bytes = source_bytes;
-    if (rep->seconds_read <= 0) rep->seconds_read = tread;
-    rep->seconds = vf_now() - t0;
-  }
+  if (!b) VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: %s holds no vectors", files->prefix));
+  st = ivf_builder_finish(b, rep, err);
+  b = NULL;
+  VF_TRY(st);
+  rep->source_bytes = source_bytes;
+  if (rep->seconds_read <= 0) rep->seconds_read = tread;
+  rep->seconds = vf_now() - t0;
+out:
   ivf_builder_abort(b);
+  corpus_records_close(rr);
   corpus_plan_free(&plan);
   corpus_batch_free(&bt);
   ids_free(&ids);
@@ -203,24 +204,25 @@ vf_status ivf_build_matrix(ivf_params *p, const char *out, const float *x, uint6
   if (n == 0) return vf_error_set(err, VF_EUSAGE, "index build: no vectors");
   ivf_builder *b = NULL;
   build_ids ids = {0};
-  vf_status st = ivf_builder_open(p, out, n, &b, err);
+  vf_status st = VF_OK;
+  VF_TRY(ivf_builder_open(p, out, n, &b, err));
   const uint64_t chunk = 65536;
-  for (uint64_t r0 = 0; st == VF_OK && r0 < n; r0 += chunk) {
+  for (uint64_t r0 = 0; r0 < n; r0 += chunk) {
     size_t m = (size_t)(n - r0 < chunk ? n - r0 : chunk);
-    if ((st = vf_check_cancel(err)) != VF_OK) break;
-    if ((st = ids_reserve(&ids, m, err)) != VF_OK) break;
+    VF_TRY(vf_check_cancel(err));
+    VF_TRY(ids_reserve(&ids, m, err));
     for (size_t i = 0; i < m; i++) {
       char *t = ids.text + i * 37;
       ids.len[i] = (size_t)snprintf(t, 37, "%" PRIu64, r0 + i);
       ids.ptr[i] = t;
     }
-    st = ivf_builder_add(b, x + r0 * (size_t)p->dim, m, (const char *const *)ids.ptr, ids.len, err);
+    VF_TRY(ivf_builder_add(b, x + r0 * (size_t)p->dim, m, (const char *const *)ids.ptr, ids.len, err));
   }
-  if (st == VF_OK) {
-    st = ivf_builder_finish(b, rep, err);
-    b = NULL;
-  }
-  if (st == VF_OK) rep->seconds = vf_now() - t0;
+  st = ivf_builder_finish(b, rep, err);
+  b = NULL;
+  VF_TRY(st);
+  rep->seconds = vf_now() - t0;
+out:
   ivf_builder_abort(b);
   ids_free(&ids);
   return st;
@@ -229,29 +231,30 @@ vf_status ivf_build_matrix(ivf_params *p, const char *out, const float *x, uint6
 /* ivf_build_report_json(): see ivf.h. */
 vf_status ivf_build_report_json(const ivf_build_report *r, const char *out, int32_t dim,
                                 corpus_distance metric, size_t nfiles, vf_buf *b, vf_error *err) {
-  vf_status st = vf_buf_printf(b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
-                               "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
-                               ",\"kmeans_rows\":%" PRIu64 ",\"kmeans_iterations\":%d,"
-                               "\"kmeans_max_iterations\":%d"
-                               ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
-                               r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
-                               r->training_rows_retained, r->kmeans_rows, r->kmeans_iterations,
-                               r->kmeans_max_iterations, r->source_bytes, r->spill_bytes);
-  if (st == VF_OK) st = vf_json_f64(b, r->seconds, err);
-  if (st == VF_OK) st = vf_buf_printf(b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes);
-  if (st == VF_OK) st = vf_json_f64(b, r->list_max_over_mean, err);
-  if (st == VF_OK) st = vf_json_raw(b, ",\"list_balance\":", err);
-  if (st == VF_OK) st = vf_json_f64(b, r->list_balance, err);
+  vf_status st = VF_OK;
+  VF_TRY(vf_buf_printf(b, err, "{\"rows\":%" PRIu64 ",\"nlist\":%u,\"type\":\"%s\","
+                       "\"training_rows_seen\":%" PRIu64 ",\"training_rows_retained\":%" PRIu64
+                       ",\"kmeans_rows\":%" PRIu64 ",\"kmeans_iterations\":%d,"
+                       "\"kmeans_max_iterations\":%d"
+                       ",\"source_bytes\":%" PRIu64 ",\"spill_bytes\":%" PRIu64 ",\"seconds\":",
+                       r->rows, r->nlist, ivf_code_name(r->type), r->training_rows_seen,
+                       r->training_rows_retained, r->kmeans_rows, r->kmeans_iterations,
+                       r->kmeans_max_iterations, r->source_bytes, r->spill_bytes));
+  VF_TRY(vf_json_f64(b, r->seconds, err));
+  VF_TRY(vf_buf_printf(b, err, ",\"peak_rss_bytes\":%" PRIu64 ",\"list_max_over_mean\":", r->peak_rss_bytes));
+  VF_TRY(vf_json_f64(b, r->list_max_over_mean, err));
+  VF_TRY(vf_json_raw(b, ",\"list_balance\":", err));
+  VF_TRY(vf_json_f64(b, r->list_balance, err));
   const double stage[4] = {r->seconds_read, r->seconds_train, r->seconds_assign, r->seconds_write};
   const char *names[4] = {"seconds_read", "seconds_train", "seconds_assign", "seconds_write"};
-  for (int i = 0; i < 4 && st == VF_OK; i++) {
-    st = vf_buf_printf(b, err, ",\"%s\":", names[i]);
-    if (st == VF_OK) st = vf_json_f64(b, stage[i], err);
+  for (int i = 0; i < 4; i++) {
+    VF_TRY(vf_buf_printf(b, err, ",\"%s\":", names[i]));
+    VF_TRY(vf_json_f64(b, stage[i], err));
   }
-  if (st == VF_OK)
-    st = vf_buf_printf(b, err, ",\"dim\":%d,\"metric\":\"%s\",\"files\":%zu,\"output\":", (int)dim,
-                       idx_metric_name(metric), nfiles);
-  if (st == VF_OK) st = vf_json_string(b, out, strlen(out), err);
-  if (st == VF_OK) st = vf_json_raw(b, "}", err);
+  VF_TRY(vf_buf_printf(b, err, ",\"dim\":%d,\"metric\":\"%s\",\"files\":%zu,\"output\":", (int)dim,
+                       idx_metric_name(metric), nfiles));
+  VF_TRY(vf_json_string(b, out, strlen(out), err));
+  VF_TRY(vf_json_raw(b, "}", err));
+out:
   return st;
 }

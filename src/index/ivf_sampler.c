@@ -93,6 +93,7 @@ vf_status ivf_sampler_open(size_t dim, uint64_t cap, uint64_t total_rows, uint64
     return vf_error_set(err, VF_ENOMEM, "ivf sampler: out of memory for %llu x %zu floats",
                         (unsigned long long)cap, dim);
   }
+  vf_advise_huge(s->rows, (size_t)cap * dim * sizeof(float)); /* fewer page faults */
   s->dim = dim;
   s->cap = cap;
   s->rng = seed ^ 0x5EED5A3B1E5ull;

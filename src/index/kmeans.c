@@ -28,7 +28,13 @@
  * changed, Lloyd stops.  The assignment is thread-count independent (above), so the count, the
  * iterations run and the centroids are too.  A tiny stop_changed stops only at a fixed point (no
  * row changed: the update reproduces the same centroids), so the result equals running every
- * iteration; <= 0 runs every iteration.
+ * iteration; <= 0 runs every iteration.  stop_objective stops too: after the update of an
+ * iteration whose objective (sum over rows, in row order, in double, of the squared distance to
+ * the assigned centroid — thread-count independent like the assignment) fell by at most
+ * stop_objective of the previous iteration's.  On Fashion-MNIST at nlist 256 the changed-row
+ * fraction is still 1 % after 20 iterations while the objective falls by 0.47, 0.33, 0.24, 0.17 %
+ * in iterations 7-10: the recall of FAISS's 10 iterations is reached long before rows stop
+ * moving between neighbouring lists, so the objective is the rule that fires.
  *
  * Metrics: k-means itself is euclidean.  `spherical` renormalises the centroids after each update
  * (cosine: the IVF layer normalises the vectors first).  For dot (maximum inner product) the IVF
@@ -74,11 +80,19 @@ vf_status ivf_parallel(int nthreads, ivf_par_fn fn, void *arg, vf_error *err) {
 
 typedef struct assign_job {
   const float *x, *c, *cnorm;
+  const float *xnorm; /* NULL, or |x_i|^2 of every row (dist without recomputing it) */
   size_t n, d, k;
   uint32_t *assign;
   float *dist;
   float *scratch; /* per worker ASSIGN_BLOCK x CENT_TILE */
 } assign_job;
+
+static float row_norm(const float *xr, size_t d) {
+  float xn = 0.0f;
+  for (size_t e = 0; e < d; e++)
+    xn += xr[e] * xr[e];
+  return xn;
+}
 
 /* one block of ASSIGN_BLOCK rows (chunk b of the pool loop) on worker w's scratch */
 static void assign_block(void *arg, size_t b, int w) {
@@ -108,27 +122,25 @@ static void assign_block(void *arg, size_t b, int w) {
   for (size_t i = 0; i < nr; i++) {
     j->assign[r0 + i] = bi[i];
     if (j->dist) {
-      const float *xr = j->x + (r0 + i) * j->d;
-      float xn = 0.0f;
-      for (size_t e = 0; e < j->d; e++)
-        xn += xr[e] * xr[e];
+      float xn = j->xnorm ? j->xnorm[r0 + i] : row_norm(j->x + (r0 + i) * j->d, j->d);
       float v = best[i] + xn;
       j->dist[r0 + i] = v > 0.0f ? v : 0.0f;
     }
   }
 }
 
-/* ivf_assign_l2(): see ivf_internal.h. */
-vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
-                        size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
+/* ivf_assign_l2() with the rows' squared norms given (xnorm, for dist; NULL: computed) */
+static vf_status assign_l2(const float *x, const float *xnorm, size_t n, size_t d, const float *c,
+                           const float *cnorm, size_t k, int threads, uint32_t *assign, float *dist,
+                           vf_error *err) {
   if (n == 0) return VF_OK;
   vf_status st = vf_blas_require(err);
   if (st != VF_OK) return st;
   if (threads < 1) threads = 1;
   size_t nblocks = (n + ASSIGN_BLOCK - 1) / ASSIGN_BLOCK;
   threads = vf_pool_width(nblocks, threads);
-  assign_job j = {.x = x, .c = c, .cnorm = cnorm, .n = n, .d = d, .k = k, .assign = assign,
-                  .dist = dist};
+  assign_job j = {.x = x, .c = c, .cnorm = cnorm, .xnorm = xnorm, .n = n, .d = d, .k = k,
+                  .assign = assign, .dist = dist};
   j.scratch = vf_mallocarray((size_t)threads * ASSIGN_BLOCK, (k < CENT_TILE ? k : CENT_TILE) * sizeof(float));
   if (!j.scratch) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for the assignment");
   int saved = vf_blas_single_begin();
@@ -136,6 +148,12 @@ vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, cons
   vf_blas_single_end(saved);
   free(j.scratch);
   return st;
+}
+
+/* ivf_assign_l2(): see ivf_internal.h. */
+vf_status ivf_assign_l2(const float *x, size_t n, size_t d, const float *c, const float *cnorm,
+                        size_t k, int threads, uint32_t *assign, float *dist, vf_error *err) {
+  return assign_l2(x, NULL, n, d, c, cnorm, k, threads, assign, dist, err);
 }
 
 /* --------------------------------------------------------------- k-means */
@@ -161,6 +179,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   int threads = opts && opts->threads > 0 ? opts->threads : vf_threads();
   bool spherical = opts && opts->spherical;
   double stop = opts ? opts->stop_changed : 0.0;
+  double stop_obj = opts ? opts->stop_objective : 0.0;
   uint32_t per = opts ? opts->max_per_centroid : 0;
   const float *xall = x;
   size_t nall = n;
@@ -171,6 +190,7 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
     xsub = vf_mallocarray(m, d * sizeof(float));
     if (!xsub)
       return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", m);
+    vf_advise_huge(xsub, m * d * sizeof(float));
     for (size_t i = 0; i < m; i++)
       memcpy(xsub + i * d, x + (size_t)(((unsigned __int128)i * n) / m) * d, d * sizeof(float));
     x = xsub;
@@ -182,13 +202,15 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
   as = assign && !xsub ? assign : vf_mallocarray(n, sizeof *as);
   prev = stop > 0 ? vf_mallocarray(n, sizeof *prev) : NULL;
   const char *phase = opts ? opts->progress : NULL;
-  float *dist = phase ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
+  bool want_obj = phase || stop_obj > 0;
+  float *dist = want_obj ? vf_mallocarray(n, sizeof *dist) : NULL; /* for the objective */
+  float *xn = want_obj ? vf_mallocarray(n, sizeof *xn) : NULL; /* |x_i|^2, once: rows stay */
   float *cn = vf_mallocarray(k, sizeof *cn);
   double *sum = vf_mallocarray(k * d, sizeof *sum);
   uint64_t *cnt = vf_mallocarray(k, sizeof *cnt);
   size_t *perm = vf_mallocarray(n, sizeof *perm);
   vf_status st = VF_OK;
-  if (!as || !cn || !sum || !cnt || !perm || (phase && !dist) || (stop > 0 && !prev))
+  if (!as || !cn || !sum || !cnt || !perm || (want_obj && (!dist || !xn)) || (stop > 0 && !prev))
     VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory (%zu rows x %zu, k = %zu)", n, d, k));
   ivf_rng rng = {seed ^ 0x6b6d65616e73ull};
   if ((double)n * (double)k * (double)d <= KMPP_MAX_WORK) {
@@ -235,35 +257,47 @@ vf_status idx_kmeans(const float *x, size_t n, size_t d, size_t k, const idx_kme
       memcpy(centroids + i * d, x + perm[i] * d, d * sizeof(float));
     }
   }
+  if (xn)
+    for (size_t i = 0; i < n; i++)
+      xn[i] = row_norm(x + i * d, d);
   if (k == 1) iters = 1;
   vf_stage sg;
   if (phase) {
     vf_stage_begin(&sg, phase, "k-means", "iterations", (uint64_t)iters);
     vf_stage_update(&sg, 0, "%zu centroids, %zu rows", k, n);
   }
+  double prev_obj = 0;
   for (int it = 0; it < iters; it++) {
     VF_TRY(vf_check_cancel(err));
     centroid_norms(centroids, k, d, cn);
-    VF_TRY(ivf_assign_l2(x, n, d, centroids, cn, k, threads, as, dist, err));
+    VF_TRY(assign_l2(x, xn, n, d, centroids, cn, k, threads, as, dist, err));
     size_t changed = n;
     if (prev && it > 0) {
       changed = 0;
       for (size_t i = 0; i < n; i++)
         changed += as[i] != prev[i];
     }
-    bool settled = prev && it > 0 && (double)changed <= stop * (double)n;
-    if (prev && !settled) memcpy(prev, as, n * sizeof *as);
-    if (opts && opts->iters_run) *opts->iters_run = it + 1;
-    if (phase) { /* the objective of the centroids just used (before this update) */
-      double obj = 0;
+    double obj = 0; /* the objective of the centroids just used (before this update) */
+    if (dist)
       for (size_t i = 0; i < n; i++)
         obj += dist[i];
+    bool settled = prev && it > 0 && (double)changed <= stop * (double)n;
+    bool obj_settled = !settled && stop_obj > 0 && it > 0 && prev_obj - obj <= stop_obj * prev_obj;
+    settled = settled || obj_settled;
+    prev_obj = obj;
+    if (prev && !settled) memcpy(prev, as, n * sizeof *as);
+    if (opts && opts->iters_run) *opts->iters_run = it + 1;
+    if (phase) {
       if (settled) sg.last = -1.0; /* the settling iteration is always reported (vf_stage) */
       if (prev && it > 0)
         vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g, %zu of %zu rows changed list%s", obj,
-                        changed, n, settled ? " (settled: stopping)" : "");
+                        changed, n,
+                        obj_settled ? " (objective settled: stopping)"
+                        : settled   ? " (settled: stopping)"
+                                    : "");
       else
-        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g", obj);
+        vf_stage_update(&sg, (uint64_t)it + 1, "objective %.6g%s", obj,
+                        obj_settled ? " (objective settled: stopping)" : "");
     }
     memset(sum, 0, k * d * sizeof *sum);
     memset(cnt, 0, k * sizeof *cnt);
@@ -309,6 +343,7 @@ out:
   free(prev);
   free(xsub);
   free(dist);
+  free(xn);
   free(cn);
   free(sum);
   free(cnt);

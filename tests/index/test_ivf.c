@@ -1015,7 +1015,8 @@ VF_TEST(ivf_spill_plain_frames) {
       for (size_t i = 0; i < SN; i++)
         x[i * SD + i % SD] += (float)(i + 1); /* distinct rows */
     ivf_params p = {.type = IVF_FLAT, .metric = CORPUS_EUCLID, .dim = SD, .nlist = 16, .threads = 2,
-                    .memory_budget = (uint64_t)64 << 20, .spill_plain = pass == 2};
+                    .memory_budget = (uint64_t)64 << 20, .spill_plain = pass == 2,
+                    .spill_to_disk = true}; /* the file's frames (memory ones are plain) */
     const char *path = tmp_path("spill.ivf");
     ivf_builder *b = NULL;
     vf_error err = {0};
@@ -1049,6 +1050,74 @@ VF_TEST(ivf_spill_plain_frames) {
   free(ids);
   free(lens);
   free(x);
+}
+
+/* issue 17 item 3: spill frames that fit the budget's share stay in memory — neither compressed
+ * nor written (spill_bytes is the assignment file alone) — and the index is byte-identical to
+ * the one built from the file's frames, also when the share holds only the first frames and the
+ * rest go to the file (a small budget). */
+VF_TEST(ivf_spill_in_memory) {
+  make_data();
+  ivf_code ts[2] = {IVF_SQ8, IVF_PQ};
+  for (int ti = 0; ti < 2; ti++) {
+    const char *path[3] = {tmp_path("mem0.ivf"), tmp_path("mem1.ivf"), tmp_path("mem2.ivf")};
+    ivf_build_report rep[3];
+    for (int v = 0; v < 3; v++) {
+      ivf_params p = {.type = ts[ti], .metric = CORPUS_EUCLID, .dim = D, .nlist = 32, .pq_m = 4,
+                      .max_train = 2000, .threads = 2, .spill_to_disk = v == 0,
+                      .memory_budget = v == 2 ? (uint64_t)6 << 20 : (uint64_t)256 << 20};
+      vf_error err = {0};
+      memset(&rep[v], 0, sizeof rep[v]);
+      CHECK_OK(build(&p, path[v], N, 500, &rep[v], &err));
+    }
+    uint64_t abytes = (uint64_t)N * 4; /* the assignment spill */
+    if (!(rep[0].spill_bytes > abytes && rep[1].spill_bytes == abytes && rep[2].spill_bytes > abytes &&
+          rep[2].spill_bytes < rep[0].spill_bytes))
+      vf_test_fail(__FILE__, __LINE__, "type %d: spill bytes disk %llu, memory %llu, mixed %llu", ti,
+                   (unsigned long long)rep[0].spill_bytes, (unsigned long long)rep[1].spill_bytes,
+                   (unsigned long long)rep[2].spill_bytes);
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    uint8_t *f0 = slurp(path[0], &n0), *f1 = slurp(path[1], &n1), *f2 = slurp(path[2], &n2);
+    CHECK(f0 && f1 && f2 && n0 > 0);
+    CHECK(n0 == n1 && f0 && f1 && memcmp(f0, f1, n0) == 0);
+    CHECK(n0 == n2 && f0 && f2 && memcmp(f0, f2, n0) == 0);
+    free(f0);
+    free(f1);
+    free(f2);
+  }
+  /* an id longer than the in-memory share left: its frame (staged in memory) moves to the file */
+  size_t big = (size_t)1 << 20;
+  char *bid = malloc(big);
+  memset(bid, 'x', big);
+  const char *path[2] = {tmp_path("memid0.ivf"), tmp_path("memid1.ivf")};
+  for (int v = 0; v < 2; v++) {
+    ivf_params p = {.type = IVF_FLAT, .metric = CORPUS_EUCLID, .dim = D, .nlist = 8, .max_train = 2000,
+                    .threads = 1, .spill_to_disk = v == 0, .memory_budget = (uint64_t)6 << 20};
+    ivf_builder *b = NULL;
+    vf_error err = {0};
+    CHECK_OK(ivf_builder_open(&p, path[v], 3000, &b, &err));
+    for (size_t r = 0; r < 3000 && b; r += 500) {
+      const char *ids[500];
+      size_t lens[500];
+      for (size_t i = 0; i < 500; i++) {
+        ids[i] = g_ids[r + i];
+        lens[i] = g_idlen[r + i];
+      }
+      if (r == 1000) { /* the second frame's first row */
+        memcpy(bid, g_ids[r], g_idlen[r]);
+        ids[0] = bid;
+        lens[0] = big;
+      }
+      CHECK_OK(ivf_builder_add(b, g_x + r * D, 500, ids, lens, &err));
+    }
+    CHECK_OK(ivf_builder_finish(b, NULL, &err));
+  }
+  size_t n0 = 0, n1 = 0;
+  uint8_t *f0 = slurp(path[0], &n0), *f1 = slurp(path[1], &n1);
+  CHECK(f0 && f1 && n0 > big && n0 == n1 && memcmp(f0, f1, n0) == 0);
+  free(f0);
+  free(f1);
+  free(bid);
 }
 
 /* The spill's named ceiling (issue 15 item 5): the buffers that stage, compress and read back a

@@ -1,6 +1,8 @@
 /* idx_kmeans(): separable blobs are found, the result does not depend on the thread count,
  * degenerate inputs (duplicates -> empty clusters, n < k) are handled. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vf_test.h"
 #include "vforge/ivf.h"
@@ -234,6 +236,51 @@ VF_TEST(kmeans_early_stop) {
     CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
     CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
   }
+  free(lab);
+  free(x);
+  free(c1);
+  free(c2);
+  free(a1);
+  free(a2);
+}
+
+/* issue 17 item 3: the objective rule stops where the changed-row rule does not (overlapping
+ * blobs: rows keep moving between neighbouring clusters), the same for 1 and 2 threads, and
+ * stopping after iteration i keeps that iteration's update: the result equals running i. */
+static char g_last_detail[256];
+static void km_detail(void *user, const vf_progress *p) {
+  (void)user;
+  if (p->detail) snprintf(g_last_detail, sizeof g_last_detail, "%s", p->detail);
+}
+
+VF_TEST(kmeans_objective_stop) {
+  rs = 17;
+  size_t n = 8000, d = 16, k = 64;
+  uint32_t *lab = malloc(n * sizeof *lab);
+  float *x = blobs(n, d, 16, 6.0f, lab); /* 64 centroids over 16 wide blobs */
+  float *c1 = malloc(k * d * sizeof *c1), *c2 = malloc(k * d * sizeof *c2);
+  uint32_t *a1 = malloc(n * sizeof *a1), *a2 = malloc(n * sizeof *a2);
+  int it1 = 0, it2 = 0, itc = 0;
+  idx_kmeans_opts oc = {.iters = 60, .seed = 3, .threads = 1, .stop_changed = 0.001, .iters_run = &itc};
+  CHECK_OK(idx_kmeans(x, n, d, k, &oc, c1, a1, NULL));
+  g_last_detail[0] = 0;
+  vf_set_progress_handler(km_detail, NULL);
+  idx_kmeans_opts o1 = {.iters = 60, .seed = 3, .threads = 1, .stop_objective = 0.003,
+                        .iters_run = &it1, .progress = "test"};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c1, a1, NULL));
+  vf_set_progress_handler(NULL, NULL);
+  idx_kmeans_opts o2 = {.iters = 60, .seed = 3, .threads = 2, .stop_objective = 0.003, .iters_run = &it2};
+  CHECK_OK(idx_kmeans(x, n, d, k, &o2, c2, a2, NULL));
+  if (!(it1 >= 2 && it1 < itc))
+    vf_test_fail(__FILE__, __LINE__, "objective stop after %d iterations, changed-row stop after %d", it1, itc);
+  CHECK(strstr(g_last_detail, "objective settled: stopping") != NULL);
+  CHECK_EQ_INT(it1, it2);
+  CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
+  CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
+  /* running exactly it1 iterations without a stop rule gives the same centroids */
+  idx_kmeans_opts on = {.iters = it1, .seed = 3, .threads = 2};
+  CHECK_OK(idx_kmeans(x, n, d, k, &on, c2, a2, NULL));
+  CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
   free(lab);
   free(x);
   free(c1);
