@@ -126,7 +126,7 @@ typedef struct ivf_params {
 } ivf_params;
 
 #define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */
-#define IVF_KMEANS_STOP_OBJECTIVE 0.003 /* and: the objective fell by <= 0.3 % in an iteration */
+#define IVF_KMEANS_STOP_OBJECTIVE 0.001 /* and: the objective fell by <= 0.1 % in an iteration */
 #define IVF_MEM_SPILL_SHARE 8      /* in-memory spill frames: at most 1/8 of the memory budget */
 #define IVF_MEM_SPILL_MAX ((uint64_t)1 << 30) /* ... and at most 1 GiB without a budget */
 #define IVF_TRAIN_PER_CENTROID 128 /* default k-means rows per list (FAISS: 256; recall holds, see

@@ -35,7 +35,7 @@ static const cli_opt BUILD_OPTS[] = {
     {"train-per-centroid", "N", "k-means runs on at most N*nlist rows of the sample (default 128)"},
     {"iterations", "N", "most k-means iterations (default 20)"},
     {"kmeans-stop", "F", "stop k-means after an iteration in which at most this fraction of its "
-     "rows changed list (default 0.01), or which lowered the objective by at most 0.3 %; 0: run "
+     "rows changed list (default 0.01), or which lowered the objective by at most 0.1 %; 0: run "
      "every iteration"},
     {"column", "NAME", "the dense vector column (needed only when several exist)"},
     {"id-expression", "E", "point ids (default vf_point_id(filename, file_row_number))"},
