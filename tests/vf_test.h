@@ -18,6 +18,9 @@ void vf_test_skip(const char *why);
 const char *vf_test_shared(void);
 /* a fresh scratch directory for this test (under $VF_TMP or /tmp) */
 const char *vf_test_tmpdir(void);
+/* a .npy 1.0 header for a C-order rows x cols array of dtype `descr` ("<f4", "<f8", "<f2"), padded
+ * to 64 bytes; the caller writes the data after it */
+void vf_test_npy_header(FILE *fp, const char *descr, int rows, int cols);
 
 #define VF_TEST(name)                                                              \
   static void name(void);                                                          \

@@ -53,6 +53,19 @@ const char *vf_test_tmpdir(void) {
   return tmpdir;
 }
 
+void vf_test_npy_header(FILE *fp, const char *descr, int rows, int cols) {
+  char dict[128];
+  snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }",
+           descr, rows, cols);
+  size_t dl = strlen(dict), total = 10 + dl + 1, pad = (64 - total % 64) % 64, hlen = dl + pad + 1;
+  fwrite("\x93NUMPY\x01\x00", 1, 8, fp);
+  unsigned char l[2] = {(unsigned char)hlen, (unsigned char)(hlen >> 8)};
+  fwrite(l, 1, 2, fp);
+  fwrite(dict, 1, dl, fp);
+  for (size_t i = 0; i < pad; i++) fputc(' ', fp);
+  fputc('\n', fp);
+}
+
 int main(int argc, char **argv) {
   int passed = 0, failed = 0, skipped = 0;
   for (int i = 0; i < ntests; i++) {

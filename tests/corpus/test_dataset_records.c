@@ -16,18 +16,9 @@
 
 static void npy_write(const char *path, const char *descr, size_t item, int rows, int first,
                       int nan_row) {
-  char dict[128];
-  snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, 2), }", descr,
-           rows);
-  size_t dl = strlen(dict), total = 10 + dl + 1, pad = (64 - total % 64) % 64, hlen = dl + pad + 1;
   FILE *fp = fopen(path, "wb");
   if (!fp) return;
-  fwrite("\x93NUMPY\x01\x00", 1, 8, fp);
-  uint8_t l[2] = {(uint8_t)hlen, (uint8_t)(hlen >> 8)};
-  fwrite(l, 1, 2, fp);
-  fwrite(dict, 1, dl, fp);
-  for (size_t i = 0; i < pad; i++) fputc(' ', fp);
-  fputc('\n', fp);
+  vf_test_npy_header(fp, descr, rows, 2);
   for (int r = 0; r < rows; r++)
     for (int j = 0; j < 2; j++) {
       double v = j == 0 ? first + r : 0.5;

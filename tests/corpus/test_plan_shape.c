@@ -112,17 +112,9 @@ VF_TEST(schema_of_the_first_file_with_rows) {
 
 /* a .npy of `rows` x 2 float32 */
 static void npy_write(const char *path, int rows) {
-  char dict[128];
-  snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 2), }", rows);
-  size_t dl = strlen(dict), total = 10 + dl + 1, pad = (64 - total % 64) % 64, hlen = dl + pad + 1;
   FILE *fp = fopen(path, "wb");
   if (!fp) return;
-  fwrite("\x93NUMPY\x01\x00", 1, 8, fp);
-  uint8_t l[2] = {(uint8_t)hlen, (uint8_t)(hlen >> 8)};
-  fwrite(l, 1, 2, fp);
-  fwrite(dict, 1, dl, fp);
-  for (size_t i = 0; i < pad; i++) fputc(' ', fp);
-  fputc('\n', fp);
+  vf_test_npy_header(fp, "<f4", rows, 2);
   for (int r = 0; r < rows * 2; r++) {
     float f = (float)r;
     fwrite(&f, 4, 1, fp);
