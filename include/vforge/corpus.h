@@ -365,6 +365,7 @@ struct pqt_open_opts; /* include/vforge/format.h */
 vf_status corpus_open_parquet(const corpus_file *file, const struct pqt_open_opts *opts,
                               struct pqt_file **out, vf_error *err);
 typedef struct corpus_footer_stats {
+  uint64_t opened;  /* corpus_open_parquet() calls that opened a file */
   uint64_t parsed;  /* footers read, parsed and kept */
   uint64_t hits;    /* readers opened over a kept footer */
   uint64_t dropped; /* kept footers dropped for the cap */

@@ -86,6 +86,7 @@ static void pf_drop(plan_footer *e) {
 
 static plan_footer *pf_get(const char *uri, uint64_t size) {
   pthread_mutex_lock(&g_pf.mu);
+  g_pf.stats.opened++;
   plan_footer *e = g_pf.bucket[pf_hash(uri, size)];
   while (e && (e->size != size || strcmp(e->uri, uri) != 0))
     e = e->hnext;
@@ -159,7 +160,7 @@ vf_status corpus_open_parquet(const corpus_file *file, const pqt_open_opts *opts
   io_source *src = NULL;
   vf_status st = corpus_open(file, &src, err);
   if (st != VF_OK) return st;
-  plan_footer *e = pf_get(file->uri, src->size);
+  plan_footer *e = pf_get(file->uri, src->size); /* counts `opened` */
   if (e) {
     st = pqt_open_footer(src, e->ft, opts, out, err); /* takes src, also on failure */
     pf_release(e);
