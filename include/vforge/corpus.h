@@ -335,6 +335,18 @@ bool corpus_plan_skips(const corpus_plan *p, size_t i);
  *  the schema of the first file with rows (its kept footer: no second read).
  *  @return : errors opening a file, naming it. */
 vf_status corpus_plan_measure(corpus_plan *p, vf_error *err);
+/*! corpus_plan_build() : corpus_plan_init() + corpus_plan_measure(): the one-call plan a command
+ *  builds once and passes down (eval_bf_opts.plan).  On failure *p is freed.
+ *  @return : as corpus_plan_init() and corpus_plan_measure(). */
+vf_status corpus_plan_build(corpus_plan *p, const corpus_files *files, vf_error *err);
+/*! corpus_plan_measure_file() : the rows and row groups of file i only (one footer read, kept;
+ *  nothing when measured already) — for a job that reads a share of the files (--num-jobs).
+ *  The schema is not taken (corpus_plan_measure() does).  @return : errors opening the file. */
+vf_status corpus_plan_measure_file(corpus_plan *p, size_t i, vf_error *err);
+/*! corpus_plan_rg_first() : the first row of written row group g of file i (the sum of
+ *  rg_rows before it; g == row_groups[i]: the file's rows), or CORPUS_PLAN_UNMEASURED when the
+ *  file's row groups are not known or g is out of range. */
+uint64_t corpus_plan_rg_first(const corpus_plan *p, size_t i, int g);
 /*! corpus_plan_probe_dim() : the dimension of a dense or multi vector, from the first file that
  *  has rows (measuring files in order as needed), through corpus_records_probe_dim().
  *  @return : VF_ECORRUPT when every file is empty (naming how many), else probe_dim's errors. */
@@ -353,11 +365,15 @@ struct pqt_open_opts; /* include/vforge/format.h */
 vf_status corpus_open_parquet(const corpus_file *file, const struct pqt_open_opts *opts,
                               struct pqt_file **out, vf_error *err);
 typedef struct corpus_footer_stats {
+  uint64_t opened;  /* corpus_open_parquet() calls that opened a file */
   uint64_t parsed;  /* footers read, parsed and kept */
   uint64_t hits;    /* readers opened over a kept footer */
   uint64_t dropped; /* kept footers dropped for the cap */
   size_t bytes;     /* held now */
   size_t max_bytes; /* most held at once */
+  uint64_t plans;   /* plans initialised (corpus_plan_init) */
+  uint64_t files_measured; /* files whose rows and row groups a plan measured (each footer walk
+                              of planning; a file measured twice means planning twice) */
 } corpus_footer_stats;
 /*! corpus_footer_cache_stats() : the counts since the process started (tests). */
 corpus_footer_stats corpus_footer_cache_stats(void);

@@ -93,6 +93,13 @@ typedef struct eval_bf_opts {
                                    Rows that do not match are never hits (a query may get fewer
                                    than k); outputs are named ..._f<h>_k<K> (<h>: 8 hex digits of
                                    md5 of the filter, or of the queries' template) */
+  const corpus_plan *plan;      /* NULL: eval_brute_force plans `files` itself (this job's files
+                                   measured).  Else the caller's plan over the same `files`, built
+                                   once per process (corpus_plan_build(), or corpus_plan_init() +
+                                   corpus_plan_measure_file() of every file of this job): rows,
+                                   empty files and skips are read from it and nothing is planned
+                                   again; a job file it has not measured is VF_EUSAGE.  It must
+                                   outlive the call (its footers stay kept while it lives). */
 } eval_bf_opts;
 
 /* Every query's hits in memory, best first: ids[q*k + i] and scores[q*k + i] for i < counts[q]. */

@@ -86,6 +86,7 @@ static void pf_drop(plan_footer *e) {
 
 static plan_footer *pf_get(const char *uri, uint64_t size) {
   pthread_mutex_lock(&g_pf.mu);
+  g_pf.stats.opened++;
   plan_footer *e = g_pf.bucket[pf_hash(uri, size)];
   while (e && (e->size != size || strcmp(e->uri, uri) != 0))
     e = e->hnext;
@@ -159,7 +160,7 @@ vf_status corpus_open_parquet(const corpus_file *file, const pqt_open_opts *opts
   io_source *src = NULL;
   vf_status st = corpus_open(file, &src, err);
   if (st != VF_OK) return st;
-  plan_footer *e = pf_get(file->uri, src->size);
+  plan_footer *e = pf_get(file->uri, src->size); /* counts `opened` */
   if (e) {
     st = pqt_open_footer(src, e->ft, opts, out, err); /* takes src, also on failure */
     pf_release(e);
@@ -212,6 +213,7 @@ vf_status corpus_plan_init(corpus_plan *p, const corpus_files *files, vf_error *
   }
   pthread_mutex_lock(&g_pf.mu);
   g_pf.plans++;
+  g_pf.stats.plans++;
   pthread_mutex_unlock(&g_pf.mu);
   p->live = true;
   return VF_OK;
@@ -317,6 +319,9 @@ static vf_status measure_one(corpus_plan *p, size_t i, vf_error *err) {
     VF_TRY(corpus_plan_written_row_groups(pf, &p->row_groups[i], &p->rg_rows[i], err));
   }
   corpus_plan_note_rows(p, i, rows);
+  pthread_mutex_lock(&g_pf.mu);
+  g_pf.stats.files_measured++;
+  pthread_mutex_unlock(&g_pf.mu);
 out:
   pqt_close(pf);
   return st;
@@ -363,6 +368,33 @@ vf_status corpus_plan_measure(corpus_plan *p, vf_error *err) {
     if (st != VF_OK) return st;
   }
   return plan_schema(p, err);
+}
+
+/* corpus_plan_build(): see corpus.h. */
+vf_status corpus_plan_build(corpus_plan *p, const corpus_files *files, vf_error *err) {
+  vf_status st = corpus_plan_init(p, files, err);
+  if (st != VF_OK) return st;
+  VF_TRY(corpus_plan_measure(p, err));
+out:
+  if (st != VF_OK) corpus_plan_free(p);
+  return st;
+}
+
+/* corpus_plan_measure_file(): see corpus.h. */
+vf_status corpus_plan_measure_file(corpus_plan *p, size_t i, vf_error *err) {
+  if (i >= p->files->n)
+    return vf_error_set(err, VF_EINTERNAL, "corpus plan: file %zu of %zu", i, p->files->n);
+  return measure_one(p, i, err);
+}
+
+/* corpus_plan_rg_first(): see corpus.h. */
+uint64_t corpus_plan_rg_first(const corpus_plan *p, size_t i, int g) {
+  if (i >= p->files->n || p->row_groups[i] < 0 || !p->rg_rows[i] || g < 0 || g > p->row_groups[i])
+    return CORPUS_PLAN_UNMEASURED;
+  uint64_t first = 0;
+  for (int k = 0; k < g; k++)
+    first += p->rg_rows[i][k];
+  return first;
 }
 
 /* corpus_plan_probe_dim(): see corpus.h. */

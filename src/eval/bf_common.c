@@ -15,12 +15,6 @@
 #include "eval/bf_internal.h"
 #include "vforge/io.h"
 
-/* ev_file_rows(): see bf_internal.h. */
-uint64_t ev_file_rows(const pqt_file *f) {
-  int64_t n = pqt_meta(f)->num_rows;
-  return n > 0 ? (uint64_t)n : 0;
-}
-
 /* ev_open(): see bf_internal.h. */
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err) {
   return corpus_open_parquet(file, NULL, out, err);

@@ -9,8 +9,6 @@
 
 /*! ev_open() : open a discovered corpus file as parquet. */
 vf_status ev_open(const corpus_file *file, pqt_file **out, vf_error *err);
-/*! ev_file_rows() : the rows its footer declares (0 when negative), for corpus_plan_note_rows(). */
-uint64_t ev_file_rows(const pqt_file *f);
 /*! ev_open_path() : open a local parquet file by path. */
 vf_status ev_open_path(const char *path, pqt_file **out, vf_error *err);
 /*! ev_vector_top() : the top-level node of the vector column: `column` when given (must be a

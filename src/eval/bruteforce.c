@@ -645,7 +645,7 @@ typedef struct bf_reader {
   const corpus_record_spec *pspec; /* parquet corpora with filters: the payload to read */
   const flt_filter *single;        /* the one filter every query has (slot_compact), or NULL */
   bf_work work; /* progress: this job's files weighed by their bytes */
-  corpus_plan *plan; /* files without rows are skipped */
+  const corpus_plan *plan; /* this job's files measured: those without rows are skipped */
 } bf_reader;
 
 /* norms (and the normalised copy for cosine) of the slot's n rows at sl->data */
@@ -853,13 +853,8 @@ static void *reader_run(void *arg) {
   corpus_records *rr = NULL, *prr = NULL;
   pqt_file *f = NULL;
   for (size_t fi = 0; r->spec && fi < r->files->n; fi++) {
-    if (fi % r->jobs != o->job_rank) continue;
+    if (fi % r->jobs != o->job_rank || corpus_plan_skips(r->plan, fi)) continue;
     VF_TRY(corpus_records_open(&r->files->files[fi], r->spec, r->ids->bases[fi], &rr, &r->err));
-    if (corpus_plan_note_rows(r->plan, fi, corpus_records_rows(rr))) {
-      corpus_records_close(rr);
-      rr = NULL;
-      continue;
-    }
     int nrg = corpus_records_row_groups(rr);
     r->files_read++;
     for (int rg = 0; rg < nrg; rg++) {
@@ -879,14 +874,9 @@ static void *reader_run(void *arg) {
     rr = NULL;
   }
   for (size_t fi = 0; !r->spec && fi < r->files->n; fi++) {
-    if (fi % r->jobs != o->job_rank) continue;
+    if (fi % r->jobs != o->job_rank || corpus_plan_skips(r->plan, fi)) continue;
     int top = -1;
-    VF_TRY(ev_open(&r->files->files[fi], &f, &r->err));
-    if (corpus_plan_note_rows(r->plan, fi, ev_file_rows(f))) {
-      pqt_close(f);
-      f = NULL;
-      continue;
-    }
+    VF_TRY(ev_open(&r->files->files[fi], &f, &r->err)); /* over the plan's kept footer */
     if (r->pspec) VF_TRY(corpus_records_open(&r->files->files[fi], r->pspec, 0, &prr, &r->err));
     VF_TRY(ev_vector_top(f, o->column ? o->column : r->vec_name, &top, &r->err));
     if (!r->vec_name) {
@@ -1038,9 +1028,9 @@ static void mv_chunk(void *arg, size_t c, int w) {
 /* scan this job's files for multivector queries; *vec_name receives the column (caller frees) */
 static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                          const ev_queries *q, idx_topk *heaps, int threads,
-                         const corpus_record_spec *rspec, const ev_ids *ids, corpus_plan *plan,
-                         char **vec_name, const ev_filters *flt, const corpus_payload_source *psrc,
-                         int npsrc, const bf_work *work, vf_stage *sg, eval_bf_result *out,
+                         const corpus_record_spec *rspec, const ev_ids *ids,
+                         const corpus_plan *plan, char **vec_name, const ev_filters *flt,
+                         const corpus_payload_source *psrc, int npsrc, const bf_work *work, vf_stage *sg, eval_bf_result *out,
                          vf_error *err) {
   size_t d = (size_t)q->dim;
   bool sparse = q->kind == CORPUS_VEC_SPARSE;
@@ -1072,13 +1062,8 @@ static vf_status mv_scan(const corpus_files *files, const eval_bf_opts *o, uint3
   *vec_name = vf_strdup(col);
   if (!*vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   for (size_t fi = 0; fi < files->n; fi++) {
-    if (fi % jobs != o->job_rank) continue;
+    if (fi % jobs != o->job_rank || corpus_plan_skips(plan, fi)) continue;
     VF_TRY(corpus_records_open(&files->files[fi], &spec, ids->bases ? ids->bases[fi] : 0, &rr, err));
-    if (corpus_plan_note_rows(plan, fi, corpus_records_rows(rr))) {
-      corpus_records_close(rr);
-      rr = NULL;
-      continue;
-    }
     int nrg = corpus_records_row_groups(rr);
     out->files++;
     for (int rg = 0; rg < nrg; rg++) {
@@ -1169,7 +1154,8 @@ static const char *bf_size(uint64_t bytes, char out[32]) {
 
 static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uint32_t jobs,
                            const ev_queries *q, const char *column, const corpus_record_spec *rspec,
-                           const ev_ids *ids, corpus_plan *plan, int *threads, vf_error *err) {
+                           const ev_ids *ids, const corpus_plan *plan, int *threads,
+                           vf_error *err) {
   uint64_t budget = vf_memory_budget();
   if (!budget) return VF_OK;
   uint64_t d = (uint64_t)q->dim, slot = 0, slot_rows = 0;
@@ -1199,18 +1185,14 @@ static vf_status bf_budget(const corpus_files *files, const eval_bf_opts *o, uin
     corpus_records_close(rr);
   }
   for (size_t fi = 0; !rspec && fi < files->n; fi++) {
-    if (fi % jobs != o->job_rank) continue;
+    if (fi % jobs != o->job_rank || corpus_plan_skips(plan, fi)) continue;
     pqt_file *f = NULL;
     int top = -1;
     corpus_vec_kind kind;
-    vf_status st = ev_open(&files->files[fi], &f, err);
+    vf_status st = ev_open(&files->files[fi], &f, err); /* the plan's kept footer */
     if (st != VF_OK) {
       pqt_close(f);
       return st;
-    }
-    if (corpus_plan_note_rows(plan, fi, ev_file_rows(f))) {
-      pqt_close(f);
-      continue;
     }
     st = ev_vector_column(f, column, &top, &kind, err);
     if (st != VF_OK) {
@@ -1366,7 +1348,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   int npsrc = 0;
   corpus_idexpr *prow = NULL;
   char *path = NULL;
-  corpus_plan plan = {0};
+  corpus_plan own = {0};          /* the plan built here when the caller gives none */
+  const corpus_plan *plan = o->plan;
+  uint64_t job_empty = 0;         /* this job's files without rows (skipped) */
   bf_scan s = {0};
   bf_worker *wk = NULL;
   int threads = 1;
@@ -1392,6 +1376,8 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   int nkv = 0;
   corpus_record_spec spec1 = o->records ? ev_spec1(o->records) : (corpus_record_spec){0};
   vf_status st = VF_OK;
+  /* alive from here: the footers ev_ids_init() reads are the ones the plan and readers use */
+  if (!plan) VF_TRY(corpus_plan_init(&own, files, err));
   VF_TRY(ev_ids_init(&ids, files, o->records, "brute-force", err));
   if (o->queries) VF_TRY(ev_queries_read(o->queries, o->column, &q, err));
   else if (o->query_vectors)
@@ -1435,8 +1421,17 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   threads = o->threads > 0 ? o->threads : vf_threads();
   if (threads < 1) threads = 1;
   if ((uint64_t)threads > q.n) threads = (int)(q.n ? q.n : 1);
-  VF_TRY(corpus_plan_init(&plan, files, err));
-  VF_TRY(bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, &plan, &threads,
+  /* the plan: this job's files, measured once (the caller's, or here) */
+  for (size_t fi = 0; fi < files->n; fi++) {
+    if (fi % jobs != o->job_rank) continue;
+    if (!plan) VF_TRY(corpus_plan_measure_file(&own, fi, err));
+    else if (plan->files->n != files->n || plan->rows[fi] == CORPUS_PLAN_UNMEASURED)
+      VF_FAIL(vf_error_set(err, VF_EUSAGE, "brute-force: the corpus plan given has not measured %s",
+                           files->files[fi].uri));
+    job_empty += corpus_plan_skips(plan ? plan : &own, fi);
+  }
+  if (!plan) plan = &own;
+  VF_TRY(bf_budget(files, o, jobs, &q, o->column, o->records ? &spec1 : NULL, &ids, plan, &threads,
                    err));
   size_t d = (size_t)q.dim;
   s = (bf_scan){.files = files, .ids = &ids, .metric = o->metric, .d = d, .nq = q.n, .q = q.vecs,
@@ -1481,7 +1476,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   for (uint64_t i = 0; rd.single && i < q.n; i++)
     if (flt.per_query[i] != rd.single) rd.single = NULL;
   VF_TRY(bf_work_init(&rd.work, files, jobs, o->job_rank, err));
-  rd.plan = &plan;
+  rd.plan = plan;
   for (int i = 0; i < 2; i++)
     if (flt.any && !multi) VF_TRY(flt_docs_create(&rd.slot[i].docs, err));
   /* the reader is a role thread of its own, not a pool task: it blocks until a slot is free,
@@ -1492,7 +1487,7 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
   vf_stage_begin(&sg, "brute-force", NULL, NULL, 0);
   sg.p.files_total = files_in_job;
   if (multi)
-    VF_TRY(mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, &plan, &rd.vec_name, &flt,
+    VF_TRY(mv_scan(files, o, jobs, &q, s.heaps, threads, rd.spec, &ids, plan, &rd.vec_name, &flt,
                    psrc, npsrc, &rd.work, &sg, out, err));
   if (!multi) {
     if (pthread_create(&rtid, NULL, reader_run, &rd) != 0)
@@ -1538,9 +1533,9 @@ vf_status eval_brute_force(const corpus_files *files, const eval_bf_opts *o, eva
     }
   }
   if (!multi) out->files = rd.files_read;
-  out->empty_files = plan.empty;
+  out->empty_files = job_empty;
   counted = true;
-  corpus_plan_free(&plan);
+  corpus_plan_free(&own);
   vf_blas_single_end(blas_saved);
   blas_single = false;
   /* results */
@@ -1575,9 +1570,9 @@ out:
   if (reader_started) reader_stop(&rd, rtid);
   if (!counted) {
     if (!multi) out->files = rd.files_read;
-    out->empty_files = plan.empty;
+    out->empty_files = job_empty;
   }
-  corpus_plan_free(&plan);
+  corpus_plan_free(&own);
   if (blas_single) vf_blas_single_end(blas_saved);
   for (int t = 0; t < threads && wk; t++) out->rescored += wk[t].rescored;
   out->seconds = vf_now() - t0;

@@ -559,38 +559,35 @@ vf_status eval_generate_queries(const corpus_files *files, const eval_queries_op
   if (o->records && o->ncolumns > 0)
     return vf_error_set(err, VF_EUNSUPPORTED, "generate-queries: --columns reads parquet corpora "
                         "only (not a config, dataset or vector file)");
-  vf_status st = ev_ids_init(&g.idmap, files, o->records, "generate-queries", err);
+  /* the one plan, alive to the end: every footer read (the ids' bases, the rows, the gather
+   * pass) is read once and kept for the readers that follow */
+  corpus_plan plan;
+  vf_status st = corpus_plan_init(&plan, files, err);
   if (st != VF_OK) return st;
-  uint64_t *bases = vf_mallocarray(files->n + 1, sizeof(uint64_t));
-  if (!bases) {
-    ev_ids_free(&g.idmap);
-    return vf_error_set(err, VF_ENOMEM, "out of memory");
-  }
+  uint64_t *bases = NULL;
   char *path = NULL, **filters = NULL, fhash[9] = "", tag[16] = "";
+  VF_TRY(ev_ids_init(&g.idmap, files, o->records, "generate-queries", err));
+  bases = vf_mallocarray(files->n + 1, sizeof(uint64_t));
+  if (!bases) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   if (o->records) {
     memcpy(bases, g.idmap.bases, (files->n + 1) * sizeof *bases);
     g.kind = o->records->vectors[0].kind;
     g.vec_name = vf_strdup(o->records->vectors[0].name);
     if (!g.vec_name) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   }
-  /* pass 1: rows per file (footers only); files without rows are never sampled from */
-  corpus_plan plan;
-  VF_TRY(corpus_plan_init(&plan, files, err));
+  /* pass 1: rows per file from the plan (one footer read each); files without rows are never
+   * sampled from */
   uint64_t total = o->records ? bases[files->n] : 0;
   for (size_t i = 0; o->records && i < files->n; i++)
     corpus_plan_note_rows(&plan, i, bases[i + 1] - bases[i]);
   for (size_t i = 0; !o->records && i < files->n; i++) {
-    pqt_file *f = NULL;
     bases[i] = total;
-    st = ev_open(&files->files[i], &f, err);
-    if (st != VF_OK) break; /* forwarded below, once the plan is released */
-    total += ev_file_rows(f);
-    corpus_plan_note_rows(&plan, i, ev_file_rows(f));
-    pqt_close(f);
+    st = corpus_plan_measure_file(&plan, i, err);
+    if (st != VF_OK) break; /* forwarded below, once the counts are out */
+    total += plan.rows[i];
   }
   if (!o->records) bases[files->n] = total;
   out->empty_files = plan.empty;
-  corpus_plan_free(&plan);
   out->corpus_rows = total;
   VF_TRY(st);
   if (o->n > total)
@@ -686,5 +683,6 @@ out:
   vf_buf_free(&g.mvals);
   vf_buf_free(&g.sidx);
   free(bases);
+  corpus_plan_free(&plan);
   return st;
 }

@@ -2,8 +2,9 @@
  * IVF index builds from a corpus or from vectors in memory: the streaming loop `vforge index
  * build` and the Python front end's Index.build share (include/vforge/ivf.h).
  *
- * From a corpus: the rows are counted from the footers first (the training sample is stratified
- * over the whole input and the default nlist follows the row count), then the dense vector and
+ * From a corpus: one corpus plan first — the rows of every file from its footer, read once (the
+ * training sample is stratified over the whole input and the default nlist follows the row
+ * count), the dense column from the plan's schema file — then the dense vector and
  * the point ids are read one row group at a time through the record reader and streamed into
  * ivf_builder, which spills them and writes the file list by list.  Memory: one row group plus
  * the builder's budget, whatever the corpus size.
@@ -56,31 +57,22 @@ static vf_status ids_fill(build_ids *b, const corpus_batch *bt, vf_error *err) {
   return VF_OK;
 }
 
-/* the vector column of a parquet URI: `column`, else the only dense one of the first file that
- * has rows (the plan skips empty files, issue 14) */
-static vf_status dense_column(const corpus_files *files, corpus_plan *plan, const char *column,
-                              char **out, vf_error *err) {
+/* the vector column of a parquet URI: `column`, else the only dense one of the plan's schema
+ * file, the first that has rows (the plan skips empty files, issue 14); opened over the footer
+ * the plan kept, so nothing is read again */
+static vf_status dense_column(const corpus_files *files, const corpus_plan *plan,
+                              const char *column, char **out, vf_error *err) {
   vf_status st = VF_OK;
   pqt_file *f = NULL;
   *out = NULL;
-  for (size_t i = 0; !*out && i < files->n; i++) {
-    VF_TRY(corpus_open_parquet(&files->files[i], NULL, &f, err));
-    int64_t nr = pqt_meta(f)->num_rows;
-    if (corpus_plan_note_rows(plan, i, nr > 0 ? (uint64_t)nr : 0)) {
-      pqt_close(f);
-      f = NULL;
-      continue;
-    }
-    int top = -1;
-    VF_TRY(corpus_dense_top(f, column, &top, err));
-    if (!(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
-      VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
-    pqt_close(f);
-    f = NULL;
-  }
-  if (!*out)
+  if (plan->schema_file >= files->n)
     VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: every file of the corpus (%zu) is empty",
                          files->n));
+  VF_TRY(corpus_open_parquet(&files->files[plan->schema_file], NULL, &f, err));
+  int top = -1;
+  VF_TRY(corpus_dense_top(f, column, &top, err));
+  if (!(*out = vf_strdup(pqt_schema_of(f)->nodes[top].name)))
+    VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
 out:
   pqt_close(f);
   return st;
@@ -100,6 +92,8 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
   build_ids ids = {0};
   vf_status st = VF_OK;
   if (!files->n) return vf_error_set(err, VF_EUSAGE, "index build: the corpus has no files");
+  /* the one plan of the build: rows, row groups and the schema from one footer read per file,
+   * which the schema probe and the read pass open over */
   corpus_plan plan;
   if ((st = corpus_plan_init(&plan, files, err)) != VF_OK) return st;
   corpus_vec_source vs = {.kind = CORPUS_VEC_DENSE};
@@ -115,6 +109,7 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
     }
     if (!(column = vf_strdup(vs.name))) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   } else {
+    VF_TRY(corpus_plan_measure(&plan, err));
     VF_TRY(dense_column(files, &plan, o->column, &column, err));
     vs.name = vs.column = column;
   }
@@ -129,16 +124,10 @@ vf_status ivf_build_source(const corpus_source *src, const ivf_source_opts *o, i
     const char *idt = o->id ? o->id_text : src->records ? src->id_text : NULL;
     corpus_identity(fmd5, idt, p->corpus_id, NULL);
   }
-  /* pass 1: rows from the footers (strata of the training sample, default nlist); files
-   * without rows are skipped (corpus_plan) */
-  uint64_t total = 0;
-  for (size_t fi = 0; fi < files->n; fi++) {
-    VF_TRY(corpus_records_open(&files->files[fi], &spec, total, &rr, err));
-    total += corpus_records_rows(rr);
-    corpus_plan_note_rows(&plan, fi, corpus_records_rows(rr));
-    corpus_records_close(rr);
-    rr = NULL;
-  }
+  /* the rows, from the plan (strata of the training sample, default nlist); files without
+   * rows are skipped (corpus_plan) */
+  VF_TRY(corpus_plan_measure(&plan, err)); /* measured above for a parquet URI: nothing read */
+  uint64_t total = plan.total_rows;
   if (total == 0) VF_FAIL(vf_error_set(err, VF_EUSAGE, "index build: %s holds no rows", files->prefix));
   /* pass 2: stream the rows into the builder */
   double tr0 = vf_now();

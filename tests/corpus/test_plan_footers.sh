@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Footers parsed once (issue 15 item 2; src/corpus/plan.c): a corpus of 80 files — more than
 # the 64 slots of httpsrc.c's byte cache, which used to hide the repeated footer reads — served
-# by the HF stand-in (nginx).  brute-force, load (discard store) and index build must each fetch
-# every file's footer exactly once: the planning pass parses it and every later reader opens
+# by the HF stand-in (nginx).  brute-force (over the URI and over a config), generate-queries,
+# load (discard store) and index build must each fetch every file's footer exactly once: the planning pass parses it and every later reader opens
 # over the plan's parsed copy.  Counted from nginx's access log: a footer fetch is the reader's
 # 64 KiB tail read (a GET answered 206 with 65536 body bytes; each file here is larger than
 # that, its column chunks are not that long).  The results are checked against the same
@@ -78,6 +78,10 @@ EOF
 }
 
 footers brute-force "$V" --quiet brute-force "$U" --queries "$tmp/q.npy" -k 5 --output "$tmp/bf_remote.parquet" --json
+# a config: the ids' row count (ev_ids_init) used to read every footer before the plan lived
+footers brute-force-config "$V" --quiet brute-force "$tmp/load.yaml" --queries "$tmp/q.npy" -k 5 --output "$tmp/bf_config.parquet" --json
+# generate-queries used to free its plan after counting rows, so the gather pass fetched again
+footers generate-queries "$V" --quiet generate-queries "$U" -n 400 --seed 7 --output "$tmp/gq_remote.parquet" --json
 footers load "$V" --quiet load run "$tmp/load.yaml" --store discard --state-dir "$tmp/state" --json
 footers index-build "$V" --quiet index build "$U" --output "$tmp/remote.ivf" --type flat --nlist 4 --json
 
@@ -87,6 +91,17 @@ footers index-build "$V" --quiet index build "$U" --output "$tmp/remote.ivf" --t
 import sys, pyarrow.parquet as pq
 a, b = (pq.read_table(p).select(["hit_scores"]).to_pylist() for p in sys.argv[1:3])
 assert a == b and len(a) == 8, (a[:1], b[:1])
+EOF
+"$PY" - "$tmp/bf_remote.parquet" "$tmp/bf_config.parquet" <<'EOF' && ok "brute-force over the config: the same hits" || fail "brute-force over the config: hits differ"
+import sys, pyarrow.parquet as pq
+a, b = (pq.read_table(p).select(["hit_ids", "hit_scores"]).to_pylist() for p in sys.argv[1:3])
+assert a == b and len(a) == 8, (a[:1], b[:1])
+EOF
+"$V" --quiet generate-queries "$tmp/repo" -n 400 --seed 7 --output "$tmp/gq_local.parquet" > /dev/null 2>&1 || fail "local generate-queries"
+"$PY" - "$tmp/gq_remote.parquet" "$tmp/gq_local.parquet" <<'EOF' && ok "generate-queries: the same rows as over the local files" || fail "generate-queries rows differ from local"
+import sys, pyarrow.parquet as pq
+a, b = (pq.read_table(p).select(["__source_row__", "emb"]).to_pylist() for p in sys.argv[1:3])
+assert a == b and len(a) == 400, (a[:1], b[:1])
 EOF
 grep -q '"points":9600,' "$tmp/load.out" && ok "load: 9600 points sent" || fail "load: $(head -c 300 "$tmp/load.out")"
 "$V" --quiet index build "$tmp/repo" --output "$tmp/local.ivf" --type flat --nlist 4 > /dev/null 2>&1 || fail "local index build"

@@ -4,7 +4,10 @@
  * schema comes from the kept one).  Fixtures: examples/corpus (2 files x 3000 rows in row groups
  * of 2048 + 952; columns id, emb, text, meta; emb the dense vector), the same behind a 0-row
  * file written here, a one-part dataset over a .npy written here (read in DS_VIRTUAL_RG_ROWS-row
- * units) and a three-part dataset with parquet payloads (their row groups). */
+ * units) and a three-part dataset with parquet payloads (their row groups).  Then the commands
+ * that plan once per process: brute-force with a plan given plans nothing and without one plans
+ * each file once, generate-queries and index build open every file after the first over the
+ * footer kept (corpus_footer_cache_stats: opened == parsed + hits, one measurement per file). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,9 @@
 #include "vf_test.h"
 #include "vforge/config.h"
 #include "vforge/corpus.h"
+#include "vforge/eval.h"
 #include "vforge/format.h"
+#include "vforge/ivf.h"
 
 static const char *src_dir(void) {
   const char *s = getenv("VF_SRC");
@@ -207,4 +212,106 @@ VF_TEST(dataset_parts_with_parquet_payloads) {
   corpus_plan_free(&plan);
   corpus_files_free(&fs);
   vf_config_free(&cfg);
+}
+
+/* the counters' change since `a` */
+static corpus_footer_stats stats_since(corpus_footer_stats a) {
+  corpus_footer_stats b = corpus_footer_cache_stats();
+  b.opened -= a.opened;
+  b.parsed -= a.parsed;
+  b.hits -= a.hits;
+  b.plans -= a.plans;
+  b.files_measured -= a.files_measured;
+  return b;
+}
+
+/* every parquet open of a command was either the one footer parse of a file or a kept footer */
+static void check_once_per_file(const char *what, corpus_footer_stats d, size_t nfiles) {
+  if (d.parsed != nfiles || d.opened != d.parsed + d.hits || d.files_measured != nfiles)
+    vf_test_fail(__FILE__, __LINE__, "%s: %llu opens, %llu footers parsed, %llu kept-footer opens, "
+                 "%llu files measured, for %zu files (want each parsed and measured once)", what,
+                 (unsigned long long)d.opened, (unsigned long long)d.parsed,
+                 (unsigned long long)d.hits, (unsigned long long)d.files_measured, nfiles);
+}
+
+VF_TEST(commands_plan_once_per_process) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/examples/corpus", src_dir());
+  corpus_files fs;
+  vf_error err;
+  CHECK_OK(corpus_discover(path, NULL, &fs, &err));
+  /* the queries: the first rows' vectors of the corpus, from the plan's dimension probe */
+  corpus_plan plan;
+  CHECK_OK(corpus_plan_build(&plan, &fs, &err));
+  corpus_vec_source vs = {.name = "emb", .column = "emb", .kind = CORPUS_VEC_DENSE};
+  int32_t dim = 0;
+  CHECK_OK(corpus_plan_probe_dim(&plan, &vs, &dim, &err));
+  CHECK(dim > 0);
+  float *qv = calloc((size_t)(dim > 0 ? dim : 1) * 3, sizeof *qv);
+  for (int i = 0; qv && i < dim * 3; i++)
+    qv[i] = (float)((i * 7919) % 13) - 6.0f;
+  eval_bf_hits h1 = {0}, h2 = {0};
+  eval_bf_opts o = {.k = 3, .metric = CORPUS_COSINE, .threads = 1, .query_vectors = qv,
+                    .nqueries = 3, .query_dim = dim, .no_file = true, .hits = &h1, .plan = &plan};
+  eval_bf_result r;
+  /* a plan given: nothing planned or parsed again */
+  corpus_footer_stats s0 = corpus_footer_cache_stats();
+  CHECK_OK(eval_brute_force(&fs, &o, &r, &err));
+  corpus_footer_stats d = stats_since(s0);
+  CHECK_EQ_INT(d.plans, 0);
+  CHECK_EQ_INT(d.files_measured, 0);
+  CHECK_EQ_INT(d.parsed, 0);
+  CHECK_EQ_INT(r.rows_scanned, 6000);
+  CHECK_EQ_INT(r.files, 2);
+  free(r.path);
+  corpus_plan_free(&plan); /* the last plan: the footers are dropped */
+  /* none given: its own plan, each file measured and parsed once, the same hits */
+  o.plan = NULL;
+  o.hits = &h2;
+  s0 = corpus_footer_cache_stats();
+  CHECK_OK(eval_brute_force(&fs, &o, &r, &err));
+  d = stats_since(s0);
+  CHECK_EQ_INT(d.plans, 1);
+  check_once_per_file("brute-force", d, fs.n);
+  free(r.path);
+  CHECK(h1.ids && h2.ids && memcmp(h1.ids, h2.ids, 3 * 3 * 37) == 0);
+  CHECK(h1.scores && h2.scores && memcmp(h1.scores, h2.scores, 3 * 3 * sizeof(float)) == 0);
+  eval_bf_hits_free(&h1);
+  eval_bf_hits_free(&h2);
+  /* a plan given that has not measured the files is refused, naming one */
+  CHECK_OK(corpus_plan_init(&plan, &fs, &err));
+  o.plan = &plan;
+  o.hits = NULL;
+  CHECK(eval_brute_force(&fs, &o, &r, &err) == VF_EUSAGE);
+  CHECK(strstr(err.msg, "has not measured") != NULL);
+  free(r.path);
+  corpus_plan_free(&plan);
+  /* generate-queries: the row count and the gather pass open over the footers planned */
+  char out[4096];
+  snprintf(out, sizeof out, "%s/plan_q.parquet", vf_test_tmpdir());
+  eval_queries_opts qo = {.n = 40, .seed = 5, .output = out};
+  eval_queries_result qr;
+  s0 = corpus_footer_cache_stats();
+  CHECK_OK(eval_generate_queries(&fs, &qo, &qr, &err));
+  d = stats_since(s0);
+  CHECK_EQ_INT(qr.rows, 40);
+  CHECK(d.hits >= 1); /* the gather pass reopened a file */
+  check_once_per_file("generate-queries", d, fs.n);
+  free(qr.path);
+  /* index build: the schema probe, the row count and the read pass share one plan */
+  corpus_source cs;
+  CHECK_OK(corpus_source_open(path, NULL, &cs, &err));
+  ivf_params ip = {.type = IVF_FLAT, .metric = CORPUS_COSINE, .nlist = 4, .threads = 1};
+  ivf_source_opts so = {0};
+  ivf_build_report rep;
+  snprintf(out, sizeof out, "%s/plan.ivf", vf_test_tmpdir());
+  s0 = corpus_footer_cache_stats();
+  CHECK_OK(ivf_build_source(&cs, &so, &ip, out, &rep, &err));
+  d = stats_since(s0);
+  CHECK_EQ_INT(rep.rows, 6000);
+  CHECK_EQ_INT(d.plans, 1);
+  check_once_per_file("index build", d, cs.files.n);
+  corpus_source_close(&cs);
+  free(qv);
+  corpus_files_free(&fs);
 }
