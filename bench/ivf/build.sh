@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 17 item 3, IVF build at scale: `vforge index build` with its defaults (at most 20 k-means
+# Issue 17 item 3, IVF build at scale: `vforge index build` with its defaults (two-level k-means from
+# nlist 1024 — sqrt(nlist) coarse clusters split into their shares, one full iteration — below it at most 20 k-means
 # iterations with the 1 % changed-row and 0.1 % objective early stops, 128 k-means rows per list) end to end from the parquet corpus, timed
 # whole, against FAISS IndexIVFFlat / IndexIVFScalarQuantizer(QT_8bit) (/ IndexIVFPQ) train + add
 # on vectors already in memory with FAISS's defaults (niter 10, max_points_per_centroid 256), at
