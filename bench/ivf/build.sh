@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 17 item 3, IVF build at scale: `vforge index build` with its defaults (at most 20 k-means
+# Issue 17 item 3, IVF build at scale: `vforge index build` with its defaults (two-level k-means from
+# nlist 1024 — sqrt(nlist) coarse clusters split into their shares, one full iteration — below it at most 20 k-means
 # iterations with the 1 % changed-row and 0.1 % objective early stops, 128 k-means rows per list) end to end from the parquet corpus, timed
 # whole, against FAISS IndexIVFFlat / IndexIVFScalarQuantizer(QT_8bit) (/ IndexIVFPQ) train + add
 # on vectors already in memory with FAISS's defaults (niter 10, max_points_per_centroid 256), at
@@ -15,7 +16,9 @@
 # Usage: bench/ivf/build.sh ; env VFORGE (binary), THREADS (nproc), DATASETS ("fashion synth"),
 #        NLISTS_FASHION ("256 1024"), NLISTS_SYNTH ("1024"), TYPES ("flat sq8"; add pq), NPROBES
 #        ("8 32"), NQ (1000), SIZE (1000000), DIM (128), PYS (the Pythons with FAISS, default
-#        "$VF_PY /usr/bin/python3"), FAISS_TRAIN (sample|all, see ivf_build.py), WORK (keep data).
+#        "$VF_PY /usr/bin/python3"), FAISS_TRAIN (sample|all, see ivf_build.py), WORK (keep data),
+#        FAISS_CORETYPE (OPENBLAS_CORETYPE for FAISS's OpenBLAS only, e.g. SkylakeX where its older
+#        OpenBLAS falls back to Prescott on a CPU it does not know; the report names the core).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -82,7 +85,7 @@ run_set() {
   local i=0 py
   for py in "${pys[@]}"; do
     echo "== $name: FAISS train + add with $py" >&2
-    "$py" "$here/ivf_build.py" faiss "$name" "$base" "$qsrc" "$out/q.jsonl" "$out/ids.jsonl" "$out/gt.jsonl" \
+    env ${FAISS_CORETYPE:+OPENBLAS_CORETYPE=$FAISS_CORETYPE} "$py" "$here/ivf_build.py" faiss "$name" "$base" "$qsrc" "$out/q.jsonl" "$out/ids.jsonl" "$out/gt.jsonl" \
       "$nlists" "$TYPES" "$NPROBES" "$pqm" "$THREADS" "$out/faiss_$i.jsonl"
     i=$((i + 1))
   done

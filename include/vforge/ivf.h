@@ -44,6 +44,11 @@ typedef struct idx_kmeans_opts {
   uint32_t max_per_centroid; /* > 0 and n > k * this: Lloyd runs on k * this rows taken at an even
                                 stride over x (FAISS's max_points_per_centroid); `assign` still
                                 covers all n rows.  0: every row */
+  uint32_t hier_min_k; /* > 0 and k >= this: two-level k-means — round(sqrt(k)) coarse clusters,
+                          each split by its own k-means into its share of the k (proportional to
+                          its rows), then hier_refine full Lloyd iterations.  0: flat Lloyd */
+  int hier_refine;     /* two-level: full iterations over all k centroids after the split (the
+                          stop rules apply from the second); iters_run counts these */
   int *iters_run;  /* NULL, or receives the iterations run */
   size_t *rows_used; /* NULL, or receives the rows Lloyd ran on */
   uint64_t seed;   /* initial centroids are drawn from this seed */
@@ -102,6 +107,9 @@ typedef struct ivf_params {
                                    (off when kmeans_stop < 0), < 0: off */
   uint32_t train_per_centroid; /* k-means runs on at most nlist * this rows of the sample;
                                   0: IVF_TRAIN_PER_CENTROID */
+  uint32_t kmeans_hier_min; /* nlist from which k-means is two-level (idx_kmeans_opts.hier_min_k,
+                               IVF_KMEANS_HIER_REFINE full iterations after the split); 0:
+                               IVF_KMEANS_HIER_MIN, UINT32_MAX: never */
   int threads;            /* 0: vf_threads() */
   uint64_t memory_budget; /* bytes; 0: vf_memory_budget() (every buffer counts, see builder) */
   const char *spill_dir;  /* where spill files go ("<out name>.spill.<host>-<pid>.<n>",
@@ -127,6 +135,8 @@ typedef struct ivf_params {
 
 #define IVF_KMEANS_STOP 0.01       /* default early stop: <= 1 % of rows changed list */
 #define IVF_KMEANS_STOP_OBJECTIVE 0.001 /* and: the objective fell by <= 0.1 % in an iteration */
+#define IVF_KMEANS_HIER_MIN 1024   /* default: two-level k-means from this nlist (DESIGN.md) */
+#define IVF_KMEANS_HIER_REFINE 1   /* full Lloyd iterations after the two-level split */
 #define IVF_MEM_SPILL_SHARE 8      /* in-memory spill frames: at most 1/8 of the memory budget */
 #define IVF_MEM_SPILL_MAX ((uint64_t)1 << 30) /* ... and at most 1 GiB without a budget */
 #define IVF_TRAIN_PER_CENTROID 128 /* default k-means rows per list (FAISS: 256; recall holds, see

@@ -23,7 +23,9 @@
  *  1. train: k-means on the sample (spherical for COSINE; L2 on the raw vectors for DOT and
  *     EUCLID; on at most nlist * train_per_centroid of its rows, at most kmeans_iters
  *     iterations, stopping early once at most kmeans_stop of the rows change list in an
- *     iteration or the objective falls by at most kmeans_stop_objective — idx_kmeans()), then PQ codebooks on all the sample's residuals, or the RaBitQ
+ *     iteration or the objective falls by at most kmeans_stop_objective — idx_kmeans(); from nlist
+ *     kmeans_hier_min two-level: sqrt(nlist) coarse clusters split into their shares of the
+ *     lists, then IVF_KMEANS_HIER_REFINE full iterations), then PQ codebooks on all the sample's residuals, or the RaBitQ
  *     rotation;
  *  2. pass A over the spill: assign every row to its nearest centroid (sgemm, threads over fixed
  *     blocks), count the lists, record the assignment in a second spill file (u32 per row) and,
@@ -197,6 +199,7 @@ vf_status ivf_builder_open(const ivf_params *p, const char *out_path, uint64_t t
     b->p.kmeans_stop_objective = b->p.kmeans_stop < 0 ? -1.0 : IVF_KMEANS_STOP_OBJECTIVE;
   if (b->p.kmeans_stop == 0) b->p.kmeans_stop = IVF_KMEANS_STOP;
   if (!b->p.train_per_centroid) b->p.train_per_centroid = IVF_TRAIN_PER_CENTROID;
+  if (!b->p.kmeans_hier_min) b->p.kmeans_hier_min = IVF_KMEANS_HIER_MIN;
   if (b->p.type == IVF_RABITQ && !b->p.rabitq_bits) b->p.rabitq_bits = 1;
   if (b->p.type != IVF_RABITQ) b->p.rabitq_bits = 0;
   if (b->p.type == IVF_PQ && !b->p.pq_m) {
@@ -804,11 +807,15 @@ static vf_status do_finish(ivf_builder *b, finish_state *f, ivf_build_report *re
                         .stop_changed = b->p.kmeans_stop,
                         .stop_objective = b->p.kmeans_stop_objective, .max_per_centroid = b->p.train_per_centroid,
                         .iters_run = &iters_run, .rows_used = &km_rows};
+  if (nlist >= b->p.kmeans_hier_min) {
+    ko.hier_min_k = b->p.kmeans_hier_min;
+    ko.hier_refine = IVF_KMEANS_HIER_REFINE;
+  }
   if ((st = idx_kmeans(sample, ns, d, nlist, &ko, f->cent, f->as, err)))
     return vf_error_prefix(err, "%s: ", b->out_path);
   rep->kmeans_rows = km_rows;
   rep->kmeans_iterations = iters_run;
-  rep->kmeans_max_iterations = nlist == 1 ? 1 : b->p.kmeans_iters;
+  rep->kmeans_max_iterations = nlist == 1 ? 1 : ko.hier_min_k ? ko.hier_refine : b->p.kmeans_iters;
   for (uint32_t l = 0; l < nlist; l++) {
     float s = 0.0f;
     for (size_t e = 0; e < d; e++)

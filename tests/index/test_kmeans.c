@@ -331,3 +331,70 @@ VF_TEST(kmeans_sample_cap_per_centroid) {
   free(a1);
   free(a2);
 }
+
+/* the two-level k-means: every centroid placed (no empty list on separable blobs), the same
+ * centroids and assignment at 1 and 3 threads, an objective close to flat Lloyd's, and the cap
+ * and refinement counts reported */
+static double objective(const float *x, size_t n, size_t d, const float *c, const uint32_t *as) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t e = 0; e < d; e++) {
+      double v = (double)x[i * d + e] - (double)c[as[i] * d + e];
+      s += v * v;
+    }
+  return s;
+}
+
+VF_TEST(kmeans_hierarchical) {
+  rs = 21;
+  size_t n = 12000, d = 16, k = 100;
+  uint32_t *lab = malloc(n * sizeof *lab);
+  float *x = blobs(n, d, 100, 0.5f, lab);
+  float *c1 = malloc(k * d * sizeof *c1), *c2 = malloc(k * d * sizeof *c2), *cf = malloc(k * d * sizeof *cf);
+  uint32_t *a1 = malloc(n * sizeof *a1), *a2 = malloc(n * sizeof *a2), *af = malloc(n * sizeof *af);
+  int it1 = -1, it2 = -1;
+  size_t used = 0;
+  idx_kmeans_opts o1 = {.iters = 20, .seed = 5, .threads = 1, .hier_min_k = 64, .hier_refine = 2,
+                        .max_per_centroid = 100, .iters_run = &it1, .rows_used = &used};
+  idx_kmeans_opts o2 = o1;
+  o2.threads = 3;
+  o2.iters_run = &it2;
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c1, a1, NULL));
+  CHECK_OK(idx_kmeans(x, n, d, k, &o2, c2, a2, NULL));
+  CHECK(memcmp(c1, c2, k * d * sizeof *c1) == 0);
+  CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
+  CHECK_EQ_INT(used, 10000); /* 100 x 100 of the 12000 rows */
+  CHECK_EQ_INT(it1, 2);      /* the refinement iterations */
+  size_t *cnt = calloc(k, sizeof *cnt);
+  for (size_t i = 0; i < n; i++)
+    cnt[a1[i]]++;
+  size_t empty = 0;
+  for (size_t j = 0; j < k; j++)
+    empty += cnt[j] == 0;
+  CHECK_EQ_INT(empty, 0);
+  /* flat Lloyd (k-means++ seeded) on the same rows: the two-level objective is within 20 % */
+  idx_kmeans_opts of = {.iters = 20, .seed = 5, .threads = 1, .max_per_centroid = 100};
+  CHECK_OK(idx_kmeans(x, n, d, k, &of, cf, af, NULL));
+  double oh = objective(x, n, d, c1, a1), ofl = objective(x, n, d, cf, af);
+  CHECK(oh <= 1.20 * ofl); /* 1.13 here: 100 separate blobs are the worst case for rounded
+                             shares (a coarse cluster of 3.4 blobs gets 3 or 4 centroids) */
+  /* below the threshold the flat path runs: the same result as without the option */
+  o1.hier_min_k = 101;
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c2, a2, NULL));
+  CHECK(memcmp(cf, c2, k * d * sizeof *cf) == 0);
+  /* no refinement: the split centroids alone, still every one used */
+  o1.hier_min_k = 64;
+  o1.hier_refine = 0;
+  CHECK_OK(idx_kmeans(x, n, d, k, &o1, c2, a2, NULL));
+  CHECK_EQ_INT(it1, 0);
+  CHECK(objective(x, n, d, c2, a2) <= 1.40 * ofl);
+  free(cnt);
+  free(lab);
+  free(x);
+  free(c1);
+  free(c2);
+  free(cf);
+  free(a1);
+  free(a2);
+  free(af);
+}
