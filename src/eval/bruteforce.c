@@ -108,7 +108,9 @@ typedef struct bf_worker {
 #define BF_RT_MIN 256
 #define BF_RT_ONE (8 * BF_RB) /* rows per chunk on one thread */
 #define BF_LOW_K 1024 /* the lower-bound heap (filter_block) is kept for k up to this */
-#define BF_PEND 512   /* candidates per query held for re-scoring (filter_block) */
+#define BF_PEND 1024  /* candidates per query held for re-scoring (filter_block): with 512 a
+                       * 1000-query top-100 scan of 100k rows flushed every query once mid-block
+                       * and re-scored 205 rows per query instead of 106 */
 static size_t bf_chunk_rows(size_t nrows, int threads) {
   if (threads <= 1 || nrows <= BF_RT_MIN) /* one thread: chunks of whole tiles (cancel points) */
     return nrows < BF_RT_ONE ? (nrows ? nrows : 1) : BF_RT_ONE;
@@ -296,6 +298,11 @@ static inline double fast_threshold(corpus_distance m, float w) {
  * (its fast score is NaN: no candidate either).  `t` is rounded down to float, so the float test
  * keeps every row the double test on the same bound keeps. */
 #define BF_SPAN 64
+/* filter_block() reads the threshold (bf_thr) again after a span that held candidates (they may
+ * raise its own lower bound) and otherwise every BF_THR_SPANS spans (other workers raise the
+ * shared bounds): an older threshold is never higher than the current one, so the spans between
+ * keep at least the rows a fresh one would (a flush checks them on the current one) */
+#define BF_THR_SPANS 8
 static inline float span_value(corpus_distance m, float f, float xn, float qnm, float g) {
   switch (m) {
     case CORPUS_DOT: return f + g * qnm * xn;
@@ -349,8 +356,7 @@ __attribute__((target("avx2"))) static uint64_t span_mask_avx2(corpus_distance m
 #endif
 
 static uint64_t span_mask(const bf_scan *s, const float *f, size_t r0, size_t j0, size_t j1,
-                          float qnm, double thr) {
-  float g = (float)(s->gamma * 1.25), t = span_floor(thr);
+                          float qnm, float g, float t) {
   const float *xn = s->xnorm + r0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (s->kern->simd != IDX_SIMD_SCALAR) return span_mask_avx2(s->metric, f, xn, j0, j1, qnm, g, t);
@@ -361,6 +367,9 @@ static uint64_t span_mask(const bf_scan *s, const float *f, size_t r0, size_t j0
   return mask;
 }
 
+/* span_mask()'s float threshold for the fast-score threshold `thr` (> -inf): relaxed by 2^-20
+ * relative (the float evaluation's rounding), rounded down to float */
+static float span_thr(double thr) { return span_floor(thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20)); }
 
 /* the fast score of query qi and block row rj (f: the sgemm / L1 value) and its error margin */
 static inline double bf_fast(const bf_scan *s, uint64_t qi, size_t rj, double f, double *margin) {
@@ -484,6 +493,7 @@ static void bf_flush(bf_worker *wk, uint64_t qa) {
  * all re-scored while the heap fills. */
 static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size_t nr) {
   bf_scan *s = wk->s;
+  float g = (float)(s->gamma * 1.25);
   wk->pending = true;
   for (size_t i = 0; i < nqb; i++) {
     uint64_t qi = qa + i;
@@ -493,12 +503,20 @@ static void filter_block(bf_worker *wk, uint64_t qa, size_t nqb, size_t r0, size
     float *low = wk->low + i * wk->lowk;
     size_t nlow = wk->nlow[i];
     double tlow = wk->tlow[i];
+    double thr = -INFINITY;
+    float tf = -INFINITY;
+    unsigned stale = BF_THR_SPANS;
     for (size_t j0 = 0; j0 < nr; j0 += BF_SPAN) {
       size_t j1 = nr - j0 < BF_SPAN ? nr : j0 + BF_SPAN;
-      double thr = bf_thr(s, h, qi, tlow);
+      if (stale >= BF_THR_SPANS) {
+        thr = bf_thr(s, h, qi, tlow);
+        tf = thr > -INFINITY ? span_thr(thr) : -INFINITY;
+        stale = 0;
+      }
+      stale++;
       uint64_t live = j1 - j0 < 64 ? ((uint64_t)1 << (j1 - j0)) - 1 : ~(uint64_t)0;
-      if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm,
-                                            thr * (thr < 0 ? 1.0 + 0x1p-20 : 1.0 - 0x1p-20));
+      if (thr > -INFINITY) live = span_mask(s, row, r0, j0, j1, (float)qnm, g, tf);
+      if (live) stale = BF_THR_SPANS; /* the rows below may raise tlow: a fresh threshold next */
       for (; live; live &= live - 1) {
         size_t j = j0 + (size_t)__builtin_ctzll(live), rj = r0 + j;
         double margin, f = bf_fast(s, qi, rj, row[j], &margin);

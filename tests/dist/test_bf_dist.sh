@@ -41,7 +41,9 @@ if run_bf killed "$last" 4 cosine VFORGE_DIST_TEST_FAIL_SHARD=3; then
   grep -q '"retries":1' "$tmp/killed.json" && cmp -s "$tmp/single-cosine.parquet" "$tmp/killed.parquet" &&
     ok "$last engine, a killed job resubmitted: still byte-identical" || fail "killed job: $(cat "$tmp/killed.json")"
 else fail "killed job: $(tail -3 "$tmp/killed.err")"; fi
-run=$(ls -d "$tmp"/runs/bf-* | head -1)
+# the 4-shard run (named by its start second and a random tag, so the 3-shard run started in the
+# same second may sort first)
+run=$(sed -n 's/.*"run_dir":"\([^"]*\)".*/\1/p' "$tmp/$last-4.json")
 "$V" brute-force-dist --status "$run" 2> "$tmp/st.err" && grep -q "shard   3: done" "$tmp/st.err" && ok "--status of a brute-force run" || fail "--status: $(cat "$tmp/st.err")"
 "$V" brute-force-dist "$C" --queries "$tmp/q.parquet" -k 10 --engine local --runs-dir "$tmp/runs" 2> /dev/null
 [ $? -eq 2 ] && ok "no --num-shards: exit 2" || fail "missing --num-shards"

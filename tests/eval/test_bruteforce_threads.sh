@@ -28,9 +28,9 @@ for m in cosine dot euclid manhattan; do
     "$V" --threads $t brute-force "$C" --queries "$tmp/q.parquet" -k 50 --metric $m --output "$tmp/t$t.parquet" 2>/dev/null
     cmp -s "$tmp/t1.parquet" "$tmp/t$t.parquet" || fail "$m: --threads 1 vs $t differ"
   done
-  # budgets that leave 1 and 2 of the 3 workers (40 queries x (2048 rows of sgemm scratch + 512
+  # budgets that leave 1 and 2 of the 3 workers (40 queries x (2048 rows of sgemm scratch + 1024
   # pending candidates) each, row groups read in slices)
-  for b in 1200K:1 1800K:2; do
+  for b in 1200K:1 2200K:2; do
     log=$("$V" --threads 3 --memory-budget ${b%:*} brute-force "$C" --queries "$tmp/q.parquet" -k 50 \
           --metric $m --output "$tmp/mb.parquet" 2>&1) || fail "$m: --memory-budget ${b%:*} run failed: $log"
     echo "$log" | grep -q "brute-force with ${b#*:} worker(s) instead of 3" || fail "$m: budget ${b%:*}: $log"
