@@ -12,7 +12,9 @@
 #  - bench/scan/run.sh end to end on tiny files: every reader side runs, the checksums agree,
 #    the targets and the summary table are printed;
 #  - bench/load/run.sh end to end (discard, local load, local finalize rows), and a finalize that
-#    outlives FINALIZE_TIMEOUT is killed and reported as timed out instead of hanging the run.
+#    outlives FINALIZE_TIMEOUT is killed and reported as timed out instead of hanging the run;
+#  - bench/load/scale_local.sh end to end on a tiny corpus (discard and local rows, the ratio
+#    against 2x, recall@10 through the store's index against brute-force's truth).
 # Skips (77) without cc, the zstd/snappy headers or the pinned .venv.
 set -u
 src=${VF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -176,6 +178,16 @@ if [ -d "$src/tests/oracle/node_modules/@duckdb" ] && command -v node >/dev/null
     ok "bench/load: a finalize past its time limit is killed and reported"
   else fail "bench/load time limit: $(cat "$tmp/load2.out")"; fi
 else echo "skip: bench/load (no node / tests/oracle/node_modules)"; fi
+
+# the 1M x 768 local-vs-discard harness end to end, tiny (20,000 rows: the store indexes them)
+if WORK="$tmp/sl" N=20000 DIM=32 NQ=20 ROUNDS=1 VFORGE="$V" VF_PY="$py" bash "$src/bench/load/scale_local.sh" \
+     > "$tmp/sl.out" 2>&1; then
+  if grep -q '^    1 this   discard  ' "$tmp/sl.out" && grep -q '^    1 this   local .* nlist 141, nprobe 16: read' "$tmp/sl.out" \
+     && grep -q '^this: best wall discard .* local / discard .*x (target <= 2x: ' "$tmp/sl.out" \
+     && grep -q '^this: held-out recall@10 at the default nprobe (20 queries; sq8 IVF index (20000 points' "$tmp/sl.out"; then
+    ok "bench/load/scale_local.sh end to end: $(grep '^this: held-out' "$tmp/sl.out")"
+  else fail "bench/load/scale_local.sh: rows missing: $(cat "$tmp/sl.out")"; fi
+else fail "bench/load/scale_local.sh exit $?: $(tail -20 "$tmp/sl.out")"; fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all bench tool checks passed"
