@@ -7,6 +7,10 @@
  * back: strings double-quoted with `$` written `$$` (the parser expands variables in every
  * value), and each secret written as the `${VAR}` reference it was read from (see dist.h).
  * Every config written is parsed back before anything is submitted.
+ *
+ * The driver plans the corpus once (issue 15): one corpus_plan of the config's files gives the
+ * manifest's rows and shards and then serves prepare (ld_options.plan) and the finalize count,
+ * so each footer is read once by the driver and once by the worker whose share holds the file.
  */
 #include <errno.h>
 #include <ftw.h>

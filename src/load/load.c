@@ -6,7 +6,10 @@
  * list, every file's row count from its footer (prefix sums give the corpus-wide row base of
  * each file, so the `row` id expression does not depend on how files are split over workers),
  * the vector dimensions (read from the first file, because a store needs them at open), the
- * record spec and the store config.  This worker's files are file i of the sorted list for
+ * record spec and the store config.  A caller that runs several stages in one process passes its
+ * plan of the config's files (ld_options.plan; load-dist's driver plans once for the run
+ * directory, prepare and finalize), and the setup reads and completes that one instead of
+ * resolving and planning the files again.  This worker's files are file i of the sorted list for
  * i % num_jobs == job_rank, and --offset / -n cut this worker's row stream.
  *
  * The expected point count of finalize comes from the workers' state files (each records the
@@ -52,7 +55,7 @@ typedef struct ld_setup {
   const corpus_files *files; /* &own_files, or the files of the caller's plan (ld_options.plan) */
   corpus_plan *plan;     /* rows per file, empty files skipped, where dimensions come from:
                             &own_plan, or the caller's (borrowed) */
-  uint64_t *rows, *base; /* per file (when rows were read; rows is plan.rows) */
+  uint64_t *rows, *base; /* per file (when rows were read; rows is plan->rows) */
   uint64_t total_rows;
   store_vector_spec *vspec;
   corpus_vec_source *vsrc;
