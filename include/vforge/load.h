@@ -43,6 +43,11 @@ typedef struct ld_options {
   int64_t checkpoint_batches; /* flush + checkpoint after about this many batches (0: 1024) */
   double checkpoint_seconds;  /* ... or this many seconds (0: 5) */
   double wait_timeout_s;      /* finalize: store_wait_indexed timeout (default 3600 s; 0: none) */
+  struct corpus_plan *plan;   /* NULL: each call resolves the config's files and plans them; else
+                                 a plan (corpus.h) over the files vf_config_files() gives for this
+                                 config, measured or not, which the call reads and completes
+                                 instead (borrowed: the caller frees it), so a process running
+                                 several stages plans the corpus once (load-dist's driver) */
 } ld_options;
 
 /* What a subcommand did.  points: points sent to the store by this call (rows re-sent after a

@@ -1,4 +1,7 @@
-/* vforge inspect: footers only — files, rows, schema, row groups, codecs, encodings, page index. */
+/* vforge inspect: footers only — files, rows, schema, row groups, codecs, encodings, page index.
+ * The corpus plan (corpus.h) reads every footer once and gives the rows and row groups of each
+ * file and the totals; each file's report (schema, codecs, encodings, page index) is then
+ * rendered from a reader opened over the footer the plan keeps, reading nothing again. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,14 +217,14 @@ int cmd_inspect(int argc, char **argv) {
     vf_json_raw(&b, ",\"files\":[", &err);
   }
   VF_TRY(corpus_plan_init(&plan, &files, &err));
+  VF_TRY(corpus_plan_measure(&plan, &err)); /* every footer, once: rows and row groups */
   for (size_t i = 0; i < files.n; i++) {
     pqt_file *f = NULL;
-    /* the row groups as written, even under --memory-budget (which slices them for readers) */
+    /* the row groups as written, even under --memory-budget (which slices them for readers);
+     * over the plan's kept footer */
     VF_TRY(corpus_open_parquet(&files.files[i], &(pqt_open_opts){.verify_crc = pqt_verify_crc_default(), .whole_row_groups = true}, &f, &err));
-    total_rows += (uint64_t)pqt_meta(f)->num_rows;
-    int64_t nr = pqt_meta(f)->num_rows;
-    corpus_plan_note_rows(&plan, i, nr > 0 ? (uint64_t)nr : 0);
-    total_rgs += (uint64_t)pqt_meta(f)->nrow_groups;
+    total_rows += plan.rows[i];
+    total_rgs += plan.row_groups[i] > 0 ? (uint64_t)plan.row_groups[i] : 0;
     total_bytes += files.files[i].size;
     vf_error rerr; /* rendering: a buffer past its ceiling fails the command, never truncates */
     vf_error_clear(&rerr);

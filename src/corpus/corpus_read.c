@@ -297,8 +297,9 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   vf_error_clear(&s.err);
   vf_status st = VF_OK;
 
-  /* Plan: open each footer once to count row groups (the footers are small; the workers
-   * re-open to read, which a local page cache or a remote footer cache makes cheap). */
+  /* Plan: open each footer once to count row groups; the workers re-open each file to read
+   * over the footer the plan keeps, so the plan lives until they are done (freed at out:;
+   * freeing it here emptied the footer cache and every worker fetched its footer again). */
   size_t cap = 0;
   uint64_t max_unit_mem = 0;
   char max_where[1024] = "";
@@ -362,7 +363,6 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
     f = NULL;
   }
   out->empty_files = plan.empty;
-  corpus_plan_free(&plan); /* zeroed: freeing it again after out: does nothing */
   out->files = files->n;
   s.sums = vf_calloc(s.nunits + 1, sizeof *s.sums);
   s.bytes = vf_calloc(s.nunits + 1, sizeof *s.bytes);
@@ -408,7 +408,7 @@ vf_status corpus_scan(const corpus_files *files, const char *const *columns, int
   }
   out->bytes_read += s.bytes_read;
 out:
-  if (plan.live) out->empty_files = plan.empty; /* planning failed */
+  if (plan.live) out->empty_files = plan.empty; /* also when planning failed */
   corpus_plan_free(&plan);
   pqt_close(f);
   out->seconds = vf_now() - s.t0;

@@ -7,6 +7,10 @@
  * back: strings double-quoted with `$` written `$$` (the parser expands variables in every
  * value), and each secret written as the `${VAR}` reference it was read from (see dist.h).
  * Every config written is parsed back before anything is submitted.
+ *
+ * The driver plans the corpus once (issue 15): one corpus_plan of the config's files gives the
+ * manifest's rows and shards and then serves prepare (ld_options.plan) and the finalize count,
+ * so each footer is read once by the driver and once by the worker whose share holds the file.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -187,34 +191,33 @@ out:
 
 /* ------------------------------------------------------------------ helpers */
 
-/* The manifest's files and shards.  The corpus plan measures every file; a load run leaves the
- * files without rows out (no shard gets only empty files, and no worker reads them), a
- * brute-force run keeps them (its workers split the whole discovered list themselves). */
-static vf_status plan_files(dist_manifest *m, const corpus_files *files, bool drop_empty,
-                            int *num_shards, vf_error *err) {
+/* The manifest's files and shards, from the corpus plan (`plan`, over `files`: measured here,
+ * kept by the caller for the stages that follow).  A load run leaves the files without rows out
+ * (no shard gets only empty files, and no worker reads them), a brute-force run keeps them (its
+ * workers split the whole discovered list themselves). */
+static vf_status plan_files(dist_manifest *m, const corpus_files *files, corpus_plan *plan,
+                            bool drop_empty, int *num_shards, vf_error *err) {
   if (files->n == 0) return vf_error_set(err, VF_ENOTFOUND, "the corpus has no files");
-  corpus_plan plan;
   vf_status st = VF_OK;
-  VF_TRY(corpus_plan_init(&plan, files, err));
-  VF_TRY(corpus_plan_measure(&plan, err));
-  size_t nkeep = files->n - (drop_empty ? plan.empty : 0);
+  VF_TRY(corpus_plan_measure(plan, err));
+  size_t nkeep = files->n - (drop_empty ? plan->empty : 0);
   if (nkeep == 0)
     VF_FAIL(vf_error_set(err, VF_ECORRUPT, "every file of the corpus (%zu) is empty: nothing to load",
                          files->n));
   if ((size_t)*num_shards > nkeep) {
     vf_log(VF_LOG_WARN, "%d shards requested but the corpus has %zu files%s: using %zu shards",
-           *num_shards, nkeep, drop_empty && plan.empty ? " with rows" : "", nkeep);
+           *num_shards, nkeep, drop_empty && plan->empty ? " with rows" : "", nkeep);
     *num_shards = (int)nkeep;
   }
   m->files = vf_calloc(nkeep, sizeof *m->files);
   m->shards = vf_calloc((size_t)*num_shards, sizeof *m->shards);
   if (!m->files || !m->shards) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
   for (size_t i = 0; i < files->n; i++) {
-    if (drop_empty && corpus_plan_skips(&plan, i)) continue;
+    if (drop_empty && corpus_plan_skips(plan, i)) continue;
     dm_file *f = &m->files[m->nfiles];
     f->uri = vf_strdup(files->files[i].uri);
     f->key = vf_strdup(files->files[i].key);
-    f->rows = plan.rows[i];
+    f->rows = plan->rows[i];
     dm_shard *h = &m->shards[dist_shard_of(m->nfiles, *num_shards)];
     m->nfiles++; /* counted before the check: dm_free frees what it holds */
     h->files++;
@@ -224,7 +227,6 @@ static vf_status plan_files(dist_manifest *m, const corpus_files *files, bool dr
   }
 out:
   m->num_shards = *num_shards; /* also when planning failed, as it always was */
-  corpus_plan_free(&plan);
   return st;
 }
 
@@ -345,18 +347,23 @@ static vf_status submit_command(dist_manifest *m, const de_resources *res, vf_er
 
 /* ------------------------------------------------------------------ finalize */
 
-/* enable indexing, wait, count exactly (into *count) */
-static vf_status count_indexed(const vf_config *cfg, double timeout_s, uint64_t *count, vf_error *err) {
+/* enable indexing, wait, count exactly (into *count).  The vectors' dimensions come from `plan`
+ * (the driver's plan of cfg's files) or, when NULL, from a plan of cfg's files made here. */
+static vf_status count_indexed(const vf_config *cfg, corpus_plan *plan, double timeout_s,
+                               uint64_t *count, vf_error *err) {
   corpus_files files = {0};
-  corpus_plan plan = {0};
+  corpus_plan own = {0};
   size_t nv = cfg->nvectors;
   store_vector_spec *vspec = NULL;
   corpus_vec_source *vsrc = NULL;
   store *h = NULL;
   vf_status st = VF_OK;
-  VF_TRY(vf_config_files(cfg, &files, err));
-  if (files.n == 0) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no files", cfg->name));
-  VF_TRY(corpus_plan_init(&plan, &files, err));
+  if (!plan) {
+    VF_TRY(vf_config_files(cfg, &files, err));
+    if (files.n == 0) VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: no files", cfg->name));
+    VF_TRY(corpus_plan_init(&own, &files, err));
+    plan = &own;
+  }
   vspec = vf_calloc(nv + 1, sizeof *vspec);
   vsrc = vf_calloc(nv + 1, sizeof *vsrc);
   if (!vspec || !vsrc) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
@@ -366,7 +373,7 @@ static vf_status count_indexed(const vf_config *cfg, double timeout_s, uint64_t 
     vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
     vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      VF_TRY(corpus_plan_probe_dim(&plan, &vsrc[i], &vspec[i].dim, err));
+      VF_TRY(corpus_plan_probe_dim(plan, &vsrc[i], &vspec[i].dim, err));
   }
   store_config sc;
   store_config_from(cfg, &sc);
@@ -383,16 +390,17 @@ out:
   store_close(h);
   free(vspec);
   free(vsrc);
-  corpus_plan_free(&plan);
+  corpus_plan_free(&own);
   corpus_files_free(&files);
   return st;
 }
 
-/* count_indexed; the collection must hold exactly the corpus rows */
-static vf_status finalize_load(const vf_config *cfg, dist_manifest *m, double timeout_s, vf_error *err) {
+/* count_indexed (over `plan`, or NULL); the collection must hold exactly the corpus rows */
+static vf_status finalize_load(const vf_config *cfg, corpus_plan *plan, dist_manifest *m,
+                               double timeout_s, vf_error *err) {
   double t0 = vf_now();
   uint64_t count = 0;
-  vf_status st = count_indexed(cfg, timeout_s, &count, err);
+  vf_status st = count_indexed(cfg, plan, timeout_s, &count, err);
   if (st != VF_OK) return st;
   m->stored = count;
   m->seconds += vf_now() - t0;
@@ -459,13 +467,13 @@ static vf_status check_distributable(const vf_config *cfg, vf_error *err) {
 }
 
 static vf_status init_common(dist_manifest *m, const dist_options *o, const char *dflt_name,
-                             const char *cfg_name, const corpus_files *files, int num_shards,
-                             vf_error *err) {
+                             const char *cfg_name, const corpus_files *files, corpus_plan *plan,
+                             int num_shards, vf_error *err) {
   int ns = num_shards;
   m->max_attempts = o->max_attempts > 0 ? o->max_attempts : DIST_DEFAULT_MAX_ATTEMPTS;
   vf_status st = make_run_dir(m, o->runs_dir, o->run_name ? o->run_name : cfg_name ? cfg_name : dflt_name, err);
   if (st != VF_OK) return st;
-  return plan_files(m, files, m->kind == DIST_KIND_LOAD, &ns, err);
+  return plan_files(m, files, plan, m->kind == DIST_KIND_LOAD, &ns, err);
 }
 
 /* Shard s's config (written, then parsed back now rather than in a worker) and its worker's argv,
@@ -601,11 +609,12 @@ static int parallel_of(const dist_options *o) {
 }
 
 /* The workers of a planned (or resumed) run: `prepare` first when asked (load runs; the collection
- * of cfg), then "running" and the engine.  m->seconds is set when they end; the manifest then says
+ * of cfg, its dimensions from `plan`, the driver's plan of cfg's files, when not NULL), then
+ * "running" and the engine.  m->seconds is set when they end; the manifest then says
  * "workers-done", or "failed" when they did not all finish. */
-static vf_status drive_workers(dist_manifest *m, const vf_config *prepare, const de_resources *res,
-                               const dist_options *o, bool resume, double seconds0, double t0,
-                               vf_error *err) {
+static vf_status drive_workers(dist_manifest *m, const vf_config *prepare, corpus_plan *plan,
+                               const de_resources *res, const dist_options *o, bool resume,
+                               double seconds0, double t0, vf_error *err) {
   char *sd = NULL;
   vf_status st = VF_OK;
   free(m->submit_command); /* the real command replaces a dry run's preview */
@@ -615,6 +624,7 @@ static vf_status drive_workers(dist_manifest *m, const vf_config *prepare, const
     ld_options_default(&lo);
     sd = dm_path(m, "state");
     lo.state_dir = sd;
+    lo.plan = plan;
     ld_report lr;
     if (!sd) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     VF_TRY(ld_prepare(prepare, &lo, &lr, err));
@@ -631,13 +641,14 @@ out:
 }
 
 /* drive_workers, then finalize (a load run: the collection of cfg; a brute-force run: the merge);
- * the manifest is written at the end with the run's seconds, whatever happened. */
-static vf_status run_workers(dist_manifest *m, const vf_config *cfg, bool prepare,
-                             const de_resources *res, const dist_options *o, bool resume,
-                             double seconds0, double t0, vf_error *err) {
+ * the manifest is written at the end with the run's seconds, whatever happened.  `plan`: the
+ * driver's one plan of cfg's files, which prepare and finalize read (NULL: each plans). */
+static vf_status run_workers(dist_manifest *m, const vf_config *cfg, corpus_plan *plan,
+                             bool prepare, const de_resources *res, const dist_options *o,
+                             bool resume, double seconds0, double t0, vf_error *err) {
   vf_status st = VF_OK;
-  VF_TRY(drive_workers(m, prepare ? cfg : NULL, res, o, resume, seconds0, t0, err));
-  if (m->kind == DIST_KIND_LOAD) VF_TRY(finalize_load(cfg, m, o ? o->wait_timeout_s : 0, err));
+  VF_TRY(drive_workers(m, prepare ? cfg : NULL, plan, res, o, resume, seconds0, t0, err));
+  if (m->kind == DIST_KIND_LOAD) VF_TRY(finalize_load(cfg, plan, m, o ? o->wait_timeout_s : 0, err));
   else VF_TRY(finalize_bf(m, err));
 out:
   m->seconds = seconds0 + vf_now() - t0;
@@ -647,10 +658,12 @@ out:
 }
 
 /* A load run's directory: the manifest, the shard configs and the worker script, and the engine
- * checked unless it is a dry run.  A run directory it cannot complete is removed again. */
+ * checked unless it is a dry run.  A run directory it cannot complete is removed again.  The
+ * config's files and their plan go to *files and *plan (zeroed by the caller; the caller frees
+ * them), which the run's prepare and finalize then read: the driver plans once. */
 static vf_status plan_load(const vf_config *cfg, const dist_options *o, const de_resources *res,
-                           dist_manifest *m, vf_error *err) {
-  corpus_files files = {0};
+                           dist_manifest *m, corpus_files *files, corpus_plan *plan,
+                           vf_error *err) {
   char ***argvs = NULL;
   vf_status st = VF_OK;
   int ns = o->num_shards > 0 ? o->num_shards : cfg->dispatch.num_shards > 0 ? (int)cfg->dispatch.num_shards : 1;
@@ -658,8 +671,9 @@ static vf_status plan_load(const vf_config *cfg, const dist_options *o, const de
   VF_TRY(check_distributable(cfg, err));
   if (ns < 1 || ns > DIST_MAX_SHARDS)
     VF_FAIL(vf_error_set(err, VF_EUSAGE, "the number of shards must be 1..%d, got %d", DIST_MAX_SHARDS, ns));
-  VF_TRY(vf_config_files(cfg, &files, err));
-  VF_TRY(init_common(m, o, "load", cfg->dispatch.run_name, &files, ns, err));
+  VF_TRY(vf_config_files(cfg, files, err));
+  if (files->n > 0) VF_TRY(corpus_plan_init(plan, files, err));
+  VF_TRY(init_common(m, o, "load", cfg->dispatch.run_name, files, plan, ns, err));
   m->collection = vf_strdup(cfg->vectorstore.collection_name);
   m->store = vf_strdup(cfg->vectorstore.type == VF_CFG_STORE_QDRANT ? "qdrant" : "local");
   VF_TRY(write_configs(m, cfg, o, &argvs, err));
@@ -672,7 +686,6 @@ static vf_status plan_load(const vf_config *cfg, const dist_options *o, const de
   VF_TRY(dm_write(m, err));
   if (!o->dry_run) VF_TRY(check_engine(m, err));
 out:
-  corpus_files_free(&files);
   argvs_free(argvs, m->num_shards);
   if (st != VF_OK) discard_run_dir(m);
   return st;
@@ -684,12 +697,14 @@ vf_status dist_load(const vf_config *cfg, const dist_options *o, dist_report *re
   memset(&m, 0, sizeof m);
   m.kind = DIST_KIND_LOAD;
   de_resources res = resources_of(cfg);
+  corpus_files files = {0};
+  corpus_plan plan = {0}; /* the run's one plan: run directory, prepare, finalize */
   vf_status st = VF_OK;
-  VF_TRY(plan_load(cfg, o, &res, &m, err));
+  VF_TRY(plan_load(cfg, o, &res, &m, &files, &plan, err));
   if (!o->dry_run) {
     vf_log(VF_LOG_INFO, "run %s: %zu files, %" PRIu64 " rows in %d shards (%s engine)", m.run_dir,
            m.nfiles, m.expected_rows, m.num_shards, m.engine == DIST_ENGINE_SLURM ? "slurm" : "local");
-    VF_TRY(run_workers(&m, cfg, true, &res, o, false, 0, t0, err));
+    VF_TRY(run_workers(&m, cfg, &plan, true, &res, o, false, 0, t0, err));
   }
 out:
   if (m.run_id && m.state && m.shards) {
@@ -697,6 +712,8 @@ out:
     (void)dm_to_report(&m, rep, &e4);
   }
   dm_free(&m);
+  corpus_plan_free(&plan);
+  corpus_files_free(&files);
   return st;
 }
 
@@ -749,7 +766,7 @@ vf_status dist_finalize(const char *runs_dir, const char *run, const dist_option
     yaml = dm_path(&m, "config.yaml");
     if (!yaml) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     VF_TRY(vf_config_load(yaml, &cfg, err));
-    VF_TRY(finalize_load(&cfg, &m, o ? o->wait_timeout_s : 0, err));
+    VF_TRY(finalize_load(&cfg, NULL, &m, o ? o->wait_timeout_s : 0, err));
   } else {
     VF_TRY(finalize_bf(&m, err));
   }
@@ -773,6 +790,8 @@ vf_status dist_resume(const char *runs_dir, const char *run, const dist_options 
   char *yaml = NULL, *sd = NULL;
   vf_config cfg;
   memset(&cfg, 0, sizeof cfg);
+  corpus_files files = {0};
+  corpus_plan plan = {0}; /* a load run's one plan: prepare (when still to do) and finalize */
   if (o && o->max_attempts > 0) m.max_attempts = o->max_attempts;
   if (m.max_attempts < 1) m.max_attempts = DIST_DEFAULT_MAX_ATTEMPTS;
   if (m.state && strcmp(m.state, "finalized") == 0) {
@@ -787,20 +806,26 @@ vf_status dist_resume(const char *runs_dir, const char *run, const dist_options 
   }
   VF_TRY(check_engine(&m, err));
   if (m.kind == DIST_KIND_LOAD && m.state && strcmp(m.state, "planned") == 0) {
-    /* a --dry-run (or a driver that ended before preparing): prepare now */
+    /* a --dry-run (or a driver that ended before preparing): prepare now, and finalize reads
+     * the same plan */
+    VF_TRY(vf_config_files(&cfg, &files, err));
+    if (files.n > 0) VF_TRY(corpus_plan_init(&plan, &files, err));
     ld_options lo;
     ld_options_default(&lo);
     sd = dm_path(&m, "state");
     lo.state_dir = sd;
+    lo.plan = plan.live ? &plan : NULL;
     ld_report lr;
     if (!sd) VF_FAIL(vf_error_set(err, VF_ENOMEM, "out of memory"));
     VF_TRY(ld_prepare(&cfg, &lo, &lr, err));
   }
   de_resources res = {m.res_cpus, m.res_memory_gb, m.res_partition, m.res_time};
-  VF_TRY(run_workers(&m, &cfg, false, &res, o, true, before, t0, err));
+  VF_TRY(run_workers(&m, &cfg, plan.live ? &plan : NULL, false, &res, o, true, before, t0, err));
 out:
   free(yaml);
   free(sd);
+  corpus_plan_free(&plan);
+  corpus_files_free(&files);
   vf_config_free(&cfg);
   vf_error e4;
   (void)dm_to_report(&m, rep, &e4);
@@ -815,6 +840,7 @@ out:
 static vf_status plan_bf(const dist_bf_options *bf, const dist_options *o, const de_resources *res,
                          dist_manifest *m, vf_error *err) {
   corpus_files files = {0};
+  corpus_plan plan = {0}; /* the manifest's rows; the workers plan their own shares */
   char *bin = NULL;
   char ***argvs = NULL;
   vf_status st = VF_OK;
@@ -837,7 +863,8 @@ static vf_status plan_bf(const dist_bf_options *bf, const dist_options *o, const
   if (access(m->bf_queries, R_OK) != 0)
     VF_FAIL(vf_error_set(err, VF_ENOTFOUND, "%s: cannot read the queries file: %s", m->bf_queries, VF_STRERROR(errno)));
   VF_TRY(corpus_discover(m->bf_uri, m->bf_id_root, &files, err));
-  VF_TRY(init_common(m, o, "bf", NULL, &files, ns, err));
+  if (files.n > 0) VF_TRY(corpus_plan_init(&plan, &files, err));
+  VF_TRY(init_common(m, o, "bf", NULL, &files, &plan, ns, err));
   bin = o->vforge_bin ? vf_strdup(o->vforge_bin) : dm_self_exe();
   if (!bin) VF_FAIL(vf_error_set(err, VF_EIO, "cannot find the vforge binary (/proc/self/exe)"));
   argvs = vf_calloc((size_t)m->num_shards + 1, sizeof *argvs);
@@ -865,6 +892,7 @@ static vf_status plan_bf(const dist_bf_options *bf, const dist_options *o, const
   VF_TRY(dm_write(m, err));
   if (!o->dry_run) VF_TRY(check_engine(m, err));
 out:
+  corpus_plan_free(&plan);
   corpus_files_free(&files);
   free(bin);
   argvs_free(argvs, m->num_shards);
@@ -882,7 +910,7 @@ vf_status dist_brute_force(const dist_bf_options *bf, const dist_options *o, dis
   de_resources res = {0};
   vf_status st = VF_OK;
   VF_TRY(plan_bf(bf, o, &res, &m, err));
-  if (!o->dry_run) VF_TRY(run_workers(&m, NULL, false, &res, o, false, 0, t0, err));
+  if (!o->dry_run) VF_TRY(run_workers(&m, NULL, NULL, false, &res, o, false, 0, t0, err));
 out:
   if (m.run_id && m.state && m.shards) {
     vf_error e4;

@@ -6,7 +6,10 @@
  * list, every file's row count from its footer (prefix sums give the corpus-wide row base of
  * each file, so the `row` id expression does not depend on how files are split over workers),
  * the vector dimensions (read from the first file, because a store needs them at open), the
- * record spec and the store config.  This worker's files are file i of the sorted list for
+ * record spec and the store config.  A caller that runs several stages in one process passes its
+ * plan of the config's files (ld_options.plan; load-dist's driver plans once for the run
+ * directory, prepare and finalize), and the setup reads and completes that one instead of
+ * resolving and planning the files again.  This worker's files are file i of the sorted list for
  * i % num_jobs == job_rank, and --offset / -n cut this worker's row stream.
  *
  * The expected point count of finalize comes from the workers' state files (each records the
@@ -47,9 +50,12 @@ void ld_options_default(ld_options *o) {
 /* ------------------------------------------------------------------- setup */
 
 typedef struct ld_setup {
-  corpus_files files;
-  corpus_plan plan;      /* rows per file, empty files skipped, where dimensions come from */
-  uint64_t *rows, *base; /* per file (when rows were read; rows is plan.rows) */
+  corpus_files own_files; /* resolved here when the caller passed no plan */
+  corpus_plan own_plan;
+  const corpus_files *files; /* &own_files, or the files of the caller's plan (ld_options.plan) */
+  corpus_plan *plan;     /* rows per file, empty files skipped, where dimensions come from:
+                            &own_plan, or the caller's (borrowed) */
+  uint64_t *rows, *base; /* per file (when rows were read; rows is plan->rows) */
   uint64_t total_rows;
   store_vector_spec *vspec;
   corpus_vec_source *vsrc;
@@ -66,8 +72,8 @@ typedef struct ld_setup {
 } ld_setup;
 
 static void setup_free(ld_setup *s) {
-  corpus_plan_free(&s->plan);
-  corpus_files_free(&s->files);
+  corpus_plan_free(&s->own_plan);
+  corpus_files_free(&s->own_files);
   free(s->base);
   free(s->vspec);
   free(s->vsrc);
@@ -114,10 +120,10 @@ static vf_status check_common(const vf_config *cfg, const ld_options *o, vf_erro
 /* Rows of every file (the plan measures them: footers, dataset parts as measured) and the
  * corpus-wide row base of each (for the `row` id expression). */
 static vf_status read_rows(ld_setup *s, vf_error *err) {
-  size_t n = s->files.n;
-  vf_status st = corpus_plan_measure(&s->plan, err);
+  size_t n = s->files->n;
+  vf_status st = corpus_plan_measure(s->plan, err);
   if (st != VF_OK) return st;
-  s->rows = s->plan.rows;
+  s->rows = s->plan->rows;
   s->base = vf_calloc(n + 1, sizeof *s->base);
   if (!s->base) return vf_error_set(err, VF_ENOMEM, "out of memory");
   uint64_t total = 0;
@@ -138,11 +144,20 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   if (!s->state_dir) return vf_error_set(err, VF_ENOMEM, "out of memory");
   /* state-file temporaries of killed loads on this host */
   if ((st = vf_temp_sweep(s->state_dir, NULL, NULL, err)) != VF_OK) return st;
-  st = vf_config_files(cfg, &s->files, err);
-  if (st != VF_OK) return st;
-  if (s->files.n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
-  st = corpus_plan_init(&s->plan, &s->files, err);
-  if (st != VF_OK) return st;
+  if (o->plan) { /* the caller's plan of cfg's files (load-dist's driver): nothing resolved again */
+    s->files = o->plan->files;
+    s->plan = o->plan;
+  } else {
+    s->files = &s->own_files;
+    s->plan = &s->own_plan;
+    st = vf_config_files(cfg, &s->own_files, err);
+    if (st != VF_OK) return st;
+  }
+  if (s->files->n == 0) return vf_error_set(err, VF_ENOTFOUND, "%s: the datasource has no files", cfg->name);
+  if (!o->plan) {
+    st = corpus_plan_init(&s->own_plan, &s->own_files, err);
+    if (st != VF_OK) return st;
+  }
   s->id_text = cfg->datasource.id_expression ? cfg->datasource.id_expression
                                              : VF_CONFIG_DEFAULT_ID_EXPRESSION;
   st = corpus_idexpr_parse(s->id_text, &s->idexpr, err);
@@ -170,7 +185,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
     s->vsrc[i] = (corpus_vec_source){v->name, v->kind, dist, v->column};
     s->vspec[i] = (store_vector_spec){v->name, v->kind, dist, 0};
     if (v->kind == CORPUS_VEC_DENSE || v->kind == CORPUS_VEC_MULTI)
-      st = corpus_plan_probe_dim(&s->plan, &s->vsrc[i], &s->vspec[i].dim, err);
+      st = corpus_plan_probe_dim(s->plan, &s->vsrc[i], &s->vspec[i].dim, err);
     if (st != VF_OK) {
       vf_error_prefix(err, "%s: ", cfg->name);
       return st;
@@ -197,7 +212,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
       strstr(cfg->vectorstore.params_json, "\"payload_indexes\"")) {
     s->pkinds = vf_calloc((size_t)s->npay, sizeof *s->pkinds);
     if (!s->pkinds) return vf_error_set(err, VF_ENOMEM, "out of memory");
-    st = store_payload_kinds(&s->files.files[0], s->psrc, s->npay, s->pkinds, err);
+    st = store_payload_kinds(&s->files->files[0], s->psrc, s->npay, s->pkinds, err);
     if (st != VF_OK) return st;
     s->scfg.payload_fields = s->pkinds;
     s->scfg.npayload_fields = s->npay;
@@ -205,10 +220,10 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   /* everything the config names is checked before any command touches the store: the
    * vectors' columns were read by the probe; the payload and id columns are checked on the
    * first file with rows (the plan found it) */
-  for (size_t i = 0; i < s->files.n; i++) {
-    if (s->plan.rows[i] == CORPUS_PLAN_UNMEASURED || s->plan.rows[i] == 0) continue;
+  for (size_t i = 0; i < s->files->n; i++) {
+    if (s->plan->rows[i] == CORPUS_PLAN_UNMEASURED || s->plan->rows[i] == 0) continue;
     corpus_records *r = NULL;
-    st = corpus_records_open(&s->files.files[i], &s->rspec, 0, &r, err);
+    st = corpus_records_open(&s->files->files[i], &s->rspec, 0, &r, err);
     corpus_records_close(r);
     if (st != VF_OK) {
       vf_error_prefix(err, "%s: ", cfg->name);
@@ -222,7 +237,7 @@ static vf_status setup_init(const vf_config *cfg, const ld_options *o, bool need
   }
   if (need_rows && o->offset > 0) {
     uint64_t stream = 0; /* this worker's rows */
-    for (size_t i = 0; i < s->files.n; i++)
+    for (size_t i = 0; i < s->files->n; i++)
       if (i % (size_t)o->num_jobs == (size_t)o->job_rank) stream += s->rows[i];
     if (o->offset >= stream)
       return vf_error_set(err, VF_EUSAGE, "--offset %" PRIu64 " is past the end: this worker's "
@@ -306,9 +321,9 @@ static vf_status record_corpus(const ld_setup *s, store *h, uint64_t stored, vf_
   vf_status st = store_get_record(h, &have, &found, err);
   if (st == VF_EUNSUPPORTED) return VF_OK; /* discard */
   if (st != VF_OK) return st;
-  corpus_files_md5(&s->files, rec.files_md5);
+  corpus_files_md5(s->files, rec.files_md5);
   snprintf(rec.id_expression, sizeof rec.id_expression, "%s", s->id_text);
-  rec.files = s->files.n;
+  rec.files = s->files->n;
   rec.rows = s->total_rows;
   if (stored > 0 && !(found && strcmp(have.files_md5, rec.files_md5) == 0 &&
                       corpus_id_expression_same(have.id_expression, rec.id_expression))) {
@@ -399,7 +414,7 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
   /* this worker's files and the row range of each (rep->empty_files counts the files of this
    * plan with no rows, also when the load fails, and then before the plan is filled) */
   size_t nmine = 0;
-  for (size_t i = 0; i < s->files.n; i++) nmine += i % (size_t)o->num_jobs == (size_t)o->job_rank;
+  for (size_t i = 0; i < s->files->n; i++) nmine += i % (size_t)o->num_jobs == (size_t)o->job_rank;
   ld_plan_file *plan = vf_calloc(nmine + 1, sizeof *plan);
   vf_status st = ld_state_read(path, &prev, err);
   bool have_prev = true;
@@ -426,10 +441,10 @@ static vf_status load_with(const vf_config *cfg, const ld_options *o, const ld_s
   if (hi < lo) hi = UINT64_MAX;
   size_t k = 0;
   bool current_found = !have_prev || !prev.current_key;
-  for (size_t i = 0; i < s->files.n; i++) {
+  for (size_t i = 0; i < s->files->n; i++) {
     if (i % (size_t)o->num_jobs != (size_t)o->job_rank) continue;
     ld_plan_file *pf = &plan[k++];
-    pf->file = &s->files.files[i];
+    pf->file = &s->files->files[i];
     pf->global_base = s->base[i];
     pf->rows = s->rows[i];
     uint64_t b = lo > stream ? lo - stream : 0;

@@ -2,8 +2,13 @@
 # Footers parsed once (issue 15 item 2; src/corpus/plan.c): a corpus of 80 files — more than
 # the 64 slots of httpsrc.c's byte cache, which used to hide the repeated footer reads — served
 # by the HF stand-in (nginx).  brute-force (over the URI and over a config), generate-queries,
-# load (discard store) and index build must each fetch every file's footer exactly once: the planning pass parses it and every later reader opens
-# over the plan's parsed copy.  Counted from nginx's access log: a footer fetch is the reader's
+# load run (discard store), index build, scan and inspect must each fetch every file's footer
+# exactly once: the planning pass parses it and every later reader opens over the plan's parsed
+# copy (scan used to free its plan before its workers opened the files, so each footer was fetched
+# twice).  load-dist fetches each footer exactly twice: once in the driver, whose one plan serves
+# the run directory, prepare and the finalize count (it used to plan three times, fetching the
+# first file's footer again for prepare and for finalize), and once in the worker whose share
+# holds the file.  Counted from nginx's access log: a footer fetch is the reader's
 # 64 KiB tail read (a GET answered 206 with 65536 body bytes; each file here is larger than
 # that, its column chunks are not that long).  The results are checked against the same
 # commands on the local copy of the files (rows, hits, index size), so reading over kept
@@ -43,6 +48,13 @@ EOF
 bash "$src/tests/services/hf/publish.sh" "$tmp/repo" vftest "$repo" || { echo "publish failed"; exit 1; }
 U="hf://datasets/vftest/$repo"
 
+cat > "$tmp/dist.yaml" <<EOC
+vectors:
+  emb: {type: dense, column: emb, distance: cosine}
+datasource:
+  uri: $U
+vectorstore: {type: local, path: $tmp/dstore, collection_name: pfd}
+EOC
 cat > "$tmp/load.yaml" <<EOC
 vectors:
   emb: {type: dense, column: emb, distance: cosine}
@@ -52,15 +64,17 @@ vectorstore: {type: local, path: $tmp/store, collection_name: pf}
 EOC
 
 # footers WHAT CMD...: run CMD, then every file's tail must have been fetched exactly once
+# (FOOTERS_EACH=N: exactly N times, for a command whose worker processes open the files again)
 footers() {
   local what=$1; shift
+  local each=${FOOTERS_EACH:-1}
   local before
   before=$(wc -l < "$log")
   "$@" > "$tmp/$what.out" 2> "$tmp/$what.err" || { fail "$what: $(tail -3 "$tmp/$what.err")"; return; }
   tail -n +"$((before + 1))" "$log" > "$tmp/$what.log"
-  "$PY" - "$tmp/$what.log" "$repo" "$NFILES" "$what" <<'EOF' && ok "$what: each of $NFILES footers fetched once" || fail "$what: footers fetched more than once (see above)"
+  "$PY" - "$tmp/$what.log" "$repo" "$NFILES" "$what" "$each" <<'EOF' && ok "$what: each of $NFILES footers fetched $each time(s)" || fail "$what: footers not fetched exactly $each time(s) each (see above)"
 import re, sys, collections
-path, repo, n, what = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+path, repo, n, what, each = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 tails, gets = collections.Counter(), collections.Counter()
 pat = re.compile(r'"GET /datasets/vftest/' + re.escape(repo) + r'/resolve/[^/]+/(\S+) HTTP/[^"]*" (\d+) (\d+)')
 for line in open(path):
@@ -69,10 +83,10 @@ for line in open(path):
     gets[m.group(1)] += 1
     if m.group(2) == "206" and m.group(3) == "65536": tails[m.group(1)] += 1
 files = [f"part-{i:03d}.parquet" for i in range(n)]
-bad = {f: tails[f] for f in files if tails[f] != 1}
+bad = {f: tails[f] for f in files if tails[f] != each}
 print(f"{what}: {sum(gets.values())} GETs, {sum(tails.values())} footer reads for {n} files")
 if bad:
-    print(f"{what}: footer reads per file not 1: {dict(list(bad.items())[:8])} ({len(bad)} files)")
+    print(f"{what}: footer reads per file not {each}: {dict(list(bad.items())[:8])} ({len(bad)} files)")
     sys.exit(1)
 EOF
 }
@@ -84,6 +98,9 @@ footers brute-force-config "$V" --quiet brute-force "$tmp/load.yaml" --queries "
 footers generate-queries "$V" --quiet generate-queries "$U" -n 400 --seed 7 --output "$tmp/gq_remote.parquet" --json
 footers load "$V" --quiet load run "$tmp/load.yaml" --store discard --state-dir "$tmp/state" --json
 footers index-build "$V" --quiet index build "$U" --output "$tmp/remote.ivf" --type flat --nlist 4 --json
+footers scan "$V" --quiet scan "$U" --json
+footers inspect "$V" --quiet inspect "$U" --json
+FOOTERS_EACH=2 footers load-dist "$V" --quiet load-dist "$tmp/dist.yaml" --engine local --num-shards 4 --runs-dir "$tmp/runs" --json
 
 # the same commands over the local copy compute the same things
 "$V" --quiet brute-force "$tmp/repo" --queries "$tmp/q.npy" -k 5 --output "$tmp/bf_local.parquet" > /dev/null 2>&1 || fail "local brute-force"
@@ -104,6 +121,15 @@ a, b = (pq.read_table(p).select(["__source_row__", "emb"]).to_pylist() for p in 
 assert a == b and len(a) == 400, (a[:1], b[:1])
 EOF
 grep -q '"points":9600,' "$tmp/load.out" && ok "load: 9600 points sent" || fail "load: $(head -c 300 "$tmp/load.out")"
+grep -q '"stored":9600,"verified":true' "$tmp/load-dist.out" && ok "load-dist: 9600 points stored and verified" || fail "load-dist: $(head -c 300 "$tmp/load-dist.out")"
+"$V" --quiet scan "$tmp/repo" --json > "$tmp/scan_local.out" 2>/dev/null || fail "local scan"
+"$PY" - "$tmp/scan.out" "$tmp/scan_local.out" <<'EOF' && ok "scan: the same rows, vectors and checksum as over the local files" || fail "scan differs from local: $(cat "$tmp/scan.out")"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ("rows", "vectors", "checksum", "row_groups", "files")
+assert all(a[k] == b[k] for k in keys) and a["rows"] == 9600, ([a.get(k) for k in keys], [b.get(k) for k in keys])
+EOF
+grep -q '"total_files":80,"total_rows":9600,"total_row_groups":80,' "$tmp/inspect.out" && ok "inspect: 80 files, 9600 rows, 80 row groups" || fail "inspect: $(tail -c 300 "$tmp/inspect.out")"
 "$V" --quiet index build "$tmp/repo" --output "$tmp/local.ivf" --type flat --nlist 4 > /dev/null 2>&1 || fail "local index build"
 [ -s "$tmp/remote.ivf" ] && [ "$(stat -c %s "$tmp/remote.ivf")" = "$(stat -c %s "$tmp/local.ivf")" ] &&
   ok "index build: the same index size as over the local files" || fail "index sizes differ"
