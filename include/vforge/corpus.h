@@ -343,10 +343,6 @@ vf_status corpus_plan_build(corpus_plan *p, const corpus_files *files, vf_error 
  *  nothing when measured already) — for a job that reads a share of the files (--num-jobs).
  *  The schema is not taken (corpus_plan_measure() does).  @return : errors opening the file. */
 vf_status corpus_plan_measure_file(corpus_plan *p, size_t i, vf_error *err);
-/*! corpus_plan_rg_first() : the first row of written row group g of file i (the sum of
- *  rg_rows before it; g == row_groups[i]: the file's rows), or CORPUS_PLAN_UNMEASURED when the
- *  file's row groups are not known or g is out of range. */
-uint64_t corpus_plan_rg_first(const corpus_plan *p, size_t i, int g);
 /*! corpus_plan_probe_dim() : the dimension of a dense or multi vector, from the first file that
  *  has rows (measuring files in order as needed), through corpus_records_probe_dim().
  *  @return : VF_ECORRUPT when every file is empty (naming how many), else probe_dim's errors. */

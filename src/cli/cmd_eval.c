@@ -184,7 +184,6 @@ int cmd_brute_force(int argc, char **argv) {
   memset(&cc, 0, sizeof cc);
   eval_bf_opts o = {0};
   eval_bf_result r = {0};
-  corpus_plan plan = {0};
   char *filter = NULL;
   const cli_cmd *c = &CLI_BRUTE_FORCE;
   vf_buf b;
@@ -208,12 +207,6 @@ int cmd_brute_force(int argc, char **argv) {
     o.id_expression = cc.id_text;
     if (!m) o.metric = cc.distance; /* the configured distance unless --metric */
   }
-  /* the one plan of this process: this job's files measured once, read by eval_brute_force */
-  VF_TRY(corpus_plan_init(&plan, &cc.files, &err));
-  for (size_t fi = 0; fi < cc.files.n; fi++)
-    if (fi % (o.num_jobs ? o.num_jobs : 1) == o.job_rank)
-      VF_TRY(corpus_plan_measure_file(&plan, fi, &err));
-  o.plan = &plan;
   VF_TRY(eval_brute_force(&cc.files, &o, &r, &err));
   cli_progress_end();
   cli_summary("brute-force: %" PRIu64 " queries x %" PRIu64 " rows (%" PRIu64 " files%s), k %u, %s, "
@@ -240,7 +233,6 @@ int cmd_brute_force(int argc, char **argv) {
     VF_TRY(cli_write_json(b.data, b.len, &err));
   }
 out:
-  corpus_plan_free(&plan); /* before the files it borrows */
   vf_buf_free(&b);
   free(r.path);
   free(filter);

@@ -387,16 +387,6 @@ vf_status corpus_plan_measure_file(corpus_plan *p, size_t i, vf_error *err) {
   return measure_one(p, i, err);
 }
 
-/* corpus_plan_rg_first(): see corpus.h. */
-uint64_t corpus_plan_rg_first(const corpus_plan *p, size_t i, int g) {
-  if (i >= p->files->n || p->row_groups[i] < 0 || !p->rg_rows[i] || g < 0 || g > p->row_groups[i])
-    return CORPUS_PLAN_UNMEASURED;
-  uint64_t first = 0;
-  for (int k = 0; k < g; k++)
-    first += p->rg_rows[i][k];
-  return first;
-}
-
 /* corpus_plan_probe_dim(): see corpus.h. */
 vf_status corpus_plan_probe_dim(corpus_plan *p, const corpus_vec_source *src, int32_t *dim,
                                 vf_error *err) {
