@@ -48,20 +48,18 @@ EOF
 bash "$src/tests/services/hf/publish.sh" "$tmp/repo" vftest "$repo" || { echo "publish failed"; exit 1; }
 U="hf://datasets/vftest/$repo"
 
-cat > "$tmp/dist.yaml" <<EOC
+# config FILE STORE COLLECTION: the corpus over HF into a local store
+config() {
+  cat > "$1" <<EOC
 vectors:
   emb: {type: dense, column: emb, distance: cosine}
 datasource:
   uri: $U
-vectorstore: {type: local, path: $tmp/dstore, collection_name: pfd}
+vectorstore: {type: local, path: $2, collection_name: $3}
 EOC
-cat > "$tmp/load.yaml" <<EOC
-vectors:
-  emb: {type: dense, column: emb, distance: cosine}
-datasource:
-  uri: $U
-vectorstore: {type: local, path: $tmp/store, collection_name: pf}
-EOC
+}
+config "$tmp/dist.yaml" "$tmp/dstore" pfd
+config "$tmp/load.yaml" "$tmp/store" pf
 
 # footers WHAT CMD...: run CMD, then every file's tail must have been fetched exactly once
 # (FOOTERS_EACH=N: exactly N times, for a command whose worker processes open the files again)

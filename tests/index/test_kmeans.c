@@ -61,6 +61,17 @@ VF_TEST(kmeans_finds_blobs) {
   free(cent);
 }
 
+/* lists that no row was assigned to */
+static size_t empty_clusters(const uint32_t *as, size_t n, size_t k) {
+  size_t *cnt = calloc(k, sizeof *cnt), empty = 0;
+  for (size_t i = 0; i < n; i++)
+    cnt[as[i]]++;
+  for (size_t j = 0; j < k; j++)
+    empty += cnt[j] == 0;
+  free(cnt);
+  return empty;
+}
+
 VF_TEST(kmeans_deterministic_across_threads) {
   rs = 7;
   size_t n = 6000, d = 24;
@@ -82,14 +93,7 @@ VF_TEST(kmeans_deterministic_across_threads) {
     CHECK_OK(idx_kmeans(x, n, d, k, &o2, c2, NULL, NULL));
     CHECK(memcmp(c1, c2, k * d * sizeof *c1) != 0);
     /* no cluster is left empty on this data (k = 50) */
-    size_t *cnt = calloc(k, sizeof *cnt);
-    for (size_t i = 0; i < n; i++)
-      cnt[a1[i]]++;
-    size_t empty = 0;
-    for (size_t j = 0; j < k; j++)
-      empty += cnt[j] == 0;
-    if (k == 50) CHECK_EQ_INT(empty, 0);
-    free(cnt);
+    if (k == 50) CHECK_EQ_INT(empty_clusters(a1, n, k), 0);
     free(c1);
     free(c2);
     free(a1);
@@ -365,13 +369,7 @@ VF_TEST(kmeans_hierarchical) {
   CHECK(memcmp(a1, a2, n * sizeof *a1) == 0);
   CHECK_EQ_INT(used, 10000); /* 100 x 100 of the 12000 rows */
   CHECK_EQ_INT(it1, 2);      /* the refinement iterations */
-  size_t *cnt = calloc(k, sizeof *cnt);
-  for (size_t i = 0; i < n; i++)
-    cnt[a1[i]]++;
-  size_t empty = 0;
-  for (size_t j = 0; j < k; j++)
-    empty += cnt[j] == 0;
-  CHECK_EQ_INT(empty, 0);
+  CHECK_EQ_INT(empty_clusters(a1, n, k), 0);
   /* flat Lloyd (k-means++ seeded) on the same rows: the two-level objective is within 20 % */
   idx_kmeans_opts of = {.iters = 20, .seed = 5, .threads = 1, .max_per_centroid = 100};
   CHECK_OK(idx_kmeans(x, n, d, k, &of, cf, af, NULL));
@@ -388,7 +386,6 @@ VF_TEST(kmeans_hierarchical) {
   CHECK_OK(idx_kmeans(x, n, d, k, &o1, c2, a2, NULL));
   CHECK_EQ_INT(it1, 0);
   CHECK(objective(x, n, d, c2, a2) <= 1.40 * ofl);
-  free(cnt);
   free(lab);
   free(x);
   free(c1);
