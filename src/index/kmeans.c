@@ -172,6 +172,24 @@ static void centroid_norms(const float *c, size_t k, size_t d, float *cn) {
   }
 }
 
+/* The training sample (max_per_centroid `per`): with n > k * per, the m = k * per rows of an
+ * even stride over x, copied into *xsub (the caller frees it); else *xsub = NULL and *m = n. */
+static vf_status km_subsample(const float *x, size_t n, size_t d, size_t k, uint32_t per,
+                              float **xsub, size_t *m, vf_error *err) {
+  *xsub = NULL;
+  *m = n;
+  if (!per || (double)n <= (double)k * (double)per) return VF_OK;
+  size_t ms = k * (size_t)per;
+  float *xs = vf_mallocarray(ms, d * sizeof(float));
+  if (!xs) return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", ms);
+  vf_advise_huge(xs, ms * d * sizeof(float));
+  for (size_t i = 0; i < ms; i++)
+    memcpy(xs + i * d, x + (size_t)(((unsigned __int128)i * n) / ms) * d, d * sizeof(float));
+  *xsub = xs;
+  *m = ms;
+  return VF_OK;
+}
+
 /* Lloyd on x (n x d, k centroids); `seeded`: centroids already hold the start (the hierarchical
  * refinement), else they are seeded from opts->seed.  The rest as idx_kmeans(). */
 static vf_status kmeans_flat(const float *x, size_t n, size_t d, size_t k,
@@ -188,14 +206,10 @@ static vf_status kmeans_flat(const float *x, size_t n, size_t d, size_t k,
   size_t nall = n;
   float *xsub = NULL;
   uint32_t *as = NULL, *prev = NULL;
-  if (per && (double)n > (double)k * (double)per) { /* Lloyd on an even-stride subsample */
-    size_t m = k * (size_t)per;
-    xsub = vf_mallocarray(m, d * sizeof(float));
-    if (!xsub)
-      return vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", m);
-    vf_advise_huge(xsub, m * d * sizeof(float));
-    for (size_t i = 0; i < m; i++)
-      memcpy(xsub + i * d, x + (size_t)(((unsigned __int128)i * n) / m) * d, d * sizeof(float));
+  size_t m = n;
+  vf_status sst = km_subsample(x, n, d, k, per, &xsub, &m, err); /* Lloyd on its rows */
+  if (sst != VF_OK) return sst;
+  if (xsub) {
     x = xsub;
     n = m;
   }
@@ -374,15 +388,8 @@ static vf_status kmeans_hier(const float *x, size_t n, size_t d, size_t k,
   size_t *cnt = NULL, *share = NULL, *start = NULL, *order = NULL;
   uint32_t per = opts->max_per_centroid;
   int threads = opts->threads > 0 ? opts->threads : vf_threads();
-  if (per && (double)n > (double)k * (double)per) { /* the even-stride subsample of kmeans_flat */
-    m = k * (size_t)per;
-    xsub = vf_mallocarray(m, d * sizeof(float));
-    if (!xsub) VF_FAIL(vf_error_set(err, VF_ENOMEM, "k-means: out of memory for a %zu-row subsample", m));
-    vf_advise_huge(xsub, m * d * sizeof(float));
-    for (size_t i = 0; i < m; i++)
-      memcpy(xsub + i * d, x + (size_t)(((unsigned __int128)i * n) / m) * d, d * sizeof(float));
-    xs = xsub;
-  }
+  VF_TRY(km_subsample(x, n, d, k, per, &xsub, &m, err)); /* the rows kmeans_flat would use */
+  if (xsub) xs = xsub;
   size_t k1 = (size_t)llround(sqrt((double)k));
   if (k1 < 2) k1 = 2;
   c1 = vf_mallocarray(k1, d * sizeof(float));
