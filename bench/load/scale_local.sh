@@ -27,7 +27,11 @@ py=${VF_PY:-$root/.venv/bin/python}
 [ -x "$V" ] || { echo "no vforge at $V: build the project first"; exit 2; }
 "$py" -c 'import numpy, pyarrow' 2>/dev/null || { echo "need numpy and pyarrow in $py"; exit 77; }
 mkdir -p "$WORK"
-case "$(realpath "$WORK")/" in "$root"/*) echo "WORK must be outside the repository"; exit 2 ;; esac
+# the corpora stay out of git: WORK is outside the repository or in a path git ignores (build/)
+case "$(realpath "$WORK")/" in
+  "$root"/*) git -C "$root" check-ignore -q "$(realpath "$WORK")" 2>/dev/null ||
+    { echo "WORK must be outside the repository or in a git-ignored directory (build/)"; exit 2; } ;;
+esac
 d="$WORK/n${N}_d${DIM}_s${SEED}"
 mkdir -p "$d"
 if [ ! -f "$d/corpus.done" ]; then
