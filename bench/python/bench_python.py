@@ -34,6 +34,10 @@ def cpu_model():
 
 def openblas_cores():
     """the OpenBLAS core each library in this process runs (numpy's, faiss's)"""
+    try:
+        import faiss  # noqa: F401  (loads its OpenBLAS with the libgfortran it bundles, so dlopen finds it)
+    except ImportError:
+        pass
     cores = {}
     for path in sorted(set(glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "libscipy_openblas*.so*"))
                            + glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "faiss_cpu.libs", "*openblas*.so*")))):
