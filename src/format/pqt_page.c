@@ -642,6 +642,7 @@ vf_status pr_leaf_reset(pqt_file *f, int leaf, pqt_leaf_data *d, vf_error *err) 
   d->nlevels = d->nvalues = d->nrows = 0;
   d->compressed_bytes = d->uncompressed_bytes = 0;
   d->npages = 0;
+  d->view = NULL;
   vf_buf_reset(&d->values);
   if (lf->type == PQT_BYTE_ARRAY) {
     vf_status st = pr_grow_array((void **)&d->offsets, &d->off_cap, 1, sizeof(int64_t), err);
