@@ -184,6 +184,71 @@ size_t pr_zeros_before_regular(size_t d, size_t phase, size_t x) {
   return x <= phase ? 0 : (x - phase + d - 1) / d;
 }
 
+/* One zero level at entry q, for pr_rle_regular_w1: the first two fix phase and D, every later
+ * one must fall at the next multiple. */
+static bool regular_zero(size_t q, int64_t *zeros, size_t *dim, size_t *phase, size_t *next) {
+  if (*zeros == 0) {
+    *phase = q;
+  } else if (*zeros == 1) {
+    *dim = q - *phase;
+    *next = q;
+  } else if (q != *next) {
+    return false;
+  }
+  (*zeros)++;
+  if (*zeros >= 2) *next += *dim;
+  return true;
+}
+
+/* Whether the first n levels of the RLE/bit-packed hybrid p[0..len) of bit width 1 (max_rep 1)
+ * are regular as pr_regular_dim() defines it, found run by run without writing a level: *zeros
+ * records of *dim entries at *phase + k * *dim.  A run costs one step and a bit-packed byte a
+ * few, however long the page (DuckDB writes 25 M levels a page).  False on anything else —
+ * irregular, short or malformed data included: the full decoder then writes the levels and
+ * reports what is wrong. */
+bool pr_rle_regular_w1(const uint8_t *p, size_t len, size_t n, int64_t *zeros, size_t *dim,
+                       size_t *phase) {
+  vf_cursor c;
+  vf_cur_init(&c, p, len, 0);
+  size_t pos = 0, next = 0;
+  *zeros = 0;
+  *dim = *phase = 0;
+  while (pos < n) {
+    uint64_t header;
+    if (!vf_cur_uvarint(&c, &header)) return false;
+    uint64_t count = header >> 1;
+    if (!(header & 1)) { /* RLE run: count copies of one byte */
+      const uint8_t *v;
+      if (count == 0 || !vf_cur_take(&c, 1, &v) || *v > 1) return false;
+      size_t k = count < n - pos ? (size_t)count : n - pos;
+      if (*v == 0) { /* consecutive zeros: regular only for D = 1 (fails at the third else) */
+        for (size_t i = 0; i < k; i++)
+          if (!regular_zero(pos + i, zeros, dim, phase, &next)) return false;
+      }
+      pos += k;
+      continue;
+    }
+    const uint8_t *b; /* bit-packed: count groups of 8 one-bit values, LSB first */
+    if (count == 0 || count > (n - pos + 7) / 8 + 1 || !vf_cur_take(&c, count, &b)) return false;
+    for (uint64_t g = 0; g < count && pos < n; g++) {
+      unsigned z = (unsigned)(uint8_t)~b[g];
+      size_t k = n - pos < 8 ? n - pos : 8;
+      if (k < 8) z &= (1u << k) - 1u;
+      for (; z; z &= z - 1)
+        if (!regular_zero(pos + (size_t)__builtin_ctz(z), zeros, dim, phase, &next)) return false;
+      pos += k;
+    }
+  }
+  if (*zeros == 0) return false;
+  if (*zeros == 1) {
+    if (*phase != 0) return false; /* one record and a continuation: nothing to gain */
+    *dim = n;
+  }
+  if (*dim == 0) return false;
+  uint64_t last = (uint64_t)*phase + (uint64_t)(*zeros - 1) * *dim;
+  return last < n && n - last <= *dim;
+}
+
 /* Whether the RLE/bit-packed hybrid p[0..len) of bit width bw (1..8) opens with one RLE run of
  * at least n copies of a value <= max: the decoder would write n copies of it (*v). */
 bool pr_rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n, uint8_t *v) {

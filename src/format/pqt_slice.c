@@ -664,6 +664,7 @@ static vf_status stream_data_page(chunk_ctx *x, leaf_stream *ls, const pqt_page_
   x->seen_data = true;
   x->view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
   x->view = NULL;
+  x->rep_runs_ok = lf->max_rep == 1; /* regular levels stay unwritten: pg.rep is not read then */
   ls->seen_data = true;
   vf_status st = pr_decode_data_page(x, h, p, (size_t)psize);
   if (st != VF_OK) return st;
@@ -675,8 +676,10 @@ static vf_status stream_data_page(chunk_ctx *x, leaf_stream *ls, const pqt_page_
   ls->pg_view = x->view;
   ls->pg_k = 0;
   ls->pg_krow = ls->rows - 1;
-  ls->pg_dim = lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels,
-                                                ls->pg.nrows, &ls->pg_phase)
+  ls->pg_phase = x->rep_phase;
+  ls->pg_dim = x->rep_dim                ? x->rep_dim
+               : lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels,
+                                                  ls->pg.nrows, &ls->pg_phase)
                                  : 0;
   return VF_OK;
 }
