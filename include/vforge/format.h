@@ -355,7 +355,24 @@ typedef struct pqt_leaf_data {
   /* decode statistics */
   uint64_t compressed_bytes, uncompressed_bytes;
   int npages;
+  /* in (kept across reads, cleared by init/free): fixed-width values may stay where the reader
+   * decoded them instead of being copied into `values` — for a consumer that only reads them
+   * before its next read of the file (scan) */
+  bool allow_view;
+  /* out: with allow_view, when non-NULL the nvalues values are at view[0..nvalues*width) and
+   * `values` is empty; valid until the next pqt_read_leaves() on the file or its close.  Read
+   * the values through pqt_leaf_values(), which covers both. */
+  const uint8_t *view;
 } pqt_leaf_data;
+
+/* the leaf's fixed-width values, wherever they are (view or values) */
+static inline const uint8_t *pqt_leaf_values(const pqt_leaf_data *d) {
+  return d->view ? d->view : d->values.data;
+}
+/* bytes at pqt_leaf_values() */
+static inline uint64_t pqt_leaf_values_len(const pqt_leaf_data *d) {
+  return d->view ? (uint64_t)d->nvalues * (uint64_t)d->width : (uint64_t)d->values.len;
+}
 
 void pqt_leaf_data_init(pqt_leaf_data *d);
 void pqt_leaf_data_free(pqt_leaf_data *d);

@@ -95,7 +95,7 @@ static void leaf_sum_push(leaf_sum *s, double x) {
 
 #define LEAF_SUM_LOOP(T)                                                                       \
   do {                                                                                         \
-    const T *v = (const T *)(const void *)d->values.data;                                      \
+    const T *v = (const T *)(const void *)pqt_leaf_values(d);                                      \
     while (s->npend > 0 && i < n) leaf_sum_push(s, v[i++]);                                    \
     for (; i + 4 <= n; i += 4) {                                                               \
       s->a[0] += v[i];                                                                         \
@@ -117,7 +117,7 @@ static void leaf_sum_add(leaf_sum *s, const pqt_file *f, const pqt_leaf_data *d)
   } else if (d->type == PQT_DOUBLE) {
     LEAF_SUM_LOOP(double);
   } else if (d->type == PQT_FIXED_LEN_BYTE_ARRAY && d->width == 2 && e->logical == PQT_LT_FLOAT16) {
-    const uint8_t *v = d->values.data;
+    const uint8_t *v = pqt_leaf_values(d);
     for (; i < n; i++) s->a[0] += pqt_half_to_float((uint16_t)(v[2 * i] | (v[2 * i + 1] << 8)));
   }
 }
@@ -213,7 +213,10 @@ static void scan_worker(void *arg, size_t slot, int w) {
         pqt_leaf_data *nd = vf_realloc(data, sizeof *data * (size_t)sel.nleaves);
         if (!nd) VF_FAIL(vf_error_set(&err, VF_ENOMEM, "out of memory"));
         data = nd;
-        for (int i = ndata; i < sel.nleaves; i++) pqt_leaf_data_init(&data[i]);
+        for (int i = ndata; i < sel.nleaves; i++) {
+          pqt_leaf_data_init(&data[i]);
+          data[i].allow_view = true; /* summed and checked before the next read: no copy */
+        }
         ndata = sel.nleaves;
         free(lsum);
         lsum = vf_calloc((size_t)ndata, sizeof *lsum);

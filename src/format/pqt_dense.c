@@ -129,7 +129,7 @@ static vf_status dense_flba(const pqt_file *f, const pqt_node *n, const pqt_leaf
   int32_t vd = (int32_t)((size_t)lf->type_length / kw);
   if (*dim && *dim != vd) return dim_mismatch(f, n, 0, first_row, vd, *dim, err);
   if (d->width != lf->type_length || d->nvalues > d->nlevels ||
-      d->values.len < (uint64_t)d->nvalues * (uint64_t)lf->type_length)
+      pqt_leaf_values_len(d) < (uint64_t)d->nvalues * (uint64_t)lf->type_length)
     return vf_error_set(err, VF_EUSAGE, "%s: leaf data of %s does not match its schema",
                         pqt_name(f), lf->path);
   vf_status st = ensure_data(out, d->nlevels, vd, err);
@@ -139,7 +139,7 @@ static vf_status dense_flba(const pqt_file *f, const pqt_node *n, const pqt_leaf
     if (d->nvalues != d->nlevels)
       return vf_error_set(err, VF_EUSAGE, "%s: leaf data of %s does not match its schema",
                           pqt_name(f), lf->path);
-    convert(out->data, d->values.data, (size_t)d->nlevels * (size_t)vd, k);
+    convert(out->data, pqt_leaf_values(d), (size_t)d->nlevels * (size_t)vd, k);
     return VF_OK;
   }
   int64_t v = 0;
@@ -149,7 +149,7 @@ static vf_status dense_flba(const pqt_file *f, const pqt_node *n, const pqt_leaf
       if (v >= d->nvalues)
         return vf_error_set(err, VF_ECORRUPT, "%s: column %s: more levels than values", pqt_name(f),
                             lf->path);
-      convert(dst, d->values.data + (size_t)v * (size_t)lf->type_length, (size_t)vd, k);
+      convert(dst, pqt_leaf_values(d) + (size_t)v * (size_t)lf->type_length, (size_t)vd, k);
       v++;
     } else {
       memset(dst, 0, (size_t)vd * sizeof(float));
@@ -202,7 +202,7 @@ vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *l
     return not_vector(f, n, "the list is nested in another repeated field", err);
   size_t kw = kind_width(k);
   if ((size_t)leaf->width != kw || leaf->nvalues > leaf->nlevels ||
-      leaf->values.len < (uint64_t)leaf->nvalues * kw || (leaf->nlevels > 0 && !leaf->rep))
+      pqt_leaf_values_len(leaf) < (uint64_t)leaf->nvalues * kw || (leaf->nlevels > 0 && !leaf->rep))
     return vf_error_set(err, VF_EUSAGE, "%s: leaf data of %s does not match its schema",
                         pqt_name(f), lf->path);
   const uint8_t *rep = leaf->rep;
@@ -227,7 +227,7 @@ vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *l
       if (!bad) {
         vf_status st = ensure_data(out, rows, (int32_t)d, err);
         if (st != VF_OK) return st;
-        convert(out->data, leaf->values.data, (size_t)nl, k);
+        convert(out->data, pqt_leaf_values(leaf), (size_t)nl, k);
         *dim = (int32_t)d;
         return VF_OK;
       }
@@ -303,7 +303,7 @@ vf_status pqt_dense_from_leaf(const pqt_file *f, int top, const pqt_leaf_data *l
       if (v >= leaf->nvalues)
         return vf_error_set(err, VF_ECORRUPT, "%s: column %s: more defined levels than values",
                             pqt_name(f), lf->path);
-      convert(dst + pos, leaf->values.data + (size_t)v * kw, 1, k);
+      convert(dst + pos, pqt_leaf_values(leaf) + (size_t)v * kw, 1, k);
       v++;
       pos++;
     }

@@ -52,7 +52,8 @@ static vf_status decode_bit_packed_levels(chunk_ctx *x, const uint8_t *p, size_t
 
 /* Decode n levels.  `prefixed`: v1 RLE has a 4-byte length first; v2 gives the length. */
 static vf_status decode_levels(chunk_ctx *x, vf_cursor *c, int encoding, bool prefixed,
-                               size_t v2_len, int max, uint8_t *out, size_t n, bool *all_max) {
+                               size_t v2_len, int max, uint8_t *out, size_t n, bool *all_max,
+                               bool rep) {
   int bw = pr_bit_width_of(max);
   const uint8_t *p;
   if (encoding == PQT_ENC_BIT_PACKED && prefixed) {
@@ -83,6 +84,10 @@ static vf_status decode_levels(chunk_ctx *x, vf_cursor *c, int encoding, bool pr
     *all_max = true; /* one run of the maximum: nothing to write or count */
     return VF_OK;
   }
+  if (rep && x->rep_runs_ok && bw == 1 &&
+      pr_rle_regular_w1(p, (size_t)len, n, &x->rep_zeros, &x->rep_dim, &x->rep_phase))
+    return VF_OK; /* regular records: neither written nor counted (x->rep_dim) */
+  if (rep) x->rep_dim = 0;
   vf_status st = pqt_rle_decode_u8(p, (size_t)len, bw, (uint8_t)max, out, n, x->err);
   if (st != VF_OK) return pr_page_prefix(x, st);
   return VF_OK;
@@ -411,6 +416,7 @@ vf_status pr_decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint
   const pqt_leaf *lf = x->lf;
   vf_status st;
   x->seen_data = true;
+  x->rep_dim = 0;
   if (h->num_values < 0) return pr_page_err(x, VF_ECORRUPT, "negative value count %d",
                                             h->num_values);
   size_t n = (size_t)h->num_values;
@@ -441,11 +447,12 @@ vf_status pr_decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint
     vf_cursor c;
     vf_cur_init(&c, u, ulen, 0);
     if (lf->max_rep > 0) {
-      st = decode_levels(x, &c, h->rep_encoding, true, 0, lf->max_rep, rep_out, n, NULL);
+      st = decode_levels(x, &c, h->rep_encoding, true, 0, lf->max_rep, rep_out, n, NULL, true);
       if (st != VF_OK) return st;
     }
     if (lf->max_def > 0) {
-      st = decode_levels(x, &c, h->def_encoding, true, 0, lf->max_def, def_out, n, def_fullp);
+      st = decode_levels(x, &c, h->def_encoding, true, 0, lf->max_def, def_out, n, def_fullp,
+                         false);
       if (st != VF_OK) return st;
     }
     vals = c.p;
@@ -459,14 +466,14 @@ vf_status pr_decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint
     vf_cur_init(&c, p, len, 0);
     if (lf->max_rep > 0) {
       st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->rep_levels_byte_length, lf->max_rep,
-                         rep_out, n, NULL);
+                         rep_out, n, NULL, true);
       if (st != VF_OK) return st;
     } else {
       vf_cur_skip(&c, (uint64_t)h->rep_levels_byte_length);
     }
     if (lf->max_def > 0) {
       st = decode_levels(x, &c, PQT_ENC_RLE, false, (size_t)h->def_levels_byte_length, lf->max_def,
-                         def_out, n, def_fullp);
+                         def_out, n, def_fullp, false);
       if (st != VF_OK) return st;
     } else {
       vf_cur_skip(&c, (uint64_t)h->def_levels_byte_length);
@@ -488,11 +495,13 @@ vf_status pr_decode_data_page(chunk_ctx *x, const pqt_page_header *h, const uint
     if (st != VF_OK) return st;
   }
   if (rep_out) {
-    int64_t r = (int64_t)pr_count_byte(rep_out, n, 0);
-    if (d->nlevels == 0 && !x->cont && n > 0 && rep_out[0] != 0)
+    bool runs = x->rep_dim > 0; /* regular, not written: the record starts are arithmetic */
+    int64_t r = runs ? x->rep_zeros : (int64_t)pr_count_byte(rep_out, n, 0);
+    uint8_t first = runs ? (x->rep_phase == 0 ? 0 : 1) : rep_out[0];
+    if (d->nlevels == 0 && !x->cont && n > 0 && first != 0)
       return pr_page_err(x, VF_ECORRUPT,
                          "the column chunk starts with repetition level %u instead of 0",
-                         rep_out[0]);
+                         first);
     d->nrows += r;
   } else {
     d->nrows += (int64_t)n;
@@ -642,6 +651,7 @@ vf_status pr_leaf_reset(pqt_file *f, int leaf, pqt_leaf_data *d, vf_error *err) 
   d->nlevels = d->nvalues = d->nrows = 0;
   d->compressed_bytes = d->uncompressed_bytes = 0;
   d->npages = 0;
+  d->view = NULL;
   vf_buf_reset(&d->values);
   if (lf->type == PQT_BYTE_ARRAY) {
     vf_status st = pr_grow_array((void **)&d->offsets, &d->off_cap, 1, sizeof(int64_t), err);

@@ -142,22 +142,111 @@ size_t pr_nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m) {
 }
 
 /* D when rep[0..n) holds `zeros` zeros (the page's record count, counted once) and they are
- * exactly at 0, D, 2D, ... (every record D entries: a fixed-size list with nothing null or
- * empty, as DuckDB writes FLOAT[768]); 0 otherwise.  Costs one read per record: with exactly
- * `zeros` zeros in the page, finding one at each multiple of D leaves none anywhere else. */
-size_t pr_regular_dim(const uint8_t *rep, size_t n, int64_t zeros) {
-  if (zeros <= 0 || n % (uint64_t)zeros != 0) return 0;
-  size_t d = n / (size_t)zeros;
-  for (size_t k = 0; k < n; k += d)
+ * exactly at o, o + D, o + 2D, ... with the entries after the last one no more than D (every
+ * record D entries: a fixed-size list with nothing null or empty, as DuckDB writes FLOAT[768]);
+ * *phase = o, the entries before the first record (a page that continues the previous page's
+ * last record: DuckDB splits pages by value count, not at records).  0 otherwise.  Costs one
+ * read per record plus the first two records: with exactly `zeros` zeros in the page, finding
+ * one at each o + kD leaves none anywhere else. */
+size_t pr_regular_dim(const uint8_t *rep, size_t n, int64_t zeros, size_t *phase) {
+  *phase = 0;
+  if (zeros <= 0) return 0;
+  size_t o = pr_nth_zero(rep, 0, n, 1);
+  if (o >= n) return 0;
+  size_t d;
+  if (zeros == 1) {
+    if (o != 0) return 0; /* one record and a continuation: nothing to gain */
+    d = n;
+  } else {
+    size_t o2 = pr_nth_zero(rep, o + 1, n, 1);
+    if (o2 >= n) return 0;
+    d = o2 - o;
+  }
+  uint64_t last = (uint64_t)o + (uint64_t)(zeros - 1) * d;
+  if (last >= n || n - last > d) return 0;
+  for (size_t k = o; k < n; k += d)
     if (rep[k] != 0) return 0;
+  *phase = o;
   return d;
 }
 
-/* pr_nth_zero() of levels that pr_regular_dim() found to have D entries per record */
-size_t pr_nth_zero_regular(size_t d, size_t from, size_t n, int64_t m) {
-  size_t first = (from + d - 1) / d; /* the record starting at or after `from` */
-  uint64_t j = (uint64_t)first + (uint64_t)(m - 1);
-  return j < n / d ? (size_t)j * d : n;
+/* pr_nth_zero() of levels that pr_regular_dim() found to have D entries per record after a
+ * continuation of `phase` entries (zeros at phase + kD below n) */
+size_t pr_nth_zero_regular(size_t d, size_t phase, size_t from, size_t n, int64_t m) {
+  uint64_t first = from <= phase ? 0 : (uint64_t)(from - phase + d - 1) / d; /* record at/after */
+  uint64_t j = first + (uint64_t)(m - 1);
+  uint64_t k = (uint64_t)phase + j * (uint64_t)d;
+  return j < (uint64_t)n && k < n ? (size_t)k : n;
+}
+
+/* Records starting before entry x of regular levels (see pr_nth_zero_regular) */
+size_t pr_zeros_before_regular(size_t d, size_t phase, size_t x) {
+  return x <= phase ? 0 : (x - phase + d - 1) / d;
+}
+
+/* One zero level at entry q, for pr_rle_regular_w1: the first two fix phase and D, every later
+ * one must fall at the next multiple. */
+static bool regular_zero(size_t q, int64_t *zeros, size_t *dim, size_t *phase, size_t *next) {
+  if (*zeros == 0) {
+    *phase = q;
+  } else if (*zeros == 1) {
+    *dim = q - *phase;
+    *next = q;
+  } else if (q != *next) {
+    return false;
+  }
+  (*zeros)++;
+  if (*zeros >= 2) *next += *dim;
+  return true;
+}
+
+/* Whether the first n levels of the RLE/bit-packed hybrid p[0..len) of bit width 1 (max_rep 1)
+ * are regular as pr_regular_dim() defines it, found run by run without writing a level: *zeros
+ * records of *dim entries at *phase + k * *dim.  A run costs one step and a bit-packed byte a
+ * few, however long the page (DuckDB writes 25 M levels a page).  False on anything else —
+ * irregular, short or malformed data included: the full decoder then writes the levels and
+ * reports what is wrong. */
+bool pr_rle_regular_w1(const uint8_t *p, size_t len, size_t n, int64_t *zeros, size_t *dim,
+                       size_t *phase) {
+  vf_cursor c;
+  vf_cur_init(&c, p, len, 0);
+  size_t pos = 0, next = 0;
+  *zeros = 0;
+  *dim = *phase = 0;
+  while (pos < n) {
+    uint64_t header;
+    if (!vf_cur_uvarint(&c, &header)) return false;
+    uint64_t count = header >> 1;
+    if (!(header & 1)) { /* RLE run: count copies of one byte */
+      const uint8_t *v;
+      if (count == 0 || !vf_cur_take(&c, 1, &v) || *v > 1) return false;
+      size_t k = count < n - pos ? (size_t)count : n - pos;
+      if (*v == 0) { /* consecutive zeros: regular only for D = 1 (fails at the third else) */
+        for (size_t i = 0; i < k; i++)
+          if (!regular_zero(pos + i, zeros, dim, phase, &next)) return false;
+      }
+      pos += k;
+      continue;
+    }
+    const uint8_t *b; /* bit-packed: count groups of 8 one-bit values, LSB first */
+    if (count == 0 || count > (n - pos + 7) / 8 + 1 || !vf_cur_take(&c, count, &b)) return false;
+    for (uint64_t g = 0; g < count && pos < n; g++) {
+      unsigned z = (unsigned)(uint8_t)~b[g];
+      size_t k = n - pos < 8 ? n - pos : 8;
+      if (k < 8) z &= (1u << k) - 1u;
+      for (; z; z &= z - 1)
+        if (!regular_zero(pos + (size_t)__builtin_ctz(z), zeros, dim, phase, &next)) return false;
+      pos += k;
+    }
+  }
+  if (*zeros == 0) return false;
+  if (*zeros == 1) {
+    if (*phase != 0) return false; /* one record and a continuation: nothing to gain */
+    *dim = n;
+  }
+  if (*dim == 0) return false;
+  uint64_t last = (uint64_t)*phase + (uint64_t)(*zeros - 1) * *dim;
+  return last < n && n - last <= *dim;
 }
 
 /* Whether the RLE/bit-packed hybrid p[0..len) of bit width bw (1..8) opens with one RLE run of

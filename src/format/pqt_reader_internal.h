@@ -40,9 +40,10 @@ typedef struct leaf_stream {
    * first entry, which made a slice loop over a 100 MB page quadratic */
   size_t pg_k;
   int64_t pg_krow;
-  /* repeated columns: D when the kept page's repetition levels are regular (R records of D
-   * entries each: zeros exactly at 0, D, 2D, ...), so record boundaries are arithmetic; else 0 */
-  size_t pg_dim;
+  /* repeated columns: D when the kept page's repetition levels are regular (records of D
+   * entries each after pg_phase entries that continue the previous page's record: zeros exactly
+   * at pg_phase + kD), so record boundaries are arithmetic; else 0 */
+  size_t pg_dim, pg_phase;
   vf_buf held;       /* the buffer pg_view points into, taken out of pqt_file while kept */
   int held_slot;     /* 0 none; 1 held was f->page, 2 held was f->win */
   /* read-ahead (f->pf): the page being looked at, and the one kept as ls->pg (its bytes) */
@@ -105,6 +106,12 @@ typedef struct chunk_ctx {
   size_t pre_inlen;
   int64_t pre_ulen;
   bool pre_streamed; /* pre_in is a position only (never read) */
+  /* streaming, max_rep 1: repetition levels that are regular (pr_rle_regular_w1) are not
+   * written out: rep_dim > 0 then says the page's records (rep_zeros of them) start at
+   * rep_phase + k * rep_dim, and d->rep holds nothing of this page */
+  bool rep_runs_ok;
+  size_t rep_dim, rep_phase;
+  int64_t rep_zeros;
   vf_error *err;
 } chunk_ctx;
 
@@ -119,8 +126,11 @@ const char *pr_leaf_path(const pqt_file *f, int leaf);
 int pr_bit_width_of(int v);
 size_t pr_count_byte(const uint8_t *p, size_t n, uint8_t v);
 size_t pr_nth_zero(const uint8_t *p, size_t from, size_t n, int64_t m);
-size_t pr_regular_dim(const uint8_t *rep, size_t n, int64_t zeros);
-size_t pr_nth_zero_regular(size_t d, size_t from, size_t n, int64_t m);
+size_t pr_regular_dim(const uint8_t *rep, size_t n, int64_t zeros, size_t *phase);
+size_t pr_nth_zero_regular(size_t d, size_t phase, size_t from, size_t n, int64_t m);
+size_t pr_zeros_before_regular(size_t d, size_t phase, size_t x);
+bool pr_rle_regular_w1(const uint8_t *p, size_t len, size_t n, int64_t *zeros, size_t *dim,
+                       size_t *phase);
 bool pr_rle_one_run(const uint8_t *p, size_t len, int bw, int max, size_t n, uint8_t *v);
 int32_t pr_physical_width(pqt_physical t, int32_t type_length);
 vf_status pr_grow_array(void **p, int64_t *cap, int64_t need, size_t size, vf_error *err);

@@ -211,6 +211,18 @@ out:
   return pr_page_prefix(x, st);
 }
 
+/* Values d left in a decoded page (d->view) copied into d->values: before the page goes, or
+ * when a second page adds to them. */
+static vf_status view_copy_out(chunk_ctx *x, pqt_leaf_data *d) {
+  if (!d->view) return VF_OK;
+  uint64_t bytes = (uint64_t)d->nvalues * (uint64_t)d->width;
+  vf_status st = pr_buf_reserve(&d->values, bytes, x->err);
+  if (st != VF_OK) return pr_page_prefix(x, st);
+  vf_buf_put(&d->values, d->view, (size_t)bytes);
+  d->view = NULL;
+  return VF_OK;
+}
+
 /* Append level entries [a, b) of the leaf's decoded page ls->pg (def levels valid when
  * ls->pg_def; fixed-width values at ls->pg_view when set) to d. */
 static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_data *d,
@@ -230,16 +242,17 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
     if (st != VF_OK) return pr_page_prefix(x, st);
     /* regular levels: the records starting in [a, b) by arithmetic, and a single list level
      * (every non-zero level is 1) written from the pattern, without reading the page's levels */
-    size_t pd = ls->pg_dim;
+    size_t pd = ls->pg_dim, ph = ls->pg_phase;
     if (pd && lf->max_rep == 1) {
       uint8_t *dst = d->rep + d->nlevels;
       memset(dst, 1, n);
-      for (size_t k = (a + pd - 1) / pd * pd; k < b; k += pd)
+      for (size_t k = ph + pr_zeros_before_regular(pd, ph, a) * pd; k < b; k += pd)
         dst[k - a] = 0;
     } else {
       memcpy(d->rep + d->nlevels, pg->rep + a, n);
     }
-    d->nrows += pd ? (int64_t)((b + pd - 1) / pd - (a + pd - 1) / pd)
+    d->nrows += pd ? (int64_t)(pr_zeros_before_regular(pd, ph, b) -
+                               pr_zeros_before_regular(pd, ph, a))
                    : (int64_t)pr_count_byte(pg->rep + a, n, 0);
   } else {
     d->nrows += (int64_t)n;
@@ -265,9 +278,16 @@ static vf_status append_entries(chunk_ctx *x, const leaf_stream *ls, pqt_leaf_da
       d->offsets[d->nvalues + (int64_t)k] = base + (pg->offsets[va + k] - lo);
   } else {
     size_t w = (size_t)x->width;
-    st = pr_buf_reserve(&d->values, (uint64_t)nn * w, x->err);
-    if (st != VF_OK) return pr_page_prefix(x, st);
-    vf_buf_put(&d->values, (ls->pg_view ? ls->pg_view : pg->values.data) + va * w, nn * w);
+    const uint8_t *src = (ls->pg_view ? ls->pg_view : pg->values.data) + va * w;
+    if (d->allow_view && nn > 0 && d->nvalues == 0 && !d->view && d->values.len == 0) {
+      d->view = src; /* left in the kept page: take_page copies it out if the page goes */
+    } else {
+      st = view_copy_out(x, d);
+      if (st != VF_OK) return st;
+      st = pr_buf_reserve(&d->values, (uint64_t)nn * w, x->err);
+      if (st != VF_OK) return pr_page_prefix(x, st);
+      vf_buf_put(&d->values, src, nn * w);
+    }
   }
   d->nlevels = need;
   d->nvalues += (int64_t)nn;
@@ -644,6 +664,7 @@ static vf_status stream_data_page(chunk_ctx *x, leaf_stream *ls, const pqt_page_
   x->seen_data = true;
   x->view_ok = lf->type != PQT_BYTE_ARRAY && lf->type != PQT_BOOLEAN;
   x->view = NULL;
+  x->rep_runs_ok = lf->max_rep == 1; /* regular levels stay unwritten: pg.rep is not read then */
   ls->seen_data = true;
   vf_status st = pr_decode_data_page(x, h, p, (size_t)psize);
   if (st != VF_OK) return st;
@@ -655,8 +676,11 @@ static vf_status stream_data_page(chunk_ctx *x, leaf_stream *ls, const pqt_page_
   ls->pg_view = x->view;
   ls->pg_k = 0;
   ls->pg_krow = ls->rows - 1;
-  ls->pg_dim =
-      lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels, ls->pg.nrows) : 0;
+  ls->pg_phase = x->rep_phase;
+  ls->pg_dim = x->rep_dim                ? x->rep_dim
+               : lf->max_rep > 0 ? pr_regular_dim(ls->pg.rep, (size_t)ls->pg.nlevels,
+                                                  ls->pg.nrows, &ls->pg_phase)
+                                 : 0;
   return VF_OK;
 }
 
@@ -720,8 +744,8 @@ static void page_entries(const chunk_ctx *x, const leaf_stream *ls, int64_t r0, 
     }
     /* a: the first entry whose record is >= r0, b: >= r1 (records start at zeros) */
     if (ls->pg_dim) {
-      a = row >= r0 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r0 - row);
-      b = row >= r1 ? k0 : pr_nth_zero_regular(ls->pg_dim, k0, n, r1 - row);
+      a = row >= r0 ? k0 : pr_nth_zero_regular(ls->pg_dim, ls->pg_phase, k0, n, r0 - row);
+      b = row >= r1 ? k0 : pr_nth_zero_regular(ls->pg_dim, ls->pg_phase, k0, n, r1 - row);
     } else {
       a = row >= r0 ? k0 : pr_nth_zero(pg->rep, k0, n, r0 - row);
       b = row >= r1 ? k0 : pr_nth_zero(pg->rep, k0, n, r1 - row);
@@ -754,6 +778,8 @@ static vf_status take_page(chunk_ctx *x, leaf_stream *ls, pqt_leaf_data *d, bool
     page_hold(f, ls);
     return VF_OK;
   }
+  vf_status st = view_copy_out(x, d); /* the page goes: values left in it are copied out */
+  if (st != VF_OK) return st;
   ls->next = ls->pg_end;
   if (ls->levels >= 0) ls->levels += (int64_t)n;
   ls->rows += lf->max_rep > 0 ? ls->pg.nrows : (int64_t)n; /* its zeros, counted when decoded */

@@ -2,7 +2,8 @@
  * groups larger than the memory budget, src/format/pqt_reader.c): the input is a whole parquet
  * file, opened twice from memory — as written and sliced into slices of a few KiB
  * (pqt_open_opts.slice_bytes, taken from the input's last byte; the one before it turns the
- * page read-ahead thread on, pqt_open_opts.read_ahead) — and every leaf of every row
+ * page read-ahead thread on, pqt_open_opts.read_ahead, and lets the slices leave their values
+ * in the kept page, pqt_leaf_data.allow_view, as scan does) — and every leaf of every row
  * group is decoded both ways.  Differential: when the whole row group decodes, the slices must
  * decode too and their levels, values and offsets, concatenated, must equal it byte for byte.
  * A memory budget keeps input-driven allocations inside libFuzzer's RSS limit. */
@@ -34,7 +35,8 @@ static bool acc_add(acc *a, const pqt_leaf_data *d, int16_t max_def) {
     if (vf_buf_append(&a->def, &v, 1, &err) != VF_OK) return false;
   }
   if (d->rep && vf_buf_append(&a->rep, d->rep, (size_t)d->nlevels, &err) != VF_OK) return false;
-  if (vf_buf_append(&a->val, d->values.data, d->values.len, &err) != VF_OK) return false;
+  if (vf_buf_append(&a->val, pqt_leaf_values(d), (size_t)pqt_leaf_values_len(d), &err) != VF_OK)
+    return false;
   if (d->width == 0) { /* BYTE_ARRAY: lengths, rebased */
     int64_t *no = realloc(a->off, sizeof *no * (size_t)(a->noff + d->nvalues + 1));
     if (!no) return false;
@@ -70,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pqt_leaf_data a, b;
   pqt_leaf_data_init(&a);
   pqt_leaf_data_init(&b);
+  b.allow_view = (data[size - 2] & 2) != 0;
   acc x;
   memset(&x, 0, sizeof x);
   vf_buf_init(&x.def, 0);
