@@ -93,17 +93,29 @@ static void leaf_sum_push(leaf_sum *s, double x) {
   s->npend = 0;
 }
 
+/* the values may sit at any byte offset of a decoded page (pqt_leaf_data.view): loaded by memcpy,
+ * which compiles to the same unaligned loads without the misaligned access */
+static inline double leaf_load_float(const uint8_t *v, size_t i) {
+  float x;
+  memcpy(&x, v + i * sizeof x, sizeof x);
+  return x;
+}
+static inline double leaf_load_double(const uint8_t *v, size_t i) {
+  double x;
+  memcpy(&x, v + i * sizeof x, sizeof x);
+  return x;
+}
 #define LEAF_SUM_LOOP(T)                                                                       \
   do {                                                                                         \
-    const T *v = (const T *)(const void *)pqt_leaf_values(d);                                      \
-    while (s->npend > 0 && i < n) leaf_sum_push(s, v[i++]);                                    \
+    const uint8_t *v = pqt_leaf_values(d);                                                     \
+    while (s->npend > 0 && i < n) leaf_sum_push(s, leaf_load_##T(v, i++));                     \
     for (; i + 4 <= n; i += 4) {                                                               \
-      s->a[0] += v[i];                                                                         \
-      s->a[1] += v[i + 1];                                                                     \
-      s->a[2] += v[i + 2];                                                                     \
-      s->a[3] += v[i + 3];                                                                     \
+      s->a[0] += leaf_load_##T(v, i);                                                          \
+      s->a[1] += leaf_load_##T(v, i + 1);                                                      \
+      s->a[2] += leaf_load_##T(v, i + 2);                                                      \
+      s->a[3] += leaf_load_##T(v, i + 3);                                                      \
     }                                                                                          \
-    for (; i < n; i++) leaf_sum_push(s, v[i]);                                                 \
+    for (; i < n; i++) leaf_sum_push(s, leaf_load_##T(v, i));                                  \
   } while (0)
 
 static void leaf_sum_add(leaf_sum *s, const pqt_file *f, const pqt_leaf_data *d) {
