@@ -8,10 +8,16 @@
  * index builds and RaBitQ index loads map it.  The library is found by VFORGE_BLAS_LIB (a name,
  * a path, or "builtin" for vforge's own sgemm) or the first of LIB_NAMES that loads.
  *
- * Threads: unless the user set OPENBLAS_NUM_THREADS / GOTO_NUM_THREADS / OMP_NUM_THREADS,
- * OPENBLAS_NUM_THREADS is set to vf_threads() for the dlopen call only, so OpenBLAS starts no
- * more threads than --threads allows (a 64-core host would otherwise start 63); after loading,
- * the count is lowered to vf_threads() in any case, and vf_set_threads() only ever lowers it.
+ * Threads: OPENBLAS_NUM_THREADS is set to 1 for the dlopen call only, so OpenBLAS's constructor
+ * starts no server thread; once the kernels are chosen and checked, openblas_set_num_threads()
+ * starts them: vf_threads() of them, fewer when the user set OPENBLAS_NUM_THREADS /
+ * GOTO_NUM_THREADS / OMP_NUM_THREADS lower (read as OpenBLAS reads them), never more than the
+ * CPUs this process may use (a 64-core host would otherwise start 63).  vf_set_threads() only
+ * ever lowers the count.  Why not start them at load: a server thread's first
+ * blas_memory_alloc() runs gotoblas_dynamic_init() itself, and one that does so while the kernels
+ * are being re-selected (below) races it: on a CPU OpenBLAS does not know, its detection stores
+ * NULL for a moment, and the re-selection calls through it (SEGV in gotoblas_dynamic_init, seen
+ * under ASan in CI).
  *
  * Kernels: OpenBLAS picks its kernels from a table of CPU models; a model it does not know runs
  * on generic ones — Debian's 0.3.21 runs a Sapphire/Emerald Rapids Xeon (family 6, model 207)
@@ -21,7 +27,9 @@
  * core with OPENBLAS_CORETYPE, the kernels are re-selected with OpenBLAS's own mechanism —
  * OPENBLAS_CORETYPE set to the best matching core this build has (gotoblas_<CORE> is exported
  * for each), then gotoblas_dynamic_quit() + gotoblas_dynamic_init(), exactly what its
- * constructor does at load, before any GEMM ran.  Why not set OPENBLAS_CORETYPE before every
+ * constructor does at load, before any GEMM ran and while no server thread exists (a library
+ * some other part of the process loaded first is shared as it is, never re-selected: its server
+ * threads run; on a generic core vforge's own sgemm is used instead).  Why not set OPENBLAS_CORETYPE before every
  * load: OpenBLAS's detection is right on the CPUs it knows and newer releases know cores this
  * table does not (a forced name would downgrade them); switching only on a detected fallback
  * keeps those.  Without the DYNAMIC_ARCH entry points (a single-target build) a generic core
@@ -322,7 +330,7 @@ static bool reselect(const char *core) {
 /* The detected core against the CPU: switch a generic one (see the top of the file).  `user`:
  * the user chose the core with OPENBLAS_CORETYPE; `pretend`: the test hook's core (to restore
  * the "detected" state when no switch works). */
-static void core_fit(void *h, const blas_cpu *cpu, bool user, const char *pretend) {
+static void core_fit(void *h, const blas_cpu *cpu, bool user, bool shared, const char *pretend) {
   blas_isa have = blas_core_isa(g_blas.core);
   if (cpu->isa < BLAS_ISA_AVX2 || have == BLAS_ISA_UNKNOWN || have >= cpu->isa) return;
   if (user) {
@@ -335,7 +343,9 @@ static void core_fit(void *h, const blas_cpu *cpu, bool user, const char *preten
   char detected[64], lib[PATH_MAX];
   snprintf(detected, sizeof detected, "%s", g_blas.core);
   snprintf(lib, sizeof lib, "%s", g_blas.library);
-  if (g_blas.dyn_init && g_blas.dyn_quit) {
+  /* re-selection only in a library this load opened, before its server threads exist */
+  bool alone = !shared && g_blas.get_threads && g_blas.get_threads() == 1;
+  if (g_blas.dyn_init && g_blas.dyn_quit && alone) {
     const char *targets[6];
     size_t nt = blas_core_targets(cpu, targets, 6);
     for (size_t i = 0; i < nt; i++) {
@@ -353,23 +363,40 @@ static void core_fit(void *h, const blas_cpu *cpu, bool user, const char *preten
   }
   use_own("fallback");
   note(VF_LOG_INFO,
-       "BLAS: %s runs its %s kernels (%s) on this %s CPU and cannot switch them (no "
-       "DYNAMIC_ARCH core matching the CPU); using vforge's own sgemm (%s)",
-       lib, detected, blas_isa_name(have), blas_isa_name(cpu->isa), g_blas.core);
+       "BLAS: %s runs its %s kernels (%s) on this %s CPU and cannot switch them (%s); using "
+       "vforge's own sgemm (%s)",
+       lib, detected, blas_isa_name(have), blas_isa_name(cpu->isa),
+       shared ? "the program loaded it first and its threads may be running"
+              : "no DYNAMIC_ARCH core matching the CPU",
+       g_blas.core);
 }
 
-static void *open_lib(const char *name, bool user_threads, const char *pretend) {
+/* the server-thread count the user asked OpenBLAS for, read as OpenBLAS reads it
+ * (OPENBLAS_NUM_THREADS, else GOTO_NUM_THREADS, else OMP_NUM_THREADS; values < 1 ignored); 0:
+ * none */
+static int user_thread_count(void) {
+  static const char *const names[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                      "OMP_NUM_THREADS"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *v = getenv(names[i]);
+    if (!v || !*v) continue;
+    long n = strtol(v, NULL, 10); /* OpenBLAS uses atoi: a leading number counts */
+    if (n >= 1) return n > INT_MAX ? INT_MAX : (int)n;
+  }
+  return 0;
+}
+
+/* `*shared`: the library was already loaded (by the program vforge runs in); its threads and
+ * kernels are left as they are */
+static void *open_lib(const char *name, const char *pretend, bool *shared) {
   void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  *shared = h != NULL;
   if (h) {
     vf_log(VF_LOG_DEBUG, "BLAS: %s is already loaded in this process; sharing it", name);
     return h;
   }
   env_undo u = {.n = 0};
-  char nthreads[16];
-  if (!user_threads) {
-    snprintf(nthreads, sizeof nthreads, "%d", vf_threads());
-    env_push(&u, "OPENBLAS_NUM_THREADS", nthreads);
-  }
+  env_push(&u, "OPENBLAS_NUM_THREADS", "1"); /* no server thread yet: see the top of the file */
   if (pretend) env_push(&u, "OPENBLAS_CORETYPE", pretend);
   h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   env_pop(&u);
@@ -387,8 +414,7 @@ static void blas_load(void) {
     return;
   }
   bool user_core = env_given("OPENBLAS_CORETYPE");
-  bool user_threads = env_given("OPENBLAS_NUM_THREADS") || env_given("GOTO_NUM_THREADS") ||
-                      env_given("OMP_NUM_THREADS");
+  int user_threads = user_thread_count();
   const char *pretend = getenv("VFORGE_BLAS_TEST_PRETEND_CORE");
   if (user_core || (pretend && !*pretend)) pretend = NULL;
   const char *const *names = LIB_NAMES;
@@ -400,8 +426,9 @@ static void blas_load(void) {
   char tried[768] = "";
   size_t tl = 0;
   void *h = NULL;
+  bool shared = false;
   for (size_t i = 0; i < nnames && !g_blas.sgemm; i++) {
-    h = open_lib(names[i], user_threads, pretend);
+    h = open_lib(names[i], pretend, &shared);
     const char *why = NULL;
     if (!h) {
       why = dlerror();
@@ -442,13 +469,13 @@ static void blas_load(void) {
   g_blas.config = (char *(*)(void))dlsym(h, "openblas_get_config");
   g_blas.dyn_init = (void (*)(void))dlsym(h, "gotoblas_dynamic_init");
   g_blas.dyn_quit = (void (*)(void))dlsym(h, "gotoblas_dynamic_quit");
-  if (g_blas.get_threads) {
-    int cap = vf_threads();
-    if (g_blas.get_threads() > cap) g_blas.set_threads(cap);
-  }
+  int cap = vf_threads(), cpus = vf_cpu_available();
+  if (cap > cpus) cap = cpus;
+  if (user_threads > 0 && user_threads < cap) cap = user_threads;
+  if (g_blas.get_threads && shared && g_blas.get_threads() > cap) g_blas.set_threads(cap);
   copy_core();
   g_blas.source = user_core ? "environment" : "detected";
-  if (g_blas.corename) core_fit(h, &cpu, user_core, pretend);
+  if (g_blas.corename) core_fit(h, &cpu, user_core, shared, pretend);
   if (g_blas.sgemm) {
     char why[256];
     if (!blas_self_check(lib_nt, NULL, why, sizeof why)) {
@@ -461,6 +488,9 @@ static void blas_load(void) {
            lib, core, why, g_blas.core);
     }
   }
+  /* the kernels are final: now the server threads (see the top of the file) */
+  if (g_blas.sgemm && g_blas.get_threads && !shared && g_blas.get_threads() != cap)
+    g_blas.set_threads(cap);
   if (g_blas.sgemm && g_blas.config) {
     const char *c = g_blas.config();
     snprintf(g_blas.config_s, sizeof g_blas.config_s, "%s", c ? c : "");

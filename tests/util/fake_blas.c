@@ -7,12 +7,20 @@
  *   -DFAKE_GENERIC      also openblas_get_corename() = "Prescott" and the thread-count calls,
  *                       without OpenBLAS's DYNAMIC_ARCH entry points: a generic core that
  *                       cannot be switched
+ *   -DFAKE_DYNAMIC      the same with the DYNAMIC_ARCH entry points (gotoblas_dynamic_quit /
+ *                       _init, gotoblas_<CORE>): its "detection" always says Prescott, and
+ *                       OPENBLAS_CORETYPE picks another core, as in OpenBLAS.  Like OpenBLAS it
+ *                       takes its thread count from OPENBLAS_NUM_THREADS when loaded; a
+ *                       re-selection while it has more than one thread (server threads that
+ *                       run gotoblas_dynamic_init themselves, the race that crashed CI) aborts
  * FAKE_BLAS_COUNT=FILE: at exit the number of cblas_sgemm calls is written to FILE, so the test
  * sees whether vforge computed with this library or only ran its self-check on it.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 static long g_calls;
 static int g_threads = 4;
@@ -26,8 +34,22 @@ static void write_count(void) {
   fclose(fp);
 }
 
+#ifdef FAKE_DYNAMIC
+static const char *const g_cores[] = {"Prescott", "Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                      "SapphireRapids"};
+static const char *g_core;
+#endif
+
 __attribute__((constructor)) static void fake_init(void) {
   atexit(write_count);
+#ifdef FAKE_DYNAMIC
+  const char *t = getenv("OPENBLAS_NUM_THREADS");
+  g_threads = t && atoi(t) >= 1 ? atoi(t) : 4;
+  g_core = g_cores[0];
+  const char *c = getenv("OPENBLAS_CORETYPE");
+  for (size_t i = 0; c && i < sizeof g_cores / sizeof g_cores[0]; i++)
+    if (strcasecmp(c, g_cores[i]) == 0) g_core = g_cores[i];
+#endif
 }
 
 void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
@@ -48,10 +70,36 @@ void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, co
 #endif
 }
 
-#ifdef FAKE_GENERIC
+#ifdef FAKE_DYNAMIC
+#define FAKE_GENERIC
+int gotoblas_PRESCOTT, gotoblas_HASWELL, gotoblas_ZEN, gotoblas_SKYLAKEX, gotoblas_COOPERLAKE,
+    gotoblas_SAPPHIRERAPIDS;
+static void no_threads_running(const char *what) {
+  if (g_threads == 1) return;
+  fprintf(stderr, "fake BLAS: %s with %d threads\n", what, g_threads);
+  abort();
+}
+void gotoblas_dynamic_quit(void) {
+  no_threads_running("gotoblas_dynamic_quit");
+  g_core = NULL;
+}
+void gotoblas_dynamic_init(void) {
+  no_threads_running("gotoblas_dynamic_init");
+  if (g_core) return;
+  g_core = g_cores[0];
+  const char *c = getenv("OPENBLAS_CORETYPE");
+  for (size_t i = 0; c && i < sizeof g_cores / sizeof g_cores[0]; i++)
+    if (strcasecmp(c, g_cores[i]) == 0) g_core = g_cores[i];
+}
+char *openblas_get_corename(void) {
+  return (char *)(g_core ? g_core : "unknown");
+}
+#elif defined(FAKE_GENERIC)
 char *openblas_get_corename(void) {
   return "Prescott";
 }
+#endif
+#ifdef FAKE_GENERIC
 char *openblas_get_config(void) {
   return "fake OpenBLAS (tests/util/fake_blas.c) Prescott";
 }

@@ -10,8 +10,9 @@
 #  - version --json: blas {library, core, gflops > 0, threads = --threads}, simd, cpu;
 #  - OpenBLAS left on a generic core as if it did not know this CPU (the test hook
 #    VFORGE_BLAS_TEST_PRETEND_CORE=Prescott, which loads it with that core but marks it as its
-#    own detection) is switched to the core CPUID calls for, with one info line; a core the user
-#    set with OPENBLAS_CORETYPE is kept;
+#    own detection) is switched to the core CPUID calls for, with one info line, and then runs
+#    --threads server threads (fewer when OPENBLAS_NUM_THREADS says so); a core the user set
+#    with OPENBLAS_CORETYPE is kept;
 #  - stand-in libraries (tests/util/fake_blas.c, built here): a CBLAS under another name is used
 #    (its call count); one that answers wrong fails the self-check and vforge's own sgemm takes
 #    over (a warning; the library is called by the check only); a generic core that cannot be
@@ -143,6 +144,13 @@ if [ "$is_openblas" = 1 ] && [ -n "$want" ]; then
   case " $want " in *" $core "*) ;; *) fail "generic core Prescott switched to '$core', want one of: $want" ;; esac
   grep -q "info: BLAS: OpenBLAS chose its Prescott kernels .*switched to its $core kernels" "$tmp/vp.err" ||
     fail "no info line about the switch: $(cat "$tmp/vp.err")"
+  # the switch runs before OpenBLAS has a server thread (one racing it crashed CI under ASan);
+  # the --threads count is started after it
+  VFORGE_BLAS_TEST_PRETEND_CORE=Prescott "$V" --threads 2 version --json >"$tmp/vp2.json" 2>/dev/null
+  [ "$(jget "$tmp/vp2.json" blas.threads)" = 2 ] && [ "$(jget "$tmp/vp2.json" blas.source)" = vforge ] ||
+    fail "after a switch at --threads 2: $(cat "$tmp/vp2.json")"
+  VFORGE_BLAS_TEST_PRETEND_CORE=Prescott OPENBLAS_NUM_THREADS=1 "$V" --threads 2 version --json >"$tmp/vp1.json" 2>/dev/null
+  [ "$(jget "$tmp/vp1.json" blas.threads)" = 1 ] || fail "OPENBLAS_NUM_THREADS=1 not kept: $(cat "$tmp/vp1.json")"
   VFORGE_BLAS_TEST_PRETEND_CORE=Prescott "$V" brute-force "$C" --queries "$Q" -k 5 --output "$tmp/bf_p.parquet" 2>"$tmp/bfp.err"
   [ "$(grep -c 'BLAS:' "$tmp/bfp.err")" = 1 ] || fail "brute-force should log exactly one BLAS line: $(cat "$tmp/bfp.err")"
   cmp -s "$tmp/bf_ref.parquet" "$tmp/bf_p.parquet" || fail "brute-force output changed with the switched core"
@@ -200,6 +208,18 @@ if command -v cc >/dev/null; then
     [ "$(jget "$tmp/vg.json" blas.source)" = fallback ] || fail "unswitchable generic core: $(cat "$tmp/vg.json")"
     grep -q 'info: BLAS: .*libgeneric_blas.so runs its Prescott kernels .*cannot switch' "$tmp/vg.err" ||
       fail "no info line about the unswitchable core: $(cat "$tmp/vg.err")"
+    # a DYNAMIC_ARCH stand-in on a generic core: switched while it has no server thread (it
+    # aborts otherwise), then given --threads of them
+    cc -shared -fPIC -O1 -DFAKE_DYNAMIC -o "$tmp/libdyn_blas.so" "$here/tests/util/fake_blas.c"
+    VFORGE_BLAS_LIB=$tmp/libdyn_blas.so "$V" --threads 2 version --json >"$tmp/vd.json" 2>"$tmp/vd.err" ||
+      fail "the switch on a DYNAMIC_ARCH stand-in: $(cat "$tmp/vd.err")"
+    core=$(jget "$tmp/vd.json" blas.core)
+    [ "$(jget "$tmp/vd.json" blas.source)" = vforge ] && [ "$(jget "$tmp/vd.json" blas.threads)" = 2 ] ||
+      fail "DYNAMIC_ARCH stand-in: $(cat "$tmp/vd.json")"
+    case " $want " in *" $core "*) ;; *) fail "the stand-in's Prescott switched to '$core', want one of: $want" ;; esac
+    FAKE_BLAS_COUNT=$tmp/n_dyn VFORGE_BLAS_LIB=$tmp/libdyn_blas.so "$V" --threads 2 brute-force "$C" --queries "$Q" -k 5 --output "$tmp/bf_d.parquet" 2>"$tmp/bfd.err" ||
+      fail "brute-force on the DYNAMIC_ARCH stand-in: $(cat "$tmp/bfd.err")"
+    cmp -s "$tmp/bf_ref.parquet" "$tmp/bf_d.parquet" || fail "brute-force output changed on the DYNAMIC_ARCH stand-in"
   fi
 else
   echo "skip part: no cc for the stand-in libraries"
